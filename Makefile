@@ -1,0 +1,57 @@
+# mediajobs — `make help` lists the targets.
+SHELL := /bin/bash
+MODULES := core validator adapters apps contracts integration
+ADDR ?= 127.0.0.1:8080
+DATA ?= ./var
+GOTEST_FLAGS ?= -count=1 -timeout 12m
+FUZZTIME ?= 10s
+WASM := validator/cmd/wasm/validator.wasm
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
+
+deps: ## Install the system packages (ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium)
+	@bash scripts/deps.sh
+
+services: ## Start local PostgreSQL, NATS and Redis when installed but down
+	@bash scripts/services.sh
+
+wasm: ## Build validator.wasm (wasip1 reactor) for wazero and the browser
+	@cd validator && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o cmd/wasm/validator.wasm ./cmd/wasm
+	@ls -l $(WASM) | awk '{print "wasm: " $$9 " " $$5 " bytes"}'
+
+build: wasm ## Build bin/mediajobs
+	@mkdir -p bin
+	@cd apps && go build -trimpath -o ../bin/mediajobs ./cmd/mediajobs
+
+run: deps build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
+	@./bin/mediajobs dev --addr $(ADDR) --data $(DATA)
+
+test: deps services wasm ## Run every test of every module (installs what is missing first)
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test $(GOTEST_FLAGS) ./...); done
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+fuzz: ## Run each fuzz target for $(FUZZTIME)
+	@set -e; for m in $(MODULES); do \
+	  (cd $$m && for pkg in $$(go list ./...); do \
+	    for f in $$(go test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	      echo "fuzz $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    done; done); done
+
+lint: ## go vet, gofmt and the dependency rule
+	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@bash scripts/depcheck.sh
+
+bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
+	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./... | grep -v -E '^(ok|PASS|\?)' || true); done
+
+tidy: ## go mod tidy in every module
+	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
+
+clean: ## Remove build outputs
+	rm -rf bin $(WASM)
+
+.PHONY: help deps services wasm build run test fuzz lint bench tidy clean

@@ -1,0 +1,3 @@
+module github.com/mediajobs/mediajobs/contracts
+
+go 1.26

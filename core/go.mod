@@ -1,0 +1,5 @@
+module github.com/mediajobs/mediajobs/core
+
+go 1.26
+
+require github.com/google/go-cmp v0.7.0 // indirect

@@ -1,0 +1,249 @@
+package job
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Class is the compute class a job runs on; dispatch topics are per class.
+type Class string
+
+const (
+	ClassCPU Class = "cpu"
+	ClassGPU Class = "gpu"
+)
+
+// Cost is what a job was billed.
+type Cost struct {
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	Formatted string `json:"formatted"`
+}
+
+// Timing is a job's lifecycle in Unix milliseconds, as webhook payloads carry it.
+type Timing struct {
+	CreatedAt   int64  `json:"createdAt"`
+	StartedAt   *int64 `json:"startedAt"`
+	CompletedAt *int64 `json:"completedAt"`
+}
+
+// Job is one unit of media work. Inputs and Params are the request's raw JSON, validated by the
+// job type at submit and interpreted again by the runner.
+type Job struct {
+	ID        string
+	AccountID string
+	Type      string
+	Inputs    json.RawMessage
+	Params    json.RawMessage
+	Class     Class
+	// Timeout is the deadline of the run: min(params.timeout, plan cap).
+	Timeout time.Duration
+	RetryOf string
+
+	Status   Status
+	Progress float64
+	Output   *Output
+	Error    *Error
+	Cost     *Cost
+	// ComputeMs is the measured execution time, file transfers excluded.
+	ComputeMs int64
+	// Attempt counts dispatches; a lease older than LeaseUntil belongs to a lost runner.
+	Attempt    int
+	LeaseUntil *time.Time
+
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	DispatchedAt *time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+}
+
+// NewParams are what New needs.
+type NewParams struct {
+	ID        string
+	AccountID string
+	Type      string
+	Inputs    json.RawMessage
+	Params    json.RawMessage
+	Class     Class
+	Timeout   time.Duration
+	RetryOf   string
+	Now       time.Time
+}
+
+// New creates a job in waiting: the only way into the lifecycle, (new) → waiting.
+func New(p NewParams) (*Job, error) {
+	if !strings.HasPrefix(p.ID, "job_") || p.AccountID == "" || p.Type == "" {
+		return nil, fmt.Errorf("new job: id %q, account %q and type %q are required", p.ID, p.AccountID, p.Type)
+	}
+	if p.Class != ClassCPU && p.Class != ClassGPU {
+		return nil, fmt.Errorf("new job: unknown compute class %q", p.Class)
+	}
+	now := stamp(p.Now)
+	return &Job{
+		ID: p.ID, AccountID: p.AccountID, Type: p.Type, Inputs: p.Inputs, Params: p.Params,
+		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf,
+		Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
+	}, nil
+}
+
+// NewID returns a fresh opaque identifier with the given prefix: "job" gives job_<26 chars>.
+func NewID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+func (j *Job) move(to Status, now time.Time) error {
+	if err := checkTransition(j.Status, to); err != nil {
+		return fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	j.Status = to
+	j.UpdatedAt = stamp(now)
+	return nil
+}
+
+// stamp is the precision every store keeps: UTC microseconds (PostgreSQL's timestamptz).
+func stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// Dispatch moves waiting → dispatched, leasing the job to a runner until now+lease.
+func (j *Job) Dispatch(now time.Time, lease time.Duration) error {
+	if err := j.move(StatusDispatched, now); err != nil {
+		return err
+	}
+	t, until := stamp(now), stamp(now.Add(lease))
+	j.DispatchedAt, j.LeaseUntil = &t, &until
+	j.Attempt++
+	return nil
+}
+
+// Start moves dispatched → running and extends the lease.
+func (j *Job) Start(now time.Time, lease time.Duration) error {
+	if err := j.move(StatusRunning, now); err != nil {
+		return err
+	}
+	t, until := stamp(now), stamp(now.Add(lease))
+	j.StartedAt, j.LeaseUntil = &t, &until
+	return nil
+}
+
+// Heartbeat extends a running job's lease and records its progress (0..1).
+func (j *Job) Heartbeat(now time.Time, lease time.Duration, progress float64) error {
+	if j.Status != StatusRunning && j.Status != StatusDispatched {
+		return fmt.Errorf("job %s: %w: heartbeat while %s", j.ID, ErrIllegalTransition, j.Status)
+	}
+	until := stamp(now.Add(lease))
+	j.LeaseUntil = &until
+	if progress > j.Progress && progress <= 1 {
+		j.Progress = progress
+	}
+	j.UpdatedAt = stamp(now)
+	return nil
+}
+
+// Complete moves running → complete with an output that satisfies the invariants.
+func (j *Job) Complete(now time.Time, out Output, computeMs int64) error {
+	if len(out.Files) == 0 && (len(out.Data) == 0 || string(out.Data) == "null") {
+		return fmt.Errorf("job %s: %w", j.ID, ErrEmptyOutput)
+	}
+	if err := j.move(StatusComplete, now); err != nil {
+		return err
+	}
+	j.Output, j.ComputeMs, j.Progress = &out, computeMs, 1
+	j.finish(now)
+	return nil
+}
+
+// Fail moves dispatched or running → failed with err.
+func (j *Job) Fail(now time.Time, err *Error, computeMs int64) error {
+	if err == nil {
+		return fmt.Errorf("job %s: fail without an error", j.ID)
+	}
+	if e := j.move(StatusFailed, now); e != nil {
+		return e
+	}
+	j.Error, j.ComputeMs = err, computeMs
+	j.finish(now)
+	return nil
+}
+
+// Cancel moves waiting, dispatched or running → cancelled.
+func (j *Job) Cancel(now time.Time) error {
+	if err := j.move(StatusCancelled, now); err != nil {
+		return err
+	}
+	j.finish(now)
+	return nil
+}
+
+func (j *Job) finish(now time.Time) {
+	t := stamp(now)
+	j.FinishedAt, j.LeaseUntil = &t, nil
+}
+
+// Timing is the job's lifecycle as webhook payloads carry it.
+func (j *Job) Timing() Timing {
+	ms := func(t *time.Time) *int64 {
+		if t == nil {
+			return nil
+		}
+		v := t.UnixMilli()
+		return &v
+	}
+	return Timing{CreatedAt: j.CreatedAt.UnixMilli(), StartedAt: ms(j.StartedAt), CompletedAt: ms(j.FinishedAt)}
+}
+
+// Clone returns a deep copy, so stores can hand out jobs callers may change freely.
+func (j *Job) Clone() *Job {
+	c := *j
+	c.Inputs = append(json.RawMessage(nil), j.Inputs...)
+	c.Params = append(json.RawMessage(nil), j.Params...)
+	cp := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		v := *t
+		return &v
+	}
+	c.LeaseUntil, c.DispatchedAt, c.StartedAt, c.FinishedAt = cp(j.LeaseUntil), cp(j.DispatchedAt), cp(j.StartedAt), cp(j.FinishedAt)
+	if j.Output != nil {
+		o := *j.Output
+		o.Data = append(json.RawMessage(nil), j.Output.Data...)
+		o.Files = append([]File(nil), j.Output.Files...)
+		for i := range o.Files {
+			if o.Files[i].Meta != nil {
+				m := *o.Files[i].Meta
+				o.Files[i].Meta = &m
+			}
+		}
+		if j.Output.File != nil {
+			for i := range o.Files {
+				if o.Files[i].Path == j.Output.File.Path {
+					o.File = &o.Files[i]
+				}
+			}
+		}
+		if j.Output.ExpiresAt != nil {
+			v := *j.Output.ExpiresAt
+			o.ExpiresAt = &v
+		}
+		c.Output = &o
+	}
+	if j.Error != nil {
+		e := *j.Error
+		if j.Error.Detail != nil {
+			d := *j.Error.Detail
+			e.Detail = &d
+		}
+		c.Error = &e
+	}
+	if j.Cost != nil {
+		v := *j.Cost
+		c.Cost = &v
+	}
+	return &c
+}

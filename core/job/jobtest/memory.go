@@ -1,0 +1,129 @@
+package jobtest
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Memory is an in-memory job.Store for tests. One mutex makes every Update a transaction.
+type Memory struct {
+	mu   sync.Mutex
+	jobs map[string]*job.Job
+}
+
+// NewMemory returns an empty store.
+func NewMemory() *Memory { return &Memory{jobs: map[string]*job.Job{}} }
+
+var _ job.Store = (*Memory)(nil)
+
+func (m *Memory) Create(_ context.Context, j *job.Job) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.jobs[j.ID]; ok {
+		return job.ErrConflict
+	}
+	m.jobs[j.ID] = j.Clone()
+	return nil
+}
+
+func (m *Memory) Get(_ context.Context, id string) (*job.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return nil, job.ErrNotFound
+	}
+	return j.Clone(), nil
+}
+
+func (m *Memory) Update(_ context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok {
+		return nil, job.ErrNotFound
+	}
+	c := j.Clone()
+	if err := fn(c); err != nil {
+		return nil, err
+	}
+	m.jobs[id] = c.Clone()
+	return c, nil
+}
+
+func (m *Memory) List(_ context.Context, p job.ListParams) (job.Page, error) {
+	var (
+		afterT  time.Time
+		afterID string
+	)
+	if p.Cursor != "" {
+		t, id, err := job.DecodeCursor(p.Cursor)
+		if err != nil {
+			return job.Page{}, err
+		}
+		afterT, afterID = t, id
+	}
+	m.mu.Lock()
+	var all []*job.Job
+	for _, j := range m.jobs {
+		if j.AccountID != p.AccountID || (p.Status != "" && j.Status != p.Status) || (p.Type != "" && j.Type != p.Type) {
+			continue
+		}
+		if p.Cursor != "" && !j.Before(afterT, afterID) {
+			continue
+		}
+		all = append(all, j.Clone())
+	}
+	m.mu.Unlock()
+	sort.Slice(all, func(a, b int) bool { return all[b].Before(all[a].CreatedAt, all[a].ID) })
+	limit := p.NormalizeLimit()
+	page := job.Page{Jobs: all}
+	if len(all) > limit {
+		page.Jobs = all[:limit]
+		page.NextCursor = job.EncodeCursor(all[limit-1])
+	}
+	return page, nil
+}
+
+func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var waiting []*job.Job
+	for _, j := range m.jobs {
+		if j.Status == job.StatusWaiting && j.Class == p.Class {
+			waiting = append(waiting, j)
+		}
+	}
+	sort.Slice(waiting, func(a, b int) bool { return waiting[a].Before(waiting[b].CreatedAt, waiting[b].ID) })
+	if len(waiting) > p.Limit {
+		waiting = waiting[:p.Limit]
+	}
+	out := make([]*job.Job, 0, len(waiting))
+	for _, j := range waiting {
+		if err := j.Dispatch(p.Now, p.Lease); err != nil {
+			return nil, err
+		}
+		out = append(out, j.Clone())
+	}
+	return out, nil
+}
+
+func (m *Memory) Expired(_ context.Context, now time.Time, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for _, j := range m.jobs {
+		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && j.LeaseUntil != nil && j.LeaseUntil.Before(now) {
+			ids = append(ids, j.ID)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	return ids, nil
+}

@@ -1,0 +1,13 @@
+package jobtest_test
+
+import (
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/job/jobtest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	jobtest.Exercise(t, func(*testing.T) job.Store { return jobtest.NewMemory() })
+}

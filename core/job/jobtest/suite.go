@@ -1,0 +1,388 @@
+package jobtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Exercise runs the shared job.Store suite against the store newStore makes. Each call of
+// newStore must return an empty store of its own (its own database or schema), cleaned up by
+// the adapter's test through t.Cleanup.
+func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
+	t.Helper()
+	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+	t.Run("CreateGetRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		j.RetryOf = "job_previous"
+		mustCreate(t, s, j)
+		got, err := s.Get(ctx, j.ID)
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if d := cmp.Diff(j, got); d != "" {
+			t.Fatalf("Get mismatch (-want +got):\n%s", d)
+		}
+	})
+
+	t.Run("FullLifecycleRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		j := newJob(t, "acc_1", base, job.ClassGPU)
+		mustCreate(t, s, j)
+		out, err := job.NewOutput([]job.File{
+			{Path: "master.m3u8", Size: 120},
+			{Path: "seg_000.ts", Size: 9000, Meta: &job.Meta{Format: "mpegts", Width: 320, Height: 240, DurationMs: 2000}},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			if err := j.Dispatch(base.Add(time.Second), time.Minute); err != nil {
+				return err
+			}
+			if err := j.Start(base.Add(2*time.Second), time.Minute); err != nil {
+				return err
+			}
+			if err := j.Heartbeat(base.Add(3*time.Second), time.Minute, 0.5); err != nil {
+				return err
+			}
+			j.Cost = &job.Cost{Amount: 42, Currency: "credits", Formatted: "42 credits"}
+			return j.Complete(base.Add(4*time.Second), out, 1234)
+		})
+		if err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		got, err := s.Get(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("stored job differs (-want +got):\n%s", d)
+		}
+		if got.Output.File == nil || got.Output.File.Path != "master.m3u8" || got.Output.Pattern() != job.PatternStream {
+			t.Fatalf("output headline lost: %+v", got.Output)
+		}
+
+		failed := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, failed)
+		want, err = s.Update(ctx, failed.ID, func(j *job.Job) error {
+			_ = j.Dispatch(base, time.Minute)
+			_ = j.Start(base, time.Minute)
+			return j.Fail(base.Add(time.Second), job.NewError(job.CodeRunnerError, "ffmpeg exited with status 1", []byte("Invalid data found\n")), 900)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Get(ctx, failed.ID)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("stored failed job differs (-want +got):\n%s", d)
+		}
+	})
+
+	t.Run("CreateDuplicateConflicts", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, j)
+		if err := s.Create(context.Background(), j); !errors.Is(err, job.ErrConflict) {
+			t.Fatalf("second Create: got %v, want ErrConflict", err)
+		}
+	})
+
+	t.Run("MissingIsNotFound", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		if _, err := s.Get(ctx, "job_missing"); !errors.Is(err, job.ErrNotFound) {
+			t.Fatalf("Get: got %v, want ErrNotFound", err)
+		}
+		_, err := s.Update(ctx, "job_missing", func(*job.Job) error { return nil })
+		if !errors.Is(err, job.ErrNotFound) {
+			t.Fatalf("Update: got %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("UpdateErrorWritesNothing", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, j)
+		boom := errors.New("boom")
+		_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			j.Progress = 0.9
+			j.RetryOf = "job_changed"
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Update: got %v, want boom", err)
+		}
+		_, err = s.Update(ctx, j.ID, func(j *job.Job) error { return j.Start(base, time.Minute) })
+		if !errors.Is(err, job.ErrIllegalTransition) {
+			t.Fatalf("waiting → running: got %v, want ErrIllegalTransition", err)
+		}
+		got, _ := s.Get(ctx, j.ID)
+		if d := cmp.Diff(j, got); d != "" {
+			t.Fatalf("a failed Update changed the job (-want +got):\n%s", d)
+		}
+	})
+
+	t.Run("UpdatesAreSerialised", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, j)
+		const n = 16
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Update(ctx, j.ID, func(j *job.Job) error { j.Attempt++; return nil })
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("concurrent Update: %v", err)
+			}
+		}
+		got, _ := s.Get(ctx, j.ID)
+		if got.Attempt != n {
+			t.Fatalf("Attempt = %d after %d concurrent increments: an update was lost", got.Attempt, n)
+		}
+	})
+
+	t.Run("CancelBeatsDispatch", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, j)
+		if _, err := s.Update(ctx, j.ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 10, Lease: time.Minute, Now: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(claimed) != 0 {
+			t.Fatalf("claimed a cancelled job: %v", ids(claimed))
+		}
+	})
+
+	t.Run("ListNewestFirstPagedAndFiltered", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		var want []string
+		for i := range 7 {
+			j := newJob(t, "acc_a", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
+			if i%2 == 1 {
+				j.Type = "extract.metadata"
+			}
+			mustCreate(t, s, j)
+			want = append([]string{j.ID}, want...)
+		}
+		// Two jobs in the same microsecond still page in a stable order.
+		same := []*job.Job{newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU), newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU)}
+		for _, j := range same {
+			mustCreate(t, s, j)
+		}
+		if same[0].ID < same[1].ID {
+			want = append([]string{same[1].ID, same[0].ID}, want...)
+		} else {
+			want = append([]string{same[0].ID, same[1].ID}, want...)
+		}
+		mustCreate(t, s, newJob(t, "acc_b", base, job.ClassCPU))
+
+		var got []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			if pages > 10 {
+				t.Fatal("pagination does not end")
+			}
+			page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: cursor, Limit: 3})
+			if err != nil {
+				t.Fatalf("List: %v", err)
+			}
+			if len(page.Jobs) > 3 {
+				t.Fatalf("page of %d jobs over limit 3", len(page.Jobs))
+			}
+			got = append(got, ids(page.Jobs)...)
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("listing (-want +got):\n%s", d)
+		}
+
+		page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Type: "extract.metadata"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Jobs) != 3 {
+			t.Fatalf("type filter: %d jobs, want 3", len(page.Jobs))
+		}
+		if _, err := s.Update(ctx, want[0], func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+			t.Fatal(err)
+		}
+		page, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Status: job.StatusCancelled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{want[0]}, ids(page.Jobs)); d != "" {
+			t.Fatalf("status filter (-want +got):\n%s", d)
+		}
+		page, err = s.List(ctx, job.ListParams{AccountID: "acc_nobody"})
+		if err != nil || len(page.Jobs) != 0 || page.NextCursor != "" {
+			t.Fatalf("another account's listing: %v, %v", ids(page.Jobs), err)
+		}
+		_, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: "not-a-cursor"})
+		if job.CodeOf(err) != job.CodeValidation {
+			t.Fatalf("bad cursor: got %v, want VALIDATION_ERROR", err)
+		}
+	})
+
+	t.Run("ClaimOldestFirstByClassOnce", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		var cpu []string
+		for i := range 6 {
+			j := newJob(t, "acc_1", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
+			mustCreate(t, s, j)
+			cpu = append(cpu, j.ID)
+		}
+		gpu := newJob(t, "acc_1", base, job.ClassGPU)
+		mustCreate(t, s, gpu)
+
+		first, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(cpu[:2], ids(first)); d != "" {
+			t.Fatalf("claim order (-want +got):\n%s", d)
+		}
+		for _, j := range first {
+			if j.Status != job.StatusDispatched || j.LeaseUntil == nil || !j.LeaseUntil.Equal(base.Add(time.Minute)) || j.Attempt != 1 {
+				t.Fatalf("claimed job not dispatched with its lease: %+v", j)
+			}
+		}
+
+		// Concurrent claimers share the rest without overlap.
+		var (
+			mu      sync.Mutex
+			claimed = map[string]int{}
+			wg      sync.WaitGroup
+		)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
+				if err != nil {
+					t.Errorf("Claim: %v", err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, j := range js {
+					claimed[j.ID]++
+				}
+			}()
+		}
+		wg.Wait()
+		if len(claimed) != 4 {
+			t.Fatalf("concurrent claims took %d jobs, want the 4 left: %v", len(claimed), claimed)
+		}
+		for id, n := range claimed {
+			if n != 1 {
+				t.Fatalf("job %s claimed %d times", id, n)
+			}
+		}
+		g, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassGPU, Limit: 5, Lease: time.Minute, Now: base})
+		if err != nil || len(g) != 1 || g[0].ID != gpu.ID {
+			t.Fatalf("gpu claim: %v, %v", ids(g), err)
+		}
+	})
+
+	t.Run("ExpiredLeases", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		for range 3 {
+			mustCreate(t, s, newJob(t, "acc_1", base, job.ClassCPU))
+		}
+		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 3, Lease: time.Minute, Now: base})
+		if err != nil || len(claimed) != 3 {
+			t.Fatalf("claim: %v %v", ids(claimed), err)
+		}
+		// One runner keeps its lease alive; another finishes.
+		if _, err := s.Update(ctx, claimed[0].ID, func(j *job.Job) error { return j.Start(base.Add(50*time.Second), time.Minute) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Update(ctx, claimed[1].ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Expired(ctx, base.Add(61*time.Second), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{claimed[2].ID}, got); d != "" {
+			t.Fatalf("expired (-want +got):\n%s", d)
+		}
+		if got, _ := s.Expired(ctx, base.Add(30*time.Second), 10); len(got) != 0 {
+			t.Fatalf("leases expired early: %v", got)
+		}
+	})
+}
+
+var seq struct {
+	sync.Mutex
+	n int
+}
+
+func newJob(t *testing.T, account string, at time.Time, class job.Class) *job.Job {
+	t.Helper()
+	seq.Lock()
+	seq.n++
+	n := seq.n
+	seq.Unlock()
+	j, err := job.New(job.NewParams{
+		ID: job.NewID("job"), AccountID: account, Type: "ffmpeg",
+		Inputs: json.RawMessage(`{"a.srt":{"content":"1"}}`),
+		Params: json.RawMessage(fmt.Sprintf(`{"command":"ffmpeg -f lavfi -i testsrc out%d.mp4"}`, n)),
+		Class:  class, Timeout: 120 * time.Second, Now: at,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func mustCreate(t *testing.T, s job.Store, j *job.Job) {
+	t.Helper()
+	if err := s.Create(context.Background(), j); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+}
+
+func ids(js []*job.Job) []string {
+	out := make([]string, len(js))
+	for i, j := range js {
+		out[i] = j.ID
+	}
+	return out
+}

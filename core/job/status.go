@@ -1,0 +1,68 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Status is one of the six job statuses of the spec.
+type Status string
+
+const (
+	StatusWaiting    Status = "waiting"
+	StatusDispatched Status = "dispatched"
+	StatusRunning    Status = "running"
+	StatusComplete   Status = "complete"
+	StatusFailed     Status = "failed"
+	StatusCancelled  Status = "cancelled"
+)
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{StatusWaiting, StatusDispatched, StatusRunning, StatusComplete, StatusFailed, StatusCancelled}
+
+// ErrIllegalTransition is returned for any move the transition table does not allow.
+var ErrIllegalTransition = errors.New("illegal status transition")
+
+// ParseStatus turns an untrusted string into a Status.
+func ParseStatus(s string) (Status, error) {
+	for _, st := range Statuses {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("unknown status %q", s)
+}
+
+// Terminal reports whether no transition leaves s.
+func (s Status) Terminal() bool {
+	return s == StatusComplete || s == StatusFailed || s == StatusCancelled
+}
+
+// transitions is the spec's table plus our two documented extensions:
+//   - running → cancelled: a user cancel kills the run; billed for the compute used.
+//   - dispatched/running → failed: also reached when a runner is lost (RUNNER_LOST, retryable,
+//     not charged), besides a runner's error result or the time limit.
+//
+// (new) → waiting is not here: New creates jobs in waiting and nothing else does.
+var transitions = map[Status][]Status{
+	StatusWaiting:    {StatusDispatched, StatusCancelled},
+	StatusDispatched: {StatusRunning, StatusCancelled, StatusFailed},
+	StatusRunning:    {StatusComplete, StatusFailed, StatusCancelled},
+}
+
+// CanTransition reports whether the table allows from → to.
+func CanTransition(from, to Status) bool {
+	for _, s := range transitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+func checkTransition(from, to Status) error {
+	if !CanTransition(from, to) {
+		return fmt.Errorf("%w: %s → %s", ErrIllegalTransition, from, to)
+	}
+	return nil
+}

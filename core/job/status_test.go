@@ -1,0 +1,164 @@
+package job_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Every ordered pair of the six statuses: the legal ones succeed, the rest fail with
+// ErrIllegalTransition and leave the job as it was.
+func TestTransitionTable(t *testing.T) {
+	t.Parallel()
+	legal := map[[2]job.Status]bool{
+		{job.StatusWaiting, job.StatusDispatched}:   true,
+		{job.StatusWaiting, job.StatusCancelled}:    true,
+		{job.StatusDispatched, job.StatusRunning}:   true,
+		{job.StatusDispatched, job.StatusCancelled}: true,
+		{job.StatusDispatched, job.StatusFailed}:    true, // runner lost (our extension)
+		{job.StatusRunning, job.StatusComplete}:     true,
+		{job.StatusRunning, job.StatusFailed}:       true,
+		{job.StatusRunning, job.StatusCancelled}:    true, // user cancel kills the run (our extension)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil)
+	moves := map[job.Status]func(*job.Job) error{
+		job.StatusDispatched: func(j *job.Job) error { return j.Dispatch(now, time.Minute) },
+		job.StatusRunning:    func(j *job.Job) error { return j.Start(now, time.Minute) },
+		job.StatusComplete:   func(j *job.Job) error { return j.Complete(now, out, 10) },
+		job.StatusFailed: func(j *job.Job) error {
+			return j.Fail(now, job.NewError(job.CodeRunnerError, "exit 1", nil), 10)
+		},
+		job.StatusCancelled: func(j *job.Job) error { return j.Cancel(now) },
+	}
+	for _, from := range job.Statuses {
+		for _, to := range job.Statuses {
+			t.Run(string(from)+"→"+string(to), func(t *testing.T) {
+				t.Parallel()
+				want := legal[[2]job.Status{from, to}]
+				if got := job.CanTransition(from, to); got != want {
+					t.Fatalf("CanTransition = %v, want %v", got, want)
+				}
+				j := jobIn(t, from)
+				move, ok := moves[to]
+				if !ok { // nothing moves a job into waiting: only New does
+					if want {
+						t.Fatal("a legal move into waiting has no method")
+					}
+					return
+				}
+				before := *j
+				err := move(j)
+				if want {
+					if err != nil {
+						t.Fatalf("legal move failed: %v", err)
+					}
+					if j.Status != to {
+						t.Fatalf("status %s, want %s", j.Status, to)
+					}
+					return
+				}
+				if !errors.Is(err, job.ErrIllegalTransition) {
+					t.Fatalf("illegal move: got %v, want ErrIllegalTransition", err)
+				}
+				if j.Status != before.Status || j.UpdatedAt != before.UpdatedAt {
+					t.Fatalf("illegal move changed the job: %s → %s", before.Status, j.Status)
+				}
+			})
+		}
+	}
+}
+
+func TestTerminalStatesNeverChange(t *testing.T) {
+	t.Parallel()
+	for _, s := range job.Statuses {
+		if !s.Terminal() {
+			continue
+		}
+		for _, to := range job.Statuses {
+			if job.CanTransition(s, to) {
+				t.Errorf("terminal %s may move to %s", s, to)
+			}
+		}
+		j := jobIn(t, s)
+		if err := j.Heartbeat(time.Now(), time.Minute, 0.5); !errors.Is(err, job.ErrIllegalTransition) {
+			t.Errorf("heartbeat on %s: %v", s, err)
+		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	t.Parallel()
+	for _, s := range job.Statuses {
+		got, err := job.ParseStatus(string(s))
+		if err != nil || got != s {
+			t.Errorf("ParseStatus(%q) = %q, %v", s, got, err)
+		}
+	}
+	for _, bad := range []string{"", "WAITING", "done", "queued"} {
+		if _, err := job.ParseStatus(bad); err == nil {
+			t.Errorf("ParseStatus(%q) accepted", bad)
+		}
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	t.Parallel()
+	ok := job.NewParams{ID: "job_x", AccountID: "acc_1", Type: "ffmpeg", Class: job.ClassCPU, Now: time.Now()}
+	if j, err := job.New(ok); err != nil || j.Status != job.StatusWaiting {
+		t.Fatalf("New: %v, %v", j, err)
+	}
+	for name, mutate := range map[string]func(*job.NewParams){
+		"id prefix": func(p *job.NewParams) { p.ID = "x_1" },
+		"account":   func(p *job.NewParams) { p.AccountID = "" },
+		"type":      func(p *job.NewParams) { p.Type = "" },
+		"class":     func(p *job.NewParams) { p.Class = "tpu" },
+	} {
+		p := ok
+		mutate(&p)
+		if _, err := job.New(p); err == nil {
+			t.Errorf("%s: New accepted %+v", name, p)
+		}
+	}
+}
+
+func TestNewID(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 1000 {
+		id := job.NewID("job")
+		if len(id) != len("job_")+26 || seen[id] {
+			t.Fatalf("bad or repeated id %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+// jobIn builds a job in status s through legal moves.
+func jobIn(t *testing.T, s job.Status) *job.Job {
+	t.Helper()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_1", Type: "ffmpeg", Class: job.ClassCPU, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil)
+	steps := map[job.Status][]func() error{
+		job.StatusWaiting:    nil,
+		job.StatusDispatched: {func() error { return j.Dispatch(now, time.Minute) }},
+		job.StatusRunning:    {func() error { return j.Dispatch(now, time.Minute) }, func() error { return j.Start(now, time.Minute) }},
+		job.StatusComplete: {func() error { return j.Dispatch(now, time.Minute) }, func() error { return j.Start(now, time.Minute) },
+			func() error { return j.Complete(now, out, 1) }},
+		job.StatusFailed: {func() error { return j.Dispatch(now, time.Minute) },
+			func() error { return j.Fail(now, job.NewError(job.CodeRunnerLost, "lost", nil), 0) }},
+		job.StatusCancelled: {func() error { return j.Cancel(now) }},
+	}
+	for _, step := range steps[s] {
+		if err := step(); err != nil {
+			t.Fatalf("reaching %s: %v", s, err)
+		}
+	}
+	return j
+}

@@ -1,0 +1,67 @@
+package job
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the port of job persistence. The store is the truth: bus messages are hints.
+type Store interface {
+	// Create saves a new job. An existing ID is ErrConflict.
+	Create(ctx context.Context, j *Job) error
+	// Get returns a job or ErrNotFound.
+	Get(ctx context.Context, id string) (*Job, error)
+	// Update loads the job, calls fn on it and saves what fn left, in one transaction that holds
+	// the row: concurrent Updates of a job run one after another. When fn returns an error
+	// nothing is written and Update returns that error. It returns the saved job.
+	Update(ctx context.Context, id string, fn func(*Job) error) (*Job, error)
+	// List returns an account's jobs newest first, a page at a time.
+	List(ctx context.Context, p ListParams) (Page, error)
+	// Claim moves up to Limit waiting jobs of a class, oldest first, to dispatched with a lease,
+	// and returns them. A job is claimed by one caller only; a cancel committed first wins.
+	Claim(ctx context.Context, p ClaimParams) ([]*Job, error)
+	// Expired returns the IDs of dispatched or running jobs whose lease ended before now.
+	Expired(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
+
+// ListParams selects a page of an account's jobs.
+type ListParams struct {
+	AccountID string
+	Status    Status // empty: any
+	Type      string // empty: any
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+	Limit  int
+}
+
+// Page is one page of a listing. NextCursor is empty on the last page.
+type Page struct {
+	Jobs       []*Job
+	NextCursor string
+}
+
+// ClaimParams selects the jobs a dispatcher takes.
+type ClaimParams struct {
+	Class Class
+	Limit int
+	Lease time.Duration
+	Now   time.Time
+}
+
+// ListLimit bounds a page; a Limit of zero or less means DefaultListLimit.
+const (
+	DefaultListLimit = 20
+	MaxListLimit     = 100
+)
+
+// NormalizeLimit applies the default and the cap.
+func (p ListParams) NormalizeLimit() int {
+	switch {
+	case p.Limit <= 0:
+		return DefaultListLimit
+	case p.Limit > MaxListLimit:
+		return MaxListLimit
+	default:
+		return p.Limit
+	}
+}

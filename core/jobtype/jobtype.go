@@ -1,0 +1,160 @@
+package jobtype
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Request is the body of POST /jobs: the same for every type.
+type Request struct {
+	Type   string          `json:"type"`
+	Inputs json.RawMessage `json:"inputs,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Env is what a type needs to know of the service to validate a request.
+type Env struct {
+	// AssetURLPrefix is "{base_url}/assets/": URLs under it name uploaded assets.
+	AssetURLPrefix string
+}
+
+// Spec is what a type found in a valid request: where the job runs and for how long it asks.
+type Spec struct {
+	Class job.Class
+	// Timeout is the time limit the request asks for; the submit gate caps it by plan.
+	Timeout time.Duration
+}
+
+// Type is one job type.
+type Type interface {
+	// Name is the value of `type` that selects it.
+	Name() string
+	// Prepare validates inputs and params. A rejection is a *job.Problem with
+	// VALIDATION_ERROR whose message names the offending field, flag or value.
+	Prepare(req Request, env Env) (Spec, error)
+}
+
+// Registry maps type names to types.
+type Registry struct {
+	types map[string]Type
+}
+
+// NewRegistry registers types; two with one name is a programming error.
+func NewRegistry(types ...Type) (*Registry, error) {
+	r := &Registry{types: make(map[string]Type, len(types))}
+	for _, t := range types {
+		if _, dup := r.types[t.Name()]; dup {
+			return nil, fmt.Errorf("job type %q registered twice", t.Name())
+		}
+		r.types[t.Name()] = t
+	}
+	return r, nil
+}
+
+// Names lists the registered type names, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.types))
+	for n := range r.types {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the type named name.
+func (r *Registry) Lookup(name string) (Type, bool) {
+	t, ok := r.types[name]
+	return t, ok
+}
+
+// Prepare finds the request's type and lets it validate the request. An unknown type is a
+// VALIDATION_ERROR naming it and the known ones.
+func (r *Registry) Prepare(req Request, env Env) (Spec, error) {
+	if req.Type == "" {
+		return Spec{}, job.Reject(job.CodeValidation, "type is required; one of: %s", strings.Join(r.Names(), ", "))
+	}
+	t, ok := r.types[req.Type]
+	if !ok {
+		return Spec{}, job.Reject(job.CodeValidation, "type %q is not a job type; one of: %s", req.Type, strings.Join(r.Names(), ", "))
+	}
+	return t.Prepare(req, env)
+}
+
+// DecodeRequest reads a job request strictly: unknown fields, wrong types, trailing data and
+// non-object inputs or params are VALIDATION_ERRORs naming the field.
+func DecodeRequest(body []byte) (Request, error) {
+	var req Request
+	if err := DecodeStrict(body, &req); err != nil {
+		return Request{}, err
+	}
+	for name, raw := range map[string]json.RawMessage{"inputs": req.Inputs, "params": req.Params} {
+		if len(raw) > 0 && string(raw) != "null" && bytes.TrimSpace(raw)[0] != '{' {
+			return Request{}, job.Reject(job.CodeValidation, "%s must be an object", name)
+		}
+	}
+	return req, nil
+}
+
+// DecodeStrict decodes JSON into v, refusing unknown fields and trailing data, and turns the
+// decoder's errors into VALIDATION_ERRORs that name the field. Job types decode params with it.
+func DecodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return job.Reject(job.CodeValidation, "%s", describeJSONError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return job.Reject(job.CodeValidation, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var (
+		typeErr   *json.UnmarshalTypeError
+		syntaxErr *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return fmt.Sprintf("body must be a JSON object, not %s", typeErr.Value)
+		}
+		return fmt.Sprintf("%s must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("body is not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+	case errors.Is(err, io.EOF):
+		return "body is empty; a JSON object is required"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "body is truncated JSON"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Sprintf("field %s is not allowed", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return "body is not valid JSON: " + err.Error()
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	default:
+		return "an object"
+	}
+}

@@ -1,0 +1,74 @@
+package jobtype_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+)
+
+type stubType struct{ name string }
+
+func (s stubType) Name() string { return s.name }
+func (s stubType) Prepare(jobtype.Request, jobtype.Env) (jobtype.Spec, error) {
+	return jobtype.Spec{Class: job.ClassCPU, Timeout: time.Minute}, nil
+}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	r, err := jobtype.NewRegistry(stubType{"ffmpeg"}, stubType{"caption.burn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobtype.NewRegistry(stubType{"a"}, stubType{"a"}); err == nil {
+		t.Fatal("duplicate type accepted")
+	}
+	if spec, err := r.Prepare(jobtype.Request{Type: "ffmpeg"}, jobtype.Env{}); err != nil || spec.Class != job.ClassCPU {
+		t.Fatalf("Prepare: %+v %v", spec, err)
+	}
+	for _, tc := range []struct{ typ, want string }{
+		{"", "type is required"},
+		{"ffmpeg2", `type "ffmpeg2" is not a job type; one of: caption.burn, ffmpeg`},
+	} {
+		_, err := r.Prepare(jobtype.Request{Type: tc.typ}, jobtype.Env{})
+		if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("type %q: %v, want VALIDATION_ERROR containing %q", tc.typ, err, tc.want)
+		}
+	}
+}
+
+func TestDecodeRequest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{"ok", `{"type":"ffmpeg","params":{"command":"ffmpeg"}}`, ""},
+		{"ok with inputs", `{"type":"ffmpeg","inputs":{"a.srt":{"content":"x"}},"params":{}}`, ""},
+		{"unknown field", `{"type":"ffmpeg","param":{}}`, `field "param" is not allowed`},
+		{"wrong type", `{"type":7}`, "type must be a string, not number"},
+		{"params not object", `{"type":"ffmpeg","params":[1]}`, "params must be an object"},
+		{"inputs not object", `{"type":"ffmpeg","inputs":"x"}`, "inputs must be an object"},
+		{"not an object", `[1,2]`, "body must be a JSON object"},
+		{"empty", ``, "body is empty"},
+		{"truncated", `{"type":"ff`, "truncated"},
+		{"syntax", `{"type":}`, "not valid JSON"},
+		{"trailing", `{"type":"ffmpeg"} {}`, "data after the JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := jobtype.DecodeRequest([]byte(tc.body))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("DecodeRequest: %v", err)
+				}
+				return
+			}
+			if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
