@@ -1,0 +1,466 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Programs the default sandbox agrees to run. Nothing else is reachable through Run.
+const (
+	FFmpeg  = "/usr/bin/ffmpeg"
+	FFprobe = "/usr/bin/ffprobe"
+)
+
+// WorkDir is where Spec.Dir appears inside the sandbox; the program starts there, so a command
+// that names staged files by bare name finds them.
+const WorkDir = "/work"
+
+// StderrTailBytes is the most of the program's stderr a Result keeps (the spec's "~2 KB").
+const StderrTailBytes = 2048
+
+// Default limits, applied field by field where a Limits field is zero.
+const (
+	DefaultTimeout       = 120 * time.Second
+	DefaultFileSizeBytes = 8 << 30
+	DefaultMemoryBytes   = 4 << 30
+	DefaultProcesses     = 256
+	DefaultOpenFiles     = 1024
+)
+
+const (
+	// nobody: the identity inside the sandbox, and on the host when the caller is root.
+	nobody = 65534
+	// tmpBytes caps the private /tmp, which lives in memory.
+	tmpBytes = 64 << 20
+	// Descriptors handed to bwrap through ExtraFiles (fd 3 onwards).
+	statusFD = 3
+	workFD   = 4
+)
+
+var (
+	// ErrProgramNotAllowed is returned when Spec.Program is not on the sandbox's allowlist.
+	ErrProgramNotAllowed = errors.New("sandbox: program not allowed")
+	// ErrSetup is returned when the sandbox cannot be started for this run.
+	ErrSetup = errors.New("sandbox: setup failed")
+	// ErrUnavailable is returned by Available when bubblewrap cannot build a sandbox here.
+	ErrUnavailable = errors.New("sandbox: bubblewrap unavailable")
+)
+
+// Config describes the sandbox, not one run. The zero value is the production setting.
+type Config struct {
+	// Bwrap and Prlimit are absolute paths of the tools; default /usr/bin/bwrap, /usr/bin/prlimit.
+	Bwrap   string
+	Prlimit string
+	// Programs is the allowlist of absolute paths Run accepts; default FFmpeg and FFprobe.
+	// They must live under /usr, the only part of the host system mounted inside.
+	Programs []string
+	// ReadOnlyPaths are extra host paths mounted read-only at the same place when they exist
+	// (for example a GPU driver's files).
+	ReadOnlyPaths []string
+	// HostUID and HostGID are the host identity bubblewrap runs as when the caller is root;
+	// default 65534. Root would make the sandbox user host root outside its namespace and would
+	// let it bypass RLIMIT_NPROC, so the sandbox never runs as root.
+	HostUID, HostGID int
+}
+
+// Sandbox runs allowlisted programs under bubblewrap. It is safe for concurrent use.
+type Sandbox struct {
+	cfg Config
+}
+
+// Spec is one run.
+type Spec struct {
+	// Dir is the host work directory: the only writable path, mounted at WorkDir. When the
+	// caller is root, Run hands the tree to Config.HostUID so the sandbox can write it. Files in
+	// it afterwards are untrusted: open them without following symlinks.
+	Dir string
+	// Program is an absolute path on the allowlist, e.g. FFmpeg.
+	Program string
+	Args    []string
+	// Timeout is the wall-clock deadline; default DefaultTimeout.
+	Timeout time.Duration
+	Limits  Limits
+	// Stdout receives the program's standard output (e.g. -progress pipe:1); nil discards it.
+	Stdout io.Writer
+}
+
+// Limits are rlimits applied to the program; a zero field takes its default.
+type Limits struct {
+	CPUSeconds    int64 // RLIMIT_CPU; default Timeout × CPUs
+	FileSizeBytes int64 // RLIMIT_FSIZE, per file written
+	MemoryBytes   int64 // RLIMIT_AS
+	Processes     int64 // RLIMIT_NPROC, threads included, counted per sandbox
+	OpenFiles     int64 // RLIMIT_NOFILE
+}
+
+// Result is the outcome of a run that started. A non-zero exit is a Result, not an error.
+type Result struct {
+	// ExitCode is the program's exit status; 128+N when signal N killed it (SIGXCPU when the
+	// CPU limit hits, SIGXFSZ for the file-size limit); -1 when the deadline killed it.
+	ExitCode int
+	TimedOut bool
+	// Wall is the time the sandbox ran, excluding Run's preparation.
+	Wall time.Duration
+	// StderrTail is at most StderrTailBytes of the end of stderr, starting on a UTF-8 boundary.
+	StderrTail []byte
+}
+
+// New returns a Sandbox for cfg with defaults filled in.
+func New(cfg Config) (*Sandbox, error) {
+	if cfg.Bwrap == "" {
+		cfg.Bwrap = "/usr/bin/bwrap"
+	}
+	if cfg.Prlimit == "" {
+		cfg.Prlimit = "/usr/bin/prlimit"
+	}
+	if len(cfg.Programs) == 0 {
+		cfg.Programs = []string{FFmpeg, FFprobe}
+	}
+	if cfg.HostUID == 0 {
+		cfg.HostUID = nobody
+	}
+	if cfg.HostGID == 0 {
+		cfg.HostGID = nobody
+	}
+	for _, p := range []string{cfg.Bwrap, cfg.Prlimit} {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: tool path %q is not absolute", p)
+		}
+	}
+	if !isUnder(cfg.Prlimit, "/usr") {
+		return nil, fmt.Errorf("sandbox: prlimit %q must live under /usr to be reachable inside", cfg.Prlimit)
+	}
+	cfg.Programs = slices.Clone(cfg.Programs)
+	for _, p := range cfg.Programs {
+		if filepath.Clean(p) != p || !isUnder(p, "/usr") {
+			return nil, fmt.Errorf("sandbox: program %q must be a clean absolute path under /usr", p)
+		}
+	}
+	cfg.ReadOnlyPaths = slices.Clone(cfg.ReadOnlyPaths)
+	for _, p := range cfg.ReadOnlyPaths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return nil, fmt.Errorf("sandbox: read-only path %q must be a clean absolute path", p)
+		}
+	}
+	return &Sandbox{cfg: cfg}, nil
+}
+
+// Run runs s.Program in the default sandbox.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	sb, err := New(Config{})
+	if err != nil {
+		return Result{}, err
+	}
+	return sb.Run(ctx, s)
+}
+
+// Available reports whether the default sandbox can be built here.
+func Available() error {
+	sb, err := New(Config{})
+	if err != nil {
+		return err
+	}
+	return sb.Available(context.Background())
+}
+
+// Run runs spec.Program with spec.Args inside the sandbox and waits for it, killing the whole
+// sandbox at the deadline or when ctx ends. The error is non-nil only when the program could not
+// be run (bad spec, bubblewrap failure) or ctx ended; Result then says what is known.
+func (sb *Sandbox) Run(ctx context.Context, spec Spec) (Result, error) {
+	if !slices.Contains(sb.cfg.Programs, spec.Program) {
+		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
+	}
+	return sb.run(ctx, spec)
+}
+
+// Available runs /usr/bin/true through the same mounts and limits Run uses, so a failure names
+// the real obstacle (no bwrap, user namespaces disabled, a missing mount source).
+func (sb *Sandbox) Available(ctx context.Context) error {
+	if _, err := os.Stat(sb.cfg.Bwrap); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if _, err := os.Stat(sb.cfg.Prlimit); err != nil {
+		return fmt.Errorf("%w: %v (install util-linux)", ErrUnavailable, err)
+	}
+	dir, err := os.MkdirTemp("", "sandbox-probe-")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer os.RemoveAll(dir)
+	res, err := sb.run(ctx, Spec{Dir: dir, Program: "/usr/bin/true", Timeout: 30 * time.Second})
+	if err != nil {
+		return fmt.Errorf("%w: %v (are unprivileged user namespaces enabled? see user.max_user_namespaces and AppArmor's restrict_unprivileged_userns)", ErrUnavailable, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%w: probe exited %d: %s", ErrUnavailable, res.ExitCode, bytes.TrimSpace(res.StderrTail))
+	}
+	return nil
+}
+
+func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
+	if !filepath.IsAbs(spec.Dir) {
+		return Result{}, fmt.Errorf("sandbox: work dir %q is not absolute", spec.Dir)
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	lim := spec.Limits.withDefaults(spec.Timeout)
+
+	asRoot := os.Geteuid() == 0
+	if asRoot {
+		if err := searchable(filepath.Dir(spec.Dir), sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+			return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+		if err := chownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err)
+		}
+	}
+	// Binding an open descriptor, not a path, lets an unprivileged bwrap mount a directory whose
+	// parents it could not traverse, and pins the directory that was checked.
+	work, err := os.Open(spec.Dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: open work dir: %w", err)
+	}
+	defer work.Close()
+	if st, err := work.Stat(); err != nil || !st.IsDir() {
+		return Result{}, fmt.Errorf("sandbox: work dir %q is not a directory", spec.Dir)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	defer statusR.Close()
+
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+
+	stderr := newTailWriter(StderrTailBytes)
+	cmd := exec.CommandContext(runCtx, sb.cfg.Bwrap, sb.args(spec, lim)...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdout = spec.Stdout
+	cmd.Stderr = stderr
+	cmd.ExtraFiles = []*os.File{statusW, work}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// bwrap leads its own group so the deadline can kill it and anything still attached
+		// to it; the namespaced children follow through --die-with-parent and the pid namespace.
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if asRoot {
+		cmd.SysProcAttr.Credential = &syscall.Credential{
+			Uid: uint32(sb.cfg.HostUID), Gid: uint32(sb.cfg.HostGID), Groups: []uint32{},
+		}
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+
+	if err := closeInheritedOnExec(); err != nil {
+		statusW.Close()
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		statusW.Close()
+		return Result{}, fmt.Errorf("%w: start bwrap: %v", ErrSetup, err)
+	}
+	statusW.Close()
+	statusCh := make(chan bwrapStatus, 1)
+	go func() { statusCh <- readStatus(statusR) }()
+	waitErr := cmd.Wait()
+	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	st := <-statusCh
+	if st.exitCode != nil {
+		res.ExitCode = *st.exitCode
+	}
+	switch {
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("sandbox: %w", ctx.Err())
+	case runCtx.Err() != nil:
+		res.TimedOut = true
+		res.ExitCode = -1
+		return res, nil
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return res, fmt.Errorf("sandbox: wait: %w", waitErr)
+	}
+	return res, nil
+}
+
+// args is the bwrap command line. Every mount is listed here; anything not listed does not exist
+// inside: no /etc/passwd, /home, /root, /var (but the font cache), /sys, or host /tmp.
+func (sb *Sandbox) args(spec Spec, lim Limits) []string {
+	a := []string{
+		"--unshare-all", "--unshare-user", "--disable-userns",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--uid", strconv.Itoa(nobody), "--gid", strconv.Itoa(nobody),
+		"--hostname", "sandbox",
+		"--clearenv",
+		"--setenv", "PATH", "/usr/bin",
+		"--setenv", "HOME", "/tmp",
+		"--setenv", "TMPDIR", "/tmp",
+		"--setenv", "LANG", "C.UTF-8",
+		"--setenv", "XDG_CACHE_HOME", "/tmp",
+		// Few malloc arenas keep the address-space limit about memory, not reserved arenas.
+		"--setenv", "MALLOC_ARENA_MAX", "4",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
+		// ffmpeg's BLAS is chosen through alternatives; fontconfig needs its config and cache.
+		"--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+		"--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+		"--ro-bind-try", "/etc/fonts", "/etc/fonts",
+		"--ro-bind-try", "/var/cache/fontconfig", "/var/cache/fontconfig",
+	}
+	for _, p := range sb.cfg.ReadOnlyPaths {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	a = append(a,
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
+		"--bind-fd", strconv.Itoa(workFD), WorkDir,
+		"--remount-ro", "/",
+		"--chdir", WorkDir,
+		"--json-status-fd", strconv.Itoa(statusFD),
+		"--",
+		sb.cfg.Prlimit,
+		"--cpu="+strconv.FormatInt(lim.CPUSeconds, 10),
+		"--fsize="+strconv.FormatInt(lim.FileSizeBytes, 10),
+		"--as="+strconv.FormatInt(lim.MemoryBytes, 10),
+		"--nproc="+strconv.FormatInt(lim.Processes, 10),
+		"--nofile="+strconv.FormatInt(lim.OpenFiles, 10),
+		"--core=0",
+		"--",
+		spec.Program,
+	)
+	return append(a, spec.Args...)
+}
+
+func (l Limits) withDefaults(timeout time.Duration) Limits {
+	if l.CPUSeconds <= 0 {
+		secs := int64((timeout + time.Second - 1) / time.Second)
+		l.CPUSeconds = max(1, secs*int64(runtime.NumCPU()))
+	}
+	if l.FileSizeBytes <= 0 {
+		l.FileSizeBytes = DefaultFileSizeBytes
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = DefaultMemoryBytes
+	}
+	if l.Processes <= 0 {
+		l.Processes = DefaultProcesses
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	return l
+}
+
+// bwrapStatus is what --json-status-fd told us. bwrap reports the child pid before the mounts
+// are made, so it cannot tell a mount failure from the program's own; Available checks the
+// mounts once instead.
+type bwrapStatus struct {
+	exitCode *int
+}
+
+func readStatus(r io.Reader) bwrapStatus {
+	var st bwrapStatus
+	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
+	for {
+		var msg struct {
+			ExitCode *int `json:"exit-code"`
+		}
+		if err := dec.Decode(&msg); err != nil {
+			// Drain so bwrap never blocks writing status we no longer read.
+			_, _ = io.Copy(io.Discard, r)
+			return st
+		}
+		if msg.ExitCode != nil {
+			st.exitCode = msg.ExitCode
+		}
+	}
+}
+
+func chownTree(root string, uid, gid int) error {
+	return filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, gid)
+	})
+}
+
+// closeInheritedOnExec marks every descriptor above stderr close-on-exec. Go opens its own
+// descriptors that way, but descriptors this process inherited (from a shell, a supervisor)
+// are not, and exec would hand them to bwrap, which passes them on into the sandbox: an
+// inherited directory descriptor there would be a way out of the mount namespace.
+func closeInheritedOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The descriptor ReadDir used is already closed; setting the flag on a closed
+		// descriptor fails harmlessly.
+		syscall.CloseOnExec(fd)
+	}
+	return nil
+}
+
+// searchable checks that uid can walk down to dir: bwrap runs as that uid and must reach the
+// work directory to mount it, so a 0700 parent owned by root would fail inside bwrap with a
+// less helpful message.
+func searchable(dir string, uid, gid int) error {
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fmt.Errorf("stat %s: no owner information", dir)
+		}
+		mode := fi.Mode().Perm()
+		switch {
+		case int(st.Uid) == uid && mode&0o100 != 0:
+		case int(st.Uid) != uid && int(st.Gid) == gid && mode&0o010 != 0:
+		case int(st.Uid) != uid && int(st.Gid) != gid && mode&0o001 != 0:
+		default:
+			return fmt.Errorf("work dir parent %s (mode %#o) is not searchable by uid %d; make it 0711", dir, mode, uid)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+	}
+}
+
+func isUnder(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsAbs(path) && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
+}

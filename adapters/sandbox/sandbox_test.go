@@ -1,0 +1,353 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+type testBundle struct {
+	sb  *Sandbox
+	dir string // the work dir handed to Run
+}
+
+// setup returns the production sandbox and a fresh work dir, or skips when bwrap cannot run here.
+func setup(t *testing.T) testBundle {
+	t.Helper()
+	return setupWith(t, Config{})
+}
+
+func setupWith(t *testing.T, cfg Config) testBundle {
+	t.Helper()
+	sb, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := sb.Available(context.Background()); err != nil {
+		t.Skipf("bubblewrap sandbox not available here: %v", err)
+	}
+	if _, err := os.Stat(FFmpeg); err != nil {
+		t.Skipf("ffmpeg not installed: %v", err)
+	}
+	return testBundle{sb: sb, dir: workDir(t)}
+}
+
+// workDir makes a work dir whose parents the sandbox's host uid can traverse, as the runner's
+// work root must be (t.TempDir's parent is 0700).
+func workDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func (b testBundle) run(t *testing.T, spec Spec) Result {
+	t.Helper()
+	if spec.Dir == "" {
+		spec.Dir = b.dir
+	}
+	if spec.Program == "" {
+		spec.Program = FFmpeg
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = time.Minute
+	}
+	res, err := b.sb.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", spec.Args, err)
+	}
+	return res
+}
+
+func ffmpegArgs(args ...string) []string {
+	return append([]string{"-hide_banner", "-nostdin", "-loglevel", "error"}, args...)
+}
+
+func TestRunEncodes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	res := b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "out.mp4")})
+
+	if res.ExitCode != 0 || res.TimedOut {
+		t.Fatalf("ExitCode = %d, TimedOut = %v, stderr: %s", res.ExitCode, res.TimedOut, res.StderrTail)
+	}
+	fi, err := os.Stat(filepath.Join(b.dir, "out.mp4"))
+	if err != nil || fi.Size() == 0 {
+		t.Fatalf("output not in work dir: %v", err)
+	}
+	if res.Wall <= 0 {
+		t.Errorf("Wall = %v, want > 0", res.Wall)
+	}
+}
+
+func TestRunStdout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "in.mp4")})
+
+	var out bytes.Buffer
+	res := b.run(t, Spec{Program: FFprobe, Args: []string{"-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "in.mp4"}, Stdout: &out})
+
+	if res.ExitCode != 0 {
+		t.Fatalf("ffprobe exited %d: %s", res.ExitCode, res.StderrTail)
+	}
+	if diff := cmp.Diff("160,120", strings.TrimSpace(out.String())); diff != "" {
+		t.Errorf("ffprobe output (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunProgramNotAllowed(t *testing.T) {
+	t.Parallel()
+	sb, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prog := range []string{"/usr/bin/sh", "/usr/bin/../bin/ffmpeg", "ffmpeg", "/usr/bin/ffmpeg ", ""} {
+		_, err := sb.Run(context.Background(), Spec{Dir: t.TempDir(), Program: prog})
+		if !errors.Is(err, ErrProgramNotAllowed) {
+			t.Errorf("Run(%q) error = %v, want ErrProgramNotAllowed", prog, err)
+		}
+	}
+}
+
+func TestNewRejectsProgramsOutsideUsr(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{
+		{Programs: []string{"/bin/sh"}},
+		{Programs: []string{"/usr/../tmp/x"}},
+		{Programs: []string{"usr/bin/ffmpeg"}},
+		{Prlimit: "/opt/prlimit"},
+		{ReadOnlyPaths: []string{"relative"}},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) = nil error, want one", cfg)
+		}
+	}
+}
+
+func TestRunNonZeroExitKeepsStderrTail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	// Debug logging makes far more than 2 KB of stderr before the missing input fails the run.
+	res := b.run(t, Spec{Args: []string{"-loglevel", "debug", "-f", "lavfi", "-i", "testsrc=duration=1", "-i", "missing-input.mp4", "-y", "out.mp4"}})
+
+	if res.ExitCode == 0 {
+		t.Fatal("ExitCode = 0, want failure")
+	}
+	if n := len(res.StderrTail); n == 0 || n > StderrTailBytes {
+		t.Errorf("len(StderrTail) = %d, want 1..%d", n, StderrTailBytes)
+	}
+	if !utf8.Valid(res.StderrTail) {
+		t.Error("StderrTail is not valid UTF-8")
+	}
+	if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
+		t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
+	}
+}
+
+func TestRunTimeoutKillsEverything(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	marker := fmt.Sprintf("sandbox-timeout-%d", time.Now().UnixNano())
+
+	res := b.run(t, Spec{
+		Args:    ffmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-"),
+		Timeout: time.Second,
+	})
+
+	if !res.TimedOut || res.ExitCode != -1 {
+		t.Fatalf("TimedOut = %v, ExitCode = %d; want true, -1", res.TimedOut, res.ExitCode)
+	}
+	// The pid namespace dies with bwrap, asynchronously; give the kernel a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := processesWith(t, marker)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived the timeout: %v", pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRunContextCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+
+	res, err := b.sb.Run(ctx, Spec{Dir: b.dir, Program: FFmpeg, Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-f", "null", "-")})
+
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run error = %v, want the caller's context error", err)
+	}
+	if res.TimedOut {
+		t.Error("TimedOut = true for a caller cancellation; want false (not the job's own deadline)")
+	}
+}
+
+// processesWith lists pids whose command line contains marker.
+func processesWith(t *testing.T, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func TestRunFileSizeLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const limit = 1 << 20
+
+	// Raw video at 640x480 is about 900 KB a frame: 30 s of it is far past the limit.
+	res := b.run(t, Spec{
+		Args:   ffmpegArgs("-f", "lavfi", "-i", "testsrc=size=640x480:duration=30", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut"),
+		Limits: Limits{FileSizeBytes: limit},
+	})
+
+	if want := 128 + int(syscall.SIGXFSZ); res.ExitCode != want {
+		t.Errorf("ExitCode = %d, want %d (SIGXFSZ); stderr: %s", res.ExitCode, want, res.StderrTail)
+	}
+	fi, err := os.Stat(filepath.Join(b.dir, "big.nut"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > limit {
+		t.Errorf("big.nut is %d bytes, over the %d limit", fi.Size(), limit)
+	}
+}
+
+func TestRunCPULimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	res := b.run(t, Spec{
+		Args:    ffmpegArgs("-f", "lavfi", "-i", "testsrc2=size=1280x720", "-t", "3600", "-c:v", "libx264", "-preset", "slow", "-f", "null", "-"),
+		Timeout: 2 * time.Minute,
+		Limits:  Limits{CPUSeconds: 1},
+	})
+
+	if res.TimedOut {
+		t.Fatal("TimedOut: the CPU limit did not stop the run")
+	}
+	xcpu, kill := 128+int(syscall.SIGXCPU), 128+int(syscall.SIGKILL)
+	if res.ExitCode != xcpu && res.ExitCode != kill {
+		t.Errorf("ExitCode = %d, want %d (SIGXCPU) or %d (SIGKILL)", res.ExitCode, xcpu, kill)
+	}
+}
+
+func TestRunMemoryLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	res := b.run(t, Spec{
+		Args:   ffmpegArgs("-f", "lavfi", "-i", "testsrc2=size=3840x2160:duration=2", "-c:v", "libx264", "-f", "null", "-"),
+		Limits: Limits{MemoryBytes: 96 << 20},
+	})
+
+	if res.ExitCode == 0 {
+		t.Error("a 4K x264 encode succeeded within 96 MiB of address space; the limit is not applied")
+	}
+}
+
+// sandboxShell is a test-only sandbox that may run a shell. It is the same wall Run uses for
+// FFmpeg, so it shows what the sandbox holds if FFmpeg itself were made to run arbitrary code.
+func sandboxShell(t *testing.T) testBundle {
+	t.Helper()
+	return setupWith(t, Config{Programs: []string{"/usr/bin/sh", "/usr/bin/env", "/usr/bin/id"}})
+}
+
+func TestSandboxEnvironmentIsClean(t *testing.T) {
+	t.Parallel()
+	b := sandboxShell(t)
+
+	var out bytes.Buffer
+	res := b.run(t, Spec{Program: "/usr/bin/env", Stdout: &out})
+	if res.ExitCode != 0 {
+		t.Fatalf("env exited %d: %s", res.ExitCode, res.StderrTail)
+	}
+	want := []string{
+		"HOME=/tmp", "LANG=C.UTF-8", "MALLOC_ARENA_MAX=4", "PATH=/usr/bin", "PWD=/work", "TMPDIR=/tmp", "XDG_CACHE_HOME=/tmp",
+	}
+	got := strings.Fields(out.String())
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("environment inside (-want +got):\n%s", diff)
+	}
+
+	out.Reset()
+	b.run(t, Spec{Program: "/usr/bin/id", Stdout: &out})
+	if diff := cmp.Diff("uid=65534 gid=65534 groups=65534", strings.TrimSpace(out.String())); diff != "" {
+		t.Errorf("identity inside (-want +got):\n%s", diff)
+	}
+}
+
+// TestSandboxHoldsArbitraryCode runs shell probes inside the sandbox: each script exits 0 only
+// when the wall holds.
+func TestSandboxHoldsArbitraryCode(t *testing.T) {
+	t.Parallel()
+	b := sandboxShell(t)
+	hostDir := workDir(t)
+	secret := filepath.Join(hostDir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(hostDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name   string
+		script string
+	}{
+		{"no host secret", "test ! -e " + secret},
+		{"no passwd or shadow", "test ! -e /etc/passwd && test ! -e /etc/shadow"},
+		{"no home or root", "test ! -e /home && test ! -e /root"},
+		{"no sys", "test ! -e /sys"},
+		{"var holds only the font cache", `test "$(ls /var)" = cache && test "$(ls /var/cache)" = fontconfig`},
+		{"etc holds only the allowed entries", `test "$(ls /etc | tr '\n' ' ')" = "alternatives fonts ld.so.cache "`},
+		{"usr is read-only", "! touch /usr/x 2>/dev/null"},
+		{"root is read-only", "! touch /x 2>/dev/null"},
+		{"work dir is writable", "touch /work/ok"},
+		{"only loopback", `test "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')" = lo`},
+		{"no capabilities", `grep -q '^CapEff:[[:space:]]*0000000000000000$' /proc/self/status`},
+		{"no nested user namespaces", "! unshare -U true 2>/dev/null"},
+		{"own pid namespace", `test "$(ls /proc | grep -c '^[0-9]')" -le 5`},
+		{"no inherited descriptors", `test "$(ls /proc/self/fd | tr '\n' ' ')" = "0 1 2 3 "`},
+		{"process limit holds", "! (for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1 & done; wait) 2>/dev/null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.run(t, Spec{Program: "/usr/bin/sh", Args: []string{"-c", tt.script}, Dir: workDir(t), Limits: Limits{Processes: 8}})
+			if res.ExitCode != 0 {
+				t.Errorf("probe %q failed (exit %d): %s", tt.script, res.ExitCode, res.StderrTail)
+			}
+		})
+	}
+}

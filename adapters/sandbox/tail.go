@@ -1,0 +1,39 @@
+package sandbox
+
+import "unicode/utf8"
+
+// tailWriter keeps only the last max bytes written to it, so a chatty FFmpeg cannot make the
+// runner hold its whole stderr in memory.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func newTailWriter(max int) *tailWriter {
+	return &tailWriter{max: max, buf: make([]byte, 0, 2*max)}
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= w.max {
+		w.buf = append(w.buf[:0], p[len(p)-w.max:]...)
+		return n, nil
+	}
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > w.max {
+		// Compact only when the buffer has grown past max, keeping appends amortised.
+		copy(w.buf, w.buf[len(w.buf)-w.max:])
+		w.buf = w.buf[:w.max]
+	}
+	return n, nil
+}
+
+// Bytes returns the tail, starting on a UTF-8 boundary so the job error's detail is valid text
+// where FFmpeg wrote valid text.
+func (w *tailWriter) Bytes() []byte {
+	b := w.buf
+	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
+	}
+	return append([]byte(nil), b...)
+}
