@@ -53,6 +53,9 @@ type Plan struct {
 	// Pattern is the output pattern the command is expected to produce:
 	// "single", "stream" or "set".
 	Pattern string
+	// SideFiles are the other names the command may write in the work directory: HLS and
+	// segment-list names, DASH templates, filter stats and log files. Every one is a bare name.
+	SideFiles []string
 }
 
 // Download is one remote input to fetch into the work directory under Name.

@@ -1,0 +1,424 @@
+package validator
+
+import "strings"
+
+// Layer 5: filters. Filter graphs (-vf, -af, -filter[:spec], -filter_complex, -lavfi and -f lavfi
+// inputs) are parsed the way libavfilter parses them, with both levels of escaping:
+//
+//  1. the graph level (graphparser.c): a filter name is read with av_get_token up to one of
+//     "=,;[", its arguments up to one of "[],;", labels up to "]"; inside each, '\' escapes the
+//     next character and '...' quotes, and both are removed;
+//  2. the option level (process_options / av_opt_get_key_value): the arguments split on ':' into
+//     "key=value" pairs, keys being bare [A-Za-z0-9_./-] runs, values read again with
+//     av_get_token, so they too may be quoted and escaped; a value without "key=" is positional
+//     and goes to the filter's options in declaration order.
+//
+// Checking the unescaped names is what makes hiding a filter behind quotes ("'mo'vie") or
+// escapes ("mov\ie") useless: the checked name is the one FFmpeg looks up.
+//
+// Filters are an allowlist. FFmpeg has ~500 filters and new releases keep adding ones that read
+// files, fetch URLs or load code (movie, amovie, sendcmd, zmq, ladspa, lv2, frei0r, ocr, dnn_*,
+// sr, arnndn, nnedi, libplacebo shaders, openclsrc, qrencode, ...), and FFmpeg 7.1 lets any
+// option be loaded from a file with "/key=path". A blocklist would fail open on all of them;
+// the allowlist below covers the filters of common recipes, and for each allowed filter that
+// names a file, the option is checked: read files must be staged inputs, written files bare names.
+
+const layerFilters = "filters"
+
+type fileUse uint8
+
+const (
+	fileRead   fileUse = iota + 1 // must be a staged input
+	fileWrite                     // must be a bare name; recorded as a side file
+	fileForbid                    // never allowed (a directory, a model with paths)
+	fileFont                      // a fontconfig family name, never a path or pattern
+	fileModel                     // libvmaf model string: no path= entries
+)
+
+type filterSpec struct {
+	// files maps the options that name files to their use.
+	files map[string]fileUse
+	// positional lists the options reachable by position, in FFmpeg's declaration order, for
+	// filters that have file options; more positional values than this are refused, so that a
+	// positional value can never reach a file option unchecked.
+	positional []string
+	gpu        bool
+}
+
+var (
+	plain     = &filterSpec{}
+	gpuFilter = &filterSpec{gpu: true}
+)
+
+var filterTable = map[string]*filterSpec{
+	// Reading files: staged inputs only.
+	"subtitles":        {files: map[string]fileUse{"filename": fileRead, "f": fileRead, "fontsdir": fileForbid}, positional: []string{"filename"}},
+	"ass":              {files: map[string]fileUse{"filename": fileRead, "f": fileRead, "fontsdir": fileForbid}, positional: []string{"filename"}},
+	"drawtext":         {files: map[string]fileUse{"fontfile": fileRead, "textfile": fileRead, "font": fileFont}, positional: []string{"fontfile", "text", "textfile"}},
+	"lut3d":            {files: map[string]fileUse{"file": fileRead}, positional: []string{"file"}},
+	"lut1d":            {files: map[string]fileUse{"file": fileRead}, positional: []string{"file"}},
+	"removelogo":       {files: map[string]fileUse{"filename": fileRead, "f": fileRead}, positional: []string{"filename"}},
+	"cover_rect":       {files: map[string]fileUse{"cover": fileRead}, positional: []string{"cover"}},
+	"find_rect":        {files: map[string]fileUse{"object": fileRead}, positional: []string{"object"}},
+	"curves":           {files: map[string]fileUse{"psfile": fileRead, "plot": fileWrite}, positional: []string{"preset"}},
+	"vidstabtransform": {files: map[string]fileUse{"input": fileRead}, positional: []string{"input"}},
+	// Writing files: bare names in the work directory.
+	"vidstabdetect": {files: map[string]fileUse{"result": fileWrite}, positional: []string{"result"}},
+	"psnr":          {files: map[string]fileUse{"stats_file": fileWrite, "f": fileWrite}, positional: []string{"stats_file"}},
+	"ssim":          {files: map[string]fileUse{"stats_file": fileWrite, "f": fileWrite}, positional: []string{"stats_file"}},
+	"metadata":      {files: map[string]fileUse{"file": fileWrite}, positional: []string{"mode"}},
+	"ametadata":     {files: map[string]fileUse{"file": fileWrite}, positional: []string{"mode"}},
+	"paletteuse":    {files: map[string]fileUse{"debug_kdtree": fileWrite}, positional: []string{"dither"}},
+	"deshake":       {files: map[string]fileUse{"filename": fileWrite}},
+	"signature":     {files: map[string]fileUse{"filename": fileWrite}},
+	"libvmaf":       {files: map[string]fileUse{"log_path": fileWrite, "model_path": fileRead, "model": fileModel}},
+
+	// GPU filters route the job to a GPU runner.
+	"scale_cuda": gpuFilter, "scale_npp": gpuFilter, "hwupload_cuda": gpuFilter,
+	"overlay_cuda": gpuFilter, "yadif_cuda": gpuFilter, "thumbnail_cuda": gpuFilter,
+	"bwdif_cuda": gpuFilter, "chromakey_cuda": gpuFilter, "transpose_npp": gpuFilter,
+
+	// Sources (mostly for -f lavfi).
+	"testsrc": plain, "testsrc2": plain, "smptebars": plain, "smptehdbars": plain,
+	"color": plain, "nullsrc": plain, "rgbtestsrc": plain, "yuvtestsrc": plain,
+	"mandelbrot": plain, "allrgb": plain, "allyuv": plain, "gradients": plain,
+	"pal75bars": plain, "pal100bars": plain, "colorchart": plain, "colorspectrum": plain,
+	"zoneplate": plain, "haldclutsrc": plain, "sierpinski": plain,
+	"sine": plain, "anullsrc": plain, "aevalsrc": plain, "anoisesrc": plain,
+	"nullsink": plain, "anullsink": plain,
+
+	// Video.
+	"scale": plain, "scale2ref": plain, "crop": plain, "cropdetect": plain, "pad": plain,
+	"overlay": plain, "hflip": plain, "vflip": plain, "transpose": plain, "rotate": plain,
+	"fps": plain, "framerate": plain, "minterpolate": plain, "setpts": plain, "setsar": plain,
+	"setdar": plain, "format": plain, "fade": plain, "xfade": plain, "trim": plain,
+	"select": plain, "thumbnail": plain, "tile": plain, "untile": plain, "zoompan": plain,
+	"drawbox": plain, "drawgrid": plain, "unsharp": plain, "eq": plain, "hue": plain,
+	"colorbalance": plain, "colorchannelmixer": plain, "colorlevels": plain,
+	"colortemperature": plain, "vibrance": plain, "exposure": plain, "colorspace": plain,
+	"zscale": plain, "tonemap": plain, "lut": plain, "lutrgb": plain, "lutyuv": plain,
+	"haldclut": plain, "negate": plain, "boxblur": plain, "gblur": plain, "avgblur": plain,
+	"smartblur": plain, "median": plain, "convolution": plain, "sobel": plain,
+	"edgedetect": plain, "erosion": plain, "dilation": plain, "deflate": plain,
+	"inflate": plain, "pixelize": plain, "noise": plain, "vignette": plain,
+	"lenscorrection": plain, "perspective": plain, "histeq": plain, "histogram": plain,
+	"waveform": plain, "vectorscope": plain, "scdet": plain, "showinfo": plain,
+	"signalstats": plain, "blackdetect": plain, "blackframe": plain, "freezedetect": plain,
+	"idet": plain, "yadif": plain, "bwdif": plain, "w3fdif": plain, "estdif": plain,
+	"kerndeint": plain, "pullup": plain, "fieldmatch": plain, "decimate": plain,
+	"mpdecimate": plain, "telecine": plain, "detelecine": plain, "interlace": plain,
+	"tinterlace": plain, "separatefields": plain, "weave": plain, "il": plain,
+	"setfield": plain, "fieldorder": plain, "hqdn3d": plain, "nlmeans": plain,
+	"atadenoise": plain, "bm3d": plain, "dctdnoiz": plain, "owdenoise": plain,
+	"vaguedenoiser": plain, "deband": plain, "deblock": plain, "delogo": plain,
+	"chromakey": plain, "colorkey": plain, "colorhold": plain, "hsvkey": plain,
+	"despill": plain, "alphamerge": plain, "alphaextract": plain, "premultiply": plain,
+	"unpremultiply": plain, "blend": plain, "tblend": plain, "tmix": plain, "mix": plain,
+	"maskedmerge": plain, "displace": plain, "remap": plain, "geq": plain,
+	"palettegen": plain, "split": plain, "null": plain, "copy": plain, "hstack": plain,
+	"vstack": plain, "xstack": plain, "concat": plain, "streamselect": plain,
+	"interleave": plain, "tpad": plain, "loop": plain, "reverse": plain, "framestep": plain,
+	"random": plain, "shuffleframes": plain, "swaprect": plain, "fillborders": plain,
+	"chromashift": plain, "rgbashift": plain, "shear": plain, "extractplanes": plain,
+	"mergeplanes": plain, "shuffleplanes": plain, "hwupload": plain, "hwdownload": plain,
+	"bilateral": plain, "cas": plain, "colorize": plain, "monochrome": plain,
+	"grayworld": plain, "huesaturation": plain, "normalize": plain,
+	"photosensitivity": plain, "setparams": plain, "setrange": plain, "limiter": plain,
+	"amplify": plain, "elbg": plain, "fspp": plain, "spp": plain, "pp7": plain, "pp": plain,
+	"hqx": plain, "xbr": plain, "super2xsai": plain, "kirsch": plain, "prewitt": plain,
+	"roberts": plain, "scharr": plain, "lagfun": plain, "fftfilt": plain, "chromanr": plain,
+	"colormatrix": plain, "colorcorrect": plain, "greyedge": plain, "colorcontrast": plain,
+	"epx": plain, "guided": plain, "morpho": plain, "siti": plain, "entropy": plain,
+	"framepack": plain, "stereo3d": plain, "v360": plain, "dejudder": plain, "sab": plain,
+	"threshold": plain, "lumakey": plain, "identity": plain, "msad": plain, "corr": plain,
+	"vif": plain, "showpalette": plain, "settb": plain, "sidedata": plain, "thistogram": plain,
+	"datascope": plain, "oscilloscope": plain, "pixscope": plain, "floodfill": plain,
+	"backgroundkey": plain, "ciescope": plain,
+
+	// Audio.
+	"asplit": plain, "anull": plain, "acopy": plain, "aformat": plain, "atrim": plain,
+	"asetpts": plain, "asettb": plain, "afade": plain, "acrossfade": plain, "adelay": plain,
+	"apad": plain, "aloop": plain, "areverse": plain, "atempo": plain, "asetrate": plain,
+	"aresample": plain, "volume": plain, "loudnorm": plain, "dynaudnorm": plain,
+	"acompressor": plain, "alimiter": plain, "agate": plain, "highpass": plain,
+	"lowpass": plain, "bandpass": plain, "bandreject": plain, "equalizer": plain,
+	"bass": plain, "treble": plain, "highshelf": plain, "lowshelf": plain, "allpass": plain,
+	"biquad": plain, "silenceremove": plain, "silencedetect": plain, "volumedetect": plain,
+	"ebur128": plain, "astats": plain, "aecho": plain, "chorus": plain, "flanger": plain,
+	"tremolo": plain, "vibrato": plain, "aphaser": plain, "pan": plain,
+	"channelsplit": plain, "channelmap": plain, "join": plain, "amerge": plain,
+	"amix": plain, "stereotools": plain, "extrastereo": plain, "earwax": plain,
+	"afftdn": plain, "anlmdn": plain, "adeclick": plain, "adeclip": plain, "compand": plain,
+	"speechnorm": plain, "dcshift": plain, "deesser": plain, "asetnsamples": plain,
+	"ashowinfo": plain, "aselect": plain, "astreamselect": plain, "ainterleave": plain,
+	"showwaves": plain, "showwavespic": plain, "showspectrum": plain,
+	"showspectrumpic": plain, "showfreqs": plain, "avectorscope": plain,
+	"ahistogram": plain, "aphasemeter": plain, "abitscope": plain, "replaygain": plain,
+	"sidechaincompress": plain, "acontrast": plain, "apulsator": plain, "asubboost": plain,
+	"virtualbass": plain, "superequalizer": plain, "acrusher": plain, "asoftclip": plain,
+}
+
+func filterErr(flag, value, format string, a ...any) *Error {
+	return &Error{Layer: layerFilters, Flag: flag, Value: value, Message: sprintf(format, a...)}
+}
+
+// filterNode is one filter of a graph after graph-level unescaping.
+type filterNode struct {
+	name    string // without an "@instance" suffix
+	args    string
+	hasArgs bool
+}
+
+// filterWhitespace is libavutil's WHITESPACES.
+const filterWhitespace = " \n\t\r"
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && strings.IndexByte(filterWhitespace, s[i]) >= 0 {
+		i++
+	}
+	return i
+}
+
+// getToken is av_get_token: it reads from s[i] up to the first byte of term that is neither
+// escaped nor quoted, removes the escapes and quotes, trims leading and unprotected trailing
+// whitespace, and returns the token and the position of the terminator.
+func getToken(s string, i int, term string) (string, int) {
+	i = skipSpace(s, i)
+	out := make([]byte, 0, 16)
+	end := 0
+	for i < len(s) && strings.IndexByte(term, s[i]) < 0 {
+		c := s[i]
+		i++
+		switch {
+		case c == '\\' && i < len(s):
+			out = append(out, s[i])
+			i++
+			end = len(out)
+		case c == '\'':
+			for i < len(s) && s[i] != '\'' {
+				out = append(out, s[i])
+				i++
+			}
+			if i < len(s) {
+				i++
+				end = len(out)
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	for len(out) > end && strings.IndexByte(filterWhitespace, out[len(out)-1]) >= 0 {
+		out = out[:len(out)-1]
+	}
+	return string(out), i
+}
+
+// parseGraph splits a filter graph description into its filters, as
+// avfilter_graph_segment_parse does.
+func parseGraph(s string) ([]filterNode, string) {
+	i := skipSpace(s, 0)
+	if strings.HasPrefix(s[i:], "sws_flags=") {
+		semi := strings.IndexByte(s[i:], ';')
+		if semi < 0 {
+			return nil, "sws_flags not terminated with ';'"
+		}
+		i += semi + 1
+	}
+	var nodes []filterNode
+	for {
+		// One chain.
+		for {
+			i = skipSpace(s, i)
+			var bad string
+			if i, bad = skipLabels(s, i); bad != "" {
+				return nil, bad
+			}
+			i = skipSpace(s, i)
+			var name string
+			name, i = getToken(s, i, "=,;[")
+			if at := strings.IndexByte(name, '@'); at >= 0 {
+				name = name[:at]
+			}
+			if name == "" {
+				return nil, "missing filter name"
+			}
+			n := filterNode{name: name}
+			if i < len(s) && s[i] == '=' {
+				n.args, i = getToken(s, i+1, "[],;")
+				n.hasArgs = true
+			}
+			nodes = append(nodes, n)
+			i = skipSpace(s, i)
+			if i, bad = skipLabels(s, i); bad != "" {
+				return nil, bad
+			}
+			i = skipSpace(s, i)
+			if i < len(s) && s[i] == ',' {
+				i++
+				continue
+			}
+			break
+		}
+		if i < len(s) && s[i] == ';' {
+			i++
+			continue
+		}
+		break
+	}
+	if i < len(s) {
+		return nil, "unexpected " + quoteByte(s[i])
+	}
+	return nodes, ""
+}
+
+// skipLabels skips "[label]" link names; a label is itself read with av_get_token.
+func skipLabels(s string, i int) (int, string) {
+	for i < len(s) && s[i] == '[' {
+		var label string
+		label, i = getToken(s, i+1, "]")
+		if label == "" {
+			return i, "empty link label"
+		}
+		if i >= len(s) || s[i] != ']' {
+			return i, "unterminated link label"
+		}
+		i = skipSpace(s, i+1)
+	}
+	return i, ""
+}
+
+type filterOption struct {
+	key   string // "" for a positional value
+	value string
+}
+
+// parseFilterOptions splits filter arguments into options, as process_options does with
+// av_opt_get_key_value(&args, "=", ":", AV_OPT_FLAG_IMPLICIT_KEY, ...).
+func parseFilterOptions(args string) ([]filterOption, string) {
+	var opts []filterOption
+	named := false
+	i := 0
+	for i < len(args) {
+		p := skipSpace(args, i)
+		ks := p
+		for p < len(args) && isKeyChar(args[p]) {
+			p++
+		}
+		ke := p
+		p = skipSpace(args, p)
+		var o filterOption
+		if p < len(args) && args[p] == '=' {
+			o.key = args[ks:ke]
+			if o.key == "" {
+				return nil, "option with an empty name"
+			}
+			o.value, p = getToken(args, p+1, ":")
+			named = true
+		} else {
+			if named {
+				return nil, "positional value after a named option"
+			}
+			o.value, p = getToken(args, i, ":")
+		}
+		opts = append(opts, o)
+		if p < len(args) {
+			p++
+		}
+		i = p
+	}
+	return opts, ""
+}
+
+// isKeyChar is libavutil's is_key_char.
+func isKeyChar(c byte) bool {
+	return (c|32 >= 'a' && c|32 <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '/' || c == '.'
+}
+
+// checkGraph parses and checks one filter graph given to flag.
+func (st *state) checkGraph(flag, graph string) *Error {
+	nodes, bad := parseGraph(graph)
+	if bad != "" {
+		return filterErr(flag, graph, "%s has an invalid filter graph: %s", flag, bad)
+	}
+	for _, n := range nodes {
+		if e := st.checkFilter(flag, n); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (st *state) checkFilter(flag string, n filterNode) *Error {
+	spec := filterTable[n.name]
+	if spec == nil {
+		return filterErr(flag, n.name, "filter %q is not allowed", n.name)
+	}
+	if spec.gpu && st.gpuReason == "" {
+		st.gpuReason = "filter " + n.name
+	}
+	if !n.hasArgs {
+		return nil
+	}
+	opts, bad := parseFilterOptions(n.args)
+	if bad != "" {
+		return filterErr(flag, n.args, "filter %q has invalid options: %s", n.name, bad)
+	}
+	pos := 0
+	for _, o := range opts {
+		key := o.key
+		if strings.IndexByte(key, '/') >= 0 {
+			return filterErr(flag, key, "filter %q option %q is not allowed: option values are never loaded from files", n.name, key)
+		}
+		if spec.files == nil {
+			continue
+		}
+		if key == "" {
+			if pos >= len(spec.positional) {
+				return filterErr(flag, o.value, "filter %q: give option %d (%q) by name", n.name, pos+1, o.value)
+			}
+			key = spec.positional[pos]
+			pos++
+		}
+		use := spec.files[key]
+		if use == 0 {
+			continue
+		}
+		what := "filter " + n.name + " option " + key
+		switch use {
+		case fileRead:
+			if e := st.checkReadName(layerFilters, flag, what, o.value); e != nil {
+				return e
+			}
+		case fileWrite:
+			if e := st.checkWrittenName(flag, what, o.value, namePlain); e != nil {
+				return e
+			}
+		case fileForbid:
+			return filterErr(flag, o.value, "%s is not allowed", what)
+		case fileFont:
+			if !validFontName(o.value) {
+				return filterErr(flag, o.value, "%s %q is not allowed: give a font family name, or a staged fontfile", what, o.value)
+			}
+		case fileModel:
+			if strings.Contains(strings.ToLower(o.value), "path") {
+				return filterErr(flag, o.value, "%s %q is not allowed: built-in model versions only", what, o.value)
+			}
+		}
+	}
+	return nil
+}
+
+// validFontName accepts fontconfig family names ("DejaVu Sans", "Noto-Sans") but nothing that a
+// fontconfig pattern would read as a property (":file=...") or a path.
+func validFontName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != ' ' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,195 @@
+package validator
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Layer 3: input sources. An input is one of three things, and nothing else reaches FFmpeg:
+//   - an https URL, fetched by the runner's SSRF-guarded fetcher and replaced by a local name, so
+//     FFmpeg itself never opens a URL (its network is off anyway);
+//   - an uploaded asset's content URL (Options.AssetURLPrefix + id + "/content"), fetched alike;
+//   - the bare name of a staged input (Options.Inputs).
+//
+// Protocol prefixes (file:, pipe:, concat:, subfile:, data:, crypto:, tcp:, udp:, rtmp:, ...),
+// plain http, absolute paths and names that were not staged are all rejected by that rule rather
+// than by a list. A -f lavfi input is a filter graph and goes to layer 5.
+
+const layerInputs = "inputs"
+
+func inputErr(value, format string, a ...any) *Error {
+	return &Error{Layer: layerInputs, Flag: "-i", Value: value, Message: sprintf(format, a...)}
+}
+
+func notAllowedInput(value string) *Error {
+	return inputErr(value, "input %q is not allowed: only https URLs, staged input names and uploaded assets", value)
+}
+
+// playlistExts are extensions that make FFmpeg's HLS, DASH or SDP demuxers open further files
+// named inside the input, which would bypass every rule here.
+var playlistExts = map[string]bool{"m3u8": true, "m3u": true, "hls": true, "mpd": true, "sdp": true}
+
+// localExts are the extensions a downloaded input keeps in its local name, so that formats
+// FFmpeg recognises by extension (image2, raw streams) still work. Any other extension is
+// dropped: FFmpeg then probes the content.
+var localExts = map[string]bool{
+	"mp4": true, "m4v": true, "m4a": true, "mov": true, "mkv": true, "webm": true, "avi": true,
+	"ts": true, "mts": true, "m2ts": true, "mpg": true, "mpeg": true, "flv": true, "mxf": true,
+	"3gp": true, "wmv": true, "wma": true, "mp3": true, "wav": true, "flac": true, "ogg": true,
+	"oga": true, "ogv": true, "opus": true, "aac": true, "ac3": true, "gif": true, "png": true,
+	"jpg": true, "jpeg": true, "webp": true, "bmp": true, "tif": true, "tiff": true,
+	"srt": true, "vtt": true, "ass": true, "ssa": true, "h264": true, "hevc": true, "y4m": true,
+}
+
+// checkURL validates an https input URL or an uploaded asset URL; kind names it in messages.
+func checkURL(raw string, requireHTTPS bool) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "is not a valid URL"
+	}
+	if requireHTTPS && u.Scheme != "https" {
+		return "is not an https URL"
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "has no host"
+	}
+	if u.User != nil {
+		return "must not carry credentials"
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] <= ' ' || raw[i] == 0x7f {
+			return "contains whitespace or control characters"
+		}
+	}
+	if playlistExts[extOf(u.Path)] {
+		return "is a playlist: HLS, DASH and SDP inputs open further files"
+	}
+	return ""
+}
+
+// isAssetURL reports whether raw is <prefix><asset_id>/content.
+func (st *state) isAssetURL(raw string) bool {
+	p := st.opts.AssetURLPrefix
+	if p == "" || !strings.HasPrefix(raw, p) {
+		return false
+	}
+	id, ok := strings.CutSuffix(raw[len(p):], "/content")
+	if !ok || id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasHTTPSPrefix(s string) bool {
+	return len(s) >= 8 && strings.EqualFold(s[:8], "https://")
+}
+
+// addInput checks the value of one -i with the per-file options given before it; idx is the
+// position of the value in the arguments, for substitution.
+func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
+	if fo.format != "" {
+		if e := checkInputFormat(fo.format); e != nil {
+			return e
+		}
+	}
+	switch fo.format {
+	case "lavfi":
+		return st.checkGraph("-i", value)
+	case "concat":
+		if _, ok := st.opts.Inputs[value]; !ok {
+			return formatErr("-f", value, "-f concat reads a list that must be a staged input, not %q", value)
+		}
+	}
+	if hasHTTPSPrefix(value) || st.isAssetURL(value) {
+		if !st.isAssetURL(value) {
+			if why := checkURL(value, true); why != "" {
+				return inputErr(value, "input URL %q %s", value, why)
+			}
+		} else if why := checkURL(value, false); why != "" {
+			return inputErr(value, "input URL %q %s", value, why)
+		}
+		st.planArgs[idx] = st.download(value)
+		return nil
+	}
+	if _, ok := st.opts.Inputs[value]; ok {
+		if playlistExts[extOf(value)] {
+			return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
+		}
+		return nil
+	}
+	if isNumbered(value) && checkName(value, nameNumbered) == "" && !playlistExts[extOf(value)] {
+		for name := range st.opts.Inputs {
+			if matchesNumbered(value, name) {
+				return nil
+			}
+		}
+	}
+	return notAllowedInput(value)
+}
+
+// download returns the local name of a remote input, fetching each URL once. Names are
+// input_<n>[.ext], skipping any name already staged, so they never collide.
+func (st *state) download(raw string) string {
+	for _, d := range st.downloads {
+		if d.URL == raw {
+			return d.Name
+		}
+	}
+	ext := ""
+	if u, err := url.Parse(raw); err == nil {
+		if e := extOf(u.Path); localExts[e] {
+			ext = "." + e
+		}
+	}
+	for {
+		name := "input_" + strconv.Itoa(st.nextLocal) + ext
+		st.nextLocal++
+		if _, taken := st.opts.Inputs[name]; !taken {
+			st.downloads = append(st.downloads, Download{URL: raw, Name: name})
+			return name
+		}
+	}
+}
+
+// isInputName reports whether name is a file the job reads: a staged input or a downloaded one.
+func (st *state) isInputName(name string) bool {
+	if _, ok := st.opts.Inputs[name]; ok {
+		return true
+	}
+	for _, d := range st.downloads {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStagedURLs checks the URL entries of Options.Inputs and plans their download under their
+// own names, in name order so the plan is deterministic.
+func (st *state) checkStagedURLs(names []string) *Error {
+	for _, name := range names {
+		in := st.opts.Inputs[name]
+		if in.Inline {
+			continue
+		}
+		if in.URL == "" {
+			return &Error{Layer: layerInputs, Value: name, Message: sprintf("input %q has neither a url nor content", name)}
+		}
+		asset := st.isAssetURL(in.URL)
+		if !asset && !hasHTTPSPrefix(in.URL) {
+			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)}
+		}
+		if why := checkURL(in.URL, !asset); why != "" {
+			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q %s", name, in.URL, why)}
+		}
+		st.downloads = append(st.downloads, Download{URL: in.URL, Name: name})
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package validator
+
+import (
+	"sort"
+	"strconv"
+)
+
+// Layer 7: compute and limits. The job's parameters around the command: compute class, timeout,
+// inline content size, staged input names; and the GPU routing of the command itself.
+
+const layerLimits = "limits"
+
+const (
+	// DefaultTimeout is params.timeout when it is not given, in seconds.
+	DefaultTimeout = 120
+	// MaxTimeout is the largest params.timeout, in seconds.
+	MaxTimeout = 900
+	// MaxInlineBytes is the largest inline `content` input: 64 KB.
+	MaxInlineBytes = 64 << 10
+)
+
+// gpuEncoders are the NVENC encoders (and their legacy aliases) that need a GPU runner.
+var gpuEncoders = map[string]bool{
+	"h264_nvenc": true, "hevc_nvenc": true, "av1_nvenc": true,
+	"nvenc": true, "nvenc_h264": true, "nvenc_hevc": true,
+}
+
+// gpuDecoders are the CUDA decoders (cuvid); -hwaccel cuda is handled with the flag.
+var gpuDecoders = map[string]bool{
+	"h264_cuvid": true, "hevc_cuvid": true, "av1_cuvid": true, "vp9_cuvid": true,
+	"vp8_cuvid": true, "mpeg2_cuvid": true, "mpeg4_cuvid": true, "mjpeg_cuvid": true,
+}
+
+func limitErr(flag, value, format string, a ...any) *Error {
+	return &Error{Layer: layerLimits, Flag: flag, Value: value, Message: sprintf(format, a...)}
+}
+
+// checkOptions checks the job parameters around the command and returns the staged input names
+// in sorted order.
+func checkOptions(o *Options) ([]string, *Error) {
+	switch o.Compute {
+	case "", "auto", "cpu", "gpu":
+	default:
+		return nil, limitErr("", o.Compute, "compute %q is not one of auto, cpu, gpu", o.Compute)
+	}
+	if o.Timeout < 0 || o.Timeout > MaxTimeout {
+		t := strconv.Itoa(o.Timeout)
+		return nil, limitErr("", t, "timeout %s is out of range: 1 to %d seconds", t, MaxTimeout)
+	}
+	names := make([]string, 0, len(o.Inputs))
+	for name := range o.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if why := checkName(name, namePlain); why != "" {
+			return nil, limitErr("", name, "input name %q %s", name, why)
+		}
+		in := o.Inputs[name]
+		if in.Inline && (in.ContentSize < 0 || in.ContentSize > MaxInlineBytes) {
+			return nil, limitErr("", name, "inline input %q is %d bytes, over the %d byte limit", name, in.ContentSize, MaxInlineBytes)
+		}
+	}
+	return names, nil
+}
+
+// noteCodec records a GPU codec used by the command.
+func (st *state) noteCodec(flag, name string) {
+	if st.gpuReason == "" && (gpuEncoders[name] || gpuDecoders[name]) {
+		st.gpuReason = "encoder " + name
+		if gpuDecoders[name] {
+			st.gpuReason = "decoder " + name
+		}
+	}
+}
+
+// compute decides the compute class: cpu refuses GPU work, gpu forces it, auto routes by what
+// the command uses.
+func (st *state) compute() (string, *Error) {
+	switch st.opts.Compute {
+	case "cpu":
+		if st.gpuReason != "" {
+			return "", limitErr("", st.gpuReason, "%s needs a GPU but compute is cpu", st.gpuReason)
+		}
+		return "cpu", nil
+	case "gpu":
+		return "gpu", nil
+	}
+	if st.gpuReason != "" {
+		return "gpu", nil
+	}
+	return "cpu", nil
+}

@@ -1,0 +1,253 @@
+package validator
+
+import "strings"
+
+// Layer 6: paths. Every name the command writes, and every file name inside an option or a
+// filter, must be a bare name inside the work directory. The rule is a charset, not a list of bad
+// things: letters, digits, '.', '_', '-' and '+', never leading '-' or '.', never "..". That
+// excludes '/', '\', ':' (so no protocol prefix such as "file:" or "pipe:"), ',' and '|' (so no
+// "concat:"/"subfile," tricks) and every shell or glob character. '%' is accepted only as the
+// numbered-pattern forms FFmpeg expands (%d, %03d, %%, and %v for HLS variant streams).
+
+const layerPaths = "paths"
+
+// maxNameBytes is the usual file-system limit on one name.
+const maxNameBytes = 255
+
+// nameKind says which pattern forms a name may use.
+type nameKind int
+
+const (
+	namePlain    nameKind = iota // a plain file name
+	nameNumbered                 // may hold %d-style counters (image sequences, segments)
+	nameTemplate                 // may also hold DASH $Identifier$ templates
+)
+
+// checkName reports why name is not a bare, path-safe name of the given kind; "" when it is.
+func checkName(name string, kind nameKind) string {
+	if name == "" {
+		return "is empty"
+	}
+	if len(name) > maxNameBytes {
+		return "is longer than 255 bytes"
+	}
+	if name[0] == '-' {
+		return "starts with '-'"
+	}
+	if name[0] == '.' {
+		return "starts with '.'"
+	}
+	if strings.Contains(name, "..") {
+		return "contains \"..\""
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case isSafeNameByte(c):
+		case c == '/' || c == '\\':
+			return "is not a bare file name (it contains a directory separator)"
+		case c == ':':
+			return "is not a bare file name (protocol prefixes and ':' are not allowed)"
+		case c == '%' && kind >= nameNumbered:
+			n := patternLen(name, i, kind)
+			if n == 0 {
+				return "has an invalid '%' pattern"
+			}
+			i += n - 1
+		case c == '$' && kind == nameTemplate:
+			n := templateLen(name, i)
+			if n == 0 {
+				return "has an invalid '$' template"
+			}
+			i += n - 1
+		default:
+			return "contains " + quoteByte(c) + ": only letters, digits, '.', '_', '-' and '+' are allowed"
+		}
+	}
+	return ""
+}
+
+func isSafeNameByte(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		c == '.' || c == '_' || c == '-' || c == '+'
+}
+
+func quoteByte(c byte) string {
+	if c < 0x20 || c >= 0x7f {
+		return "a non-ASCII or control byte"
+	}
+	return "'" + string(c) + "'"
+}
+
+// patternLen returns the length of the counter pattern at name[i] ('%'), or 0 when it is not one:
+// "%%", "%d", "%Nd", "%0Nd" (N at most two digits) and, for numbered names, "%v".
+func patternLen(name string, i int, kind nameKind) int {
+	j := i + 1
+	if j >= len(name) {
+		return 0
+	}
+	if name[j] == '%' {
+		return 2
+	}
+	if name[j] == 'v' {
+		return 2
+	}
+	start := j
+	for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+		j++
+	}
+	if j-start > 2 || j >= len(name) || name[j] != 'd' {
+		return 0
+	}
+	return j + 1 - i
+}
+
+// dashIdentifiers are the identifiers the DASH muxer substitutes in segment name templates.
+var dashIdentifiers = map[string]bool{"RepresentationID": true, "Number": true, "Bandwidth": true, "Time": true, "ext": true}
+
+// templateLen returns the length of the DASH template at name[i] ('$'): "$Number$",
+// "$Number%05d$", "$$"; 0 when it is not one.
+func templateLen(name string, i int) int {
+	end := strings.IndexByte(name[i+1:], '$')
+	if end < 0 {
+		return 0
+	}
+	body := name[i+1 : i+1+end]
+	if body == "" {
+		return 2
+	}
+	id, format, hasFormat := strings.Cut(body, "%")
+	if !dashIdentifiers[id] {
+		return 0
+	}
+	if hasFormat {
+		f := "%" + format
+		if patternLen(f, 0, nameNumbered) != len(f) || f == "%%" || f == "%v" {
+			return 0
+		}
+	}
+	return end + 2
+}
+
+// isNumbered tells a name holding a frame or segment counter from a plain one.
+func isNumbered(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] != '%' {
+			continue
+		}
+		n := patternLen(name, i, nameNumbered)
+		if n == 0 {
+			continue
+		}
+		if name[i+1] != '%' && name[i+1] != 'v' {
+			return true
+		}
+		i += n - 1
+	}
+	return false
+}
+
+// matchesNumbered reports whether the concrete name is one the counter pattern expands to, so
+// that an image-sequence input can be checked against the staged names.
+func matchesNumbered(pattern, name string) bool {
+	i, j := 0, 0
+	for i < len(pattern) {
+		c := pattern[i]
+		if c != '%' {
+			if j >= len(name) || name[j] != c {
+				return false
+			}
+			i++
+			j++
+			continue
+		}
+		n := patternLen(pattern, i, nameNumbered)
+		if n == 0 {
+			return false
+		}
+		if pattern[i+1] == '%' {
+			if j >= len(name) || name[j] != '%' {
+				return false
+			}
+			i += 2
+			j++
+			continue
+		}
+		if pattern[i+1] == 'v' {
+			return false
+		}
+		k := j
+		for k < len(name) && name[k] >= '0' && name[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return false
+		}
+		i += n
+		j = k
+	}
+	return j == len(name)
+}
+
+// extOf returns the lower-case extension of a name without the dot, "" when there is none.
+func extOf(name string) string {
+	dot := strings.LastIndexByte(name, '.')
+	if dot < 0 || dot == len(name)-1 {
+		return ""
+	}
+	return strings.ToLower(name[dot+1:])
+}
+
+func pathErr(flag, value, format string, a ...any) *Error {
+	return &Error{Layer: layerPaths, Flag: flag, Value: value, Message: sprintf(format, a...)}
+}
+
+// checkOutputName checks one output of the command: a bare name or a numbered pattern.
+func checkOutputName(name string) *Error {
+	if why := checkName(name, nameNumbered); why != "" {
+		return pathErr("", name, "output %q %s", name, why)
+	}
+	return nil
+}
+
+// checkOverwrites runs once every input is known: no output and no side file may replace an
+// input, and no two outputs may share a name.
+func (st *state) checkOverwrites() *Error {
+	for _, o := range st.outputs {
+		if st.isInputName(o.name) {
+			return pathErr("", o.name, "output %q would overwrite input %q", o.name, o.name)
+		}
+	}
+	for _, f := range st.sideFiles {
+		if st.isInputName(f.name) {
+			return pathErr(f.flag, f.name, "%s %q would overwrite input %q", f.what, f.name, f.name)
+		}
+	}
+	return nil
+}
+
+// checkWrittenName checks a file name written through an option (an HLS segment pattern, a
+// segment list, a filter's stats file) and records it as a side file of the plan.
+// The overwrite check waits for the end of the command, when every input is known.
+func (st *state) checkWrittenName(flag, what, name string, kind nameKind) *Error {
+	if why := checkName(name, kind); why != "" {
+		return pathErr(flag, name, "%s %q %s", what, name, why)
+	}
+	st.sideFiles = append(st.sideFiles, sideFile{flag: flag, what: what, name: name})
+	return nil
+}
+
+type sideFile struct{ flag, what, name string }
+
+// checkReadName checks a file name read through an option or a filter: a bare name (layer
+// paths) that is one of the staged inputs (reported by the calling layer).
+func (st *state) checkReadName(layer, flag, what, name string) *Error {
+	if why := checkName(name, namePlain); why != "" {
+		return pathErr(flag, name, "%s %q %s", what, name, why)
+	}
+	if _, ok := st.opts.Inputs[name]; !ok {
+		return &Error{Layer: layer, Flag: flag, Value: name,
+			Message: sprintf("%s %q is not a staged input: files read by name must be supplied in inputs", what, name)}
+	}
+	return nil
+}

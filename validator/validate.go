@@ -1,0 +1,185 @@
+package validator
+
+import "fmt"
+
+func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// fileOpts are the per-file options given before an -i or an output name; FFmpeg resets them
+// after each file.
+type fileOpts struct {
+	first           string // the first per-file flag, to report options after the last output
+	format          string // -f
+	segmentFormat   string // -segment_format
+	hlsSegmentType  string // -hls_segment_type
+	dashSegmentType string // -dash_segment_type
+}
+
+// state is one validation in progress.
+type state struct {
+	opts      Options
+	planArgs  []string
+	downloads []Download
+	nextLocal int
+	outputs   []output
+	sideFiles []sideFile
+	pending   fileOpts
+	gpuReason string // the first GPU-only thing the command uses, for routing and messages
+}
+
+// Validate checks an FFmpeg command against the eight layers and, when it is accepted, plans its
+// execution. It never panics and its answer depends only on its arguments.
+func Validate(command string, opts Options) Result {
+	plan, args, format, err := validate(command, opts)
+	if err != nil {
+		return Result{Valid: false, Error: err.Message, Err: err}
+	}
+	return Result{Valid: true, Args: args, InferredOutputFormat: format, Plan: plan}
+}
+
+func validate(command string, opts Options) (*Plan, []string, string, *Error) {
+	args, err := split(command)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	names, err := checkOptions(&opts)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	st := &state{opts: opts, planArgs: make([]string, len(args))}
+	copy(st.planArgs, args)
+	if err := st.checkStagedURLs(names); err != nil {
+		return nil, nil, "", err
+	}
+	if err := st.walk(args); err != nil {
+		return nil, nil, "", err
+	}
+	format, pattern, err := st.checkOutputs()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := st.checkOverwrites(); err != nil {
+		return nil, nil, "", err
+	}
+	compute, err := st.compute()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	plan := &Plan{
+		Downloads: st.downloads,
+		Args:      st.planArgs,
+		Outputs:   make([]string, len(st.outputs)),
+		Compute:   compute,
+		Pattern:   pattern,
+	}
+	for i, o := range st.outputs {
+		plan.Outputs[i] = o.name
+	}
+	for _, f := range st.sideFiles {
+		plan.SideFiles = append(plan.SideFiles, f.name)
+	}
+	return plan, args, format, nil
+}
+
+// walk reads the arguments in order, checking each flag and its value and collecting inputs and
+// outputs.
+func (st *state) walk(args []string) *Error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			if e := checkOutputName(a); e != nil {
+				return e
+			}
+			fo := st.pending
+			st.pending = fileOpts{}
+			if fo.format != "" {
+				if e := checkOutputFormat(fo.format); e != nil {
+					return e
+				}
+			}
+			st.outputs = append(st.outputs, output{name: a, opts: fo})
+			continue
+		}
+		spec, base, e := lookupFlag(a)
+		if e != nil {
+			return e
+		}
+		var v string
+		if spec.takesValue() {
+			if i+1 >= len(args) {
+				return flagErr(a, "", "flag %s needs a value", a)
+			}
+			i++
+			v = args[i]
+		}
+		if !spec.global && st.pending.first == "" && base != "i" {
+			st.pending.first = a
+		}
+		if e := st.apply(a, base, spec, v, i); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// apply checks the value of one flag; i is the value's index in the arguments.
+func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Error {
+	switch spec.kind {
+	case vInput:
+		fo := st.pending
+		st.pending = fileOpts{}
+		return st.addInput(i, v, &fo)
+	case vFormat:
+		st.pending.format = v
+	case vSegFormat:
+		if e := checkSegmentFormat(v); e != nil {
+			return e
+		}
+		st.pending.segmentFormat = v
+	case vCodec:
+		if !validCodecName(v) {
+			return flagErr(flag, v, "%s value %q is not a codec name", flag, v)
+		}
+		st.noteCodec(flag, v)
+	case vGraph:
+		return st.checkGraph(flag, v)
+	case vWrite:
+		return st.checkWrittenName(flag, flag+" value", v, nameNumbered)
+	case vWritePlain:
+		return st.checkWrittenName(flag, flag+" value", v, namePlain)
+	case vTemplate:
+		return st.checkWrittenName(flag, flag+" value", v, nameTemplate)
+	case vX26x:
+		return checkX26xParams(flag, v)
+	case vSafe:
+		return checkSafe(v)
+	case vPatternType:
+		return checkPatternType(v)
+	case vHwaccel:
+		if e := checkEnum(layerFlags, flag, v, "none", "cuda"); e != nil {
+			return e
+		}
+		if v == "cuda" && st.gpuReason == "" {
+			st.gpuReason = flag + " cuda"
+		}
+	case vHwFormat:
+		if e := checkEnum(layerFlags, flag, v, "cuda"); e != nil {
+			return e
+		}
+		if st.gpuReason == "" {
+			st.gpuReason = flag + " cuda"
+		}
+	case vHLSSegType:
+		if e := checkEnum(layerFormats, flag, v, "mpegts", "fmp4"); e != nil {
+			return e
+		}
+		st.pending.hlsSegmentType = v
+	case vDASHSegType:
+		if e := checkEnum(layerFormats, flag, v, "auto", "mp4", "webm"); e != nil {
+			return e
+		}
+		st.pending.dashSegmentType = v
+	case vUpdate:
+		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
+	}
+	return nil
+}
