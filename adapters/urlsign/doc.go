@@ -1,0 +1,3 @@
+// Package urlsign signs and verifies the download URLs of job outputs with HMAC-SHA256:
+// /dl/<job>?token= for a single file, /v/<job>/<token>/<file> for stream and set members.
+package urlsign
