@@ -1,0 +1,43 @@
+// Command wasm builds the validator into validator.wasm, a WASI preview 1 reactor that runs the
+// same code as the native validator under wazero (adapters/wasmvalidator) and in browsers
+// (apps/web), so that all three answer every command alike.
+//
+// Build it with `make wasm`, which runs
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o cmd/wasm/validator.wasm ./cmd/wasm
+//
+// in the validator module.
+//
+// # ABI
+//
+// The module imports only wasi_snapshot_preview1 and exports its linear memory as "memory" and
+// these functions. Pointers and lengths are byte offsets and counts in that memory.
+//
+//	_initialize()                        reactor start: runs the Go runtime and package init.
+//	                                     Call it once, before anything else.
+//	alloc(size u32) -> ptr u32           reserve size bytes (at least 1) and return their address;
+//	                                     0 when size exceeds MaxRequest.
+//	free(ptr u32)                        release a buffer returned by alloc or validate. Freeing
+//	                                     an unknown pointer does nothing.
+//	validate(ptr u32, len u32) -> u64    read the request from the first len bytes of the alloc
+//	                                     buffer at ptr, validate, and return ptr<<32 | len of a
+//	                                     new buffer holding the response. 0 means the call was
+//	                                     refused (see below).
+//
+// A call goes: p = alloc(n); write the n request bytes at p; r = validate(p, n); free(p); read
+// uint32(r) bytes at r>>32; free(r>>32).
+//
+// The request is the UTF-8 JSON object {"command": "ffmpeg ...", "options": {...}}, where options
+// is validator.Options in its JSON form and may be left out (the bare POST /ffmpeg/validate
+// case). The response is json.Marshal of validator.Result: byte for byte what the native
+// validator gives, which is the `data` of POST /ffmpeg/validate.
+//
+// validate returns 0, and writes the reason on stderr (fd 2), when ptr is not a live alloc
+// buffer, len exceeds it, the request is not that JSON object, or the validator panicked. These
+// are host bugs or validator bugs, not invalid commands: an invalid command is a response with
+// "valid": false. A panic is recovered so that the instance stays usable.
+//
+// Buffers are Go slices held in a table until freed. Go's garbage collector does not move
+// objects, so an address stays valid while its buffer is in the table. The module is not
+// reentrant: a host that validates concurrently uses one instance per goroutine.
+package main

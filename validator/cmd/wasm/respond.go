@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// MaxRequest bounds a request. It is far above any real command with its inputs (inline content
+// is counted by size, not carried) and keeps a confused host from growing memory without end.
+const MaxRequest = 1 << 20
+
+// request is the JSON the host sends to validate.
+type request struct {
+	Command *string           `json:"command"`
+	Options validator.Options `json:"options"`
+}
+
+// respond decodes one request and returns json.Marshal of the validator's Result. It is the whole
+// of the module's behaviour apart from memory handling, kept free of the ABI so it is tested
+// natively.
+func respond(req []byte) (out []byte, err error) {
+	var r request
+	dec := json.NewDecoder(bytes.NewReader(req))
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("decode request: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("decode request: data after the JSON object")
+	}
+	if r.Command == nil {
+		return nil, errors.New(`decode request: "command" is missing`)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("validator panicked on %q: %v", *r.Command, p)
+		}
+	}()
+	return json.Marshal(validator.Validate(*r.Command, r.Options))
+}

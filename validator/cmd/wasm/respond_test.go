@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+func TestRespond(t *testing.T) {
+	t.Parallel()
+
+	native := func(command string, opts validator.Options) string {
+		b, err := json.Marshal(validator.Validate(command, opts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	tests := []struct {
+		name    string
+		request string
+		want    string // the response, when wantErr is empty
+		wantErr string
+	}{
+		{
+			name:    "bare command",
+			request: `{"command":"ffmpeg -i in.mp4 out.mp4"}`,
+			want:    native("ffmpeg -i in.mp4 out.mp4", validator.Options{}),
+		},
+		{
+			name:    "with options",
+			request: `{"command":"ffmpeg -i in.mp4 out.webm","options":{"inputs":{"in.mp4":{"url":"https://example.com/a.mp4"}},"compute":"cpu","timeout":60}}`,
+			want: native("ffmpeg -i in.mp4 out.webm", validator.Options{
+				Inputs:  map[string]validator.Input{"in.mp4": {URL: "https://example.com/a.mp4"}},
+				Compute: "cpu",
+				Timeout: 60,
+			}),
+		},
+		{
+			name:    "empty command is validated, not refused",
+			request: `{"command":""}`,
+			want:    native("", validator.Options{}),
+		},
+		{name: "not JSON", request: `ffmpeg -i a b`, wantErr: "decode request"},
+		{name: "command missing", request: `{"options":{}}`, wantErr: `"command" is missing`},
+		{name: "null", request: `null`, wantErr: `"command" is missing`},
+		{name: "command not a string", request: `{"command":1}`, wantErr: "decode request"},
+		{name: "trailing data", request: `{"command":"ffmpeg"} {}`, wantErr: "data after"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := respond([]byte(tt.request))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("respond(%s) error = %v, want it to contain %q", tt.request, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("respond(%s): %v", tt.request, err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("respond(%s)\n got %s\nwant %s", tt.request, got, tt.want)
+			}
+		})
+	}
+}
