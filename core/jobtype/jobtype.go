@@ -31,6 +31,9 @@ type Spec struct {
 	Class job.Class
 	// Timeout is the time limit the request asks for; the submit gate caps it by plan.
 	Timeout time.Duration
+	// Assets are the IDs of the uploaded assets the request reads: the submit gate checks that
+	// they belong to the caller.
+	Assets []string
 }
 
 // Type is one job type.
@@ -105,11 +108,15 @@ func DecodeRequest(body []byte) (Request, error) {
 
 // DecodeStrict decodes JSON into v, refusing unknown fields and trailing data, and turns the
 // decoder's errors into VALIDATION_ERRORs that name the field. Job types decode params with it.
-func DecodeStrict(body []byte, v any) error {
+func DecodeStrict(body []byte, v any) error { return DecodeStrictAt("", body, v) }
+
+// DecodeStrictAt is DecodeStrict for a nested object: field names in messages get the prefix
+// ("params." gives "params.timeout must be an integer").
+func DecodeStrictAt(prefix string, body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return job.Reject(job.CodeValidation, "%s", describeJSONError(err))
+		return job.Reject(job.CodeValidation, "%s", describeJSONError(prefix, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return job.Reject(job.CodeValidation, "request body has data after the JSON object")
@@ -117,7 +124,11 @@ func DecodeStrict(body []byte, v any) error {
 	return nil
 }
 
-func describeJSONError(err error) string {
+func describeJSONError(prefix string, err error) string {
+	what := "body"
+	if prefix != "" {
+		what = strings.TrimSuffix(prefix, ".")
+	}
 	var (
 		typeErr   *json.UnmarshalTypeError
 		syntaxErr *json.SyntaxError
@@ -126,19 +137,20 @@ func describeJSONError(err error) string {
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			return fmt.Sprintf("body must be a JSON object, not %s", typeErr.Value)
+			return fmt.Sprintf("%s must be a JSON object, not %s", what, typeErr.Value)
 		}
-		return fmt.Sprintf("%s must be %s, not %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		return fmt.Sprintf("%s%s must be %s, not %s", prefix, field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
 	case errors.As(err, &syntaxErr):
-		return fmt.Sprintf("body is not valid JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+		return fmt.Sprintf("%s is not valid JSON at byte %d: %v", what, syntaxErr.Offset, syntaxErr)
 	case errors.Is(err, io.EOF):
-		return "body is empty; a JSON object is required"
+		return what + " is empty; a JSON object is required"
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "body is truncated JSON"
+		return what + " is truncated JSON"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return fmt.Sprintf("field %s is not allowed", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return fmt.Sprintf("field %q is not allowed", prefix+name)
 	default:
-		return "body is not valid JSON: " + err.Error()
+		return what + " is not valid JSON: " + err.Error()
 	}
 }
 

@@ -12,11 +12,12 @@ import (
 
 // Assignment is a job handed to a runner: everything it needs, and no database.
 type Assignment struct {
-	JobID   string          `json:"jobId"`
-	Attempt int             `json:"attempt"`
-	Type    string          `json:"type"`
-	Inputs  json.RawMessage `json:"inputs,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
+	JobID     string          `json:"jobId"`
+	AccountID string          `json:"accountId"`
+	Attempt   int             `json:"attempt"`
+	Type      string          `json:"type"`
+	Inputs    json.RawMessage `json:"inputs,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
 	// Timeout is the run's deadline: min(params.timeout, plan cap).
 	Timeout time.Duration `json:"timeout"`
 	// AssetURLPrefix tells uploaded-asset URLs from remote ones.
@@ -32,7 +33,7 @@ func (s *Service) Claim(ctx context.Context, class job.Class, limit int) ([]Assi
 	}
 	out := make([]Assignment, len(jobs))
 	for i, j := range jobs {
-		out[i] = Assignment{JobID: j.ID, Attempt: j.Attempt, Type: j.Type, Inputs: j.Inputs, Params: j.Params,
+		out[i] = Assignment{JobID: j.ID, AccountID: j.AccountID, Attempt: j.Attempt, Type: j.Type, Inputs: j.Inputs, Params: j.Params,
 			Timeout: j.Timeout, AssetURLPrefix: s.AssetURLPrefix()}
 	}
 	return out, nil

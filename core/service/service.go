@@ -87,6 +87,15 @@ func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Req
 		return nil, job.Reject(job.CodeValidation, "params.timeout %d exceeds the %s plan's execution cap of %d seconds",
 			int(spec.Timeout/time.Second), a.Plan, int(limits.ExecutionCap/time.Second))
 	}
+	for _, id := range spec.Assets {
+		as, err := s.Assets.GetAsset(ctx, id)
+		if errors.Is(err, job.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
+			return nil, job.Reject(job.CodeValidation, "input %s is not an uploaded asset of this account", s.AssetURL(id))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
 		Class: spec.Class, Timeout: spec.Timeout, RetryOf: retryOf, Now: s.Clock.Now(),

@@ -1,0 +1,122 @@
+// Package blobfs is the embedded default BlobStore: a directory on local disk, written atomically
+// (temporary file, then rename) so a reader never sees half a blob.
+package blobfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// Store keeps blobs as files under a root directory.
+type Store struct {
+	root string
+}
+
+var _ service.BlobStore = (*Store)(nil)
+
+// New returns a store rooted at dir, creating it.
+func New(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("blobfs: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("blobfs: %w", err)
+	}
+	return &Store{root: abs}, nil
+}
+
+// path maps a key to a file under root. Keys are the service's own ("assets/<id>",
+// "jobs/<id>/<file>"), but a key that would leave root is refused all the same.
+func (s *Store) path(key string) (string, error) {
+	if key == "" || strings.Contains(key, "\\") || !fs.ValidPath(key) {
+		return "", fmt.Errorf("blobfs: invalid key %q", key)
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// Put writes r under key, refusing more than max bytes (max ≤ 0: no cap).
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (int64, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+		return 0, fmt.Errorf("blobfs: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".put-*")
+	if err != nil {
+		return 0, fmt.Errorf("blobfs: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	src := r
+	if max > 0 {
+		src = io.LimitReader(r, max+1)
+	}
+	n, err := io.Copy(tmp, ctxReader{ctx, src})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("blobfs: write %s: %w", key, err)
+	}
+	if max > 0 && n > max {
+		return 0, service.ErrTooLarge
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return 0, fmt.Errorf("blobfs: %w", err)
+	}
+	return n, nil
+}
+
+// Open returns the blob under key, or job.ErrNotFound.
+func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blob %s: %w", key, job.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blobfs: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("blob %s: %w", key, job.ErrNotFound)
+	}
+	return blob{f, st}, nil
+}
+
+type blob struct {
+	*os.File
+	st fs.FileInfo
+}
+
+func (b blob) Size() int64        { return b.st.Size() }
+func (b blob) ModTime() time.Time { return b.st.ModTime() }
+
+// ctxReader stops a long copy when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,65 @@
+package blobfs_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/adapters/blobfs"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+func TestPutOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := blobfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Put(ctx, "jobs/job_1/out.mp4", strings.NewReader("hello"), 10)
+	if err != nil || n != 5 {
+		t.Fatalf("Put: %d %v", n, err)
+	}
+	b, err := s.Open(ctx, "jobs/job_1/out.mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, _ := io.ReadAll(b)
+	if string(got) != "hello" || b.Size() != 5 {
+		t.Fatalf("read %q size %d", got, b.Size())
+	}
+	if _, err := b.Seek(1, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _ := blobfs.New(filepath.Join(dir, "root"))
+	if _, err := s.Put(ctx, "assets/big", strings.NewReader(strings.Repeat("x", 11)), 10); !errors.Is(err, service.ErrTooLarge) {
+		t.Fatalf("over cap: %v", err)
+	}
+	if _, err := s.Open(ctx, "assets/big"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("a refused Put left a blob: %v", err)
+	}
+	if _, err := s.Open(ctx, "assets/none"); !errors.Is(err, job.ErrNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+	for _, key := range []string{"../escape", "/etc/passwd", "a/../../b", "", "a\\b", "./x"} {
+		if _, err := s.Put(ctx, key, strings.NewReader("x"), 0); err == nil {
+			t.Errorf("Put(%q) accepted", key)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("something escaped the root: %v", entries)
+	}
+}

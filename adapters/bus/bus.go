@@ -1,0 +1,78 @@
+// Package bus carries the service's hints and reports over Watermill: GoChannel in one process
+// (the embedded default), any Watermill Pub/Sub (NATS JetStream, SQL) across processes.
+package bus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
+
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// Bus publishes and subscribes raw payloads by topic.
+type Bus struct {
+	pub message.Publisher
+	sub message.Subscriber
+	log *slog.Logger
+}
+
+var _ service.Publisher = (*Bus)(nil)
+
+// New wraps a Watermill publisher and subscriber.
+func New(pub message.Publisher, sub message.Subscriber, log *slog.Logger) *Bus {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Bus{pub: pub, sub: sub, log: log}
+}
+
+// NewGoChannel is the in-process bus of the embedded default. Messages to a topic nobody
+// subscribes to are dropped: they are hints, and the store keeps the truth.
+func NewGoChannel(log *slog.Logger) *Bus {
+	ps := gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 256}, watermill.NopLogger{})
+	return New(ps, ps, log)
+}
+
+// Publish sends payload on topic.
+func (b *Bus) Publish(_ context.Context, topic string, payload []byte) error {
+	if err := b.pub.Publish(topic, message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+		return fmt.Errorf("bus: publish %s: %w", topic, err)
+	}
+	return nil
+}
+
+// Subscribe calls handle for each message on topic until ctx ends. A handler error nacks the
+// message (redelivered where the Pub/Sub supports it) and is logged.
+func (b *Bus) Subscribe(ctx context.Context, topic string, handle func(context.Context, []byte) error) error {
+	msgs, err := b.sub.Subscribe(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("bus: subscribe %s: %w", topic, err)
+	}
+	go func() {
+		for msg := range msgs {
+			if err := handle(msg.Context(), msg.Payload); err != nil {
+				b.log.Warn("bus handler failed", "topic", topic, "err", err)
+				msg.Nack()
+				continue
+			}
+			msg.Ack()
+		}
+	}()
+	return nil
+}
+
+// Close closes the publisher and the subscriber.
+func (b *Bus) Close() error {
+	err := b.pub.Close()
+	if b.sub != nil && any(b.sub) != any(b.pub) {
+		if e := b.sub.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}

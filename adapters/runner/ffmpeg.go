@@ -1,0 +1,216 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// FFmpeg executes `ffmpeg` jobs: fetch, stage, substitute, run in the sandbox, collect, probe,
+// store.
+type FFmpeg struct {
+	Sandbox *sandbox.Sandbox
+	Fetch   Fetcher
+	Blobs   service.BlobStore
+	Limits  sandbox.Limits
+	// MaxProbes bounds how many output files get their meta probed (a long HLS ladder has
+	// hundreds of segments); the headline manifest or file is always among them.
+	MaxProbes int
+}
+
+// Execute runs one ffmpeg job.
+func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
+	req, err := ffmpegjob.Parse(a.Inputs, a.Params)
+	if err != nil {
+		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+	}
+	// The validator runs again here: the runner trusts nothing the queue carried.
+	res, err := req.Validate(a.AssetURLPrefix)
+	if err != nil {
+		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+	}
+	plan := res.Plan
+
+	inputs := map[string]bool{}
+	for name, in := range req.Inputs {
+		inputs[name] = true
+		if in.Content != nil {
+			if err := os.WriteFile(filepath.Join(work, name), []byte(*in.Content), 0o644); err != nil {
+				return service.RunResult{Error: job.NewError(job.CodeRunnerError, "staging inline input "+name+" failed", nil)}
+			}
+		}
+	}
+	for _, d := range plan.Downloads {
+		inputs[d.Name] = true
+		if _, err := os.Lstat(filepath.Join(work, d.Name)); err == nil {
+			continue // the same URL under one name twice
+		}
+		if e := f.Fetch.Fetch(ctx, a, d.URL, filepath.Join(work, d.Name)); e != nil {
+			return service.RunResult{Error: e}
+		}
+	}
+
+	// Progress: FFmpeg's -progress lines give out_time_us; the first input's duration, probed
+	// alongside the run so it adds no latency, turns it into a fraction.
+	var (
+		durMu sync.Mutex
+		durUs int64
+	)
+	if first := firstLocalInput(plan.Args, inputs); first != "" {
+		go func() {
+			if m, err := Probe(ctx, f.Sandbox, work, first); err == nil && m.DurationMs > 0 {
+				durMu.Lock()
+				durUs = m.DurationMs * 1000
+				durMu.Unlock()
+			}
+		}()
+	}
+	pw := &progressWriter{report: func(outUs int64) {
+		durMu.Lock()
+		d := durUs
+		durMu.Unlock()
+		if d > 0 {
+			progress(min(float64(outUs)/float64(d), 0.99))
+		}
+	}}
+	args := append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, plan.Args...)
+	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,
+		Limits: f.Limits, Stdout: pw})
+	computeMs := run.Wall.Milliseconds()
+	switch {
+	case run.TimedOut:
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerTimeout,
+			fmt.Sprintf("the job ran past its time limit of %d seconds", int(a.Timeout/time.Second)), run.StderrTail)}
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeCancelled, "the job was cancelled", nil)}
+	case err != nil:
+		return service.RunResult{Error: job.NewError(job.CodeRunnerLost, "the sandbox could not run FFmpeg: "+err.Error(), nil)}
+	case run.ExitCode != 0:
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerError,
+			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
+	}
+
+	files, err := f.collect(ctx, a.JobID, work, inputs)
+	if err != nil {
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerError, "storing the outputs failed: "+err.Error(), nil)}
+	}
+	return service.RunResult{Files: files, ComputeMs: computeMs}
+}
+
+// firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none).
+func firstLocalInput(args []string, inputs map[string]bool) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-i" && inputs[args[i+1]] {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// collect stores every regular file the command wrote (inputs excepted) and probes their meta.
+// Files in the work directory are untrusted: they are opened without following symlinks, and
+// anything but a regular file is ignored.
+func (f *FFmpeg) collect(ctx context.Context, jobID, work string, inputs map[string]bool) ([]job.File, error) {
+	entries, err := os.ReadDir(work)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || inputs[e.Name()] {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	probe := map[string]bool{}
+	for _, n := range names {
+		if job.IsManifest(n) {
+			probe[n] = true
+		}
+	}
+	limit := f.MaxProbes
+	if limit <= 0 {
+		limit = 8
+	}
+	for _, n := range names {
+		if len(probe) >= limit {
+			break
+		}
+		probe[n] = true
+	}
+
+	files := make([]job.File, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i, n := range names {
+		files[i] = job.File{Path: n, Type: job.TypeOf(n)}
+		if !probe[n] || files[i].Type == job.FileCaptions || files[i].Type == job.FileData {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if m, err := Probe(ctx, f.Sandbox, work, n); err == nil && *m != (job.Meta{}) {
+				files[i].Meta = m
+			}
+		}()
+	}
+	wg.Wait()
+	for i, n := range names {
+		size, err := f.store(ctx, jobID, filepath.Join(work, n), n)
+		if err != nil {
+			return nil, err
+		}
+		files[i].Size = size
+	}
+	return files, nil
+}
+
+func (f *FFmpeg) store(ctx context.Context, jobID, path, name string) (int64, error) {
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer fd.Close()
+	return f.Blobs.Put(ctx, service.OutputKey(jobID, name), fd, 0)
+}
+
+// progressWriter reads FFmpeg's -progress key=value lines.
+type progressWriter struct {
+	report func(outUs int64)
+	buf    bytes.Buffer
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	p.buf.Write(b)
+	for {
+		line, err := p.buf.ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			p.buf.WriteString(line) // keep the partial line
+			return len(b), nil
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {
+			if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
+				p.report(us)
+			}
+		}
+	}
+}

@@ -1,0 +1,191 @@
+// Package ffmpegjob is the `ffmpeg` job type: a user-written FFmpeg command with staged inputs,
+// checked by the eight-layer validator at submit and planned by it again on the runner.
+package ffmpegjob
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// Name is the type's name.
+const Name = "ffmpeg"
+
+// DefaultTimeout is params.timeout when absent.
+const DefaultTimeout = 120
+
+// Input is one entry of `inputs`: a URL to download or inline content to stage.
+type Input struct {
+	URL     string
+	Content *string
+}
+
+// Request is a parsed ffmpeg job.
+type Request struct {
+	Inputs       map[string]Input
+	Command      string
+	OutputFormat string
+	Timeout      int
+	Compute      string
+}
+
+type params struct {
+	Command      *string                    `json:"command"`
+	OutputFormat string                     `json:"outputFormat"`
+	Timeout      *int                       `json:"timeout"`
+	Compute      string                     `json:"compute"`
+	Inputs       map[string]json.RawMessage `json:"inputs"`
+}
+
+// Parse reads a job's inputs and params strictly. `inputs` may stand in the body or, as the
+// spec's params table lists it, inside params — not in both.
+func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
+	var p params
+	if len(rawParams) == 0 || string(rawParams) == "null" {
+		return Request{}, job.Reject(job.CodeValidation, "params is required with params.command")
+	}
+	if err := jobtype.DecodeStrictAt("params.", rawParams, &p); err != nil {
+		return Request{}, err
+	}
+	if p.Command == nil || strings.TrimSpace(*p.Command) == "" {
+		return Request{}, job.Reject(job.CodeValidation, "params.command is required: an FFmpeg command starting with ffmpeg")
+	}
+	req := Request{Command: *p.Command, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
+	if p.Timeout != nil {
+		req.Timeout = *p.Timeout
+	}
+	var inputs map[string]json.RawMessage
+	if len(rawInputs) > 0 && string(rawInputs) != "null" {
+		if err := jobtype.DecodeStrictAt("inputs.", rawInputs, &inputs); err != nil {
+			return Request{}, err
+		}
+	}
+	if p.Inputs != nil {
+		if inputs != nil {
+			return Request{}, job.Reject(job.CodeValidation, "inputs is given both in the body and in params; give it once")
+		}
+		inputs = p.Inputs
+	}
+	req.Inputs = make(map[string]Input, len(inputs))
+	for name, raw := range inputs {
+		in, err := parseInput(name, raw)
+		if err != nil {
+			return Request{}, err
+		}
+		req.Inputs[name] = in
+	}
+	return req, nil
+}
+
+func parseInput(name string, raw json.RawMessage) (Input, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var u string
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return Input{}, job.Reject(job.CodeValidation, "inputs.%s must be a URL string or an object", name)
+		}
+		return Input{URL: u}, nil
+	}
+	var obj struct {
+		URL     *string `json:"url"`
+		Content *string `json:"content"`
+	}
+	if err := jobtype.DecodeStrictAt("inputs."+name+".", raw, &obj); err != nil {
+		return Input{}, err
+	}
+	switch {
+	case obj.URL != nil && obj.Content != nil:
+		return Input{}, job.Reject(job.CodeValidation, "inputs.%s has both url and content; give one", name)
+	case obj.URL != nil:
+		return Input{URL: *obj.URL}, nil
+	case obj.Content != nil:
+		return Input{Content: obj.Content}, nil
+	default:
+		return Input{}, job.Reject(job.CodeValidation, "inputs.%s needs url or content", name)
+	}
+}
+
+// Options are the validator's options for this request.
+func (r Request) Options(assetURLPrefix string) validator.Options {
+	opts := validator.Options{OutputFormat: r.OutputFormat, Compute: r.Compute, Timeout: r.Timeout,
+		AssetURLPrefix: assetURLPrefix, Inputs: make(map[string]validator.Input, len(r.Inputs))}
+	for name, in := range r.Inputs {
+		if in.Content != nil {
+			opts.Inputs[name] = validator.Input{Inline: true, ContentSize: len(*in.Content)}
+		} else {
+			opts.Inputs[name] = validator.Input{URL: in.URL}
+		}
+	}
+	return opts
+}
+
+// Validate runs the validator on the request; a rejection is a VALIDATION_ERROR carrying the
+// validator's message, which names the offending flag or value.
+func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
+	if r.Timeout < 1 || r.Timeout > 900 {
+		return validator.Result{}, job.Reject(job.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
+	}
+	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
+	if !res.Valid {
+		return res, job.Reject(job.CodeValidation, "%s", res.Error)
+	}
+	return res, nil
+}
+
+// AssetIDs lists the uploaded assets the plan downloads, sorted.
+func AssetIDs(plan *validator.Plan, assetURLPrefix string) []string {
+	seen := map[string]bool{}
+	for _, d := range plan.Downloads {
+		if id, ok := AssetID(d.URL, assetURLPrefix); ok {
+			seen[id] = true
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// AssetID extracts the asset ID from "{prefix}<id>/content".
+func AssetID(url, prefix string) (string, bool) {
+	if prefix == "" || !strings.HasPrefix(url, prefix) {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(strings.TrimPrefix(url, prefix), "/content")
+	if !ok || id == "" || strings.ContainsAny(id, "/?#") {
+		return "", false
+	}
+	return id, true
+}
+
+// Type is the registered ffmpeg job type.
+type Type struct{}
+
+// Name is "ffmpeg".
+func (Type) Name() string { return Name }
+
+// Prepare validates the request through the validator and tells its compute class.
+func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) {
+	r, err := Parse(req.Inputs, req.Params)
+	if err != nil {
+		return jobtype.Spec{}, err
+	}
+	res, err := r.Validate(env.AssetURLPrefix)
+	if err != nil {
+		return jobtype.Spec{}, err
+	}
+	class := job.ClassCPU
+	if res.Plan.Compute == string(job.ClassGPU) {
+		class = job.ClassGPU
+	}
+	return jobtype.Spec{Class: class, Timeout: time.Duration(r.Timeout) * time.Second,
+		Assets: AssetIDs(res.Plan, env.AssetURLPrefix)}, nil
+}
