@@ -1,0 +1,3 @@
+// Package accounttest holds the shared test suite every account.Store adapter must pass, and an
+// in-memory Store for tests of the code above the port. Neither belongs in a production path.
+package accounttest

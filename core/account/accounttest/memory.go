@@ -1,0 +1,105 @@
+package accounttest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Memory is an in-memory account.Store for tests.
+type Memory struct {
+	mu       sync.Mutex
+	accounts map[string]account.Account
+	keys     map[string]account.Key // by key ID
+}
+
+// NewMemory returns an empty store.
+func NewMemory() *Memory {
+	return &Memory{accounts: map[string]account.Account{}, keys: map[string]account.Key{}}
+}
+
+var _ account.Store = (*Memory)(nil)
+
+func (m *Memory) CreateAccount(_ context.Context, a account.Account) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.accounts[a.ID]; ok {
+		return job.ErrConflict
+	}
+	m.accounts[a.ID] = a
+	return nil
+}
+
+func (m *Memory) GetAccount(_ context.Context, id string) (account.Account, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.accounts[id]
+	if !ok {
+		return account.Account{}, job.ErrNotFound
+	}
+	return a, nil
+}
+
+func (m *Memory) SetPlan(_ context.Context, id string, p account.Plan) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.accounts[id]
+	if !ok {
+		return job.ErrNotFound
+	}
+	a.Plan = p
+	m.accounts[id] = a
+	return nil
+}
+
+func (m *Memory) CreateKey(_ context.Context, k account.Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.accounts[k.AccountID]; !ok {
+		return job.ErrNotFound
+	}
+	for _, o := range m.keys {
+		if o.ID == k.ID || o.Hash == k.Hash {
+			return job.ErrConflict
+		}
+	}
+	m.keys[k.ID] = copyKey(k)
+	return nil
+}
+
+func (m *Memory) AccountByKeyHash(_ context.Context, hash string) (account.Account, account.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.keys {
+		if k.Hash == hash && k.RevokedAt == nil {
+			return m.accounts[k.AccountID], copyKey(k), nil
+		}
+	}
+	return account.Account{}, account.Key{}, job.ErrNotFound
+}
+
+func (m *Memory) RevokeKey(_ context.Context, accountID, keyID string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[keyID]
+	if !ok || k.AccountID != accountID {
+		return job.ErrNotFound
+	}
+	if k.RevokedAt == nil {
+		t := at
+		k.RevokedAt = &t
+		m.keys[keyID] = k
+	}
+	return nil
+}
+
+func copyKey(k account.Key) account.Key {
+	if k.RevokedAt != nil {
+		t := *k.RevokedAt
+		k.RevokedAt = &t
+	}
+	return k
+}

@@ -1,0 +1,13 @@
+package accounttest_test
+
+import (
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/account/accounttest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	accounttest.Exercise(t, func(*testing.T) account.Store { return accounttest.NewMemory() })
+}
