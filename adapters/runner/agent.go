@@ -65,7 +65,12 @@ func New(cfg Config, source Source, reporter Reporter, executors map[string]Exec
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.WorkRoot, 0o750); err != nil {
+	// The sandbox runs as an unprivileged user that must reach each work directory: the root
+	// is searchable (0711) but not listable by it.
+	if err := os.MkdirAll(cfg.WorkRoot, 0o711); err != nil {
+		return nil, fmt.Errorf("runner: work root: %w", err)
+	}
+	if err := os.Chmod(cfg.WorkRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("runner: work root: %w", err)
 	}
 	return &Agent{cfg: cfg, source: source, reporter: reporter, executors: executors,
@@ -189,8 +194,5 @@ func (a *Agent) execute(ctx context.Context, w service.Assignment, progress func
 		return service.RunResult{Error: job.NewError(job.CodeRunnerLost, "the runner could not make a work directory", nil)}
 	}
 	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeRunnerLost, "the runner could not prepare its work directory", nil)}
-	}
 	return ex.Execute(ctx, w, filepath.Clean(work), progress)
 }

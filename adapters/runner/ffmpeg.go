@@ -71,8 +71,12 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 		durMu sync.Mutex
 		durUs int64
 	)
-	if first := firstLocalInput(plan.Args, inputs); first != "" {
+	probed := make(chan struct{})
+	if first := firstLocalInput(plan.Args, inputs); first == "" {
+		close(probed)
+	} else {
 		go func() {
+			defer close(probed)
 			if m, err := Probe(ctx, f.Sandbox, work, first); err == nil && m.DurationMs > 0 {
 				durMu.Lock()
 				durUs = m.DurationMs * 1000
@@ -91,6 +95,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 	args := append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, plan.Args...)
 	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,
 		Limits: f.Limits, Stdout: pw})
+	<-probed // the probe reads the work directory, which goes when Execute returns
 	computeMs := run.Wall.Milliseconds()
 	switch {
 	case run.TimedOut:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -31,8 +32,11 @@ func Probe(ctx context.Context, sb *sandbox.Sandbox, dir, name string) (*job.Met
 	var out bytes.Buffer
 	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 20 * time.Second, Stdout: &out,
 		Args: []string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams", "file:" + name}})
-	if err != nil || res.ExitCode != 0 {
+	if err != nil {
 		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
 	}
 	var p ffprobeOutput
 	if err := json.Unmarshal(out.Bytes(), &p); err != nil {

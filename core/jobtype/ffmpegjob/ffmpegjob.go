@@ -146,7 +146,7 @@ func AssetIDs(plan *validator.Plan, assetURLPrefix string) []string {
 			seen[id] = true
 		}
 	}
-	ids := make([]string, 0, len(seen))
+	var ids []string
 	for id := range seen {
 		ids = append(ids, id)
 	}

@@ -1,0 +1,175 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/blobfs"
+	"github.com/mediajobs/mediajobs/adapters/runner"
+	"github.com/mediajobs/mediajobs/adapters/safehttp"
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+type noAssets struct{}
+
+func (noAssets) CreateAsset(context.Context, asset.Asset) error { return nil }
+func (noAssets) GetAsset(context.Context, string) (asset.Asset, error) {
+	return asset.Asset{}, job.ErrNotFound
+}
+
+type testBundle struct {
+	exec  *runner.FFmpeg
+	blobs *blobfs.Store
+	root  string
+}
+
+func setup(t *testing.T) testBundle {
+	t.Helper()
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("bubblewrap sandbox unavailable here: %v", err)
+	}
+	// The sandbox user must be able to reach the work directories: t.TempDir's parent is 0700.
+	root := t.TempDir()
+	for _, dir := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blobs, err := blobfs.New(filepath.Join(root, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testBundle{root: root, blobs: blobs, exec: &runner.FFmpeg{Sandbox: sb, Blobs: blobs,
+		Fetch: runner.Fetcher{Client: safehttp.NewClient(safehttp.Config{}), Assets: noAssets{}, Blobs: blobs, MaxBytes: 1 << 20}}}
+}
+
+func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Duration) service.RunResult {
+	t.Helper()
+	params, _ := json.Marshal(map[string]any{"command": command})
+	a := service.Assignment{JobID: job.NewID("job"), AccountID: "acc_1", Attempt: 1, Type: "ffmpeg", Params: params,
+		Timeout: timeout, AssetURLPrefix: "https://api.test/assets/"}
+	if inputs != "" {
+		a.Inputs = json.RawMessage(inputs)
+	}
+	work, err := os.MkdirTemp(b.root, "work-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last atomic.Value
+	res := b.exec.Execute(context.Background(), a, work, func(p float64) { last.Store(p) })
+	for _, f := range res.Files {
+		blob, err := b.blobs.Open(context.Background(), service.OutputKey(a.JobID, f.Path))
+		if err != nil {
+			t.Fatalf("output %s not stored: %v", f.Path, err)
+		}
+		if blob.Size() != f.Size || f.Size == 0 {
+			t.Fatalf("output %s: stored %d bytes, reported %d", f.Path, blob.Size(), f.Size)
+		}
+		blob.Close()
+	}
+	return res
+}
+
+func TestSingleFileWithMeta(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=1:size=320x240:rate=10 -pix_fmt yuv420p out.mp4", 60*time.Second)
+	if res.Error != nil {
+		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	}
+	if len(res.Files) != 1 || res.Files[0].Path != "out.mp4" || res.Files[0].Type != job.FileVideo {
+		t.Fatalf("files: %+v", res.Files)
+	}
+	m := res.Files[0].Meta
+	if m == nil || m.Width != 320 || m.Height != 240 || m.DurationMs < 900 || m.DurationMs > 1100 || !strings.Contains(m.Format, "mp4") {
+		t.Fatalf("meta: %+v", m)
+	}
+	if res.ComputeMs <= 0 {
+		t.Fatalf("compute ms %d", res.ComputeMs)
+	}
+}
+
+func TestHLSStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=4:size=160x120:rate=10 -c:v libx264 -g 10 -f hls -hls_time 1 -hls_list_size 0 -hls_segment_filename seg_%03d.ts index.m3u8", 60*time.Second)
+	if res.Error != nil {
+		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	}
+	out, err := job.NewOutput(res.Files, res.Data)
+	if err != nil || out.Pattern() != job.PatternStream || out.File.Path != "index.m3u8" || len(out.Files) < 3 {
+		t.Fatalf("output: %+v %v", out, err)
+	}
+}
+
+func TestFailureKeepsStderrTail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.run(t, `{"bad.mp4":{"content":"this is not a video"}}`, "ffmpeg -i bad.mp4 out.mp4", 30*time.Second)
+	if res.Error == nil || res.Error.Code != job.CodeRunnerError || res.Error.Detail == nil || len(*res.Error.Detail) > job.DetailLimit {
+		t.Fatalf("error: %+v", res.Error)
+	}
+	if !strings.Contains(*res.Error.Detail, "bad.mp4") {
+		t.Fatalf("detail does not show ffmpeg's complaint: %q", *res.Error.Detail)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=600:size=1280x720 -c:v libx264 out.mp4", time.Second)
+	if res.Error == nil || res.Error.Code != job.CodeRunnerTimeout || len(res.Files) != 0 {
+		t.Fatalf("result: %+v", res)
+	}
+}
+
+func TestRefusedInputRange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var hits atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	res := b.run(t, "", "ffmpeg -i "+srv.URL+"/in.mp4 out.mp4", 30*time.Second)
+	if res.Error == nil || res.Error.Code != job.CodeInputFetchFailed || !strings.Contains(res.Error.Message, "refused") {
+		t.Fatalf("error: %+v", res.Error)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("the refused server was reached")
+	}
+}
+
+func TestInlineSubtitlesBurned(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	srt := "1\n00:00:00,000 --> 00:00:01,000\nHello\n"
+	inputs, _ := json.Marshal(map[string]any{"subs.srt": map[string]string{"content": srt}})
+	res := b.run(t, string(inputs), "ffmpeg -f lavfi -i color=c=black:s=320x240:d=1 -vf subtitles=subs.srt out.mp4", 60*time.Second)
+	if res.Error != nil {
+		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	}
+	if len(res.Files) != 1 || res.Files[0].Path != "out.mp4" {
+		t.Fatalf("inputs were returned as outputs or output missing: %+v", res.Files)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

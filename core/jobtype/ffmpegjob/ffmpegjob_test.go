@@ -1,0 +1,105 @@
+package ffmpegjob_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+)
+
+const prefix = "https://api.test/assets/"
+
+func TestPrepare(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		inputs   string
+		params   string
+		want     jobtype.Spec
+		wantErr  string
+		wantCode job.Code
+	}{
+		{name: "lavfi to mp4", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}`,
+			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
+		{name: "timeout and url shorthand", inputs: `{"in.mp4":"https://example.com/a.mp4"}`,
+			params: `{"command":"ffmpeg -i in.mp4 -c:v libx264 out.mp4","timeout":30}`,
+			want:   jobtype.Spec{Class: job.ClassCPU, Timeout: 30 * time.Second}},
+		{name: "inline content", inputs: `{"subs.srt":{"content":"1\n00:00:00,000 --> 00:00:01,000\nhi\n"}}`,
+			params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 -vf subtitles=subs.srt out.mp4"}`,
+			want:   jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
+		{name: "inputs inside params", params: `{"command":"ffmpeg -i a.mp4 out.mp4","inputs":{"a.mp4":{"url":"https://example.com/a.mp4"}}}`,
+			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
+		{name: "asset input", params: `{"command":"ffmpeg -i ` + prefix + `ast_abc/content out.mp4"}`,
+			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Assets: []string{"ast_abc"}}},
+		{name: "nvenc routes to gpu", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 -c:v h264_nvenc out.mp4"}`,
+			want: jobtype.Spec{Class: job.ClassGPU, Timeout: 120 * time.Second}},
+		{name: "nvenc with cpu", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 -c:v h264_nvenc out.mp4","compute":"cpu"}`,
+			wantErr: "h264_nvenc"},
+		{name: "no params", wantErr: "params is required"},
+		{name: "no command", params: `{"timeout":5}`, wantErr: "params.command is required"},
+		{name: "blank command", params: `{"command":"  "}`, wantErr: "params.command is required"},
+		{name: "unknown param", params: `{"command":"ffmpeg -i a out.mp4","fast":true}`, wantErr: `"params.fast"`},
+		{name: "timeout wrong type", params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4","timeout":"60"}`, wantErr: "params.timeout must be an integer"},
+		{name: "timeout fractional", params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4","timeout":1.5}`, wantErr: "params.timeout must be an integer"},
+		{name: "timeout too big", params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4","timeout":901}`, wantErr: "params.timeout 901"},
+		{name: "timeout zero", params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4","timeout":0}`, wantErr: "params.timeout 0"},
+		{name: "inputs twice", inputs: `{"a.mp4":"https://x.test/a.mp4"}`, params: `{"command":"ffmpeg -i a.mp4 o.mp4","inputs":{}}`, wantErr: "both in the body and in params"},
+		{name: "input url and content", inputs: `{"a.srt":{"url":"https://x.test/a","content":"x"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc o.mp4"}`, wantErr: "inputs.a.srt has both"},
+		{name: "input empty object", inputs: `{"a.srt":{}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc o.mp4"}`, wantErr: "inputs.a.srt needs url or content"},
+		{name: "input unknown field", inputs: `{"a.srt":{"path":"/etc/passwd"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc o.mp4"}`, wantErr: `"inputs.a.srt.path"`},
+		{name: "input number", inputs: `{"a.srt":5}`, params: `{"command":"ffmpeg -f lavfi -i testsrc o.mp4"}`, wantErr: "inputs.a.srt"},
+		{name: "disallowed flag named", params: `{"command":"ffmpeg -f lavfi -i testsrc -filter_script x out.mp4"}`, wantErr: "-filter_script"},
+		{name: "host file input", params: `{"command":"ffmpeg -i /etc/passwd out.mp4"}`, wantErr: "/etc/passwd"},
+		{name: "content over 64 KB", inputs: `{"a.srt":{"content":"` + strings.Repeat("x", 65537) + `"}}`,
+			params: `{"command":"ffmpeg -f lavfi -i testsrc -vf subtitles=a.srt out.mp4"}`, wantErr: "a.srt"},
+		{name: "path-unsafe input name", inputs: `{"../a.srt":{"content":"x"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}`, wantErr: "../a.srt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := jobtype.Request{Type: ffmpegjob.Name}
+			if tc.inputs != "" {
+				req.Inputs = json.RawMessage(tc.inputs)
+			}
+			if tc.params != "" {
+				req.Params = json.RawMessage(tc.params)
+			}
+			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix})
+			if tc.wantErr != "" {
+				if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Prepare: %v", err)
+			}
+			if d := cmp.Diff(tc.want, spec); d != "" {
+				t.Fatalf("spec (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAssetID(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]string{
+		prefix + "ast_1/content":                 "ast_1",
+		prefix + "ast_1/content?x=1":             "",
+		prefix + "ast_1/other":                   "",
+		prefix + "/content":                      "",
+		prefix + "a/b/content":                   "",
+		"https://evil.test/assets/ast_1/content": "",
+	} {
+		got, ok := ffmpegjob.AssetID(url, prefix)
+		if got != want || ok != (want != "") {
+			t.Errorf("AssetID(%q) = %q %v, want %q", url, got, ok, want)
+		}
+	}
+}
