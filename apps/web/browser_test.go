@@ -1,0 +1,252 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// buildWASM builds validator.wasm from the current sources, once per test binary, so the page
+// is never checked against a stale module and `go test` needs no `make wasm` first.
+var buildWASM = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "web-wasm")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "validator.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out,
+		"github.com/mediajobs/mediajobs/validator/cmd/wasm")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build validator.wasm: %v\n%s", err, msg)
+	}
+	return os.ReadFile(out)
+})
+
+// corpusCase is one line of validator/testdata/corpus.jsonl; only the agreement with native is
+// checked here, the expected answers are the validator's own tests' business.
+type corpusCase struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command"`
+	Options validator.Options `json:"options"`
+}
+
+func loadCorpus(t *testing.T) []corpusCase {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "validator", "testdata", "corpus.jsonl"))
+	if err != nil {
+		t.Fatalf("load corpus: %v", err)
+	}
+	var cases []corpusCase
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var c corpusCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("corpus.jsonl:%d: %v", line, err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("corpus.jsonl is empty")
+	}
+	return cases
+}
+
+func nativeJSON(t *testing.T, command string, opts validator.Options) string {
+	t.Helper()
+	b, err := json.Marshal(validator.Validate(command, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type browserBundle struct {
+	ctx context.Context // a chromedp context on the playground, loaded and ready
+}
+
+// setupBrowser serves the playground, opens it in a fresh headless Chromium and waits until the
+// module is running.
+func setupBrowser(t *testing.T) *browserBundle {
+	t.Helper()
+	if _, err := os.Stat(chromium); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("%s is not installed (make deps installs it); the page is not tested in a browser", chromium)
+	}
+	wasm, err := buildWASM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.Handler(wasm))
+	t.Cleanup(srv.Close)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		// The machine has no network: keep Chromium from trying to reach Google's services.
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	// The first action starts the browser; its context must outlive the test, so the timeout
+	// goes on the ready wait only.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatalf("open the playground: %v", err)
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, time.Minute)
+	defer cancelWait()
+	if _, err := chromedp.Run(waitCtx, chromedp.Evaluate[bool](`window.mediajobsReady`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("the playground did not start validator.wasm: %v", err)
+	}
+	return &browserBundle{ctx: ctx}
+}
+
+// TestBrowserCorpusMatchesNative runs every corpus command through the page's
+// window.mediajobsValidate and compares its answer with the native validator's, byte for byte.
+func TestBrowserCorpusMatchesNative(t *testing.T) {
+	t.Parallel()
+	b := setupBrowser(t)
+	cases := loadCorpus(t)
+
+	requests := make([]string, len(cases))
+	for i, c := range cases {
+		req, err := json.Marshal(struct {
+			Command string            `json:"command"`
+			Options validator.Options `json:"options"`
+		}{c.Command, c.Options})
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests[i] = string(req)
+	}
+	arg, err := json.Marshal(requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One evaluation for the whole corpus: a round trip per command would dominate the test.
+	script := `(async (requests) => {
+		const answers = [];
+		for (const r of requests) {
+			try {
+				answers.push({ ok: await window.mediajobsValidate(r) });
+			} catch (e) {
+				answers.push({ err: String(e) });
+			}
+		}
+		return answers;
+	})(` + string(arg) + `)`
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	answers, err := chromedp.Run(ctx, chromedp.Evaluate[[]struct {
+		OK  *string `json:"ok"`
+		Err string  `json:"err"`
+	}](script, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("validate the corpus in the page: %v", err)
+	}
+	if len(answers) != len(cases) {
+		t.Fatalf("the page answered %d requests, want %d", len(answers), len(cases))
+	}
+	for i, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			a := answers[i]
+			if a.OK == nil {
+				t.Fatalf("mediajobsValidate(%q) threw: %s", c.Command, a.Err)
+			}
+			if want := nativeJSON(t, c.Command, c.Options); *a.OK != want {
+				t.Errorf("mediajobsValidate(%q)\n browser %s\n native  %s", c.Command, *a.OK, want)
+			}
+		})
+	}
+}
+
+// TestBrowserTyping types a command key by key and checks that the page shows the native answer
+// for what is typed so far, before and after the command becomes complete.
+func TestBrowserTyping(t *testing.T) {
+	t.Parallel()
+	b := setupBrowser(t)
+	steps := []struct {
+		keys    string
+		command string // the input's whole value after keys
+	}{
+		{keys: "ffmpe", command: "ffmpe"},
+		{keys: "g -i https://example.com/in.mp4 -c:v libx264 out.mp4", command: "ffmpeg -i https://example.com/in.mp4 -c:v libx264 out.mp4"},
+	}
+	for _, s := range steps {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("command"), s.keys)); err != nil {
+			cancel()
+			t.Fatalf("type %q: %v", s.keys, err)
+		}
+		want := nativeJSON(t, s.command, validator.Options{})
+		shown := `document.getElementById('raw').textContent === ` + strconv.Quote(want)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](shown, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			got, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById('raw').textContent + ' / ' + document.getElementById('status').textContent`))
+			cancel()
+			t.Fatalf("after typing %q the page shows %q, want %s: %v", s.command, got, want, err)
+		}
+
+		var res validator.Result
+		if err := json.Unmarshal([]byte(want), &res); err != nil {
+			t.Fatal(err)
+		}
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('status').textContent`))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		wantStatus := "invalid"
+		if res.Valid {
+			wantStatus = "valid"
+		}
+		if status != wantStatus {
+			t.Errorf("after typing %q the status reads %q, want %q", s.command, status, wantStatus)
+		}
+		if res.Valid {
+			args, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#args li')].map((li) => li.textContent)`))
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			if fmt.Sprint(args) != fmt.Sprint(res.Args) {
+				t.Errorf("after typing %q the page lists args %q, want %q", s.command, args, res.Args)
+			}
+		}
+		cancel()
+	}
+}
