@@ -2,4 +2,9 @@ module github.com/mediajobs/mediajobs/apps
 
 go 1.26
 
-require github.com/google/go-cmp v0.7.0 // indirect
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+)
