@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mediajobs/mediajobs/adapters/wasmvalidator"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+func init() {
+	register(command{
+		name:    "validate",
+		summary: "check an FFmpeg command as POST /ffmpeg/validate does",
+		run:     runValidate,
+	})
+}
+
+// defaultWASM is where `make wasm` writes the module, relative to the repository root. The
+// module is read from disk rather than embedded because go:embed cannot reach into the validator
+// module, and a copy in apps would go stale.
+const defaultWASM = "validator/cmd/wasm/validator.wasm"
+
+const validateUsage = `usage: mediajobs validate [flags] 'ffmpeg -i ... out.mp4'
+       mediajobs validate [flags] -          (read the command from stdin)
+
+Validates the command and prints what POST /ffmpeg/validate answers:
+  {"data":{"valid":true,"args":[...],"inferredOutputFormat":"mp4"}}
+  {"data":{"valid":false,"error":"..."}}
+
+Quote the command as one argument. Flags may come before or after it.
+
+Exit status: 0 valid, 1 invalid, 2 usage error or the engine could not run.
+
+Flags:
+`
+
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	engine := fs.String("engine", "native", "`native` (compiled in) or wasm (validator.wasm under wazero); both answer alike")
+	wasmPath := fs.String("wasm", defaultWASM, "`path` of validator.wasm for --engine wasm; build it with `make wasm`")
+	optsJSON := fs.String("options", "", "the job around the command, as validator.Options `JSON`: inputs, outputFormat, compute, timeout")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), validateUsage)
+		fs.PrintDefaults()
+	}
+
+	positional, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(positional) != 1 {
+		fmt.Fprintf(stderr, "mediajobs validate: want one command, as one quoted argument; got %d arguments\n\n", len(positional))
+		fs.Usage()
+		return 2
+	}
+	command := positional[0]
+	if command == "-" {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs validate: read stdin: %v\n", err)
+			return 2
+		}
+		command = strings.TrimRight(string(b), "\r\n")
+	}
+	var opts validator.Options
+	if *optsJSON != "" {
+		dec := json.NewDecoder(strings.NewReader(*optsJSON))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&opts); err != nil {
+			fmt.Fprintf(stderr, "mediajobs validate: --options: %v\n", err)
+			return 2
+		}
+	}
+
+	var v wasmvalidator.Validator
+	switch *engine {
+	case "native":
+		v = wasmvalidator.Native
+	case "wasm":
+		// One instance: this process validates one command.
+		e, err := wasmvalidator.Load(ctx, *wasmPath, wasmvalidator.Config{Instances: 1})
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs validate: %v\n", err)
+			return 2
+		}
+		defer e.Close(context.WithoutCancel(ctx))
+		v = e
+	default:
+		fmt.Fprintf(stderr, "mediajobs validate: --engine %q: want native or wasm\n", *engine)
+		return 2
+	}
+
+	res, err := v.Validate(ctx, command, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %v\n", err)
+		return 2
+	}
+	out, err := json.Marshal(struct {
+		Data validator.Result `json:"data"`
+	}{res})
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	if !res.Valid {
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved parses flags that come before and after positional arguments, which the flag
+// package alone stops at, so that `validate 'ffmpeg ...' --engine wasm` works. After "--" every
+// argument is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		before := len(args)
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		// The flag package consumed a "--" when it stopped one argument early of rest.
+		if consumed := before - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
