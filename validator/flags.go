@@ -143,7 +143,8 @@ func lookupFlag(word string) (*flagSpec, string, *Error) {
 		if !spec.stream {
 			return nil, "", flagErr(word, "", "flag -%s does not take a stream specifier (%s)", base, word)
 		}
-		if !validSpecifier(specifier) {
+		// An empty specifier ("-codec: copy") means every stream, as FFmpeg reads it.
+		if specifier != "" && !validSpecifier(specifier) {
 			return nil, "", flagErr(word, "", "flag %s has an invalid stream specifier %q", word, specifier)
 		}
 	}

@@ -86,15 +86,15 @@ func (st *state) walk(args []string) *Error {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if len(a) < 2 || a[0] != '-' {
-			if e := checkOutputName(a); e != nil {
-				return e
-			}
 			fo := st.pending
 			st.pending = fileOpts{}
 			if fo.format != "" {
 				if e := checkOutputFormat(fo.format); e != nil {
 					return e
 				}
+			}
+			if e := checkOutputName(a); e != nil {
+				return e
 			}
 			st.outputs = append(st.outputs, output{name: a, opts: fo})
 			continue
