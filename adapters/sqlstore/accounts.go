@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/mediajobs/mediajobs/core/account"
+)
+
+type accountRow struct {
+	bun.BaseModel `bun:"table:accounts"`
+
+	ID        string    `bun:"id,pk"`
+	Plan      string    `bun:"plan"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+func (r accountRow) account() account.Account {
+	return account.Account{ID: r.ID, Plan: account.Plan(r.Plan), CreatedAt: r.CreatedAt.UTC()}
+}
+
+type keyRow struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID        string     `bun:"id,pk"`
+	AccountID string     `bun:"account_id"`
+	Hash      string     `bun:"hash"`
+	Prefix    string     `bun:"prefix"`
+	CreatedAt time.Time  `bun:"created_at"`
+	RevokedAt *time.Time `bun:"revoked_at"`
+}
+
+func (r keyRow) key() account.Key {
+	return account.Key{ID: r.ID, AccountID: r.AccountID, Hash: r.Hash, Prefix: r.Prefix,
+		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utc(r.RevokedAt)}
+}
+
+// CreateAccount saves a new account; a taken ID is job.ErrConflict.
+func (s *Store) CreateAccount(ctx context.Context, a account.Account) error {
+	r := &accountRow{ID: a.ID, Plan: string(a.Plan), CreatedAt: a.CreatedAt.UTC()}
+	_, err := s.w.NewInsert().Model(r).Exec(ctx)
+	return mapErr("create account "+a.ID, err)
+}
+
+// GetAccount returns the account or job.ErrNotFound.
+func (s *Store) GetAccount(ctx context.Context, id string) (account.Account, error) {
+	var r accountRow
+	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+		return account.Account{}, mapErr("account "+id, err)
+	}
+	return r.account(), nil
+}
+
+// SetPlan changes an account's plan; a missing account is job.ErrNotFound.
+func (s *Store) SetPlan(ctx context.Context, id string, p account.Plan) error {
+	res, err := s.w.NewUpdate().Model((*accountRow)(nil)).Set("plan = ?", string(p)).Where("id = ?", id).Exec(ctx)
+	return affected("account "+id, res, err)
+}
+
+// CreateKey saves a key; a taken ID or hash is job.ErrConflict, a missing account job.ErrNotFound.
+func (s *Store) CreateKey(ctx context.Context, k account.Key) error {
+	r := &keyRow{ID: k.ID, AccountID: k.AccountID, Hash: k.Hash, Prefix: k.Prefix,
+		CreatedAt: k.CreatedAt.UTC(), RevokedAt: utc(k.RevokedAt)}
+	_, err := s.w.NewInsert().Model(r).Exec(ctx)
+	return mapErr("create key "+k.ID+" of account "+k.AccountID, err)
+}
+
+// AccountByKeyHash returns the account of an unrevoked key with that hash, or job.ErrNotFound.
+// It runs on every authenticated request: one indexed join.
+func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, error) {
+	var r struct {
+		keyRow
+		Plan       string    `bun:"plan"`
+		AccCreated time.Time `bun:"account_created_at"`
+	}
+	err := s.r.NewSelect().TableExpr("api_keys AS k").
+		ColumnExpr("k.id, k.account_id, k.hash, k.prefix, k.created_at, k.revoked_at").
+		ColumnExpr("a.plan, a.created_at AS account_created_at").
+		Join("JOIN accounts AS a ON a.id = k.account_id").
+		Where("k.hash = ?", hash).Where("k.revoked_at IS NULL").
+		Scan(ctx, &r)
+	if err != nil {
+		return account.Account{}, account.Key{}, mapErr("key", err)
+	}
+	a := accountRow{ID: r.AccountID, Plan: r.Plan, CreatedAt: r.AccCreated}
+	return a.account(), r.key(), nil
+}
+
+// RevokeKey marks an account's key revoked at at; revoking again keeps the first time. A key
+// that is not the account's is job.ErrNotFound.
+func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error {
+	res, err := s.w.NewUpdate().Model((*keyRow)(nil)).
+		Set("revoked_at = COALESCE(revoked_at, ?)", at.UTC()).
+		Where("id = ?", keyID).Where("account_id = ?", accountID).Exec(ctx)
+	return affected("key "+keyID+" of account "+accountID, res, err)
+}
+
+// affected maps an UPDATE that matched no row to job.ErrNotFound.
+func affected(what string, res interface{ RowsAffected() (int64, error) }, err error) error {
+	if err != nil {
+		return mapErr(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return mapErr(what, err)
+	}
+	if n == 0 {
+		return mapErr(what, errNoRow)
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// jobRow is a job as the jobs table holds it. The JSON parts are text so that the client's
+// bytes come back unchanged; a nil or empty RawMessage is NULL and comes back nil.
+type jobRow struct {
+	bun.BaseModel `bun:"table:jobs"`
+
+	ID           string     `bun:"id,pk"`
+	AccountID    string     `bun:"account_id"`
+	Type         string     `bun:"type"`
+	Inputs       *string    `bun:"inputs"`
+	Params       *string    `bun:"params"`
+	Class        string     `bun:"class"`
+	TimeoutNs    int64      `bun:"timeout_ns"`
+	RetryOf      string     `bun:"retry_of,nullzero"`
+	Status       string     `bun:"status"`
+	Progress     float64    `bun:"progress"`
+	Output       *string    `bun:"output"`
+	OutputData   *string    `bun:"output_data"`
+	Error        *string    `bun:"error"`
+	Cost         *string    `bun:"cost"`
+	ComputeMs    int64      `bun:"compute_ms"`
+	Attempt      int        `bun:"attempt"`
+	LeaseUntil   *time.Time `bun:"lease_until"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
+	DispatchedAt *time.Time `bun:"dispatched_at"`
+	StartedAt    *time.Time `bun:"started_at"`
+	FinishedAt   *time.Time `bun:"finished_at"`
+}
+
+func rawText(m json.RawMessage) *string {
+	if len(m) == 0 {
+		return nil
+	}
+	s := string(m)
+	return &s
+}
+
+func textRaw(s *string) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
+
+// jsonText marshals v, nil when v is a nil pointer.
+func jsonText[T any](v *T) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	return &s, nil
+}
+
+func textJSON[T any](s *string) (*T, error) {
+	if s == nil {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal([]byte(*s), v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}
+
+func toRow(j *job.Job) (*jobRow, error) {
+	r := &jobRow{
+		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
+		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf,
+		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt,
+		LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), FinishedAt: utc(j.FinishedAt),
+	}
+	var err error
+	if j.Output != nil {
+		// Data lives in its own column, byte for byte: json.Marshal would compact it.
+		o := *j.Output
+		o.Data = nil
+		if r.Output, err = jsonText(&o); err != nil {
+			return nil, fmt.Errorf("job %s: output: %w", j.ID, err)
+		}
+		r.OutputData = rawText(j.Output.Data)
+	}
+	if r.Error, err = jsonText(j.Error); err != nil {
+		return nil, fmt.Errorf("job %s: error: %w", j.ID, err)
+	}
+	if r.Cost, err = jsonText(j.Cost); err != nil {
+		return nil, fmt.Errorf("job %s: cost: %w", j.ID, err)
+	}
+	return r, nil
+}
+
+func (r *jobRow) job() (*job.Job, error) {
+	j := &job.Job{
+		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
+		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf,
+		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt,
+		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt),
+	}
+	var err error
+	if j.Output, err = textJSON[job.Output](r.Output); err != nil {
+		return nil, fmt.Errorf("job %s: output: %w", r.ID, err)
+	}
+	if j.Output != nil {
+		j.Output.Data = textRaw(r.OutputData)
+		// The headline file is one of the files: point at it, as job.NewOutput does.
+		if f := j.Output.File; f != nil {
+			for i := range j.Output.Files {
+				if j.Output.Files[i].Path == f.Path && j.Output.Files[i].URL == f.URL {
+					j.Output.File = &j.Output.Files[i]
+					break
+				}
+			}
+		}
+	}
+	if j.Error, err = textJSON[job.Error](r.Error); err != nil {
+		return nil, fmt.Errorf("job %s: error: %w", r.ID, err)
+	}
+	if j.Cost, err = textJSON[job.Cost](r.Cost); err != nil {
+		return nil, fmt.Errorf("job %s: cost: %w", r.ID, err)
+	}
+	return j, nil
+}
+
+func rowsJobs(rows []jobRow) ([]*job.Job, error) {
+	out := make([]*job.Job, 0, len(rows))
+	for i := range rows {
+		j, err := rows[i].job()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Create saves a new job; an existing ID is job.ErrConflict.
+func (s *Store) Create(ctx context.Context, j *job.Job) error {
+	r, err := toRow(j)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.NewInsert().Model(r).Exec(ctx)
+	return mapErr("create job "+j.ID, err)
+}
+
+// Get returns a job or job.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
+	var r jobRow
+	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, mapErr("job "+id, err)
+	}
+	return r.job()
+}
+
+// forUpdate locks the selected rows on PostgreSQL. SQLite has no row locks: its write
+// transactions begin IMMEDIATE on the one writer connection, which serialises them.
+func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery {
+	switch {
+	case !s.postgres:
+		return q
+	case skipLocked:
+		return q.For("UPDATE SKIP LOCKED")
+	default:
+		return q.For("UPDATE")
+	}
+}
+
+// Update loads the job with its row locked, calls fn and writes back what fn left, in one
+// transaction. fn's error rolls back and is returned as is.
+func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	var out *job.Job
+	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var r jobRow
+		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
+			return mapErr("job "+id, err)
+		}
+		j, err := r.job()
+		if err != nil {
+			return err
+		}
+		if err := fn(j); err != nil {
+			return err
+		}
+		j.ID = id
+		if err := s.write(ctx, tx, j); err != nil {
+			return err
+		}
+		out = j
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) write(ctx context.Context, tx bun.Tx, j *job.Job) error {
+	r, err := toRow(j)
+	if err != nil {
+		return err
+	}
+	_, err = tx.NewUpdate().Model(r).WherePK().Exec(ctx)
+	return mapErr("update job "+j.ID, err)
+}
+
+// List returns an account's jobs newest first by (created_at, id), a keyset page at a time.
+func (s *Store) List(ctx context.Context, p job.ListParams) (job.Page, error) {
+	limit := p.NormalizeLimit()
+	q := s.r.NewSelect().Model((*jobRow)(nil)).Where("account_id = ?", p.AccountID)
+	if p.Status != "" {
+		q = q.Where("status = ?", string(p.Status))
+	}
+	if p.Type != "" {
+		q = q.Where("type = ?", p.Type)
+	}
+	if p.Cursor != "" {
+		t, id, err := job.DecodeCursor(p.Cursor)
+		if err != nil {
+			return job.Page{}, err
+		}
+		q = q.Where("(created_at, id) < (?, ?)", t, id)
+	}
+	var rows []jobRow
+	if err := q.OrderExpr("created_at DESC, id DESC").Limit(int64(limit+1)).Scan(ctx, &rows); err != nil {
+		return job.Page{}, mapErr("list jobs", err)
+	}
+	jobs, err := rowsJobs(rows)
+	if err != nil {
+		return job.Page{}, err
+	}
+	page := job.Page{Jobs: jobs}
+	if len(jobs) > limit {
+		page.Jobs = jobs[:limit]
+		page.NextCursor = job.EncodeCursor(jobs[limit-1])
+	}
+	return page, nil
+}
+
+// Claim moves up to p.Limit waiting jobs of p.Class, oldest first, to dispatched through
+// job.Dispatch. On PostgreSQL concurrent claimers skip each other's locked rows; a cancel
+// committed first has left the row, and one in flight holds it.
+func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	var out []*job.Job
+	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var rows []jobRow
+		q := tx.NewSelect().Model(&rows).
+			Where("status = ?", string(job.StatusWaiting)).Where("class = ?", string(p.Class)).
+			OrderExpr("created_at, id").Limit(int64(p.Limit))
+		if err := s.forUpdate(q, true).Scan(ctx); err != nil {
+			return mapErr("claim jobs", err)
+		}
+		jobs, err := rowsJobs(rows)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if err := j.Dispatch(p.Now, p.Lease); err != nil {
+				return err
+			}
+			if err := s.write(ctx, tx, j); err != nil {
+				return err
+			}
+		}
+		out = jobs
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Expired returns the IDs of dispatched or running jobs whose lease ended before now.
+func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var ids []string
+	err := s.r.NewSelect().Model((*jobRow)(nil)).Column("id").
+		Where("status IN (?)", bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).
+		Where("lease_until < ?", now.UTC()).
+		OrderExpr("id").Limit(int64(limit)).Scan(ctx, &ids)
+	if err != nil {
+		return nil, mapErr("expired jobs", err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,218 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+	"github.com/uptrace/bun/migrate"
+	"modernc.org/sqlite"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Store implements job.Store, account.Store and asset.Store over SQLite or PostgreSQL.
+type Store struct {
+	// w takes every write. On SQLite it is one connection, so writers queue in Go instead of
+	// spinning on SQLITE_BUSY; r is a pool of read-only connections that WAL lets run beside it.
+	// On PostgreSQL both are the same pool.
+	w, r     *bun.DB
+	postgres bool
+}
+
+var (
+	_ job.Store     = (*Store)(nil)
+	_ account.Store = (*Store)(nil)
+	_ asset.Store   = (*Store)(nil)
+)
+
+//go:embed migrations
+var migrationFiles embed.FS
+
+// OpenSQLite opens (creating if needed) the SQLite database file at path and migrates it.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlstore: sqlite path %q: empty or contains ? or #", path)
+	}
+	// busy_timeout covers other processes (a `mediajobs migrate` beside a server); _txlock=immediate
+	// takes the write lock at BEGIN, so a transaction never fails to upgrade a read lock midway.
+	// synchronous=NORMAL is durable across crashes of the process in WAL mode; only a power loss
+	// can drop the last commits.
+	w, err := openSQLite(path, "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"+
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)", 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.PingContext(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
+	}
+	r, err := openSQLite(path, "_pragma=busy_timeout(10000)&_pragma=query_only(1)", max(4, runtime.GOMAXPROCS(0)))
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return open(ctx, &Store{w: w, r: r})
+}
+
+func openSQLite(path, params string, conns int) (*bun.DB, error) {
+	sqldb, err := sql.Open("sqlite", "file:"+path+"?"+params)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
+	}
+	sqldb.SetMaxOpenConns(conns)
+	sqldb.SetMaxIdleConns(conns)
+	sqldb.SetConnMaxLifetime(0)
+	sqldb.SetConnMaxIdleTime(0)
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+}
+
+// OpenPostgres connects to the PostgreSQL database of dsn (postgres://user@host:port/db?sslmode=...;
+// other query parameters, such as search_path, are sent as run-time parameters) and migrates it.
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	if _, err := url.Parse(dsn); err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres dsn: %w", err)
+	}
+	db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn))), pgdialect.New())
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: connect to postgres: %w", err)
+	}
+	return open(ctx, &Store{w: db, r: db, postgres: true})
+}
+
+func open(ctx context.Context, s *Store) (*Store, error) {
+	if _, err := s.Migrate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if s.r == s.w {
+		return s.w.Close()
+	}
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping reports whether the database answers, for readiness checks.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlstore: ping: %w", err)
+	}
+	if s.r != s.w {
+		if err := s.r.PingContext(ctx); err != nil {
+			return fmt.Errorf("sqlstore: ping: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrator() (*migrate.Migrator, error) {
+	dir := "migrations/sqlite"
+	if s.postgres {
+		dir = "migrations/postgres"
+	}
+	sub, err := fs.Sub(migrationFiles, dir)
+	if err != nil {
+		return nil, err
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(sub); err != nil {
+		return nil, fmt.Errorf("sqlstore: migrations: %w", err)
+	}
+	// Recorded only once applied: a migration that fails is tried again on the next start.
+	return migrate.NewMigrator(s.w, ms, migrate.WithMarkAppliedOnSuccess(true)), nil
+}
+
+// Migrate applies the migrations the database lacks, each in its own transaction, and returns
+// their names; none when the schema is current. Open calls it.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	m, err := s.migrator()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Init(ctx); err != nil {
+		return nil, fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	g, err := m.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: migrate: %w", err)
+	}
+	var names []string
+	for _, mg := range g.Migrations {
+		names = append(names, mg.Name)
+	}
+	return names, nil
+}
+
+// AppliedMigrations returns the names of the applied migrations, oldest first.
+func (s *Store) AppliedMigrations(ctx context.Context) ([]string, error) {
+	m, err := s.migrator()
+	if err != nil {
+		return nil, err
+	}
+	ms, err := m.MigrationsWithStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: migrations: %w", err)
+	}
+	var names []string
+	for _, mg := range ms.Applied() {
+		names = append(names, mg.Name)
+	}
+	// Applied lists newest first.
+	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
+		names[i], names[j] = names[j], names[i]
+	}
+	return names, nil
+}
+
+// errNoRow is an UPDATE that matched nothing.
+var errNoRow = errors.New("no such row")
+
+// Error codes of unique and foreign-key violations.
+const (
+	pgUniqueViolation     = "23505"
+	pgForeignKeyViolation = "23503"
+	// SQLite's extended result codes.
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+	sqliteConstraintForeignKey = 787
+)
+
+// mapErr turns driver errors that callers branch on into the core's sentinels: no row is
+// job.ErrNotFound, a taken key is job.ErrConflict, a missing referenced row is job.ErrNotFound.
+func mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		pgErr pgdriver.Error
+		slErr *sqlite.Error
+	)
+	switch {
+	case errors.Is(err, sql.ErrNoRows), errors.Is(err, errNoRow):
+		return fmt.Errorf("%s: %w", what, job.ErrNotFound)
+	case errors.As(err, &pgErr) && pgErr.Field('C') == pgUniqueViolation,
+		errors.As(err, &slErr) && (slErr.Code() == sqliteConstraintUnique || slErr.Code() == sqliteConstraintPrimaryKey):
+		return fmt.Errorf("%s: %w", what, job.ErrConflict)
+	case errors.As(err, &pgErr) && pgErr.Field('C') == pgForeignKeyViolation,
+		errors.As(err, &slErr) && slErr.Code() == sqliteConstraintForeignKey:
+		return fmt.Errorf("%s: %w", what, job.ErrNotFound)
+	}
+	return fmt.Errorf("sqlstore: %s: %w", what, err)
+}

@@ -1,0 +1,203 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/mediajobs/mediajobs/adapters/sqlstore"
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/account/accounttest"
+	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/asset/assettest"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/job/jobtest"
+)
+
+const defaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// backends open a fresh, empty Store of each dialect for one test.
+var backends = []struct {
+	name string
+	open func(t *testing.T) *sqlstore.Store
+}{
+	{"SQLite", newSQLite},
+	{"Postgres", newPostgres},
+}
+
+func newSQLite(t *testing.T) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mediajobs.db"))
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func postgresDSN() string {
+	if dsn := os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN"); dsn != "" {
+		return dsn
+	}
+	return defaultPostgresDSN
+}
+
+// admin is the connection that creates and drops the per-test schemas; nil when no server
+// answers.
+var admin struct {
+	once sync.Once
+	db   *bun.DB
+	err  error
+}
+
+func postgresAdmin(t *testing.T) *bun.DB {
+	t.Helper()
+	admin.once.Do(func() {
+		db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(postgresDSN()))), pgdialect.New())
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if admin.err = db.PingContext(ctx); admin.err != nil {
+			_ = db.Close()
+			return
+		}
+		admin.db = db
+	})
+	if admin.err != nil {
+		t.Skipf("no PostgreSQL answers at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", postgresDSN(), admin.err)
+	}
+	return admin.db
+}
+
+// newPostgres gives the test a schema of its own, t_<random>, dropped with everything in it
+// when the test ends; the store's connections reach it through search_path.
+func newPostgres(t *testing.T) *sqlstore.Store {
+	t.Helper()
+	db, ctx := postgresAdmin(t), context.Background()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := "t_" + hex.EncodeToString(b[:])
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(postgresDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := sqlstore.OpenPostgres(ctx, u.String())
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	// Registered after the drop, so it runs first: connections close before their schema goes.
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestJobStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			jobtest.Exercise(t, func(t *testing.T) job.Store { return b.open(t) })
+		})
+	}
+}
+
+func TestAccountStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			accounttest.Exercise(t, func(t *testing.T) account.Store { return b.open(t) })
+		})
+	}
+}
+
+func TestAssetStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			assettest.Exercise(t, func(t *testing.T) asset.Store { return b.open(t) })
+		})
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	want := []string{"20261122000001"}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			for range 2 {
+				applied, err := s.Migrate(ctx)
+				if err != nil {
+					t.Fatalf("Migrate: %v", err)
+				}
+				if len(applied) != 0 {
+					t.Fatalf("Migrate on a current schema applied %v", applied)
+				}
+			}
+			got, err := s.AppliedMigrations(ctx)
+			if err != nil {
+				t.Fatalf("AppliedMigrations: %v", err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("applied migrations (-want +got):\n%s", d)
+			}
+			if err := s.Ping(ctx); err != nil {
+				t.Fatalf("Ping: %v", err)
+			}
+		})
+	}
+}
+
+func TestSQLiteReopenKeepsData(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "mediajobs.db")
+	s, err := sqlstore.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := asset.Asset{ID: "ast_1", AccountID: "acc_1", Name: "a.mp4", ContentType: "video/mp4", Size: 1,
+		CreatedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	if err := s.CreateAsset(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlstore.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	got, err := s.GetAsset(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(a, got); d != "" {
+		t.Fatalf("after reopen (-want +got):\n%s", d)
+	}
+}
