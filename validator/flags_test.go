@@ -1,0 +1,57 @@
+package validator
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFlagsLayer(t *testing.T) {
+	t.Parallel()
+	in := "ffmpeg -i " + testURL + " "
+	runLayerTable(t, layerFlags, []layerCase{
+		{name: "codec with stream specifiers", command: in + "-map 0 -c:v:0 libx264 -c:a:1 aac -b:a:1 96k -q:a 2 out.mkv"},
+		{name: "metadata specifier", command: in + "-metadata:s:a:0 language=eng -disposition:a:0 default out.mkv"},
+		{name: "frames and filter specifiers", command: in + "-frames:v 10 -filter:v hflip -codec:a aac out.mp4"},
+		{name: "empty specifier", command: in + "-codec: copy out.mkv"},
+		{name: "global flag after output", command: in + "out.mp4 -y"},
+		{name: "value starting with dash", command: in + "-itsoffset -0.5 out.mp4"},
+		{name: "x264 params", command: in + "-x264-params keyint=60:scenecut=0 out.mp4"},
+		{name: "report", command: "ffmpeg -report " + in + "out.mp4", wantMsg: "flag -report is not allowed"},
+		{name: "filter_script", command: in + "-filter_script graph.txt out.mp4", wantMsg: "flag -filter_script is not allowed"},
+		{name: "filter_complex_script", command: in + "-filter_complex_script g out.mp4", wantMsg: "flag -filter_complex_script is not allowed"},
+		{name: "file-valued option", command: in + "-/vf graph.txt out.mp4", wantMsg: "flag -/vf is not allowed"},
+		{name: "protocol_whitelist", command: "ffmpeg -protocol_whitelist file " + in + "out.mp4", wantMsg: "flag -protocol_whitelist is not allowed"},
+		{name: "passlogfile", command: in + "-passlogfile x out.mp4", wantMsg: "flag -passlogfile"},
+		{name: "dump_attachment", command: in + "-dump_attachment:t x out.mp4", wantMsg: "flag -dump_attachment:t"},
+		{name: "attach", command: in + "-attach f.ttf out.mkv", wantMsg: "flag -attach"},
+		{name: "listen", command: "ffmpeg -listen 1 " + in + "out.mp4", wantMsg: "flag -listen"},
+		{name: "http_proxy", command: "ffmpeg -http_proxy x " + in + "out.mp4", wantMsg: "flag -http_proxy"},
+		{name: "sdp_file", command: in + "-sdp_file x out.mp4", wantMsg: "flag -sdp_file"},
+		{name: "vstats_file", command: in + "-vstats_file x out.mp4", wantMsg: "flag -vstats_file"},
+		{name: "progress", command: "ffmpeg -progress p.txt " + in + "out.mp4", wantMsg: "flag -progress"},
+		{name: "stats fmt", command: in + "-stats_mux_pre_fmt x out.mp4", wantMsg: "flag -stats_mux_pre_fmt"},
+		{name: "double dash", command: in + "--report out.mp4", wantMsg: "flag --report"},
+		{name: "specifier on switch", command: "ffmpeg -y:v " + in + "out.mp4", wantMsg: "does not take a stream specifier"},
+		{name: "bad specifier", command: in + "-c:v/x libx264 out.mp4", wantMsg: "invalid stream specifier"},
+		{name: "missing value", command: in + "out.mp4 -metadata", wantMsg: "flag -metadata needs a value"},
+		{name: "codec name", command: in + "-c:v 'lib x264' out.mp4", wantMsg: "is not a codec name"},
+		{name: "x264 stats", command: in + "-x264-params stats=x.log out.mp4", wantMsg: `-x264-params key "stats" names a file`},
+		{name: "x265 path value", command: in + "-x265-params master-display=/x out.mp4", wantMsg: "looks like a path"},
+		{name: "hwaccel vaapi", command: "ffmpeg -hwaccel vaapi " + in + "out.mp4", wantMsg: `-hwaccel "vaapi" is not allowed`},
+		{name: "update value", command: in + "-update yes out.jpg", wantMsg: `-update "yes"`},
+	})
+}
+
+func TestFlagTableSize(t *testing.T) {
+	t.Parallel()
+	// The spec promises "about 120" allowlisted flags; the table holds the common per-codec
+	// and per-muxer options too, and must stay a deliberate, reviewed list.
+	if n := len(flagTable); n < 120 || n > 260 {
+		t.Fatalf("flag allowlist has %d flags", n)
+	}
+	for name := range flagTable {
+		if strings.ContainsAny(name, ":/ ") {
+			t.Errorf("flag %q must be a bare option name", name)
+		}
+	}
+}

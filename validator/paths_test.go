@@ -1,0 +1,102 @@
+package validator
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		kind nameKind
+		ok   bool
+	}{
+		{"out.mp4", namePlain, true},
+		{"My_Clip-2+final.mkv", namePlain, true},
+		{"frame_%03d.png", nameNumbered, true},
+		{"seg_%d.ts", nameNumbered, true},
+		{"stream_%v.m3u8", nameNumbered, true},
+		{"100%%.png", nameNumbered, true},
+		{"init-$RepresentationID$.m4s", nameTemplate, true},
+		{"chunk-$RepresentationID$-$Number%05d$.m4s", nameTemplate, true},
+		{"frame_%03d.png", namePlain, false},
+		{"init-$RepresentationID$.m4s", nameNumbered, false},
+		{"chunk-$Evil$.m4s", nameTemplate, false},
+		{"chunk-$Number%s$.m4s", nameTemplate, false},
+		{"", namePlain, false},
+		{"/etc/passwd", namePlain, false},
+		{"../out.mp4", namePlain, false},
+		{"a/b.mp4", namePlain, false},
+		{`a\b.mp4`, namePlain, false},
+		{"a..b.mp4", namePlain, false},
+		{".hidden", namePlain, false},
+		{"-out.mp4", namePlain, false},
+		{"file:out.mp4", namePlain, false},
+		{"pipe:1", namePlain, false},
+		{"a b.mp4", namePlain, false},
+		{"a|b.mp4", namePlain, false},
+		{"a,b.mp4", namePlain, false},
+		{"vidéo.mp4", namePlain, false},
+		{"out_%s.png", nameNumbered, false},
+		{"out_%123d.png", nameNumbered, false},
+		{"out_%", nameNumbered, false},
+		{strings.Repeat("a", 256), namePlain, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			why := checkName(tt.name, tt.kind)
+			if (why == "") != tt.ok {
+				t.Fatalf("checkName(%q, %d) = %q, want ok %v", tt.name, tt.kind, why, tt.ok)
+			}
+		})
+	}
+}
+
+func TestNumberedPatterns(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		pattern, name string
+		numbered      bool
+		matches       bool
+	}{
+		{"img_%03d.png", "img_001.png", true, true},
+		{"img_%03d.png", "img_1.png", true, true},
+		{"img_%d.png", "img_12345.png", true, true},
+		{"img_%03d.png", "img_abc.png", true, false},
+		{"img_%03d.png", "img_.png", true, false},
+		{"img_%03d.png", "other_001.png", true, false},
+		{"100%%_%d.png", "100%_7.png", true, true},
+		{"stream_%v.m3u8", "stream_0.m3u8", false, false},
+		{"plain.png", "plain.png", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern+" "+tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isNumbered(tt.pattern); got != tt.numbered {
+				t.Errorf("isNumbered(%q) = %v, want %v", tt.pattern, got, tt.numbered)
+			}
+			if got := matchesNumbered(tt.pattern, tt.name); got != tt.matches {
+				t.Errorf("matchesNumbered(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.matches)
+			}
+		})
+	}
+}
+
+func TestPathsLayer(t *testing.T) {
+	t.Parallel()
+	runLayerTable(t, layerPaths, []layerCase{
+		{name: "bare output", command: "ffmpeg -i " + testURL + " out.mp4"},
+		{name: "absolute output", command: "ffmpeg -i " + testURL + " /tmp/out.mp4", wantMsg: `output "/tmp/out.mp4" is not a bare file name`},
+		{name: "protocol output", command: "ffmpeg -i " + testURL + " file:out.mp4", wantMsg: `output "file:out.mp4" is not a bare file name`},
+		{name: "traversal output", command: "ffmpeg -i " + testURL + " ../out.mp4", wantMsg: `output "../out.mp4"`},
+		{name: "overwrite staged", command: "ffmpeg -i in.mp4 in.mp4", opts: Options{Inputs: map[string]Input{"in.mp4": {URL: testURL}}}, wantMsg: `output "in.mp4" would overwrite input "in.mp4"`},
+		{name: "overwrite download", command: "ffmpeg -i " + testURL + " input_0.mp4", wantMsg: `would overwrite input "input_0.mp4"`},
+		{name: "segment pattern", command: "ffmpeg -i " + testURL + " -hls_segment_filename seg_%03d.ts out.m3u8"},
+		{name: "segment abs", command: "ffmpeg -i " + testURL + " -hls_segment_filename /tmp/s%d.ts out.m3u8", wantMsg: `-hls_segment_filename value "/tmp/s%d.ts"`},
+		{name: "filter reads abs", command: "ffmpeg -i " + testURL + " -vf subtitles=/etc/passwd out.mp4", wantMsg: `filter subtitles option filename "/etc/passwd" is not a bare file name`},
+		{name: "filter writes traversal", command: "ffmpeg -i " + testURL + " -vf psnr=stats_file=../p.log out.mp4", wantMsg: `filter psnr option stats_file "../p.log"`},
+		{name: "filter writes over input", command: "ffmpeg -i a.mp4 -vf ssim=a.mp4 out.mp4", opts: Options{Inputs: map[string]Input{"a.mp4": {URL: testURL}}}, wantMsg: `would overwrite input "a.mp4"`},
+	})
+}
