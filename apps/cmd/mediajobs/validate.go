@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/mediajobs/mediajobs/adapters/wasmvalidator"
 	"github.com/mediajobs/mediajobs/validator"
@@ -37,6 +40,10 @@ Validates the command and prints what POST /ffmpeg/validate answers:
 Quote the command as one argument. Flags may come before or after it.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or the engine could not run.
+
+--engine wasm reads validator.wasm (default: ./validator/cmd/wasm/validator.wasm, as
+` + "`make wasm`" + ` builds it from the repository root) and keeps its compiled form in the user
+cache directory (mediajobs/wazero), so only the first run pays the compilation.
 
 Flags:
 `
@@ -89,7 +96,17 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		v = wasmvalidator.Native
 	case "wasm":
 		// One instance: this process validates one command.
-		e, err := wasmvalidator.Load(ctx, *wasmPath, wasmvalidator.Config{Instances: 1})
+		cfg := wasmvalidator.Config{Instances: 1}
+		// Compiling the module takes over a second; the cache makes every run after the first
+		// start in milliseconds. Without a cache directory it still works, only slower.
+		if dir, err := os.UserCacheDir(); err == nil {
+			cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "mediajobs", "wazero"))
+			if err == nil {
+				defer cache.Close(context.WithoutCancel(ctx))
+				cfg.CompilationCache = cache
+			}
+		}
+		e, err := wasmvalidator.Load(ctx, *wasmPath, cfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "mediajobs validate: %v\n", err)
 			return 2
