@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -42,7 +44,7 @@ func Probe(ctx context.Context, sb *sandbox.Sandbox, dir, name string) (*job.Met
 	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
 		return nil, err
 	}
-	m := &job.Meta{Format: p.Format.FormatName}
+	m := &job.Meta{Format: formatName(p.Format.FormatName, name)}
 	seconds := parseSeconds(p.Format.Duration)
 	for _, s := range p.Streams {
 		if s.CodecType == "video" && m.Width == 0 {
@@ -54,6 +56,29 @@ func Probe(ctx context.Context, sb *sandbox.Sandbox, dir, name string) (*job.Met
 	}
 	m.DurationMs = int64(math.Round(seconds * 1000))
 	return m, nil
+}
+
+// formatName picks, from ffprobe's demuxer list ("mov,mp4,m4a,3gp,3g2,mj2"), the name that
+// matches the file's extension, so an .mp4 reads "mp4"; otherwise the demuxer's first name.
+func formatName(names, file string) string {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
+	if ext == "jpeg" {
+		ext = "jpg"
+	}
+	list := strings.Split(names, ",")
+	for _, n := range list {
+		if n == ext {
+			return n
+		}
+	}
+	aliases := map[string]string{"mkv": "matroska", "m4a": "mov", "ts": "mpegts", "m3u8": "hls", "mpd": "dash",
+		"jpg": "image2", "png": "png_pipe", "oga": "ogg", "opus": "ogg", "mp3": "mp3", "vtt": "webvtt"}
+	for _, n := range list {
+		if aliases[ext] == n && ext != "" {
+			return ext
+		}
+	}
+	return list[0]
 }
 
 func parseSeconds(s string) float64 {

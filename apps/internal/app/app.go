@@ -1,0 +1,328 @@
+// Package app composes the service from its adapters: the one place that knows every part.
+// The subcommands of cmd/mediajobs open an App and run it.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/blobfs"
+	"github.com/mediajobs/mediajobs/adapters/bus"
+	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/adapters/runner"
+	"github.com/mediajobs/mediajobs/adapters/safehttp"
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sqlstore"
+	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/contracts"
+	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// Config is everything the service is configured with: flags, each defaulting to its
+// MEDIAJOBS_* environment variable.
+type Config struct {
+	Addr        string
+	Data        string
+	BaseURL     string
+	DatabaseURL string
+	// AllowPrivate opens address ranges to the input fetcher (tests and local use only).
+	AllowPrivate string
+	// SigningKey is the hex HMAC key of download URLs; empty: one kept in <data>/signing.key.
+	SigningKey string
+	Slots      int
+	MaxUpload  int64
+	// URLTTL is how long file URLs are valid: one hour by the spec; shorter only for tests.
+	URLTTL time.Duration
+	// Runner runs the in-process runner agent (the embedded default).
+	Runner bool
+	Log    *slog.Logger
+}
+
+// Flags registers the configuration flags on fs.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", env("MEDIAJOBS_ADDR", "127.0.0.1:8080"), "listen address (MEDIAJOBS_ADDR)")
+	fs.StringVar(&c.Data, "data", env("MEDIAJOBS_DATA", "./var"), "data directory: SQLite file, blobs, work dirs (MEDIAJOBS_DATA)")
+	fs.StringVar(&c.BaseURL, "base-url", env("MEDIAJOBS_BASE_URL", ""), "public base URL; default http://<addr> (MEDIAJOBS_BASE_URL)")
+	fs.StringVar(&c.DatabaseURL, "database-url", env("MEDIAJOBS_DATABASE_URL", ""), "postgres://... to use PostgreSQL; empty: SQLite under --data (MEDIAJOBS_DATABASE_URL)")
+	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
+	fs.StringVar(&c.SigningKey, "signing-key", env("MEDIAJOBS_SIGNING_KEY", ""), "hex key of download URL signatures; default one kept in <data>/signing.key (MEDIAJOBS_SIGNING_KEY)")
+	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
+	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
+	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
+	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envBool(key string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(key)); err == nil {
+		return v
+	}
+	return def
+}
+
+// App is the composed service.
+type App struct {
+	Config  Config
+	Store   *sqlstore.Store
+	Service *service.Service
+	Handler http.Handler
+	Bus     *bus.Bus
+	Log     *slog.Logger
+
+	fetch safehttp.Config
+}
+
+// Open connects the store (running migrations), and composes the service.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	// The data directory must be searchable by the sandbox user (its work directories live
+	// inside), so it is 0711: reachable, not listable.
+	if err := os.MkdirAll(cfg.Data, 0o711); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if err := os.Chmod(cfg.Data, 0o711); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if cfg.URLTTL <= 0 {
+		cfg.URLTTL = time.Hour
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + cfg.Addr
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a, err := compose(cfg, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// OpenStore opens the configured store and runs its migrations.
+func OpenStore(ctx context.Context, cfg Config) (*sqlstore.Store, error) {
+	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
+		return sqlstore.OpenPostgres(ctx, cfg.DatabaseURL)
+	}
+	if cfg.DatabaseURL != "" {
+		return nil, fmt.Errorf("database URL %q: only postgres:// URLs are supported; leave it empty for SQLite", cfg.DatabaseURL)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o711); err != nil {
+		return nil, err
+	}
+	return sqlstore.OpenSQLite(ctx, filepath.Join(cfg.Data, "mediajobs.db"))
+}
+
+func compose(cfg Config, store *sqlstore.Store) (*App, error) {
+	blobs, err := blobfs.New(filepath.Join(cfg.Data, "blobs"))
+	if err != nil {
+		return nil, err
+	}
+	key, err := signingKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := urlsign.New(cfg.BaseURL, key)
+	if err != nil {
+		return nil, err
+	}
+	types, err := jobtype.NewRegistry(ffmpegjob.Type{})
+	if err != nil {
+		return nil, err
+	}
+	allow, err := safehttp.ParseAllowList(cfg.AllowPrivate)
+	if err != nil {
+		return nil, fmt.Errorf("allow-private-networks: %w", err)
+	}
+	b := bus.NewGoChannel(cfg.Log)
+	svc := &service.Service{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
+		Clock: clock.System{}, Signer: signer, Bus: b,
+		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
+	handler := httpapi.New(svc, httpapi.Options{
+		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
+		Ready: store.Ping, Logger: cfg.Log,
+	})
+	return &App{Config: cfg, Store: store, Service: svc, Handler: handler, Bus: b, Log: cfg.Log,
+		fetch: safehttp.Config{AllowPrivate: allow}}, nil
+}
+
+// signingKey is the configured key, or the one kept in the data directory (made on first use).
+func signingKey(cfg Config) ([]byte, error) {
+	if cfg.SigningKey != "" {
+		k, err := hex.DecodeString(cfg.SigningKey)
+		if err != nil || len(k) < urlsign.MinKeySize {
+			return nil, fmt.Errorf("signing key must be at least %d bytes of hex", urlsign.MinKeySize)
+		}
+		return k, nil
+	}
+	path := filepath.Join(cfg.Data, "signing.key")
+	if b, err := os.ReadFile(path); err == nil {
+		k, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(k) < urlsign.MinKeySize {
+			return nil, fmt.Errorf("%s is not a valid signing key", path)
+		}
+		return k, nil
+	}
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(k)+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return k, nil
+}
+
+// Close releases the store and the bus.
+func (a *App) Close() {
+	a.Bus.Close()
+	a.Store.Close()
+}
+
+// Run serves the API on ln and runs the control plane (runner reports, lease sweep) and, when
+// configured, the in-process runner agent, until ctx ends; then it drains and returns.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+
+	if err := a.Bus.Subscribe(ctx, service.TopicRunner, func(ctx context.Context, p []byte) error {
+		var r service.RunnerReport
+		if err := json.Unmarshal(p, &r); err != nil {
+			a.Log.Warn("dropping a malformed runner report", "err", err)
+			return nil
+		}
+		return a.Service.HandleReport(ctx, r)
+	}); err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.sweep(ctx)
+	}()
+	if a.Config.Runner {
+		agent, err := a.startRunner(ctx, &wg)
+		if err != nil {
+			return err
+		}
+		_ = agent
+	}
+
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		cancel()
+		wg.Wait()
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	err := srv.Shutdown(shutdown)
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// sweep fails jobs whose runner went silent, every few seconds.
+func (a *App) sweep(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		if n, err := a.Service.Sweep(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("lease sweep failed", "err", err)
+		} else if n > 0 {
+			a.Log.Info("failed jobs of lost runners", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agent, error) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if err := sb.Available(ctx); err != nil {
+		return nil, fmt.Errorf("the runner needs the bubblewrap sandbox: %w", err)
+	}
+	blobs := a.Service.Blobs
+	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Fetch: runner.Fetcher{
+		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
+	agent, err := runner.New(runner.Config{Class: job.ClassCPU, Slots: a.Config.Slots,
+		WorkRoot: filepath.Join(a.Config.Data, "work"), Log: a.Log},
+		a.Service, runner.BusReporter{Bus: a.Bus}, map[string]runner.Executor{ffmpegjob.Name: exec})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(job.ClassCPU), func(context.Context, []byte) error {
+		agent.Wake()
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := a.Bus.Subscribe(ctx, service.TopicCancel, func(_ context.Context, p []byte) error {
+		agent.Cancel(string(p))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		agent.Run(ctx)
+	}()
+	return agent, nil
+}
