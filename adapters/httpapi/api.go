@@ -1,0 +1,208 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// Verifier checks the token of a download URL; *urlsign.Signer is one. Its errors wrap
+// urlsign.ErrExpired or urlsign.ErrForged.
+type Verifier interface {
+	Verify(kind urlsign.Kind, jobID, file, token string, now time.Time) error
+}
+
+// ValidateFunc validates an FFmpeg command: validator.Validate, or the WASM adapter's.
+type ValidateFunc func(command string, opts validator.Options) validator.Result
+
+// Middleware wraps a handler.
+type Middleware func(http.Handler) http.Handler
+
+// Options configure the API. Verifier, Validate and OpenAPI are required.
+type Options struct {
+	// Verifier checks download tokens.
+	Verifier Verifier
+	// Validate answers POST /ffmpeg/validate.
+	Validate ValidateFunc
+	// MaxJSONBody caps a JSON request body; 0 means DefaultMaxJSONBody.
+	MaxJSONBody int64
+	// MaxUploadBody caps the body of POST /uploads, multipart framing included; 0 means the
+	// service's MaxUpload plus 64 KiB. The service caps the file itself at its MaxUpload.
+	MaxUploadBody int64
+	// OpenAPI is the document GET /openapi.json serves (contracts.OpenAPIJSON()).
+	OpenAPI []byte
+	// Ready reports whether the service can take work (store reachable, ...); nil is always ready.
+	Ready func(context.Context) error
+	// Logger receives internal errors and recovered panics; nil means slog.Default().
+	Logger *slog.Logger
+	// Authenticated wrap every authenticated route, after authentication: AccountFrom gives
+	// the caller. Rate limiting plugs in here; it rejects through WriteError.
+	Authenticated []Middleware
+}
+
+// DefaultMaxJSONBody is the default cap of a JSON request body.
+const DefaultMaxJSONBody = 1 << 20
+
+// Route is one route of the API, its path in OpenAPI form (/jobs/{id}).
+type Route struct {
+	Method string
+	Path   string
+	// Auth tells whether the route needs a bearer API key.
+	Auth bool
+}
+
+type api struct {
+	svc  *service.Service
+	opts Options
+	log  *slog.Logger
+}
+
+type route struct {
+	Route
+	handle bunrouter.HandlerFunc
+}
+
+func (a *api) routes() []route {
+	r := func(method, path string, auth bool, h bunrouter.HandlerFunc) route {
+		return route{Route{Method: method, Path: path, Auth: auth}, h}
+	}
+	return []route{
+		r(http.MethodPost, "/jobs", true, a.submitJob),
+		r(http.MethodGet, "/jobs", true, a.listJobs),
+		r(http.MethodGet, "/jobs/{id}", true, a.getJob),
+		r(http.MethodPost, "/jobs/{id}/cancel", true, a.cancelJob),
+		r(http.MethodPost, "/jobs/{id}/retry", true, a.retryJob),
+		r(http.MethodPost, "/ffmpeg/validate", false, a.validate),
+		r(http.MethodPost, "/uploads", true, a.upload),
+		r(http.MethodGet, "/assets/{id}/content", true, a.assetContent),
+		r(http.MethodHead, "/assets/{id}/content", true, a.assetContent),
+		r(http.MethodGet, "/account", true, a.account),
+		r(http.MethodGet, "/healthz", false, a.healthz),
+		r(http.MethodGet, "/readyz", false, a.readyz),
+		r(http.MethodGet, "/openapi.json", false, a.openapi),
+		r(http.MethodGet, "/dl/{job_id}", false, a.downloadFile),
+		r(http.MethodHead, "/dl/{job_id}", false, a.downloadFile),
+		r(http.MethodGet, "/v/{job_id}/{token}/{file}", false, a.downloadMember),
+		r(http.MethodHead, "/v/{job_id}/{token}/{file}", false, a.downloadMember),
+	}
+}
+
+// Routes lists every route New serves.
+func Routes() []Route {
+	rs := (&api{}).routes()
+	out := make([]Route, len(rs))
+	for i, r := range rs {
+		out[i] = r.Route
+	}
+	return out
+}
+
+// New returns the REST API over svc. It panics when a required option is missing: that is a
+// wiring mistake, not a runtime condition.
+func New(svc *service.Service, opts Options) http.Handler {
+	if svc == nil || opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {
+		panic("httpapi: New needs a service and the Verifier, Validate and OpenAPI options")
+	}
+	if opts.MaxJSONBody <= 0 {
+		opts.MaxJSONBody = DefaultMaxJSONBody
+	}
+	if opts.MaxUploadBody <= 0 {
+		opts.MaxUploadBody = svc.Config.MaxUpload + 64<<10
+	}
+	a := &api{svc: svc, opts: opts, log: opts.Logger}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+
+	allowed := map[string][]string{}
+	router := bunrouter.New(
+		bunrouter.Use(a.errors),
+		bunrouter.WithNotFoundHandler(a.notFound),
+		bunrouter.WithMethodNotAllowedHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
+			methods := allowed[req.Route()]
+			w.Header().Set("Allow", strings.Join(methods, ", "))
+			a.writeError(w, req.Request, protocolError(http.StatusMethodNotAllowed,
+				"method %s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, strings.Join(methods, ", ")))
+			return nil
+		}),
+	)
+	authed := router.NewGroup("", bunrouter.WithMiddleware(a.authenticate))
+	for _, m := range opts.Authenticated {
+		authed = authed.WithMiddleware(adapt(m))
+	}
+	for _, r := range a.routes() {
+		path := bunrouterPath(r.Path)
+		allowed[path] = append(allowed[path], r.Method)
+		g := &router.Group
+		if r.Auth {
+			g = authed
+		}
+		g.Handle(r.Method, path, r.handle)
+	}
+	return a.outer(router)
+}
+
+// bunrouterPath turns /jobs/{id} into /jobs/:id.
+func bunrouterPath(p string) string {
+	return strings.NewReplacer("{", ":", "}", "").Replace(p)
+}
+
+// outer recovers panics and refuses the paths bunrouter would redirect (a trailing slash, an
+// unclean path): a redirect turns a POST into a GET in most clients.
+func (a *api) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				a.log.Error("httpapi: panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				a.writeError(w, r, errPanic)
+			}
+		}()
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		p := r.URL.EscapedPath()
+		if p != "/" && (strings.HasSuffix(p, "/") || bunrouter.CleanPath(p) != p) {
+			a.notFound(w, bunrouter.NewRequest(r))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errors is the router middleware that turns a handler's error into the error envelope.
+func (a *api) errors(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if err := next(w, req); err != nil {
+			a.writeError(w, req.Request, err)
+		}
+		return nil
+	}
+}
+
+func (a *api) notFound(w http.ResponseWriter, req bunrouter.Request) error {
+	a.writeError(w, req.Request, notFoundRoute(req.Method, req.URL.Path))
+	return nil
+}
+
+// adapt runs an http middleware inside the router, keeping the route's parameters and taking
+// up the context the middleware passes on.
+func adapt(m Middleware) bunrouter.MiddlewareFunc {
+	return func(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+		return func(w http.ResponseWriter, req bunrouter.Request) error {
+			var err error
+			m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				err = next(w, req.WithContext(r.Context()))
+			})).ServeHTTP(w, req.Request)
+			return err
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+func TestValidateEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		want   string // the data, or the error code
+	}{
+		{"valid, no key", `{"command":"` + goodCommand + `"}`, 200,
+			`{"valid":true,"args":["-i","https://example.com/a.mp4","-c:v","libx264","out.mp4"],"inferredOutputFormat":"mp4"}`},
+		{"invalid command is still 200", `{"command":"ffmpeg -i https://example.com/a.mp4 -filter_script x out.mp4"}`, 200,
+			`{"valid":false,"error":"flag -filter_script is not allowed"}`},
+		{"unknown field", `{"command":"ffmpeg","x":1}`, 400, "VALIDATION_ERROR"},
+		{"missing command", `{}`, 400, "VALIDATION_ERROR"},
+		{"wrong type", `{"command":5}`, 400, "VALIDATION_ERROR"},
+		{"not JSON", `command=ffmpeg`, 400, "VALIDATION_ERROR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "POST", path: "/ffmpeg/validate", body: []byte(tt.body)})
+			if res.status != tt.status {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			if tt.status != 200 {
+				if code, _ := res.errorBody(t); string(code) != tt.want {
+					t.Fatalf("code %s, want %s", code, tt.want)
+				}
+				return
+			}
+			var got json.RawMessage
+			res.data(t, &got)
+			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+				t.Fatalf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAccount(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.do(t, request{method: "GET", path: "/account", key: b.key})
+	if res.status != 200 {
+		t.Fatalf("status %d, body %s", res.status, res.body)
+	}
+	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1},"createdAt":` +
+		jsonInt(t0.UnixMilli()) + `}}` + "\n"
+	if diff := cmp.Diff(want, string(res.body)); diff != "" {
+		t.Fatalf("body (-want +got):\n%s", diff)
+	}
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestOperations(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if res := b.do(t, request{method: "GET", path: "/healthz"}); res.status != 200 {
+		t.Fatalf("healthz %d", res.status)
+	}
+	if res := b.do(t, request{method: "GET", path: "/readyz"}); res.status != 200 {
+		t.Fatalf("readyz %d", res.status)
+	}
+	res := b.do(t, request{method: "GET", path: "/openapi.json"})
+	var doc map[string]any
+	if err := json.Unmarshal(res.body, &doc); res.status != 200 || err != nil || doc["openapi"] != "3.1.0" {
+		t.Fatalf("openapi.json: %d %v", res.status, err)
+	}
+
+	b.ready.mu.Lock()
+	b.ready.err = errors.New("dial tcp 10.0.0.5:5432: password authentication failed for user mediajobs")
+	b.ready.mu.Unlock()
+	res = b.do(t, request{method: "GET", path: "/readyz"})
+	code, msg := res.errorBody(t)
+	if res.status != 500 || code != job.CodeInternal || strings.Contains(msg, "10.0.0.5") || strings.Contains(msg, "password") {
+		t.Fatalf("not ready: %d %s %q", res.status, code, msg)
+	}
+}
+
+func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		status int
+		code   job.Code
+		allow  string
+	}{
+		{"unknown path", "GET", "/nope", 404, job.CodeNotFound, ""},
+		{"unknown nested path", "GET", "/jobs/job_a/nope", 404, job.CodeNotFound, ""},
+		{"trailing slash", "POST", "/jobs/", 404, job.CodeNotFound, ""},
+		{"unclean path", "GET", "/jobs//x", 404, job.CodeNotFound, ""},
+		{"wrong method", "DELETE", "/jobs", 405, job.CodeValidation, "POST, GET"},
+		{"wrong method on a job", "PUT", "/jobs/job_a", 405, job.CodeValidation, "GET"},
+		{"GET on validate", "GET", "/ffmpeg/validate", 405, job.CodeValidation, "POST"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: tt.method, path: tt.path, key: b.key})
+			code, msg := res.errorBody(t)
+			if res.status != tt.status || code != tt.code || msg == "" {
+				t.Fatalf("got %d %s %q, want %d %s", res.status, code, msg, tt.status, tt.code)
+			}
+			if got := res.header.Get("Allow"); got != tt.allow {
+				t.Fatalf("Allow = %q, want %q", got, tt.allow)
+			}
+		})
+	}
+}
+
+// The Authenticated seam runs after authentication, sees the account and rejects through
+// WriteError; a panic anywhere becomes a generic 500.
+func TestAuthenticatedMiddleware(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	limiter := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a, ok := httpapi.AccountFrom(r.Context())
+			if !ok {
+				panic("no account in the context")
+			}
+			seen = append(seen, a.ID)
+			switch r.URL.Query().Get("mode") {
+			case "limit":
+				w.Header().Set("Retry-After", "7")
+				httpapi.WriteError(w, r, job.Reject(job.CodeRateLimited, "rate limit of 30 requests per minute reached"))
+			case "panic":
+				panic("secret internal state")
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+	b := setup(t, setupOpts{authenticated: []httpapi.Middleware{limiter}})
+
+	if res := b.do(t, request{method: "GET", path: "/jobs", key: b.key}); res.status != 200 {
+		t.Fatalf("pass-through: %d %s", res.status, res.body)
+	}
+	res := b.do(t, request{method: "GET", path: "/jobs?mode=limit", key: b.key})
+	if code, _ := res.errorBody(t); res.status != 429 || code != job.CodeRateLimited || res.header.Get("Retry-After") != "7" {
+		t.Fatalf("limited: %d %s", res.status, res.body)
+	}
+	res = b.do(t, request{method: "GET", path: "/jobs?mode=panic", key: b.key})
+	if code, msg := res.errorBody(t); res.status != 500 || code != job.CodeInternal || strings.Contains(msg, "secret") {
+		t.Fatalf("panic: %d %s", res.status, res.body)
+	}
+	// Unauthenticated routes never reach it.
+	b.do(t, request{method: "GET", path: "/healthz"})
+	if diff := cmp.Diff([]string{"acct_a", "acct_a", "acct_a"}, seen); diff != "" {
+		t.Fatalf("middleware saw (-want +got):\n%s", diff)
+	}
+}
+
+// Every route is in the OpenAPI document, and every operation of the document is a route.
+func TestRoutesAreDocumented(t *testing.T) {
+	t.Parallel()
+	v, err := contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := v.Document()
+	var routes, documented []string
+	for _, r := range httpapi.Routes() {
+		routes = append(routes, r.Method+" "+r.Path)
+		op := doc.Paths.Find(r.Path).GetOperation(r.Method)
+		if op == nil {
+			continue
+		}
+		public := op.Security != nil && len(*op.Security) == 0
+		if public == r.Auth {
+			t.Errorf("%s %s: auth %v, but the document says public=%v", r.Method, r.Path, r.Auth, public)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+		}
+	}
+	slices.Sort(routes)
+	slices.Sort(documented)
+	if diff := cmp.Diff(documented, routes); diff != "" {
+		t.Fatalf("routes vs document (-document +routes):\n%s", diff)
+	}
+}

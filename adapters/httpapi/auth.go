@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+type accountKey struct{}
+
+// AccountFrom returns the authenticated account of a request's context.
+func AccountFrom(ctx context.Context) (account.Account, bool) {
+	a, ok := ctx.Value(accountKey{}).(account.Account)
+	return a, ok
+}
+
+// authenticate requires Authorization: Bearer <key> and puts the account in the context.
+func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		h := req.Header.Get("Authorization")
+		scheme, secret, ok := strings.Cut(h, " ")
+		if h == "" {
+			return job.Reject(job.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
+		}
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+			return job.Reject(job.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
+		}
+		acct, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(secret))
+		if err != nil {
+			return err
+		}
+		return next(w, req.WithContext(context.WithValue(req.Context(), accountKey{}, acct)))
+	}
+}
+
+// caller is the account authenticate put in the context; routes without auth never call it.
+func caller(req bunrouter.Request) account.Account {
+	acct, _ := AccountFrom(req.Context())
+	return acct
+}

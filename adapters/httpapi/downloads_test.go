@@ -1,0 +1,165 @@
+package httpapi_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// view reads the job through the API, as a client would, to get its signed URLs.
+func (b *testBundle) view(t *testing.T, id string) service.View {
+	t.Helper()
+	res := b.do(t, request{method: "GET", path: "/jobs/" + id, key: b.key})
+	var v service.View
+	res.data(t, &v)
+	if v.Output == nil {
+		t.Fatalf("job %s has no output: %s", id, res.body)
+	}
+	return v
+}
+
+func TestDownloadSingleFile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	j := b.seedJob(t, job.StatusComplete, map[string]string{"out.mp4": "0123456789"})
+	u := b.view(t, j.ID).Output.File.URL
+	parsed, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := parsed.Query().Get("token")
+	other := b.seedJob(t, job.StatusComplete, map[string]string{"other.mp4": "x"})
+
+	tests := []struct {
+		name    string
+		method  string
+		target  string
+		rng     string
+		status  int
+		body    string
+		headers map[string]string
+	}{
+		{"get", "GET", u, "", 200, "0123456789", map[string]string{"Content-Type": "video/mp4", "Content-Length": "10"}},
+		{"range", "GET", u, "bytes=0-3", 206, "0123", map[string]string{"Content-Range": "bytes 0-3/10", "Content-Length": "4"}},
+		{"suffix range", "GET", u, "bytes=-2", 206, "89", nil},
+		{"head", "HEAD", u, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "video/mp4"}},
+		{"unsatisfiable range", "GET", u, "bytes=20-", 416, "", map[string]string{"Content-Type": "application/json"}},
+		{"missing token", "GET", "/dl/" + j.ID, "", 403, "", nil},
+		{"forged token", "GET", "/dl/" + j.ID + "?token=" + strings.Repeat("A", len(token)), "", 403, "", nil},
+		{"token of another job", "GET", "/dl/" + other.ID + "?token=" + token, "", 403, "", nil},
+		{"missing job", "GET", "/dl/job_missing?token=" + token, "", 403, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := map[string]string{}
+			if tt.rng != "" {
+				h["Range"] = tt.rng
+			}
+			res := b.do(t, request{method: tt.method, path: tt.target, header: h})
+			if res.status != tt.status {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			if tt.body != "" && string(res.body) != tt.body {
+				t.Fatalf("body %q, want %q", res.body, tt.body)
+			}
+			for k, v := range tt.headers {
+				if got := res.header.Get(k); got != v {
+					t.Fatalf("%s = %q, want %q", k, got, v)
+				}
+			}
+			if tt.status == 403 {
+				if code, msg := res.errorBody(t); code != job.CodeForbidden || !strings.Contains(msg, "not valid") && !strings.Contains(msg, "required") {
+					t.Fatalf("error %s %q", code, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestDownloadStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	j := b.seedJob(t, job.StatusComplete, map[string]string{
+		"index.m3u8": "#EXTM3U\nseg_000.ts\nseg_001.ts\n", "seg_000.ts": "TS0", "seg_001.ts": "TS1", "manifest.mpd": "<MPD/>",
+	})
+	v := b.view(t, j.ID)
+	manifest := v.Output.File.URL
+	if !strings.HasPrefix(manifest, b.url+"/v/"+j.ID+"/") || !strings.HasSuffix(manifest, "/index.m3u8") {
+		t.Fatalf("manifest URL %q", manifest)
+	}
+	// A segment is fetched by the name the manifest gives it, relative to the manifest's URL.
+	relative := func(name string) string {
+		base, _ := url.Parse(manifest)
+		ref, _ := url.Parse(name)
+		return base.ResolveReference(ref).String()
+	}
+	parts := strings.Split(strings.TrimPrefix(manifest, b.url+"/v/"), "/")
+	token := parts[1]
+
+	tests := []struct {
+		name   string
+		method string
+		target string
+		rng    string
+		status int
+		ctype  string
+		body   string
+	}{
+		{"manifest", "GET", manifest, "", 200, "application/vnd.apple.mpegurl", "#EXTM3U\nseg_000.ts\nseg_001.ts\n"},
+		{"segment by relative name", "GET", relative("seg_001.ts"), "", 200, "video/mp2t", "TS1"},
+		{"segment range", "GET", relative("seg_000.ts"), "bytes=1-", 206, "video/mp2t", "S0"},
+		{"dash manifest", "GET", relative("manifest.mpd"), "", 200, "application/dash+xml", "<MPD/>"},
+		{"head", "HEAD", relative("seg_000.ts"), "", 200, "video/mp2t", ""},
+		{"file not in the output", "GET", relative("seg_999.ts"), "", 404, "application/json", ""},
+		{"forged token", "GET", "/v/" + j.ID + "/" + strings.Repeat("B", len(token)) + "/seg_000.ts", "", 403, "application/json", ""},
+		{"malformed token", "GET", "/v/" + j.ID + "/xyz/seg_000.ts", "", 403, "application/json", ""},
+		{"tampered job id", "GET", "/v/job_other/" + token + "/seg_000.ts", "", 403, "application/json", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := map[string]string{}
+			if tt.rng != "" {
+				h["Range"] = tt.rng
+			}
+			res := b.do(t, request{method: tt.method, path: tt.target, header: h})
+			if res.status != tt.status || res.header.Get("Content-Type") != tt.ctype {
+				t.Fatalf("got %d %q, want %d %q; body %s", res.status, res.header.Get("Content-Type"), tt.status, tt.ctype, res.body)
+			}
+			if tt.body != "" && string(res.body) != tt.body {
+				t.Fatalf("body %q, want %q", res.body, tt.body)
+			}
+			if tt.status == 200 && res.header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Fatal("downloads must allow cross-origin players")
+			}
+		})
+	}
+}
+
+// After the hour, a URL is refused as expired, and reading the job again mints one that works.
+func TestDownloadExpired(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	single := b.seedJob(t, job.StatusComplete, map[string]string{"out.mp4": "x"})
+	set := b.seedJob(t, job.StatusComplete, map[string]string{"a.png": "A", "b.png": "B"})
+	oldSingle := b.view(t, single.ID).Output.File.URL
+	oldMember := b.view(t, set.ID).Output.Files[0].URL
+
+	b.clock.Advance(time.Hour)
+	for _, u := range []string{oldSingle, oldMember} {
+		res := b.do(t, request{method: "GET", path: u})
+		code, msg := res.errorBody(t)
+		if res.status != 403 || code != job.CodeForbidden || !strings.Contains(msg, "expired") {
+			t.Fatalf("%s: got %d %s %q, want 403 FORBIDDEN saying expired", u, res.status, code, msg)
+		}
+	}
+	fresh := b.view(t, single.ID).Output.File.URL
+	if res := b.do(t, request{method: "GET", path: fresh}); res.status != 200 || string(res.body) != "x" {
+		t.Fatalf("fresh URL: %d %s", res.status, res.body)
+	}
+}

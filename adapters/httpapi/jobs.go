@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// created is the answer of POST /jobs and POST /jobs/{id}/retry.
+type created struct {
+	ID      string     `json:"id"`
+	Status  job.Status `json:"status"`
+	RetryOf string     `json:"retryOf,omitempty"`
+}
+
+// submitJob answers 201 Created: the job exists (in waiting) when the response is sent.
+func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
+	body, err := a.readJSON(w, req)
+	if err != nil {
+		return err
+	}
+	jr, err := jobtype.DecodeRequest(body)
+	if err != nil {
+		return err
+	}
+	j, err := a.svc.SubmitJob(req.Context(), caller(req), jr)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/jobs/"+url.PathEscape(j.ID))
+	return writeData(w, http.StatusCreated, created{ID: j.ID, Status: j.Status})
+}
+
+func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.GetJob(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+// listPage is the answer of GET /jobs: { data: [...], pagination: { nextCursor } }.
+type listPage struct {
+	Data       []service.View `json:"data"`
+	Pagination pagination     `json:"pagination"`
+}
+
+type pagination struct {
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"nextCursor"`
+}
+
+func (a *api) listJobs(w http.ResponseWriter, req bunrouter.Request) error {
+	p, err := a.listParams(req.URL.Query())
+	if err != nil {
+		return err
+	}
+	views, next, err := a.svc.ListJobs(req.Context(), caller(req), p)
+	if err != nil {
+		return err
+	}
+	page := listPage{Data: views}
+	if page.Data == nil {
+		page.Data = []service.View{}
+	}
+	if next != "" {
+		page.Pagination.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (a *api) listParams(q url.Values) (job.ListParams, error) {
+	var p job.ListParams
+	for name, vals := range q {
+		switch name {
+		case "status", "type", "cursor", "limit":
+			if len(vals) > 1 {
+				return p, job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+			}
+		default:
+			return p, job.Reject(job.CodeValidation, "query parameter %q is not known; use status, type, cursor or limit", name)
+		}
+	}
+	if s := q.Get("status"); s != "" {
+		st, err := job.ParseStatus(s)
+		if err != nil {
+			names := make([]string, len(job.Statuses))
+			for i, st := range job.Statuses {
+				names[i] = string(st)
+			}
+			return p, job.Reject(job.CodeValidation, "status %q is not one of %s", s, strings.Join(names, ", "))
+		}
+		p.Status = st
+	}
+	if t := q.Get("type"); t != "" {
+		if _, ok := a.svc.Types.Lookup(t); !ok {
+			return p, job.Reject(job.CodeValidation, "type %q is not a job type; one of: %s", t, strings.Join(a.svc.Types.Names(), ", "))
+		}
+		p.Type = t
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > job.MaxListLimit {
+			return p, job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
+		}
+		p.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" {
+		if _, _, err := job.DecodeCursor(c); err != nil {
+			return p, err
+		}
+		p.Cursor = c
+	}
+	return p, nil
+}
+
+func (a *api) cancelJob(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.CancelJob(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+func (a *api) retryJob(w http.ResponseWriter, req bunrouter.Request) error {
+	j, err := a.svc.RetryJob(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/jobs/"+url.PathEscape(j.ID))
+	return writeData(w, http.StatusCreated, created{ID: j.ID, Status: j.Status, RetryOf: j.RetryOf})
+}
+
+// validateRequest is the body of POST /ffmpeg/validate.
+type validateRequest struct {
+	Command *string `json:"command"`
+}
+
+func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
+	body, err := a.readJSON(w, req)
+	if err != nil {
+		return err
+	}
+	var vr validateRequest
+	if err := jobtype.DecodeStrict(body, &vr); err != nil {
+		return err
+	}
+	if vr.Command == nil {
+		return job.Reject(job.CodeValidation, "command is required")
+	}
+	res := a.opts.Validate(*vr.Command, validatorOptions(a.svc.AssetURLPrefix()))
+	return writeData(w, http.StatusOK, res)
+}
+
+// readJSON reads a JSON request body under the cap. A declared Content-Type must be JSON; a
+// missing one is taken as JSON.
+func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, error) {
+	if ct := req.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, job.Reject(job.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
+		}
+	}
+	if req.ContentLength > a.opts.MaxJSONBody {
+		return nil, job.Reject(job.CodePayloadTooLarge, "request body exceeds the %d byte limit", a.opts.MaxJSONBody)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, a.opts.MaxJSONBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, job.Reject(job.CodeValidation, "request body could not be read: %v", err)
+	}
+	return body, nil
+}

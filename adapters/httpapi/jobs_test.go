@@ -1,0 +1,316 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+const goodCommand = "ffmpeg -i https://example.com/a.mp4 -c:v libx264 out.mp4"
+
+func TestSubmitJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.do(t, request{method: "POST", path: "/jobs", key: b.key,
+		body: []byte(`{"type":"ffmpeg","params":{"command":"` + goodCommand + `"}}`)})
+	if res.status != http.StatusCreated {
+		t.Fatalf("status %d, body %s", res.status, res.body)
+	}
+	var got struct {
+		ID     string     `json:"id"`
+		Status job.Status `json:"status"`
+	}
+	res.data(t, &got)
+	if got.Status != job.StatusWaiting || !strings.HasPrefix(got.ID, "job_") {
+		t.Fatalf("data = %+v", got)
+	}
+	if loc := res.header.Get("Location"); loc != "/jobs/"+got.ID {
+		t.Fatalf("Location = %q", loc)
+	}
+	if n := b.jobCount(t); n != 1 {
+		t.Fatalf("store holds %d jobs, want 1", n)
+	}
+}
+
+// A rejected POST /jobs answers the right code and stores nothing.
+func TestSubmitJobRejections(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		body     string
+		header   map[string]string
+		noKey    bool
+		badKey   bool
+		status   int
+		code     job.Code
+		mentions string
+	}{
+		{name: "unknown field", body: `{"type":"ffmpeg","params":{"command":"` + goodCommand + `"},"extra":1}`,
+			status: 400, code: job.CodeValidation, mentions: "extra"},
+		{name: "wrong type of params", body: `{"type":"ffmpeg","params":"x"}`, status: 400, code: job.CodeValidation, mentions: "params"},
+		{name: "wrong type of type", body: `{"type":5}`, status: 400, code: job.CodeValidation, mentions: "type"},
+		{name: "unknown job type", body: `{"type":"nope"}`, status: 400, code: job.CodeValidation, mentions: "nope"},
+		{name: "disallowed flag", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -filter_script x out.mp4"}}`,
+			status: 400, code: job.CodeValidation, mentions: "-filter_script"},
+		{name: "GPU on the Free plan", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -c:v h264_nvenc out.mp4"}}`,
+			status: 403, code: job.CodePlanLimit, mentions: "Pro"},
+		{name: "not JSON", body: `{"type":`, status: 400, code: job.CodeValidation},
+		{name: "empty body", body: ``, status: 400, code: job.CodeValidation, mentions: "empty"},
+		{name: "trailing data", body: `{"type":"ffmpeg"} {}`, status: 400, code: job.CodeValidation},
+		{name: "wrong Content-Type", body: `{"type":"ffmpeg"}`, header: map[string]string{"Content-Type": "text/plain"},
+			status: 400, code: job.CodeValidation, mentions: "Content-Type"},
+		{name: "oversized body", body: `{"type":"ffmpeg","params":{"command":"` + strings.Repeat("a", 8<<10) + `"}}`,
+			status: 413, code: job.CodePayloadTooLarge, mentions: "4096"},
+		{name: "no key", body: `{"type":"ffmpeg"}`, noKey: true, status: 401, code: job.CodeUnauthorized},
+		{name: "bad key", body: `{"type":"ffmpeg"}`, badKey: true, status: 401, code: job.CodeUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			req := request{method: "POST", path: "/jobs", key: b.key, body: []byte(tt.body), header: tt.header}
+			switch {
+			case tt.noKey:
+				req.key = ""
+			case tt.badKey:
+				req.key = "mj_notakey"
+			}
+			res := b.do(t, req)
+			code, msg := res.errorBody(t)
+			if res.status != tt.status || code != tt.code {
+				t.Fatalf("got %d %s %q, want %d %s", res.status, code, msg, tt.status, tt.code)
+			}
+			if !strings.Contains(msg, tt.mentions) {
+				t.Fatalf("message %q does not mention %q", msg, tt.mentions)
+			}
+			if tt.status == 401 && !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Fatalf("WWW-Authenticate = %q", res.header.Get("WWW-Authenticate"))
+			}
+			if n := b.jobCount(t); n != 0 {
+				t.Fatalf("a rejected submit stored %d jobs", n)
+			}
+		})
+	}
+}
+
+func TestGetJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	waiting := b.seedJob(t, job.StatusWaiting, nil)
+	failed := b.seedJob(t, job.StatusFailed, nil)
+	complete := b.seedJob(t, job.StatusComplete, map[string]string{"out.mp4": "0123456789"})
+
+	tests := []struct {
+		name   string
+		id     string
+		key    string
+		status int
+		want   job.Status
+	}{
+		{"waiting", waiting.ID, b.key, 200, job.StatusWaiting},
+		{"failed", failed.ID, b.key, 200, job.StatusFailed},
+		{"complete", complete.ID, b.key, 200, job.StatusComplete},
+		{"other account's job", waiting.ID, b.otherKey, 404, ""},
+		{"missing job", "job_missing", b.key, 404, ""},
+		{"no key", waiting.ID, "", 401, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "GET", path: "/jobs/" + tt.id, key: tt.key})
+			if res.status != tt.status {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			if tt.status != 200 {
+				return
+			}
+			var v service.View
+			res.data(t, &v)
+			if v.ID != tt.id || v.Status != tt.want {
+				t.Fatalf("got %s %s", v.ID, v.Status)
+			}
+			switch tt.want {
+			case job.StatusFailed:
+				if v.Error == nil || v.Error.Code != job.CodeRunnerError {
+					t.Fatalf("failed job error = %+v", v.Error)
+				}
+			case job.StatusComplete:
+				if v.Output == nil || v.Output.File == nil || !strings.HasPrefix(v.Output.File.URL, b.url+"/dl/"+tt.id+"?token=") {
+					t.Fatalf("complete job output = %+v", v.Output)
+				}
+			}
+		})
+	}
+}
+
+func TestListJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var ids []string
+	for i := 0; i < 3; i++ {
+		ids = append(ids, b.seedJob(t, job.StatusWaiting, nil).ID)
+		b.clock.Advance(1e9)
+	}
+	failed := b.seedJob(t, job.StatusFailed, nil)
+	ids = append(ids, failed.ID)
+
+	type page struct {
+		Data       []service.View `json:"data"`
+		Pagination struct {
+			NextCursor *string `json:"nextCursor"`
+		} `json:"pagination"`
+	}
+	list := func(t *testing.T, query string) (page, response) {
+		t.Helper()
+		res := b.do(t, request{method: "GET", path: "/jobs" + query, key: b.key})
+		var p page
+		if res.status == 200 {
+			if err := jsonUnmarshal(res.body, &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p, res
+	}
+
+	t.Run("pages newest first", func(t *testing.T) {
+		t.Parallel()
+		var got []string
+		query := "?limit=3"
+		for pages := 0; ; pages++ {
+			p, res := list(t, query)
+			if res.status != 200 || pages > 3 {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			for _, v := range p.Data {
+				got = append(got, v.ID)
+			}
+			if p.Pagination.NextCursor == nil {
+				break
+			}
+			query = "?limit=3&cursor=" + *p.Pagination.NextCursor
+		}
+		want := []string{ids[3], ids[2], ids[1], ids[0]}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("listing (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("filters by status and type", func(t *testing.T) {
+		t.Parallel()
+		p, res := list(t, "?status=failed&type=ffmpeg")
+		if res.status != 200 || len(p.Data) != 1 || p.Data[0].ID != failed.ID {
+			t.Fatalf("status %d, body %s", res.status, res.body)
+		}
+	})
+	t.Run("another account sees none", func(t *testing.T) {
+		t.Parallel()
+		res := b.do(t, request{method: "GET", path: "/jobs", key: b.otherKey})
+		if res.status != 200 || string(res.body) != `{"data":[],"pagination":{"nextCursor":null}}`+"\n" {
+			t.Fatalf("status %d, body %s", res.status, res.body)
+		}
+	})
+
+	bad := []struct{ query, mentions string }{
+		{"?status=done", "status"},
+		{"?limit=0", "limit"},
+		{"?limit=101", "limit"},
+		{"?limit=ten", "limit"},
+		{"?type=nope", "type"},
+		{"?cursor=xyz", "cursor"},
+		{"?sort=asc", "sort"},
+		{"?status=failed&status=waiting", "status"},
+	}
+	for _, tt := range bad {
+		t.Run("rejects "+tt.query, func(t *testing.T) {
+			t.Parallel()
+			_, res := list(t, tt.query)
+			code, msg := res.errorBody(t)
+			if res.status != 400 || code != job.CodeValidation || !strings.Contains(msg, tt.mentions) {
+				t.Fatalf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.mentions)
+			}
+		})
+	}
+}
+
+func TestCancelJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name   string
+		status job.Status
+		key    string
+		want   int
+		code   job.Code
+	}{
+		{"waiting", job.StatusWaiting, b.key, 200, ""},
+		{"running", job.StatusRunning, b.key, 200, ""},
+		{"complete is terminal", job.StatusComplete, b.key, 409, job.CodeConflict},
+		{"cancelled is terminal", job.StatusCancelled, b.key, 409, job.CodeConflict},
+		{"other account's job", job.StatusWaiting, b.otherKey, 404, job.CodeNotFound},
+		{"no key", job.StatusWaiting, "", 401, job.CodeUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			j := b.seedJob(t, tt.status, map[string]string{"out.mp4": "x"})
+			res := b.do(t, request{method: "POST", path: "/jobs/" + j.ID + "/cancel", key: tt.key})
+			if res.status != tt.want {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			if tt.want != 200 {
+				if code, msg := res.errorBody(t); code != tt.code || (tt.want == 409 && !strings.Contains(msg, j.ID)) {
+					t.Fatalf("error %s %q", code, msg)
+				}
+				return
+			}
+			var v service.View
+			res.data(t, &v)
+			if v.Status != job.StatusCancelled {
+				t.Fatalf("status after cancel = %s", v.Status)
+			}
+		})
+	}
+}
+
+func TestRetryJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	failed := b.seedJob(t, job.StatusFailed, nil)
+	waiting := b.seedJob(t, job.StatusWaiting, nil)
+
+	res := b.do(t, request{method: "POST", path: "/jobs/" + failed.ID + "/retry", key: b.key})
+	if res.status != http.StatusCreated {
+		t.Fatalf("status %d, body %s", res.status, res.body)
+	}
+	var got struct {
+		ID      string     `json:"id"`
+		Status  job.Status `json:"status"`
+		RetryOf string     `json:"retryOf"`
+	}
+	res.data(t, &got)
+	if got.RetryOf != failed.ID || got.Status != job.StatusWaiting || got.ID == failed.ID {
+		t.Fatalf("retry = %+v", got)
+	}
+
+	for _, tt := range []struct {
+		name, id, key string
+		status        int
+	}{
+		{"waiting job", waiting.ID, b.key, 409},
+		{"other account's job", failed.ID, b.otherKey, 404},
+		{"missing job", "job_missing", b.key, 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "POST", path: fmt.Sprintf("/jobs/%s/retry", tt.id), key: tt.key})
+			if res.status != tt.status {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+func validatorOptions(assetURLPrefix string) validator.Options {
+	return validator.Options{AssetURLPrefix: assetURLPrefix}
+}
+
+// accountView is the answer of GET /account.
+type accountView struct {
+	ID        string       `json:"id"`
+	Plan      account.Plan `json:"plan"`
+	Limits    limitsView   `json:"limits"`
+	CreatedAt int64        `json:"createdAt"`
+}
+
+type limitsView struct {
+	RequestsPerMinute   int  `json:"requestsPerMinute"`
+	ExecutionCapSeconds int  `json:"executionCapSeconds"`
+	GPU                 bool `json:"gpu"`
+	Concurrency         int  `json:"concurrency"`
+}
+
+func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
+	acct := caller(req)
+	l := acct.Plan.Limits()
+	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
+		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
+			GPU: l.GPU, Concurrency: l.Concurrency}})
+}
+
+type health struct {
+	Status string `json:"status"`
+}
+
+func (a *api) healthz(w http.ResponseWriter, _ bunrouter.Request) error {
+	return writeData(w, http.StatusOK, health{Status: "ok"})
+}
+
+func (a *api) readyz(w http.ResponseWriter, req bunrouter.Request) error {
+	if a.opts.Ready != nil {
+		if err := a.opts.Ready(req.Context()); err != nil {
+			a.log.Error("httpapi: not ready", "error", err)
+			return job.Reject(job.CodeInternal, "the service is not ready")
+		}
+	}
+	return writeData(w, http.StatusOK, health{Status: "ready"})
+}
+
+// openapi serves the document itself, not wrapped in { data }.
+func (a *api) openapi(w http.ResponseWriter, _ bunrouter.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(a.opts.OpenAPI)
+	return nil
+}
+
+func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
+	as, blob, err := a.svc.OpenAsset(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	defer blob.Close()
+	ct := as.ContentType
+	if ct == "" {
+		ct = contentTypeOf(as.Name)
+	}
+	w.Header().Set("Cache-Control", "private, no-cache")
+	a.serveContent(w, req.Request, as.Name, ct, blob)
+	return nil
+}
+
+// serveContent serves a blob with Range, HEAD and conditional requests. The standard library's
+// own error answers (416 for an unsatisfiable range, 412 for a failed precondition) keep their
+// status and take the error envelope.
+func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, contentType string, b service.Blob) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	if name != "" {
+		h.Set("Content-Disposition", "inline; filename=\""+strings.NewReplacer(`"`, "", `\`, "").Replace(name)+"\"")
+	}
+	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
+}
+
+// contentWriter replaces http.ServeContent's plain-text error bodies by the error envelope.
+type contentWriter struct {
+	http.ResponseWriter
+	r      *http.Request
+	size   int64
+	log    *slog.Logger
+	failed bool
+}
+
+func (w *contentWriter) WriteHeader(status int) {
+	if status < http.StatusBadRequest {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.failed = true
+	var err error
+	switch status {
+	case http.StatusRequestedRangeNotSatisfiable:
+		err = protocolError(status, "range %q cannot be satisfied; the file has %d bytes", w.r.Header.Get("Range"), w.size)
+	case http.StatusPreconditionFailed:
+		err = protocolError(status, "a precondition of the request (If-Match, If-Unmodified-Since) failed")
+	default:
+		err = protocolError(status, "the request cannot be served: %s", http.StatusText(status))
+	}
+	writeError(w.ResponseWriter, w.r, err, w.log)
+}
+
+func (w *contentWriter) Write(p []byte) (int, error) {
+	if w.failed {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}

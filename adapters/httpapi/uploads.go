@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"unicode"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// uploaded is the answer of POST /uploads.
+type uploaded struct {
+	ID          string `json:"id"`
+	URL         string `json:"url"`
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+}
+
+// upload stores the request's file: a raw body (its Content-Type, its name from ?name= or
+// X-Filename) or the `file` field of a multipart/form-data body. Bytes stream to the blob
+// store; nothing is buffered whole.
+func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
+	if req.ContentLength > a.opts.MaxUploadBody {
+		return job.Reject(job.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.svc.Config.MaxUpload)
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, a.opts.MaxUploadBody)
+	ct := req.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct != "" && err != nil {
+		return job.Reject(job.CodeValidation, "Content-Type %q is not a media type", ct)
+	}
+	var (
+		name, fileType string
+		body           io.Reader
+	)
+	if mt == "multipart/form-data" {
+		name, fileType, body, err = multipartFile(req.Request)
+		if err != nil {
+			return err
+		}
+	} else {
+		name = req.URL.Query().Get("name")
+		if name == "" {
+			name = req.Header.Get("X-Filename")
+		}
+		fileType, body = ct, req.Body
+		if mt == "application/octet-stream" {
+			fileType = ""
+		}
+	}
+	if name != "" {
+		if err := checkName(name); err != nil {
+			return err
+		}
+	}
+	if fileType == "" {
+		fileType = contentTypeOf(name)
+	}
+	br := bufio.NewReader(body)
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return job.Reject(job.CodeValidation, "the upload is empty")
+	} else if err != nil {
+		return readFailure(err)
+	}
+	as, err := a.svc.Upload(req.Context(), caller(req), name, fileType, br)
+	if err != nil {
+		return readFailure(err)
+	}
+	return writeData(w, http.StatusCreated, uploaded{ID: as.ID, URL: a.svc.AssetURL(as.ID), Name: as.Name,
+		ContentType: as.ContentType, Size: as.Size})
+}
+
+// readFailure keeps a body cap's error (413) and turns a client's broken body into a 400.
+func readFailure(err error) error {
+	var tooBig *http.MaxBytesError
+	var p *job.Problem
+	switch {
+	case errors.As(err, &tooBig), errors.As(err, &p):
+		return err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return job.Reject(job.CodeValidation, "the request body ended early")
+	default:
+		return err
+	}
+}
+
+// multipartFile finds the `file` part. Other fields are refused, by name.
+func multipartFile(r *http.Request) (name, contentType string, body io.Reader, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", "", nil, job.Reject(job.CodeValidation, "multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return "", "", nil, job.Reject(job.CodeValidation, "multipart body has no field \"file\"")
+		}
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return "", "", nil, err
+			}
+			return "", "", nil, job.Reject(job.CodeValidation, "multipart body: %v", err)
+		}
+		if part.FormName() != "file" {
+			return "", "", nil, job.Reject(job.CodeValidation, "multipart field %q is not allowed; send the file as field \"file\"", part.FormName())
+		}
+		ct := part.Header.Get("Content-Type")
+		if ct == "application/octet-stream" {
+			ct = ""
+		}
+		return part.FileName(), ct, part, nil
+	}
+}
+
+// checkName refuses names that are not a plain file name.
+func checkName(name string) error {
+	bad := len(name) > 255 || name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
+		strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0
+	if bad {
+		return job.Reject(job.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
+	}
+	return nil
+}
+
+// contentTypes are the types this service serves by extension; others come from the mime
+// package or are application/octet-stream.
+var contentTypes = map[string]string{
+	".m3u8": "application/vnd.apple.mpegurl",
+	".mpd":  "application/dash+xml",
+	".ts":   "video/mp2t",
+	".m4s":  "video/iso.segment",
+	".mp4":  "video/mp4",
+	".m4v":  "video/mp4",
+	".m4a":  "audio/mp4",
+	".mkv":  "video/x-matroska",
+	".webm": "video/webm",
+	".mov":  "video/quicktime",
+	".avi":  "video/x-msvideo",
+	".gif":  "image/gif",
+	".png":  "image/png",
+	".jpg":  "image/jpeg",
+	".jpeg": "image/jpeg",
+	".webp": "image/webp",
+	".mp3":  "audio/mpeg",
+	".wav":  "audio/wav",
+	".flac": "audio/flac",
+	".ogg":  "audio/ogg",
+	".oga":  "audio/ogg",
+	".opus": "audio/ogg",
+	".aac":  "audio/aac",
+	".srt":  "application/x-subrip",
+	".vtt":  "text/vtt",
+	".ass":  "text/x-ssa",
+	".json": "application/json",
+	".txt":  "text/plain; charset=utf-8",
+}
+
+func contentTypeOf(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	if t, ok := contentTypes[ext]; ok {
+		return t
+	}
+	if t := mime.TypeByExtension(ext); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}

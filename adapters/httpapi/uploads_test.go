@@ -1,0 +1,172 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+type uploaded struct {
+	ID          string `json:"id"`
+	URL         string `json:"url"`
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+}
+
+func multipartBody(t *testing.T, fields map[string]string, fileName, content string) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for k, v := range fields {
+		if err := mw.WriteField(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fileName != "" {
+		fw, err := mw.CreateFormFile("file", fileName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fw.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+func TestUploads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	mp, mpType := multipartBody(t, nil, "subs.srt", "1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+	tests := []struct {
+		name     string
+		path     string
+		body     []byte
+		header   map[string]string
+		wantName string
+		wantType string
+	}{
+		{"raw with ?name=", "/uploads?name=clip.mp4", []byte("mp4 bytes"), map[string]string{"Content-Type": "video/mp4"}, "clip.mp4", "video/mp4"},
+		{"raw with X-Filename", "/uploads", []byte("WEBVTT\n"), map[string]string{"Content-Type": "application/octet-stream", "X-Filename": "a.vtt"}, "a.vtt", "text/vtt"},
+		{"raw without a name", "/uploads", []byte("data"), map[string]string{"Content-Type": "application/octet-stream"}, "upload", "application/octet-stream"},
+		{"multipart", "/uploads", mp, map[string]string{"Content-Type": mpType}, "subs.srt", "application/x-subrip"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "POST", path: tt.path, key: b.key, body: tt.body, header: tt.header})
+			if res.status != http.StatusCreated {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			var u uploaded
+			res.data(t, &u)
+			if u.URL != b.url+"/assets/"+u.ID+"/content" || u.Name != tt.wantName || u.ContentType != tt.wantType {
+				t.Fatalf("upload = %+v", u)
+			}
+			content := b.do(t, request{method: "GET", path: "/assets/" + u.ID + "/content", key: b.key})
+			if content.status != 200 || content.header.Get("Content-Type") != tt.wantType || int64(len(content.body)) != u.Size {
+				t.Fatalf("content: %d %q %q", content.status, content.header.Get("Content-Type"), content.body)
+			}
+		})
+	}
+}
+
+func TestUploadRejections(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	extra, extraType := multipartBody(t, map[string]string{"note": "x"}, "a.mp4", "x")
+	none, noneType := multipartBody(t, nil, "", "")
+	big, bigType := multipartBody(t, nil, "big.mp4", strings.Repeat("x", maxUpload+1))
+	tests := []struct {
+		name     string
+		path     string
+		body     []byte
+		header   map[string]string
+		key      string
+		status   int
+		code     job.Code
+		mentions string
+	}{
+		{"raw over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), maxUpload+1), nil, b.key, 413, job.CodePayloadTooLarge, "1024"},
+		{"raw far over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), 200<<10), nil, b.key, 413, job.CodePayloadTooLarge, "limit"},
+		{"multipart over the cap", "/uploads", big, map[string]string{"Content-Type": bigType}, b.key, 413, job.CodePayloadTooLarge, "limit"},
+		{"empty", "/uploads?name=a.mp4", []byte{}, map[string]string{"Content-Type": "video/mp4"}, b.key, 400, job.CodeValidation, "empty"},
+		{"name with a slash", "/uploads?name=../etc/passwd", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, job.CodeValidation, "name"},
+		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, job.CodeValidation, "note"},
+		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, job.CodeValidation, "file"},
+		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, job.CodeValidation, "Content-Type"},
+		{"no key", "/uploads", []byte("x"), map[string]string{"Content-Type": "text/plain"}, "", 401, job.CodeUnauthorized, "Authorization"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := tt.header
+			if h == nil {
+				h = map[string]string{"Content-Type": "video/mp4"}
+			}
+			res := b.do(t, request{method: "POST", path: tt.path, key: tt.key, body: tt.body, header: h})
+			code, msg := res.errorBody(t)
+			if res.status != tt.status || code != tt.code || !strings.Contains(msg, tt.mentions) {
+				t.Fatalf("got %d %s %q, want %d %s naming %q", res.status, code, msg, tt.status, tt.code, tt.mentions)
+			}
+		})
+	}
+}
+
+func TestAssetContent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.do(t, request{method: "POST", path: "/uploads?name=clip.mp4", key: b.key, body: []byte("0123456789"),
+		header: map[string]string{"Content-Type": "video/mp4"}})
+	var u uploaded
+	res.data(t, &u)
+	path := "/assets/" + u.ID + "/content"
+	tests := []struct {
+		name    string
+		method  string
+		key     string
+		rng     string
+		status  int
+		body    string
+		headers map[string]string
+	}{
+		{"whole", "GET", b.key, "", 200, "0123456789", map[string]string{"Content-Length": "10", "Accept-Ranges": "bytes"}},
+		{"range", "GET", b.key, "bytes=2-4", 206, "234", map[string]string{"Content-Range": "bytes 2-4/10"}},
+		{"head", "HEAD", b.key, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "video/mp4"}},
+		{"unsatisfiable range", "GET", b.key, "bytes=50-60", 416, "", map[string]string{"Content-Range": "bytes */10"}},
+		{"other account", "GET", b.otherKey, "", 404, "", nil},
+		{"no key", "GET", "", "", 401, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := map[string]string{}
+			if tt.rng != "" {
+				h["Range"] = tt.rng
+			}
+			res := b.do(t, request{method: tt.method, path: path, key: tt.key, header: h})
+			if res.status != tt.status {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			if tt.body != "" && string(res.body) != tt.body {
+				t.Fatalf("body %q, want %q", res.body, tt.body)
+			}
+			for k, v := range tt.headers {
+				if got := res.header.Get(k); got != v {
+					t.Fatalf("%s = %q, want %q", k, got, v)
+				}
+			}
+			if tt.method == "HEAD" && len(res.body) != 0 {
+				t.Fatalf("HEAD answered a body of %d bytes", len(res.body))
+			}
+		})
+	}
+}
