@@ -36,6 +36,13 @@ func TestSubmitJob(t *testing.T) {
 	if n := b.jobCount(t); n != 1 {
 		t.Fatalf("store holds %d jobs, want 1", n)
 	}
+	// The job reads back with its request as submitted, a null inputs included.
+	res = b.do(t, request{method: "POST", path: "/jobs", key: b.key,
+		body: []byte(`{"type":"ffmpeg","inputs":null,"params":{"command":"` + goodCommand + `"}}`)})
+	res.data(t, &got)
+	if res = b.do(t, request{method: "GET", path: "/jobs/" + got.ID, key: b.key}); res.status != http.StatusOK {
+		t.Fatalf("status %d, body %s", res.status, res.body)
+	}
 }
 
 // A rejected POST /jobs answers the right code and stores nothing.
