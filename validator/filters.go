@@ -184,6 +184,18 @@ func skipSpace(s string, i int) int {
 // whitespace, and returns the token and the position of the terminator.
 func getToken(s string, i int, term string) (string, int) {
 	i = skipSpace(s, i)
+	// Fast path: no quote or escape before the terminator, so the token is a substring.
+	j := i
+	for j < len(s) && s[j] != '\\' && s[j] != '\'' && strings.IndexByte(term, s[j]) < 0 {
+		j++
+	}
+	if j == len(s) || strings.IndexByte(term, s[j]) >= 0 {
+		e := j
+		for e > i && strings.IndexByte(filterWhitespace, s[e-1]) >= 0 {
+			e--
+		}
+		return s[i:e], j
+	}
 	out := make([]byte, 0, 16)
 	end := 0
 	for i < len(s) && strings.IndexByte(term, s[i]) < 0 {

@@ -157,18 +157,19 @@ func validSpecifier(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
-	for _, part := range strings.Split(s, ":") {
-		if part == "" {
-			return false
-		}
-		for i := 0; i < len(part); i++ {
-			c := part[i]
-			if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '#' && c != '_' && c != '-' && c != '.' {
+	prev := byte(':')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ':' {
+			if prev == ':' {
 				return false
 			}
+		} else if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '#' && c != '_' && c != '-' && c != '.' {
+			return false
 		}
+		prev = c
 	}
-	return true
+	return prev != ':'
 }
 
 // validCodecName accepts encoder and decoder names (libx264, h264_nvenc, pcm_s16le, copy).

@@ -42,12 +42,18 @@ var localExts = map[string]bool{
 	"srt": true, "vtt": true, "ass": true, "ssa": true, "h264": true, "hevc": true, "y4m": true,
 }
 
-// checkURL validates an https input URL or an uploaded asset URL; kind names it in messages.
-func checkURL(raw string, requireHTTPS bool) string {
+// checkURL validates an https input URL or an uploaded asset URL and returns why it is refused
+// ("" when it is not) and the extension of its path.
+func checkURL(raw string, requireHTTPS bool) (why, ext string) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "is not a valid URL"
+		return "is not a valid URL", ""
 	}
+	ext = extOf(u.Path)
+	return checkParsedURL(raw, u, requireHTTPS, ext), ext
+}
+
+func checkParsedURL(raw string, u *url.URL, requireHTTPS bool, ext string) string {
 	if requireHTTPS && u.Scheme != "https" {
 		return "is not an https URL"
 	}
@@ -62,7 +68,7 @@ func checkURL(raw string, requireHTTPS bool) string {
 			return "contains whitespace or control characters"
 		}
 	}
-	if playlistExts[extOf(u.Path)] {
+	if playlistExts[ext] {
 		return "is a playlist: HLS, DASH and SDP inputs open further files"
 	}
 	return ""
@@ -107,15 +113,12 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 			return formatErr("-f", value, "-f concat reads a list that must be a staged input, not %q", value)
 		}
 	}
-	if hasHTTPSPrefix(value) || st.isAssetURL(value) {
-		if !st.isAssetURL(value) {
-			if why := checkURL(value, true); why != "" {
-				return inputErr(value, "input URL %q %s", value, why)
-			}
-		} else if why := checkURL(value, false); why != "" {
+	if asset := st.isAssetURL(value); asset || hasHTTPSPrefix(value) {
+		why, ext := checkURL(value, !asset)
+		if why != "" {
 			return inputErr(value, "input URL %q %s", value, why)
 		}
-		st.planArgs[idx] = st.download(value)
+		st.planArgs[idx] = st.download(value, ext)
 		return nil
 	}
 	if _, ok := st.opts.Inputs[value]; ok {
@@ -136,20 +139,18 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 
 // download returns the local name of a remote input, fetching each URL once. Names are
 // input_<n>[.ext], skipping any name already staged, so they never collide.
-func (st *state) download(raw string) string {
+func (st *state) download(raw, ext string) string {
 	for _, d := range st.downloads {
 		if d.URL == raw {
 			return d.Name
 		}
 	}
-	ext := ""
-	if u, err := url.Parse(raw); err == nil {
-		if e := extOf(u.Path); localExts[e] {
-			ext = "." + e
-		}
+	suffix := ""
+	if localExts[ext] {
+		suffix = "." + ext
 	}
 	for {
-		name := "input_" + strconv.Itoa(st.nextLocal) + ext
+		name := "input_" + strconv.Itoa(st.nextLocal) + suffix
 		st.nextLocal++
 		if _, taken := st.opts.Inputs[name]; !taken {
 			st.downloads = append(st.downloads, Download{URL: raw, Name: name})
@@ -186,7 +187,7 @@ func (st *state) checkStagedURLs(names []string) *Error {
 		if !asset && !hasHTTPSPrefix(in.URL) {
 			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)}
 		}
-		if why := checkURL(in.URL, !asset); why != "" {
+		if why, _ := checkURL(in.URL, !asset); why != "" {
 			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q %s", name, in.URL, why)}
 		}
 		st.downloads = append(st.downloads, Download{URL: in.URL, Name: name})

@@ -43,24 +43,37 @@ func split(command string) ([]string, *Error) {
 		}
 	}
 
-	words := make([]string, 0, 16)
+	words := make([]string, 0, 32)
 	var buf []byte
 	inWord := false
+	// A word without quotes or escapes is a substring of the command and is not copied.
+	verbatim, start := true, 0
 	s := command
 	for i := 0; i < len(s); {
 		c := s[i]
+		if !inWord {
+			start = i
+		}
 		switch {
 		case c == ' ' || c == '\t':
 			if inWord {
-				words = append(words, string(buf))
+				if verbatim {
+					words = append(words, s[start:i])
+				} else {
+					words = append(words, string(buf))
+				}
 				buf = buf[:0]
 				inWord = false
+				verbatim = true
 				if len(words) > MaxArgs+1 {
 					return nil, syntaxErr("", "command has more than %d arguments", MaxArgs)
 				}
 			}
 			i++
 		case c == '\'':
+			if verbatim {
+				buf, verbatim = append(buf[:0], s[start:i]...), false
+			}
 			j := indexByteFrom(s, '\'', i+1)
 			if j < 0 {
 				return nil, syntaxErr("", "unterminated single quote")
@@ -69,6 +82,9 @@ func split(command string) ([]string, *Error) {
 			inWord = true
 			i = j + 1
 		case c == '"':
+			if verbatim {
+				buf, verbatim = append(buf[:0], s[start:i]...), false
+			}
 			i++
 			inWord = true
 			closed := false
@@ -108,6 +124,9 @@ func split(command string) ([]string, *Error) {
 			if i+1 >= len(s) {
 				return nil, syntaxErr("\\", "trailing backslash")
 			}
+			if verbatim {
+				buf, verbatim = append(buf[:0], s[start:i]...), false
+			}
 			buf = append(buf, s[i+1])
 			inWord = true
 			i += 2
@@ -123,7 +142,9 @@ func split(command string) ([]string, *Error) {
 			if e := checkDollar(s, i); e != nil {
 				return nil, e
 			}
-			buf = append(buf, c)
+			if !verbatim {
+				buf = append(buf, c)
+			}
 			inWord = true
 			i++
 		case c == '#' && !inWord:
@@ -131,13 +152,19 @@ func split(command string) ([]string, *Error) {
 		case c == '~' && !inWord:
 			return nil, syntaxErr("~", "shell tilde expansion \"~\" is not allowed")
 		default:
-			buf = append(buf, c)
+			if !verbatim {
+				buf = append(buf, c)
+			}
 			inWord = true
 			i++
 		}
 	}
 	if inWord {
-		words = append(words, string(buf))
+		if verbatim {
+			words = append(words, s[start:])
+		} else {
+			words = append(words, string(buf))
+		}
 	}
 	if len(words) == 0 {
 		return nil, syntaxErr("", "command is empty")
