@@ -30,6 +30,8 @@ type Store struct {
 	// On PostgreSQL both are the same pool.
 	w, r     *bun.DB
 	postgres bool
+	// group batches job Creates into shared transactions on SQLite; nil on PostgreSQL.
+	group *committer
 }
 
 var (
@@ -64,7 +66,9 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		_ = w.Close()
 		return nil, err
 	}
-	return open(ctx, &Store{w: w, r: r})
+	s := &Store{w: w, r: r}
+	s.startCommitter()
+	return open(ctx, s)
 }
 
 func openSQLite(path, params string, conns int) (*bun.DB, error) {
@@ -103,6 +107,9 @@ func open(ctx context.Context, s *Store) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.group != nil {
+		s.group.stop()
+	}
 	if s.r == s.w {
 		return s.w.Close()
 	}

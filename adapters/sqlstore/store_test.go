@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -138,6 +139,51 @@ func TestAssetStore(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			assettest.Exercise(t, func(t *testing.T) asset.Store { return b.open(t) })
+		})
+	}
+}
+
+// TestConcurrentCreates checks what SQLite's shared commits must keep: each Create answers for
+// its own row, a taken ID fails alone, and every accepted job is there.
+func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			const n = 64
+			jobs := make([]*job.Job, n)
+			for i := range jobs {
+				id := job.NewID("job")
+				if i%2 == 1 {
+					id = jobs[i-1].ID // every other Create reuses its neighbour's ID
+				}
+				j, err := job.New(job.NewParams{ID: id, AccountID: "acc_1", Type: "ffmpeg", Class: job.ClassCPU, Now: at})
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs[i] = j
+			}
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i, j := range jobs {
+				wg.Go(func() { errs[i] = s.Create(ctx, j) })
+			}
+			wg.Wait()
+			for i := 0; i < n; i += 2 {
+				a, b := errs[i], errs[i+1]
+				refused := a
+				if refused == nil {
+					refused = b
+				}
+				if (a == nil) == (b == nil) || !errors.Is(refused, job.ErrConflict) {
+					t.Fatalf("two Creates of %s: %v and %v; want one nil, one ErrConflict", jobs[i].ID, a, b)
+				}
+				if _, err := s.Get(ctx, jobs[i].ID); err != nil {
+					t.Fatalf("accepted job %s: %v", jobs[i].ID, err)
+				}
+			}
 		})
 	}
 }
