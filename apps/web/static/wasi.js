@@ -13,6 +13,8 @@ const ERRNO_SPIPE = 70;
 const CLOCK_REALTIME = 0;
 const CLOCK_MONOTONIC = 1;
 const FILETYPE_CHARACTER_DEVICE = 2;
+const EVENTTYPE_CLOCK = 0;
+const SUBCLOCKFLAG_ABSTIME = 1;
 const STDIN = 0, STDOUT = 1, STDERR = 2;
 
 // proc_exit unwinds the module's stack with this; the module is unusable afterwards.
@@ -28,6 +30,8 @@ export class WASI {
   constructor({ onOutput = (fd, line) => (fd === STDERR ? console.warn : console.log)(line) } = {}) {
     this.onOutput = onOutput;
     this.memory = null;
+    // skew is how far the monotonic clock runs ahead of real time: the sum of the sleeps.
+    this.skew = 0n;
     this.pending = { [STDOUT]: '', [STDERR]: '' };
     // One decoder per stream, in streaming mode, so a character split across writes survives.
     this.decoders = { [STDOUT]: new TextDecoder(), [STDERR]: new TextDecoder() };
@@ -49,6 +53,10 @@ export class WASI {
   initialize(instance) {
     this.memory = instance.exports.memory;
     instance.exports._initialize();
+  }
+
+  monotonic() {
+    return BigInt(Math.round(performance.now() * 1e6)) + this.skew;
   }
 
   // The memory's buffer is replaced when it grows, so views are taken afresh on every call.
@@ -74,7 +82,7 @@ export class WASI {
         if (id === CLOCK_REALTIME) {
           ns = BigInt(Date.now()) * 1000000n;
         } else if (id === CLOCK_MONOTONIC) {
-          ns = BigInt(Math.round(performance.now() * 1e6));
+          ns = this.monotonic();
         } else {
           return ERRNO_INVAL;
         }
@@ -126,13 +134,22 @@ export class WASI {
       fd_prestat_get: () => ERRNO_BADF,
       fd_prestat_dir_name: () => ERRNO_BADF,
 
-      // A page cannot block, so every subscription is reported as due at once. The Go runtime
-      // polls only to sleep, which the validator never does.
+      // A page cannot block, so every subscription is reported as due at once, and a sleep on
+      // the monotonic clock moves that clock forward by its length. The Go runtime sleeps while
+      // it waits on its own timers (GC, scavenger); answering at once with the clock unmoved
+      // would make it spin until the real deadline, stalling the page for up to a second.
       poll_oneoff: (inPtr, outPtr, nsubs, neventsPtr) => {
         const v = this.view();
         for (let i = 0; i < nsubs; i++) {
           const sub = inPtr + i * 48;
           const ev = outPtr + i * 32;
+          if (v.getUint8(sub + 8) === EVENTTYPE_CLOCK && v.getUint32(sub + 16, true) === CLOCK_MONOTONIC) {
+            const timeout = v.getBigUint64(sub + 24, true);
+            const absolute = (v.getUint16(sub + 40, true) & SUBCLOCKFLAG_ABSTIME) !== 0;
+            const now = this.monotonic();
+            const wait = absolute ? timeout - now : timeout;
+            if (wait > 0n) this.skew += wait;
+          }
           v.setBigUint64(ev, v.getBigUint64(sub, true), true); // userdata
           v.setUint16(ev + 8, ERRNO_SUCCESS, true); // error
           v.setUint8(ev + 10, v.getUint8(sub + 8)); // type = the subscription's tag
