@@ -214,6 +214,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 		if err := s.write(ctx, tx, j); err != nil {
 			return err
 		}
+		if err := enqueue(ctx, tx, j.Outbox, j.UpdatedAt); err != nil {
+			return err
+		}
+		j.Outbox = nil
 		out = j
 		return nil
 	})

@@ -55,6 +55,10 @@ type Job struct {
 	Attempt    int
 	LeaseUntil *time.Time
 
+	// Outbox holds the messages emitted by this change; Store.Update writes them in the same
+	// transaction and clears it. It is never read back.
+	Outbox []Message
+
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	DispatchedAt *time.Time
@@ -245,5 +249,6 @@ func (j *Job) Clone() *Job {
 		v := *j.Cost
 		c.Cost = &v
 	}
+	c.Outbox = append([]Message(nil), j.Outbox...)
 	return &c
 }

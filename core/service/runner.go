@@ -84,9 +84,7 @@ const (
 // HandleReport applies a runner report. Reports are idempotent: a second result for a finished
 // job, or a report of an attempt that is no longer current, changes nothing.
 func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
-	var event string
-	j, err := s.Jobs.Update(ctx, r.JobID, func(j *job.Job) error {
-		event = ""
+	_, err := s.update(ctx, r.JobID, func(j *job.Job) error {
 		if err := checkAttempt(j, r.Attempt); err != nil {
 			return err
 		}
@@ -96,15 +94,17 @@ func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
 			if j.Status != job.StatusDispatched {
 				return errUnchanged
 			}
-			event = EventRunning
-			return j.Start(now, s.Config.Lease)
+			if err := j.Start(now, s.Config.Lease); err != nil {
+				return err
+			}
+			return s.emit(j, EventRunning)
 		case ReportProgress:
 			if j.Status.Terminal() {
 				return errUnchanged
 			}
 			return j.Heartbeat(now, s.Config.Lease, r.Progress)
 		case ReportResult:
-			return s.finish(j, r.Result, now, &event)
+			return s.finish(j, r.Result, now)
 		default:
 			return fmt.Errorf("unknown runner report kind %q", r.Kind)
 		}
@@ -112,17 +112,29 @@ func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
 	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) {
 		return nil
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// update is Jobs.Update that tells the relay when the change emitted messages.
+func (s *Service) update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	emitted := false
+	j, err := s.Jobs.Update(ctx, id, func(j *job.Job) error {
+		if err := fn(j); err != nil {
+			return err
+		}
+		emitted = len(j.Outbox) > 0
+		return nil
+	})
+	if err == nil && emitted && s.OutboxNotify != nil {
+		s.OutboxNotify()
 	}
-	s.emit(ctx, j, event)
-	return nil
+	return j, err
 }
 
 // errUnchanged ends an Update that has nothing to write.
 var errUnchanged = errors.New("unchanged")
 
-func (s *Service) finish(j *job.Job, res *RunResult, now time.Time, event *string) error {
+func (s *Service) finish(j *job.Job, res *RunResult, now time.Time) error {
 	if res == nil {
 		return errors.New("result report without a result")
 	}
@@ -140,34 +152,41 @@ func (s *Service) finish(j *job.Job, res *RunResult, now time.Time, event *strin
 		}
 	}
 	if res.Error != nil {
-		*event = EventFailed
-		return j.Fail(now, res.Error, res.ComputeMs)
+		if err := j.Fail(now, res.Error, res.ComputeMs); err != nil {
+			return err
+		}
+		return s.emit(j, EventFailed)
 	}
 	out, err := job.NewOutput(res.Files, res.Data)
 	if err != nil {
-		*event = EventFailed
-		return j.Fail(now, job.NewError(job.CodeRunnerError, "the job produced no output: "+err.Error(), nil), res.ComputeMs)
+		if err := j.Fail(now, job.NewError(job.CodeRunnerError, "the job produced no output: "+err.Error(), nil), res.ComputeMs); err != nil {
+			return err
+		}
+		return s.emit(j, EventFailed)
 	}
-	*event = EventCompleted
-	return j.Complete(now, out, res.ComputeMs)
+	if err := j.Complete(now, out, res.ComputeMs); err != nil {
+		return err
+	}
+	return s.emit(j, EventCompleted)
 }
 
-// emit publishes a job event for the webhook fan-out.
-func (s *Service) emit(ctx context.Context, j *job.Job, name string) {
-	if name == "" || s.Bus == nil {
-		return
-	}
+// emit records a job event in the job's outbox: it is written with the change that caused it,
+// and the relay hands it on after the commit. Output URLs are minted when the event is
+// delivered, not here.
+func (s *Service) emit(j *job.Job, name string) error {
 	e := Event{Event: name, JobID: j.ID, Timing: j.Timing()}
 	switch name {
 	case EventCompleted:
-		o := j.Output.Sign(j.ID, s.Signer, s.Clock.Now().Add(s.Config.URLTTL))
-		e.Output, e.Cost = &o, j.Cost
+		e.Output, e.Cost = j.Output, j.Cost
 	case EventFailed:
 		e.Error = j.Error
 	}
-	if b, err := json.Marshal(e); err == nil {
-		_ = s.Bus.Publish(ctx, TopicEvents, b)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
 	}
+	j.Emit(TopicEvents, name+":"+j.ID, b)
+	return nil
 }
 
 // Sweep fails the jobs whose runner stopped renewing its lease, as RUNNER_LOST: retryable and
@@ -180,11 +199,14 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, id := range ids {
-		j, err := s.Jobs.Update(ctx, id, func(j *job.Job) error {
+		_, err := s.update(ctx, id, func(j *job.Job) error {
 			if j.Status.Terminal() || j.LeaseUntil == nil || !j.LeaseUntil.Before(now) {
 				return errUnchanged
 			}
-			return j.Fail(now, job.NewError(job.CodeRunnerLost, "the runner stopped reporting; the job can be retried", nil), 0)
+			if err := j.Fail(now, job.NewError(job.CodeRunnerLost, "the runner stopped reporting; the job can be retried", nil), 0); err != nil {
+				return err
+			}
+			return s.emit(j, EventFailed)
 		})
 		if errors.Is(err, errUnchanged) {
 			continue
@@ -193,7 +215,6 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return n, err
 		}
 		n++
-		s.emit(ctx, j, EventFailed)
 	}
 	return n, nil
 }

@@ -40,6 +40,9 @@ type Service struct {
 	Signer   job.Signer
 	Bus      Publisher
 	Config   Config
+	// OutboxNotify, when set, is called after a change that emitted outbox messages commits,
+	// so the relay handles them at once rather than at its next poll.
+	OutboxNotify func()
 }
 
 // AssetURLPrefix is "{base_url}/assets/".

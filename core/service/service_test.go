@@ -166,6 +166,8 @@ func (b *bus) topics(prefix string) []string {
 
 type bundle struct {
 	svc       *service.Service
+	relay     *service.Relay
+	events    *[]string
 	clock     *clocktest.Fake
 	bus       *bus
 	jobs      *jobtest.Memory
@@ -186,7 +188,24 @@ func setup(t *testing.T) bundle {
 	b.svc = &service.Service{Jobs: b.jobs, Accounts: accs, Assets: b.assets, Blobs: &blobs{m: map[string][]byte{}},
 		Types: reg, Clock: b.clock, Signer: signer{}, Bus: b.bus,
 		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, MaxUpload: 10}}
+	var events []string
+	b.events = &events
+	b.relay = &service.Relay{Outbox: b.jobs, Clock: b.clock, Handlers: map[string]service.Handler{
+		service.TopicEvents: func(_ context.Context, m job.Message) error {
+			events = append(events, string(m.Payload))
+			return nil
+		},
+	}}
 	return b
+}
+
+// drain runs the relay and returns every event it has handed on so far.
+func (b bundle) drain(t *testing.T) []string {
+	t.Helper()
+	if _, err := b.relay.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	return *b.events
 }
 
 func submit(t *testing.T, b bundle, a account.Account, params string) *job.Job {
@@ -332,7 +351,7 @@ func TestRunToCompleteAndEvents(t *testing.T) {
 	if v2.Output.File.URL == v.Output.File.URL || v2.Output.Check(b.clock.Now()) != nil {
 		t.Fatal("expired URLs were not minted afresh")
 	}
-	events := b.bus.topics(service.TopicEvents)
+	events := b.drain(t)
 	if len(events) != 2 || !strings.Contains(events[0], `"event":"job.running"`) || !strings.Contains(events[1], `"event":"job.completed"`) {
 		t.Fatalf("events: %v", events)
 	}
@@ -341,7 +360,7 @@ func TestRunToCompleteAndEvents(t *testing.T) {
 	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportResult,
 		Result: &service.RunResult{Error: job.NewError(job.CodeRunnerError, "late", nil)}})
 	again, _ := b.jobs.Get(ctx, a.JobID)
-	if again.Status != job.StatusComplete || len(b.bus.topics(service.TopicEvents)) != 2 {
+	if again.Status != job.StatusComplete || len(b.drain(t)) != 2 {
 		t.Fatal("a duplicate result changed the job")
 	}
 	// A stale attempt is ignored.
@@ -359,7 +378,7 @@ func TestFailureAndRetry(t *testing.T) {
 	if failed.Status != job.StatusFailed || failed.Error.Code != job.CodeRunnerError || *failed.Error.Detail != "boom" {
 		t.Fatalf("failed job: %+v", failed)
 	}
-	if !strings.Contains(strings.Join(b.bus.topics(service.TopicEvents), "\n"), `"event":"job.failed"`) {
+	if !strings.Contains(strings.Join(b.drain(t), "\n"), `"event":"job.failed"`) {
 		t.Fatal("no job.failed event")
 	}
 	retry, err := b.svc.RetryJob(ctx, b.free, failed.ID)
@@ -432,6 +451,9 @@ func TestSweepFailsLostRunners(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("Sweep: %d %v", n, err)
 	}
+	if events := b.drain(t); len(events) != 1 || !strings.Contains(events[0], lost.ID) || !strings.Contains(events[0], "RUNNER_LOST") {
+		t.Fatalf("events: %v", events)
+	}
 	j, _ := b.jobs.Get(ctx, lost.ID)
 	if j.Status != job.StatusFailed || j.Error.Code != job.CodeRunnerLost || !j.Error.Retryable || j.ComputeMs != 0 {
 		t.Fatalf("lost job: %s %+v", j.Status, j.Error)
@@ -455,5 +477,32 @@ func TestUploadCap(t *testing.T) {
 	}
 	if _, _, err := b.svc.OpenAsset(ctx, b.pro, as.ID); job.CodeOf(err) != job.CodeNotFound {
 		t.Fatalf("other account's asset: %v", err)
+	}
+}
+
+func TestRelayRetriesFailedHandlers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	j := submit(t, b, b.free, `{}`)
+	calls := 0
+	b.relay.Handlers[service.TopicEvents] = func(context.Context, job.Message) error {
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("receiver down")
+		}
+		return nil
+	}
+	as, _ := b.svc.Claim(ctx, job.ClassCPU, 1)
+	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: j.ID, Attempt: as[0].Attempt, Kind: service.ReportStarted})
+	if n, err := b.relay.Drain(ctx); n != 0 || err != nil || calls != 1 {
+		t.Fatalf("first drain: %d %v calls %d", n, err, calls)
+	}
+	if n, _ := b.relay.Drain(ctx); n != 0 {
+		t.Fatal("a failed message came back before its lease")
+	}
+	b.clock.Advance(time.Minute)
+	if n, err := b.relay.Drain(ctx); n != 1 || err != nil || calls != 2 {
+		t.Fatalf("after the lease: %d %v calls %d", n, err, calls)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sqlstore"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -54,7 +55,9 @@ type Config struct {
 	URLTTL time.Duration
 	// Runner runs the in-process runner agent (the embedded default).
 	Runner bool
-	Log    *slog.Logger
+	// ValidatorWASM is the validator.wasm the playground page runs in the browser.
+	ValidatorWASM string
+	Log           *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
@@ -68,6 +71,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
+	fs.StringVar(&c.ValidatorWASM, "validator-wasm", env("MEDIAJOBS_VALIDATOR_WASM", "validator/cmd/wasm/validator.wasm"), "validator.wasm served to the playground at /playground/ (MEDIAJOBS_VALIDATOR_WASM)")
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
 }
 
@@ -106,9 +110,11 @@ type App struct {
 	Service *service.Service
 	Handler http.Handler
 	Bus     *bus.Bus
+	Relay   *service.Relay
 	Log     *slog.Logger
 
-	fetch safehttp.Config
+	fetch     safehttp.Config
+	relayWake chan struct{}
 }
 
 // Open connects the store (running migrations), and composes the service.
@@ -183,12 +189,35 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	svc := &service.Service{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
 		Clock: clock.System{}, Signer: signer, Bus: b,
 		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
-	handler := httpapi.New(svc, httpapi.Options{
+	api := httpapi.New(svc, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 		Ready: store.Ping, Logger: cfg.Log,
 	})
-	return &App{Config: cfg, Store: store, Service: svc, Handler: handler, Bus: b, Log: cfg.Log,
-		fetch: safehttp.Config{AllowPrivate: allow}}, nil
+	// The playground runs validator.wasm in the browser; without the file it says how to build it.
+	wasm, err := os.ReadFile(cfg.ValidatorWASM)
+	if err != nil {
+		cfg.Log.Warn("the playground has no validator.wasm; run make wasm", "path", cfg.ValidatorWASM)
+		wasm = nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
+	mux.Handle("/", api)
+
+	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log,
+		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1)}
+	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
+		// Job events go out on the bus for whoever listens.
+		service.TopicEvents: func(ctx context.Context, m job.Message) error {
+			return b.Publish(ctx, service.TopicEvents, m.Payload)
+		},
+	}}
+	svc.OutboxNotify = func() {
+		select {
+		case a.relayWake <- struct{}{}:
+		default:
+		}
+	}
+	return a, nil
 }
 
 // signingKey is the configured key, or the one kept in the data directory (made on first use).
@@ -244,6 +273,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		defer wg.Done()
 		a.sweep(ctx)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.relay(ctx)
+	}()
 	if a.Config.Runner {
 		agent, err := a.startRunner(ctx, &wg)
 		if err != nil {
@@ -270,6 +304,24 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// relay hands outbox messages on as soon as a change emits them, and polls for those whose
+// handler failed or whose relay died.
+func (a *App) relay(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if _, err := a.Relay.Drain(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("outbox relay failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.relayWake:
+		case <-t.C:
+		}
+	}
 }
 
 // sweep fails jobs whose runner went silent, every few seconds.

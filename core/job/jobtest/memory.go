@@ -11,14 +11,23 @@ import (
 
 // Memory is an in-memory job.Store for tests. One mutex makes every Update a transaction.
 type Memory struct {
-	mu   sync.Mutex
-	jobs map[string]*job.Job
+	mu     sync.Mutex
+	jobs   map[string]*job.Job
+	outbox []outboxEntry
+}
+
+type outboxEntry struct {
+	msg       job.Message
+	available time.Time
 }
 
 // NewMemory returns an empty store.
 func NewMemory() *Memory { return &Memory{jobs: map[string]*job.Job{}} }
 
-var _ job.Store = (*Memory)(nil)
+var (
+	_ job.Store  = (*Memory)(nil)
+	_ job.Outbox = (*Memory)(nil)
+)
 
 func (m *Memory) Create(_ context.Context, j *job.Job) error {
 	m.mu.Lock()
@@ -51,8 +60,55 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*job.Job) error) (
 	if err := fn(c); err != nil {
 		return nil, err
 	}
+	for _, msg := range c.Outbox {
+		m.enqueue(msg, c.UpdatedAt)
+	}
+	c.Outbox = nil
 	m.jobs[id] = c.Clone()
 	return c, nil
+}
+
+func (m *Memory) enqueue(msg job.Message, now time.Time) {
+	for _, e := range m.outbox {
+		if e.msg.Key == msg.Key {
+			return
+		}
+	}
+	msg.CreatedAt, msg.Attempts = now, 0
+	m.outbox = append(m.outbox, outboxEntry{msg: msg, available: now})
+}
+
+func (m *Memory) ClaimMessages(_ context.Context, p job.ClaimMessagesParams) ([]job.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []job.Message
+	for i := range m.outbox {
+		if len(out) >= p.Limit {
+			break
+		}
+		e := &m.outbox[i]
+		if e.available.After(p.Now) {
+			continue
+		}
+		e.available = p.Now.Add(p.Lease)
+		e.msg.Attempts++
+		msg := e.msg
+		msg.Payload = append([]byte(nil), e.msg.Payload...)
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+func (m *Memory) AckMessage(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, e := range m.outbox {
+		if e.msg.Key == key {
+			m.outbox = append(m.outbox[:i], m.outbox[i+1:]...)
+			return nil
+		}
+	}
+	return nil
 }
 
 func (m *Memory) List(_ context.Context, p job.ListParams) (job.Page, error) {

@@ -16,10 +16,86 @@ import (
 
 // Exercise runs the shared job.Store suite against the store newStore makes. Each call of
 // newStore must return an empty store of its own (its own database or schema), cleaned up by
-// the adapter's test through t.Cleanup.
+// the adapter's test through t.Cleanup. Every store is also a job.Outbox.
 func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 	t.Helper()
 	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+	t.Run("OutboxWrittenWithTheChange", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		ob, ok := s.(job.Outbox)
+		if !ok {
+			t.Fatalf("%T is not a job.Outbox", s)
+		}
+		j := newJob(t, "acc_1", base, job.ClassCPU)
+		mustCreate(t, s, j)
+
+		// A failed change writes none of its messages.
+		_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			j.Emit("events", "lost:"+j.ID, []byte(`{"n":0}`))
+			return errors.New("abort")
+		})
+		if err == nil {
+			t.Fatal("Update did not fail")
+		}
+		got, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			j.Emit("events", "a:"+j.ID, []byte(`{"n":1}`))
+			j.Emit("charges", "b:"+j.ID, []byte(`{"n":2}`))
+			return j.Cancel(base.Add(time.Second))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Outbox) != 0 {
+			t.Fatalf("Update returned the job with its outbox still set: %v", got.Outbox)
+		}
+		// The same key again is dropped: producers may emit twice.
+		if _, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			j.Emit("events", "a:"+j.ID, []byte(`{"n":99}`))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if stored, _ := s.Get(ctx, j.ID); len(stored.Outbox) != 0 {
+			t.Fatal("Get returned outbox messages")
+		}
+
+		now := base.Add(time.Minute)
+		msgs, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type brief struct{ Key, Topic, Payload string }
+		var briefs []brief
+		for _, m := range msgs {
+			briefs = append(briefs, brief{m.Key, m.Topic, string(m.Payload)})
+			if m.Attempts != 1 {
+				t.Fatalf("first claim of %s has attempts %d", m.Key, m.Attempts)
+			}
+		}
+		want := []brief{{"a:" + j.ID, "events", `{"n":1}`}, {"b:" + j.ID, "charges", `{"n":2}`}}
+		if d := cmp.Diff(want, briefs); d != "" {
+			t.Fatalf("claimed messages (-want +got):\n%s", d)
+		}
+		// Leased messages are not claimed again until the lease ends.
+		if again, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(30 * time.Second)}); len(again) != 0 {
+			t.Fatalf("leased messages claimed again: %d", len(again))
+		}
+		if err := ob.AckMessage(ctx, "a:"+j.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.AckMessage(ctx, "unknown"); err != nil {
+			t.Fatalf("ack of an unknown key: %v", err)
+		}
+		later, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(2 * time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(later) != 1 || later[0].Key != "b:"+j.ID || later[0].Attempts != 2 {
+			t.Fatalf("after the lease: %+v", later)
+		}
+	})
 
 	t.Run("CreateGetRoundTrip", func(t *testing.T) {
 		t.Parallel()

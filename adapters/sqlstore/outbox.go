@@ -1,0 +1,74 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+var _ job.Outbox = (*Store)(nil)
+
+type outboxRow struct {
+	bun.BaseModel `bun:"table:outbox"`
+
+	Seq         int64     `bun:"seq,pk,autoincrement"`
+	Key         string    `bun:"key"`
+	Topic       string    `bun:"topic"`
+	Payload     []byte    `bun:"payload"`
+	Attempts    int       `bun:"attempts"`
+	CreatedAt   time.Time `bun:"created_at"`
+	AvailableAt time.Time `bun:"available_at"`
+}
+
+// enqueue writes a job change's messages in its transaction; a key already there is dropped.
+func enqueue(ctx context.Context, tx bun.Tx, msgs []job.Message, now time.Time) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	rows := make([]outboxRow, len(msgs))
+	for i, m := range msgs {
+		rows[i] = outboxRow{Key: m.Key, Topic: m.Topic, Payload: m.Payload, CreatedAt: now, AvailableAt: now}
+	}
+	_, err := tx.NewInsert().Model(&rows).On("CONFLICT (key) DO NOTHING").Exec(ctx)
+	return mapErr("outbox", err)
+}
+
+// ClaimMessages leases the oldest available messages (SKIP LOCKED on PostgreSQL, so relays on
+// several replicas share the outbox).
+func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([]job.Message, error) {
+	now := p.Now.UTC().Truncate(time.Microsecond)
+	var out []job.Message
+	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var rows []outboxRow
+		q := tx.NewSelect().Model(&rows).Where("available_at <= ?", now).OrderExpr("seq").Limit(int64(p.Limit))
+		if err := s.forUpdate(q, true).Scan(ctx); err != nil {
+			return mapErr("outbox", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		seqs := make([]int64, len(rows))
+		for i, r := range rows {
+			seqs[i] = r.Seq
+			out = append(out, job.Message{Key: r.Key, Topic: r.Topic, Payload: r.Payload, Attempts: r.Attempts + 1,
+				CreatedAt: r.CreatedAt.UTC()})
+		}
+		_, err := tx.NewUpdate().Model((*outboxRow)(nil)).
+			Set("available_at = ?", now.Add(p.Lease)).Set("attempts = attempts + 1").
+			Where("seq IN (?)", bun.In(seqs)).Exec(ctx)
+		return mapErr("outbox", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AckMessage deletes a handled message.
+func (s *Store) AckMessage(ctx context.Context, key string) error {
+	_, err := s.w.NewDelete().Model((*outboxRow)(nil)).Where("key = ?", key).Exec(ctx)
+	return mapErr("outbox", err)
+}
