@@ -1,0 +1,168 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Event names of the spec, and the test event of POST /webhook-endpoints/{id}/test.
+const (
+	EventJobRunning     = "job.running"
+	EventJobCompleted   = "job.completed"
+	EventJobFailed      = "job.failed"
+	EventBatchCompleted = "batch.completed"
+	// EventTest is sent by SendTest only; it cannot be subscribed to.
+	EventTest = "webhook.test"
+)
+
+// Events are the names an endpoint may subscribe to.
+var Events = []string{EventJobCompleted, EventJobFailed, EventJobRunning, EventBatchCompleted}
+
+// Limits of the spec.
+const (
+	MaxNameLength = 50
+	// RotationWindow is how long the previous secret still signs after a rotation.
+	RotationWindow = 24 * time.Hour
+	// Timeout is the receiver's time to answer 2xx.
+	Timeout = 10 * time.Second
+	// SecretPrefix begins every signing secret.
+	SecretPrefix = "whsec_"
+)
+
+// Endpoint is a receiver of an account's events.
+type Endpoint struct {
+	ID        string
+	AccountID string
+	Name      string
+	URL       string
+	Events    []string
+	Enabled   bool
+	// Secret signs every delivery; PreviousSecret also signs, as X-Service-Signature-Previous,
+	// until PreviousUntil.
+	Secret         string
+	PreviousSecret string
+	PreviousUntil  *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// NewEndpointParams are the fields a client gives.
+type NewEndpointParams struct {
+	ID, AccountID, Name, URL string
+	Events                   []string
+	Now                      time.Time
+}
+
+// NewEndpoint validates the fields and returns an enabled endpoint with a fresh secret.
+func NewEndpoint(p NewEndpointParams) (Endpoint, error) {
+	e := Endpoint{ID: p.ID, AccountID: p.AccountID, Enabled: true, Secret: NewSecret(),
+		CreatedAt: p.Now.UTC().Truncate(time.Microsecond)}
+	e.UpdatedAt = e.CreatedAt
+	if err := e.SetName(p.Name); err != nil {
+		return Endpoint{}, err
+	}
+	if err := e.SetURL(p.URL); err != nil {
+		return Endpoint{}, err
+	}
+	if err := e.SetEvents(p.Events); err != nil {
+		return Endpoint{}, err
+	}
+	return e, nil
+}
+
+// SetName sets a name of 1 to 50 characters.
+func (e *Endpoint) SetName(name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength || strings.TrimSpace(name) == "" {
+		return job.Reject(job.CodeValidation, "name must be 1 to %d characters, not blank; got %d", MaxNameLength, n)
+	}
+	e.Name = name
+	return nil
+}
+
+// SetURL sets an absolute https URL with a host and no credentials. Where it may point is the
+// caller's check (service.URLChecker): it needs DNS.
+func (e *Endpoint) SetURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || raw == "":
+		return job.Reject(job.CodeValidation, "url %q is not a URL", raw)
+	case u.Scheme != "https":
+		return job.Reject(job.CodeValidation, "url %q must be https", raw)
+	case u.Hostname() == "":
+		return job.Reject(job.CodeValidation, "url %q has no host", raw)
+	case u.User != nil:
+		return job.Reject(job.CodeValidation, "url must not carry credentials")
+	case len(raw) > 2048:
+		return job.Reject(job.CodeValidation, "url is longer than 2048 characters")
+	}
+	e.URL = raw
+	return nil
+}
+
+// SetEvents sets at least one known event, without duplicates; it keeps them sorted.
+func (e *Endpoint) SetEvents(events []string) error {
+	if len(events) == 0 {
+		return job.Reject(job.CodeValidation, "subscribedEvents needs at least one of %s", strings.Join(Events, ", "))
+	}
+	out := make([]string, 0, len(events))
+	for _, ev := range events {
+		if !slices.Contains(Events, ev) {
+			return job.Reject(job.CodeValidation, "subscribedEvents: %q is not an event; use %s", ev, strings.Join(Events, ", "))
+		}
+		if slices.Contains(out, ev) {
+			return job.Reject(job.CodeValidation, "subscribedEvents: %q is given twice", ev)
+		}
+		out = append(out, ev)
+	}
+	slices.Sort(out)
+	e.Events = out
+	return nil
+}
+
+// Subscribed reports whether the endpoint takes event now.
+func (e *Endpoint) Subscribed(event string) bool {
+	return e.Enabled && slices.Contains(e.Events, event)
+}
+
+// Rotate replaces the secret; the old one keeps signing, as X-Service-Signature-Previous, for
+// RotationWindow.
+func (e *Endpoint) Rotate(now time.Time) {
+	until := now.UTC().Truncate(time.Microsecond).Add(RotationWindow)
+	e.PreviousSecret, e.PreviousUntil = e.Secret, &until
+	e.Secret = NewSecret()
+}
+
+// Previous returns the previous secret while its window lasts.
+func (e *Endpoint) Previous(now time.Time) (string, bool) {
+	if e.PreviousSecret == "" || e.PreviousUntil == nil || !now.Before(*e.PreviousUntil) {
+		return "", false
+	}
+	return e.PreviousSecret, true
+}
+
+// NewSecret returns whsec_ and 32 random bytes in hex.
+func NewSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	return SecretPrefix + hex.EncodeToString(b[:])
+}
+
+// Sign returns "sha256=<hex HMAC-SHA256 of '<timestamp>.<body>' under secret>", the value of
+// X-Service-Signature. timestamp is Unix seconds, as sent in X-Service-Timestamp.
+func Sign(secret string, timestamp int64, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(strconv.AppendInt(nil, timestamp, 10))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}

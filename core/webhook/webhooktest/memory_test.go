@@ -1,0 +1,13 @@
+package webhooktest_test
+
+import (
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/webhook"
+	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	webhooktest.Exercise(t, func(*testing.T) webhook.Store { return webhooktest.NewMemory() })
+}
