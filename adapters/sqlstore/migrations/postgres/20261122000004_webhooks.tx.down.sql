@@ -1,0 +1,3 @@
+DROP TABLE webhook_deliveries;
+--bun:split
+DROP TABLE webhook_endpoints;
