@@ -1,0 +1,71 @@
+package ratelimit_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/ratelimit"
+	core "github.com/mediajobs/mediajobs/core/ratelimit"
+	"github.com/mediajobs/mediajobs/core/ratelimit/ratelimittest"
+)
+
+func redisURL() string {
+	if u := os.Getenv("MEDIAJOBS_TEST_REDIS_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:6379/0"
+}
+
+func TestMemory(t *testing.T) {
+	t.Parallel()
+	ratelimittest.Exercise(t, func(*testing.T) core.Limiter { return ratelimit.NewMemory() })
+}
+
+func TestRedis(t *testing.T) {
+	t.Parallel()
+	ratelimittest.Exercise(t, func(t *testing.T) core.Limiter {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		r, err := ratelimit.OpenRedis(ctx, redisURL())
+		if err != nil {
+			t.Skipf("no Redis answers at %s (set MEDIAJOBS_TEST_REDIS_URL): %v", redisURL(), err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		return r
+	})
+}
+
+// TestMemoryRefill checks the arithmetic on a fake clock: a spent budget of 30 per minute gives
+// one request back every 2 s, and all of it after a minute.
+func TestMemoryRefill(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	m := ratelimit.NewMemory()
+	m.Now = func() time.Time { return now }
+	ctx := context.Background()
+	for range 30 {
+		if d, _ := m.Allow(ctx, "k", 30); !d.Allowed {
+			t.Fatal("refused within the budget")
+		}
+	}
+	steps := []struct {
+		advance time.Duration
+		allowed bool
+		retry   time.Duration
+	}{
+		{0, false, 2 * time.Second},
+		{time.Second, false, time.Second},
+		{time.Second, true, 0},
+		{0, false, 2 * time.Second},
+		{time.Minute, true, 0},
+	}
+	for i, s := range steps {
+		now = now.Add(s.advance)
+		d, _ := m.Allow(ctx, "k", 30)
+		if d.Allowed != s.allowed || d.RetryAfter != s.retry {
+			t.Fatalf("step %d: %+v; want allowed %v, retry after %s", i, d, s.allowed, s.retry)
+		}
+	}
+}

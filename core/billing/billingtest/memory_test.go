@@ -1,0 +1,13 @@
+package billingtest_test
+
+import (
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+)
+
+func TestMemory(t *testing.T) {
+	t.Parallel()
+	billingtest.Exercise(t, func(*testing.T) billing.Ledger { return billingtest.NewMemory() })
+}
