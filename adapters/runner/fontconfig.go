@@ -39,4 +39,6 @@ func LoadFonts(ctx context.Context) (*Fonts, error) {
 }
 
 // Has reports whether family is installed.
-func (f *Fonts) Has(family string) bool { return f.families[strings.ToLower(strings.TrimSpace(family))] }
+func (f *Fonts) Has(family string) bool {
+	return f.families[strings.ToLower(strings.TrimSpace(family))]
+}
