@@ -3,6 +3,7 @@ package transcribe
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 
@@ -47,4 +48,17 @@ func (r Router) Transcribe(ctx context.Context, audioPath, language string) ([]s
 		return r.Multilingual.Transcribe(ctx, audioPath, language)
 	}
 	return nil, fmt.Errorf("no transcriber is configured for language %q", language)
+}
+
+// Embedded is the router of the embedded default: pocketsphinx in its own sandbox when it is
+// installed, and no engine otherwise (transcription jobs are then refused at submit).
+func Embedded() (Router, error) {
+	if _, err := os.Stat(PocketsphinxProgram); err != nil {
+		return Router{}, nil
+	}
+	sb, err := NewSandbox()
+	if err != nil {
+		return Router{}, err
+	}
+	return Router{Fast: Pocketsphinx{Sandbox: sb}}, nil
 }

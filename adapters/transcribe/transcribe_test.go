@@ -214,3 +214,16 @@ func TestRouter(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+func TestEmbedded(t *testing.T) {
+	t.Parallel()
+	r, err := transcribe.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(transcribe.PocketsphinxProgram); err == nil {
+		if diff := cmp.Diff([]string{"en"}, r.Languages()); diff != "" {
+			t.Fatal(diff)
+		}
+	}
+}
