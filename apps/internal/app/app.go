@@ -27,12 +27,16 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sqlstore"
+	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
+	"github.com/mediajobs/mediajobs/core/jobtype/captionsanimate"
+	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
@@ -177,7 +181,16 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, err := jobtype.NewRegistry(ffmpegjob.Type{})
+	fonts, err := runner.LoadFonts(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	tr, err := transcribe.Embedded()
+	if err != nil {
+		return nil, err
+	}
+	types, err := jobtype.NewRegistry(ffmpegjob.Type{}, extractmetadata.Type{},
+		captionburn.Type{Fonts: fonts, Languages: tr.Languages()}, captionsanimate.Type{Fonts: fonts, Languages: tr.Languages()})
 	if err != nil {
 		return nil, err
 	}
@@ -350,12 +363,18 @@ func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agen
 	if err := sb.Available(ctx); err != nil {
 		return nil, fmt.Errorf("the runner needs the bubblewrap sandbox: %w", err)
 	}
+	tr, err := transcribe.Embedded()
+	if err != nil {
+		return nil, err
+	}
 	blobs := a.Service.Blobs
 	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Fetch: runner.Fetcher{
 		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
 	agent, err := runner.New(runner.Config{Class: job.ClassCPU, Slots: a.Config.Slots,
 		WorkRoot: filepath.Join(a.Config.Data, "work"), Log: a.Log},
-		a.Service, runner.BusReporter{Bus: a.Bus}, map[string]runner.Executor{ffmpegjob.Name: exec})
+		a.Service, runner.BusReporter{Bus: a.Bus}, map[string]runner.Executor{ffmpegjob.Name: exec,
+			extractmetadata.Name: &runner.Metadata{FFmpeg: exec}, captionburn.Name: &runner.Captions{FFmpeg: exec, Transcriber: tr},
+			captionsanimate.Name: &runner.Animate{FFmpeg: exec, Transcriber: tr}})
 	if err != nil {
 		return nil, err
 	}
