@@ -15,6 +15,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
 // Config are the service's settings.
@@ -43,6 +44,9 @@ type Service struct {
 	// OutboxNotify, when set, is called after a change that emitted outbox messages commits,
 	// so the relay handles them at once rather than at its next poll.
 	OutboxNotify func()
+	// Webhooks keeps webhook endpoints and deliveries; URLCheck vets their URLs (webhooks.go).
+	Webhooks webhook.Store
+	URLCheck URLChecker
 }
 
 // AssetURLPrefix is "{base_url}/assets/".
