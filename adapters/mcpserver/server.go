@@ -1,0 +1,275 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/ratelimit"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// Options configure the MCP access point. Fetch and Limits are required.
+type Options struct {
+	// Limiter is the rate limit: the same instance REST spends, under the same key
+	// (ratelimit.Key of the account), so one budget per account covers both. nil applies none.
+	Limiter ratelimit.Limiter
+	// Limits gives an account's plan limits: its requests per minute, and what get_account shows.
+	Limits func(account.Account) account.Limits
+	// Fetch is the SSRF-guarded client upload_media fetches URLs with (safehttp.NewClient).
+	Fetch *http.Client
+	// MaxInline caps upload_media's base64 content, decoded; 0 means DefaultMaxInline. URL
+	// uploads are capped by the service's MaxUpload, as REST uploads are.
+	MaxInline int64
+	// ProbeWait is how long probe_media waits for its extract.metadata job before answering with
+	// the job to poll; 0 means DefaultProbeWait.
+	ProbeWait time.Duration
+	// AllowedHosts are Host header values accepted on loopback connections besides loopback
+	// names: the public base URL's host when a proxy on the same machine forwards to us. Any
+	// other Host on a loopback connection is refused (DNS-rebinding protection).
+	AllowedHosts []string
+	// Logger receives internal errors; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxInline = 16 << 20
+	DefaultProbeWait = 20 * time.Second
+)
+
+// Handler is the MCP access point: mount it at /mcp.
+type Handler struct {
+	svc    *service.Service
+	opts   Options
+	log    *slog.Logger
+	server *mcp.Server
+	tools  []*mcp.Tool
+	http   http.Handler
+}
+
+// New returns the MCP access point over svc. It panics when a required option is missing: that
+// is a wiring mistake, not a runtime condition.
+func New(svc *service.Service, opts Options) *Handler {
+	if svc == nil || opts.Fetch == nil || opts.Limits == nil {
+		panic("mcpserver: New needs a service and the Fetch and Limits options")
+	}
+	if opts.MaxInline <= 0 {
+		opts.MaxInline = DefaultMaxInline
+	}
+	if opts.ProbeWait <= 0 {
+		opts.ProbeWait = DefaultProbeWait
+	}
+	h := &Handler{svc: svc, opts: opts, log: opts.Logger}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	h.server = mcp.NewServer(&mcp.Implementation{Name: "mediajobs", Title: "mediajobs media job service", Version: "1"},
+		&mcp.ServerOptions{Instructions: instructions, Logger: quiet(h.log)})
+	h.addTools()
+	// Stateless: every request stands alone, so any replica answers it and both session-based
+	// (initialize handshake) and sessionless (server/discover) clients work. No tool needs to
+	// call back into the client.
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+		&mcp.StreamableHTTPOptions{
+			Stateless: true,
+			// The SDK's own DNS-rebinding check refuses every non-loopback Host on a loopback
+			// connection; hostGuard does the same with the configured public hosts allowed.
+			DisableLocalhostProtection: true,
+			Logger:                     quiet(h.log),
+			// A base64 upload of MaxInline bytes, with room for the JSON-RPC framing.
+			MaxRequestBodyBytes: int64(base64.StdEncoding.EncodedLen(int(opts.MaxInline))) + 64<<10,
+		})
+	verified := auth.RequireBearerToken(verifyAccount, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	h.http = h.hostGuard(http.NewCrossOriginProtection().Handler(h.authenticate(verified(streamable))))
+	return h
+}
+
+// ServeHTTP serves /mcp.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.http.ServeHTTP(w, r) }
+
+// Tools lists the tools the server offers, with their input and output schemas: the
+// contracts/mcp files are checked against them.
+func Tools() []*mcp.Tool {
+	h := &Handler{server: mcp.NewServer(&mcp.Implementation{Name: "mediajobs"}, nil),
+		opts: Options{Limits: func(account.Account) account.Limits { return account.Limits{} }}}
+	h.addTools()
+	return h.tools
+}
+
+type accountKey struct{}
+
+// authenticate requires Authorization: Bearer <API key>, as REST does, and answers 401 with
+// WWW-Authenticate and the error envelope before the MCP layer sees the request.
+func (h *Handler) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		header := r.Header.Get("Authorization")
+		scheme, secret, ok := strings.Cut(header, " ")
+		secret = strings.TrimSpace(secret)
+		var err error
+		switch {
+		case header == "":
+			err = job.Reject(job.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
+		case !ok || !strings.EqualFold(scheme, "Bearer") || secret == "":
+			err = job.Reject(job.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
+		}
+		var a account.Account
+		if err == nil {
+			a, err = h.svc.Authenticate(r.Context(), secret)
+		}
+		if err != nil {
+			httpapi.WriteError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), accountKey{}, a)))
+	})
+}
+
+// verifyAccount hands the account authenticate found to the SDK, which passes it to every tool
+// call as the request's TokenInfo and binds sessions to it.
+func verifyAccount(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	a, ok := ctx.Value(accountKey{}).(account.Account)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: a.ID, Extra: map[string]any{extraAccount: a}}, nil
+}
+
+const extraAccount = "account"
+
+// hostGuard is DNS-rebinding protection: a request that reached us on a loopback address must
+// name a loopback host (or a configured one) in Host, since a browser lured to a rebound name
+// sends that name.
+func (h *Handler) hostGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && !slices.Contains(h.opts.AllowedHosts, r.Host) {
+			httpapi.WriteError(w, r, job.Reject(job.CodeForbidden, "Host %q is not accepted on this address", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// tool is a tool's body: it runs for the authenticated account and returns the structured
+// result and a one-line summary for the model.
+type tool[In, Out any] func(ctx context.Context, a account.Account, in In) (Out, string, error)
+
+// add registers a tool whose result is Out's JSON (also sent as text, for clients that read only
+// text) after a summary line. Every call spends one request of the account's rate budget. A
+// rejection is a result with isError, the code and message as text and as ToolError.
+func add[In, Out any](h *Handler, t *mcp.Tool, body tool[In, Out]) {
+	t.OutputSchema = schemaFor[Out]()
+	t.InputSchema = schemaFor[In]()
+	h.tools = append(h.tools, t)
+	mcp.AddTool(h.server, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		a, ok := callerOf(req)
+		if !ok {
+			return h.toolError(job.Reject(job.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")), nil, nil
+		}
+		if err := h.spend(ctx, a); err != nil {
+			return h.toolError(err), nil, nil
+		}
+		out, summary, err := body(ctx, a, in)
+		if err != nil {
+			return h.toolError(err), nil, nil
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(b)}}}, out, nil
+	})
+}
+
+func callerOf(req *mcp.CallToolRequest) (account.Account, bool) {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return account.Account{}, false
+	}
+	a, ok := req.Extra.TokenInfo.Extra[extraAccount].(account.Account)
+	return a, ok
+}
+
+// rateLimited is a RATE_LIMITED rejection carrying the wait.
+type rateLimited struct {
+	job.Problem
+	retryAfter int
+}
+
+func (e *rateLimited) Unwrap() error { return &e.Problem }
+
+// spend takes one request from the account's budget.
+func (h *Handler) spend(ctx context.Context, a account.Account) error {
+	if h.opts.Limiter == nil {
+		return nil
+	}
+	perMinute := h.opts.Limits(a).RequestsPerMinute
+	d, err := h.opts.Limiter.Allow(ctx, ratelimit.Key(a.ID), perMinute)
+	if err != nil || d.Allowed {
+		return err
+	}
+	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
+	return &rateLimited{retryAfter: secs, Problem: job.Problem{Code: job.CodeRateLimited, Message: fmt.Sprintf(
+		"rate limit of %d requests per minute exceeded (REST and MCP share it); retry after %d seconds", perMinute, secs)}}
+}
+
+// toolError is the result of a rejected call: the REST error's code and message, as text and as
+// structured content. Errors that are not rejections are logged and shown generically, as REST
+// does.
+func (h *Handler) toolError(err error) *mcp.CallToolResult {
+	te := ToolError{Code: job.CodeOf(err), Message: "an internal error occurred; it has been logged"}
+	var p *job.Problem
+	if errors.As(err, &p) {
+		te.Message = p.Message
+	} else {
+		h.log.Error("mcpserver: internal error", "error", err)
+	}
+	var rl *rateLimited
+	if errors.As(err, &rl) {
+		te.RetryAfterSeconds = rl.retryAfter
+	}
+	res := &mcp.CallToolResult{IsError: true, StructuredContent: te,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(te.Code) + ": " + te.Message}}}
+	return res
+}
+
+// quiet passes on the SDK's warnings and errors only: it logs every session at INFO, and
+// stateless serving makes a session of every request.
+func quiet(l *slog.Logger) *slog.Logger { return slog.New(minLevel{l.Handler()}) }
+
+type minLevel struct{ slog.Handler }
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler { return minLevel{m.Handler.WithAttrs(as)} }
+func (m minLevel) WithGroup(n string) slog.Handler       { return minLevel{m.Handler.WithGroup(n)} }

@@ -1,0 +1,334 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mediajobs/mediajobs/adapters/mcpserver"
+	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/ratelimit"
+)
+
+// toolNames are the six tools, in the order tools/list gives them: by name.
+var toolNames = []string{"get_account", "get_job", "list_jobs", "probe_media", "submit_job", "upload_media"}
+
+// call calls a tool and decodes its structured content into out (when not nil).
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if out != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: structured content %s: %v", name, b, err)
+		}
+	}
+	return res
+}
+
+// mustSucceed calls a tool that must not fail.
+func mustSucceed(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
+	t.Helper()
+	res := call(t, cs, name, args, out)
+	if res.IsError {
+		t.Fatalf("%s(%v) failed: %s", name, args, text(res))
+	}
+	return res
+}
+
+// toolError calls a tool that must fail, and returns its { code, message }.
+func toolError(t *testing.T, cs *mcp.ClientSession, name string, args any) mcpserver.ToolError {
+	t.Helper()
+	var te mcpserver.ToolError
+	res := call(t, cs, name, args, &te)
+	if !res.IsError {
+		t.Fatalf("%s(%v) succeeded, want an error: %s", name, args, text(res))
+	}
+	if !strings.HasPrefix(text(res), string(te.Code)+": "+te.Message) {
+		t.Errorf("%s: text %q does not carry %s: %s", name, text(res), te.Code, te.Message)
+	}
+	return te
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestListTools(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			cs := mustConnect(t, b.url, b.key, p.version)
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+				if len(tool.Description) < 100 || tool.InputSchema == nil || tool.OutputSchema == nil {
+					t.Errorf("tool %s: description %q, input schema %v, output schema %v", tool.Name, tool.Description, tool.InputSchema, tool.OutputSchema)
+				}
+			}
+			if diff := cmp.Diff(toolNames, names); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestToolsAnswerAsREST(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			cs := mustConnect(t, b.url, b.key, p.version)
+
+			var acct mcpserver.Account
+			mustSucceed(t, cs, "get_account", map[string]any{}, &acct)
+			want := mcpserver.Account{ID: b.acct.ID, Plan: "free", CreatedAt: b.acct.CreatedAt.UnixMilli(),
+				Limits: mcpserver.Limits{RequestsPerMinute: 30, ExecutionCapSeconds: 300, Concurrency: 1}}
+			if diff := cmp.Diff(want, acct); diff != "" {
+				t.Errorf("get_account (-want +got):\n%s", diff)
+			}
+
+			var up mcpserver.Upload
+			mustSucceed(t, cs, "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString([]byte(srt)), "name": "subs.srt"}, &up)
+			if up.URL != b.svc.AssetURL(up.ID) || up.Size != int64(len(srt)) || up.Name != "subs.srt" {
+				t.Errorf("upload_media answered %+v", up)
+			}
+			var fetched mcpserver.Upload
+			mustSucceed(t, cs, "upload_media", map[string]any{"url": b.media.URL + "/clip.srt"}, &fetched)
+			if fetched.Name != "clip.srt" || fetched.ContentType != "application/x-subrip" || fetched.Size != int64(len(srt)) {
+				t.Errorf("upload_media by url answered %+v", fetched)
+			}
+
+			var sub mcpserver.SubmittedJob
+			res := mustSucceed(t, cs, "submit_job", map[string]any{"type": "ffmpeg",
+				"inputs": map[string]any{"subs.srt": up.URL},
+				"params": map[string]any{"command": "ffmpeg -f lavfi -i testsrc=duration=1 -vf subtitles=subs.srt out.mp4"}}, &sub)
+			if sub.Status != job.StatusWaiting || !strings.HasPrefix(sub.ID, "job_") || !strings.Contains(text(res), "get_job") {
+				t.Fatalf("submit_job answered %+v: %s", sub, text(res))
+			}
+
+			var got map[string]any
+			mustSucceed(t, cs, "get_job", map[string]any{"id": sub.ID}, &got)
+			rest, err := b.svc.GetJob(context.Background(), b.acct, sub.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(asJSON(t, rest), got); diff != "" {
+				t.Errorf("get_job is not GET /jobs/{id}'s data (-rest +mcp):\n%s", diff)
+			}
+
+			var page mcpserver.JobPage
+			mustSucceed(t, cs, "list_jobs", map[string]any{"type": "ffmpeg", "limit": 100}, &page)
+			found := false
+			for _, v := range page.Data {
+				found = found || v.ID == sub.ID
+			}
+			if !found {
+				t.Errorf("list_jobs does not list %s: %+v", sub.ID, page)
+			}
+
+			// No runner runs here, so probe_media answers with the job to poll.
+			var probe mcpserver.Probe
+			res = mustSucceed(t, cs, "probe_media", map[string]any{"source": b.media.URL + "/clip.mp4"}, &probe)
+			if probe.Status != job.StatusWaiting || probe.Data != nil || !strings.Contains(text(res), probe.JobID) {
+				t.Errorf("probe_media answered %+v: %s", probe, text(res))
+			}
+		})
+	}
+}
+
+func asJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestToolErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{maxInline: 8})
+	cs := mustConnect(t, b.url, b.key, "")
+	tests := []struct {
+		name     string
+		tool     string
+		args     map[string]any
+		code     job.Code
+		contains string
+	}{
+		{"disallowed flag", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
+			"command": "ffmpeg -i https://example.com/a.mp4 -filter_script f.txt out.mp4"}}, job.CodeValidation, "-filter_script"},
+		{"unknown type", "submit_job", map[string]any{"type": "nope"}, job.CodeValidation, `"nope"`},
+		{"unknown param", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
+			"command": "ffmpeg -f lavfi -i testsrc out.mp4", "bogus": 1}}, job.CodeValidation, "bogus"},
+		{"no job", "get_job", map[string]any{"id": "job_missing"}, job.CodeNotFound, "job_missing"},
+		{"bad status", "list_jobs", map[string]any{"status": "done"}, job.CodeValidation, `"done"`},
+		{"both sources", "upload_media", map[string]any{"url": "https://example.com/a", "content": "aGk="}, job.CodeValidation, "exactly one"},
+		{"too large", "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString(make([]byte, 9))}, job.CodePayloadTooLarge, "8 byte"},
+		{"not base64", "upload_media", map[string]any{"content": "%%%"}, job.CodeValidation, "base64"},
+		{"loopback url", "upload_media", map[string]any{"url": "https://10.1.2.3/x"}, job.CodeValidation, "private, loopback"},
+		{"plain http", "upload_media", map[string]any{"url": "http://example.com/x"}, job.CodeValidation, "https"},
+		{"bad name", "upload_media", map[string]any{"content": "aGk=", "name": "../x"}, job.CodeValidation, "plain file name"},
+		{"probe local file", "probe_media", map[string]any{"source": "file:/etc/passwd"}, job.CodeValidation, "file:/etc/passwd"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			te := toolError(t, cs, tc.tool, tc.args)
+			if te.Code != tc.code || !strings.Contains(te.Message, tc.contains) {
+				t.Errorf("got %s: %s, want %s containing %q", te.Code, te.Message, tc.code, tc.contains)
+			}
+		})
+	}
+}
+
+func TestRateLimitIsShared(t *testing.T) {
+	t.Parallel()
+	lim := memlimit.NewMemory()
+	b := setup(t, setupOpts{limiter: lim, perMinute: 2})
+	cs := mustConnect(t, b.url, b.key, "")
+	// A REST request spends from the same budget, under the same key.
+	if d, err := lim.Allow(context.Background(), ratelimit.Key(b.acct.ID), 2); err != nil || !d.Allowed {
+		t.Fatalf("the first request was refused: %+v %v", d, err)
+	}
+	mustSucceed(t, cs, "get_account", map[string]any{}, nil)
+	te := toolError(t, cs, "get_account", map[string]any{})
+	want := fmt.Sprintf("rate limit of 2 requests per minute exceeded (REST and MCP share it); retry after %d seconds", te.RetryAfterSeconds)
+	if te.Code != job.CodeRateLimited || te.RetryAfterSeconds < 1 || te.RetryAfterSeconds > 30 || te.Message != want {
+		t.Errorf("over the limit: got %+v, want RATE_LIMITED: %s", te, want)
+	}
+	// Listing tools is protocol traffic, not a request of the API: it spends nothing.
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The budget is the account's, whichever access point spends it.
+	if d, _ := lim.Allow(context.Background(), ratelimit.Key(b.acct.ID), 2); d.Allowed {
+		t.Error("REST was allowed a request after MCP spent the budget")
+	}
+}
+
+// post sends one raw JSON-RPC request to the endpoint.
+func post(t *testing.T, target string, header map[string]string) *http.Response {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name   string
+		header string
+	}{
+		{"no header", ""},
+		{"basic", "Basic dXNlcjpwYXNz"},
+		{"wrong key", "Bearer mj_live_wrongwrongwrong"},
+		{"not a key", "Bearer x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := map[string]string{}
+			if tc.header != "" {
+				h["Authorization"] = tc.header
+			}
+			resp := post(t, b.url, h)
+			var e struct {
+				Error mcpserver.ToolError `json:"error"`
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != http.StatusUnauthorized ||
+				e.Error.Code != job.CodeUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+				t.Errorf("got %d %q WWW-Authenticate %q, want 401 UNAUTHORIZED with a Bearer challenge", resp.StatusCode, body, resp.Header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	t.Run("SDK client with a wrong key", func(t *testing.T) {
+		t.Parallel()
+		for _, p := range protocols {
+			if _, err := connect(t, b.url, "mj_wrong", p.version); err == nil {
+				t.Errorf("%s: connected with a wrong key", p.name)
+			}
+		}
+	})
+}
+
+func TestDNSRebindingProtection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	auth := "Bearer " + b.key
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"loopback host", map[string]string{"Authorization": auth}, http.StatusOK},
+		{"localhost name", map[string]string{"Authorization": auth, "Host": "localhost"}, http.StatusOK},
+		{"rebound host", map[string]string{"Authorization": auth, "Host": "evil.example:80"}, http.StatusForbidden},
+		{"rebound host without a key", map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{"cross-origin browser", map[string]string{"Authorization": auth, "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"foreign origin", map[string]string{"Authorization": auth, "Origin": "https://evil.example"}, http.StatusForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if resp := post(t, b.url, tc.header); resp.StatusCode != tc.want {
+				body, _ := io.ReadAll(resp.Body)
+				t.Errorf("got %d %s, want %d", resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+}

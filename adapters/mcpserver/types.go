@@ -1,0 +1,138 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// The tools' inputs. Their JSON Schemas are inferred from these types; the jsonschema tags are
+// the property descriptions a model reads.
+
+// SubmitJobInput is the request of submit_job: the body of POST /jobs.
+type SubmitJobInput struct {
+	Type   string         `json:"type" jsonschema:"the job type: ffmpeg, caption.burn, extract.metadata or captions.animate"`
+	Inputs map[string]any `json:"inputs,omitempty" jsonschema:"input files by name. ffmpeg: each key is a bare file name staged in the work directory (the command refers to it by that name); each value is an https URL, an uploaded asset's content URL (see upload_media), {\"url\": \"...\"} or {\"content\": \"...\"} (inline text up to 64 KB: subtitles, concat lists). Inputs given directly as -i URLs in the command need no entry here. caption.burn: {\"source\": url, \"subtitles\": url (optional)}. extract.metadata: {\"source\": url}."`
+	Params map[string]any `json:"params,omitempty" jsonschema:"options of the job type. ffmpeg: {\"command\": \"ffmpeg ...\" (required), \"outputFormat\", \"timeout\" (seconds, 1-900, default 120), \"compute\" (auto, cpu or gpu; default auto)}. caption.burn: styling options, all optional. extract.metadata: none."`
+}
+
+// GetJobInput is the request of get_job.
+type GetJobInput struct {
+	ID string `json:"id" jsonschema:"the job's id, job_..., as submit_job returned it"`
+}
+
+// ListJobsInput is the request of list_jobs: the query of GET /jobs.
+type ListJobsInput struct {
+	Status string `json:"status,omitempty" jsonschema:"only jobs in this status: waiting, dispatched, running, complete, failed or cancelled"`
+	Type   string `json:"type,omitempty" jsonschema:"only jobs of this type, e.g. ffmpeg"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1 to 100; default 20"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"pagination.nextCursor of the previous page, to read the next one"`
+}
+
+// ProbeMediaInput is the request of probe_media.
+type ProbeMediaInput struct {
+	Source string `json:"source" jsonschema:"the media file to probe: an https URL or an uploaded asset's content URL"`
+}
+
+// GetAccountInput is the request of get_account: nothing.
+type GetAccountInput struct{}
+
+// UploadMediaInput is the request of upload_media: exactly one of url and content.
+type UploadMediaInput struct {
+	URL         string `json:"url,omitempty" jsonschema:"an https URL to fetch and store (public addresses only)"`
+	Content     string `json:"content,omitempty" jsonschema:"the file's bytes, base64 (standard alphabet), at most 16 MiB decoded"`
+	Name        string `json:"name,omitempty" jsonschema:"the file name to keep, e.g. subs.srt; its extension sets the content type when contentType is not given"`
+	ContentType string `json:"contentType,omitempty" jsonschema:"the media type, e.g. video/mp4; default from the name"`
+}
+
+// The tools' outputs: the JSON the REST API answers with, inside its { data } envelope.
+
+// SubmittedJob is the output of submit_job: the answer of POST /jobs.
+type SubmittedJob struct {
+	ID     string     `json:"id"`
+	Status job.Status `json:"status"`
+}
+
+// JobPage is the output of list_jobs: the body of GET /jobs.
+type JobPage struct {
+	Data       []service.View `json:"data"`
+	Pagination Pagination     `json:"pagination"`
+}
+
+// Pagination says where the next page starts.
+type Pagination struct {
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"nextCursor"`
+}
+
+// Probe is the output of probe_media: the extract.metadata job that answered it and, once it is
+// complete, its output.data.
+type Probe struct {
+	JobID  string     `json:"jobId"`
+	Status job.Status `json:"status"`
+	// Data is the job's output.data: present when status is complete.
+	Data  *extractmetadata.Metadata `json:"data,omitempty"`
+	Error *job.Error                `json:"error,omitempty"`
+	Cost  *job.Cost                 `json:"cost,omitempty"`
+}
+
+// Account is the output of get_account: the answer of GET /account.
+type Account struct {
+	ID        string       `json:"id"`
+	Plan      account.Plan `json:"plan"`
+	Limits    Limits       `json:"limits"`
+	CreatedAt int64        `json:"createdAt"`
+}
+
+// Limits are the plan's limits.
+type Limits struct {
+	RequestsPerMinute   int  `json:"requestsPerMinute"`
+	ExecutionCapSeconds int  `json:"executionCapSeconds"`
+	GPU                 bool `json:"gpu"`
+	Concurrency         int  `json:"concurrency"`
+}
+
+// Upload is the output of upload_media: the answer of POST /uploads.
+type Upload struct {
+	ID          string `json:"id"`
+	URL         string `json:"url"`
+	Name        string `json:"name"`
+	ContentType string `json:"contentType"`
+	Size        int64  `json:"size"`
+}
+
+// ToolError is the structured content of a tool result with isError: the REST error's
+// { code, message }, plus, for RATE_LIMITED, the seconds to wait.
+type ToolError struct {
+	Code              job.Code `json:"code"`
+	Message           string   `json:"message"`
+	RetryAfterSeconds int      `json:"retryAfterSeconds,omitempty"`
+}
+
+// schemaFor infers the JSON Schema of T. Raw JSON (a job's inputs, params and output.data) is an
+// object or null; enums of the domain list their values.
+func schemaFor[T any]() *jsonschema.Schema {
+	statuses := make([]any, len(job.Statuses))
+	for i, s := range job.Statuses {
+		statuses[i] = string(s)
+	}
+	plans := []any{string(account.PlanFree), string(account.PlanPro)}
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Types: []string{"object", "null"}},
+		reflect.TypeFor[job.Status]():      {Type: "string", Enum: statuses},
+		reflect.TypeFor[account.Plan]():    {Type: "string", Enum: plans},
+		reflect.TypeFor[job.FileType]():    {Type: "string", Description: "video, image, audio, captions, playlist, data or other; tolerate other values"},
+		reflect.TypeFor[job.Code]():        {Type: "string"},
+	}})
+	if err != nil {
+		// The types are ours and fixed: a failure is a programming mistake caught by any test.
+		panic("mcpserver: schema of " + reflect.TypeFor[T]().String() + ": " + err.Error())
+	}
+	return s
+}
