@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -161,11 +162,18 @@ func tags(in map[string]string) map[string]string {
 	if len(in) == 0 {
 		return nil
 	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
+	// The first 64 keys in sorted order, so the same file always gives the same answer.
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]string, min(len(in), 64))
+	for _, k := range keys {
 		if len(out) == 64 {
 			break
 		}
+		v := in[k]
 		if len(v) > 1024 {
 			v = v[:1024]
 		}

@@ -1,6 +1,11 @@
 package runner
 
-import "testing"
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 func TestFormatName(t *testing.T) {
 	t.Parallel()
@@ -20,5 +25,25 @@ func TestFormatName(t *testing.T) {
 		if got := formatName(tc.names, tc.file); got != tc.want {
 			t.Errorf("formatName(%q, %q) = %q, want %q", tc.names, tc.file, got, tc.want)
 		}
+	}
+}
+
+func TestTagsAreBoundedAndDeterministic(t *testing.T) {
+	t.Parallel()
+	in := map[string]string{}
+	for i := range 100 {
+		in[fmt.Sprintf("Key%03d", i)] = strings.Repeat("v", 2000)
+	}
+	first := tags(in)
+	if len(first) != 64 {
+		t.Fatalf("%d tags kept, want 64", len(first))
+	}
+	for range 20 {
+		if got := tags(in); !reflect.DeepEqual(got, first) {
+			t.Fatal("tags kept differ between calls")
+		}
+	}
+	if _, ok := first["key000"]; !ok || len(first["key063"]) != 1024 {
+		t.Fatalf("want the first 64 keys, lower-cased, values cut to 1024 bytes: %d", len(first["key063"]))
 	}
 }
