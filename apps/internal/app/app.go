@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,8 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/blobfs"
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/adapters/mcpserver"
+	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -31,6 +34,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
+	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -215,6 +219,15 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/", api)
+	// MCP spends the REST rate limit: one limiter instance, one budget per account.
+	limiter := memlimit.NewMemory()
+	var hosts []string
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		hosts = []string{u.Host}
+	}
+	mux.Handle("/mcp", mcpserver.New(svc, mcpserver.Options{Limiter: limiter, Logger: cfg.Log, AllowedHosts: hosts,
+		Limits: func(a account.Account) account.Limits { return a.Plan.Limits() },
+		Fetch:  safehttp.NewClient(safehttp.Config{AllowPrivate: allow})}))
 
 	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log,
 		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1)}
