@@ -1,0 +1,166 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/webhook"
+)
+
+// endpointRequest is the body of POST and PATCH /webhook-endpoints; PATCH reads only the fields
+// it is given.
+type endpointRequest struct {
+	Name             *string   `json:"name"`
+	URL              *string   `json:"url"`
+	SubscribedEvents *[]string `json:"subscribedEvents"`
+	Enabled          *bool     `json:"enabled"`
+}
+
+func (a *api) decodeEndpoint(w http.ResponseWriter, req bunrouter.Request) (endpointRequest, error) {
+	var er endpointRequest
+	body, err := a.readJSON(w, req)
+	if err != nil {
+		return er, err
+	}
+	err = jobtype.DecodeStrict(body, &er)
+	return er, err
+}
+
+// createEndpoint answers 201 with the endpoint and its secret, shown this once.
+func (a *api) createEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
+	er, err := a.decodeEndpoint(w, req)
+	if err != nil {
+		return err
+	}
+	if er.Enabled != nil {
+		return job.Reject(job.CodeValidation, "enabled cannot be set at creation; an endpoint starts enabled")
+	}
+	p := service.WebhookEndpointParams{}
+	for name, v := range map[string]*string{"name": er.Name, "url": er.URL} {
+		if v == nil {
+			return job.Reject(job.CodeValidation, "%s is required", name)
+		}
+	}
+	p.Name, p.URL = *er.Name, *er.URL
+	if er.SubscribedEvents != nil {
+		p.SubscribedEvents = *er.SubscribedEvents
+	}
+	v, err := a.svc.CreateWebhookEndpoint(req.Context(), caller(req), p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/webhook-endpoints/"+url.PathEscape(v.ID))
+	return writeData(w, http.StatusCreated, v)
+}
+
+func (a *api) listEndpoints(w http.ResponseWriter, req bunrouter.Request) error {
+	vs, err := a.svc.ListWebhookEndpoints(req.Context(), caller(req))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, vs)
+}
+
+func (a *api) getEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.GetWebhookEndpoint(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+func (a *api) updateEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
+	er, err := a.decodeEndpoint(w, req)
+	if err != nil {
+		return err
+	}
+	v, err := a.svc.UpdateWebhookEndpoint(req.Context(), caller(req), req.Param("id"), service.WebhookEndpointPatch{
+		Name: er.Name, URL: er.URL, SubscribedEvents: er.SubscribedEvents, Enabled: er.Enabled})
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+func (a *api) deleteEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
+	if err := a.svc.DeleteWebhookEndpoint(req.Context(), caller(req), req.Param("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *api) testEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.SendTestWebhook(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusAccepted, v)
+}
+
+func (a *api) rotateSecret(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.RotateWebhookSecret(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+// deliveryPage is the answer of GET /webhook-endpoints/{id}/deliveries.
+type deliveryPage struct {
+	Data       []service.DeliveryView `json:"data"`
+	Pagination pagination             `json:"pagination"`
+}
+
+func (a *api) listDeliveries(w http.ResponseWriter, req bunrouter.Request) error {
+	var p webhook.ListParams
+	q := req.URL.Query()
+	for name, vals := range q {
+		if name != "cursor" && name != "limit" {
+			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
+		}
+		if len(vals) > 1 {
+			return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+		}
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > job.MaxListLimit {
+			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
+		}
+		p.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" {
+		if _, _, err := webhook.DecodeCursor(c); err != nil {
+			return err
+		}
+		p.Cursor = c
+	}
+	ds, next, err := a.svc.ListDeliveries(req.Context(), caller(req), req.Param("id"), p)
+	if err != nil {
+		return err
+	}
+	page := deliveryPage{Data: ds}
+	if page.Data == nil {
+		page.Data = []service.DeliveryView{}
+	}
+	if next != "" {
+		page.Pagination.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (a *api) redeliver(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.Redeliver(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusAccepted, v)
+}
