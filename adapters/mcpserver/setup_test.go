@@ -100,8 +100,9 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 
 	mux := http.NewServeMux()
-	limits := func(a account.Account) account.Limits {
-		l := a.Plan.Limits()
+	// The Free plan's limits, as the spec states them.
+	limits := func(account.Account) account.Limits {
+		l := account.Limits{RequestsPerMinute: 30, ExecutionCap: 5 * time.Minute, Concurrency: 1}
 		if o.perMinute > 0 {
 			l.RequestsPerMinute = o.perMinute
 		}
