@@ -32,6 +32,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sqlstore"
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/adapters/webhookout"
 	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
@@ -119,7 +120,9 @@ type App struct {
 	Handler http.Handler
 	Bus     *bus.Bus
 	Relay   *service.Relay
-	Log     *slog.Logger
+	// Deliverer sends webhook deliveries.
+	Deliverer *webhookout.Deliverer
+	Log       *slog.Logger
 
 	fetch     safehttp.Config
 	relayWake chan struct{}
@@ -231,9 +234,16 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 
 	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log,
 		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1)}
+	svc.Webhooks, svc.URLCheck = store, webhookout.URLChecker{HTTP: a.fetch}
+	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
-		// Job events go out on the bus for whoever listens.
+		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
+		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
+			if err := svc.FanOut(ctx, m); err != nil {
+				return err
+			}
+			a.Deliverer.Wake()
 			return b.Publish(ctx, service.TopicEvents, m.Payload)
 		},
 	}}
@@ -303,6 +313,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer wg.Done()
 		a.relay(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.Deliverer.Run(ctx)
 	}()
 	if a.Config.Runner {
 		agent, err := a.startRunner(ctx, &wg)
