@@ -1,0 +1,111 @@
+package integration
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// webhookReceiver is a local HTTPS receiver; certFile is its certificate, for SSL_CERT_FILE.
+type webhookReceiver struct {
+	srv      *httptest.Server
+	certFile string
+	got      chan webhookRequest
+}
+
+type webhookRequest struct {
+	header http.Header
+	body   []byte
+}
+
+func newWebhookReceiver(t *testing.T) *webhookReceiver {
+	t.Helper()
+	r := &webhookReceiver{got: make(chan webhookRequest, 16)}
+	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.got <- webhookRequest{header: req.Header.Clone(), body: body}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	r.certFile = filepath.Join(t.TempDir(), "receiver.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
+	if err := os.WriteFile(r.certFile, pemBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestWebhookJobCompleted: a job completes and a signed job.completed reaches a local HTTPS
+// receiver, through the real binary.
+func TestWebhookJobCompleted(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		recv := newWebhookReceiver(t)
+		s := startServer(t, serverOpts{Backend: b, Env: map[string]string{
+			"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8", "SSL_CERT_FILE": recv.certFile}})
+		acct := createAccount(t, s, "free")
+		c := newClient(t, s, acct.APIKey)
+
+		var ep struct {
+			ID     string `json:"id"`
+			Secret string `json:"secret"`
+		}
+		c.do(http.MethodPost, "/webhook-endpoints", map[string]any{"name": "it", "url": recv.srv.URL + "/hooks",
+			"subscribedEvents": []string{"job.completed"}}, nil).decode(t, http.StatusCreated, &ep)
+
+		j := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=32x32:rate=5 -frames:v 1 hook.png", nil, nil))
+		var got webhookRequest
+		select {
+		case got = <-recv.got:
+		case <-time.After(60 * time.Second):
+			t.Fatal("no delivery within 60 s of the job's completion")
+		}
+		h := got.header
+		m := hmac.New(sha256.New, []byte(ep.Secret))
+		m.Write([]byte(h.Get("X-Service-Timestamp") + "." + string(got.body)))
+		if want := "sha256=" + hex.EncodeToString(m.Sum(nil)); h.Get("X-Service-Signature") != want {
+			t.Fatalf("X-Service-Signature %q, independent HMAC %q", h.Get("X-Service-Signature"), want)
+		}
+		var ev struct {
+			Event  string `json:"event"`
+			JobID  string `json:"jobId"`
+			Output *struct {
+				Files []struct {
+					URL string `json:"url"`
+				} `json:"files"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(got.body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event != "job.completed" || ev.JobID != j.ID || h.Get("X-Service-Event") != "job.completed" ||
+			ev.Output == nil || len(ev.Output.Files) != 1 || ev.Output.Files[0].URL == "" {
+			t.Fatalf("delivery %s %v: want a job.completed of %s with a signed file URL", got.body, h, j.ID)
+		}
+		// The history shows it, succeeded.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var ds []struct {
+				ID    string `json:"id"`
+				State string `json:"state"`
+			}
+			c.do(http.MethodGet, "/webhook-endpoints/"+ep.ID+"/deliveries", nil, nil).decode(t, http.StatusOK, &ds)
+			if len(ds) == 1 && ds[0].State == "succeeded" && ds[0].ID == h.Get("X-Service-Delivery") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("deliveries %+v: want the one delivery succeeded", ds)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+}
