@@ -50,7 +50,7 @@ type receiver struct {
 	arrived chan struct{}
 }
 
-func newReceiver(t *testing.T, answer ...int) *receiver {
+func newReceiver(t testing.TB, answer ...int) *receiver {
 	t.Helper()
 	r := &receiver{answer: answer, arrived: make(chan struct{}, 64)}
 	r.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -95,7 +95,7 @@ type testBundle struct {
 	close func() error // closes the store once
 }
 
-func setup(t *testing.T, answer ...int) *testBundle {
+func setup(t testing.TB, answer ...int) *testBundle {
 	t.Helper()
 	b := &testBundle{ctx: context.Background(), path: filepath.Join(t.TempDir(), "mediajobs.db"), clock: clocktest.New(t0)}
 	b.recv = newReceiver(t, answer...)
@@ -111,7 +111,7 @@ func setup(t *testing.T, answer ...int) *testBundle {
 }
 
 // open (re)opens the SQLite store of the bundle and the service over it.
-func (b *testBundle) open(t *testing.T) {
+func (b *testBundle) open(t testing.TB) {
 	t.Helper()
 	s, err := sqlstore.OpenSQLite(b.ctx, b.path)
 	if err != nil {
@@ -137,7 +137,7 @@ func (b *testBundle) deliverer(cfg webhookout.Config) *webhookout.Deliverer {
 	return webhookout.New(cfg)
 }
 
-func (b *testBundle) endpoint(t *testing.T, url string, events ...string) service.WebhookEndpointView {
+func (b *testBundle) endpoint(t testing.TB, url string, events ...string) service.WebhookEndpointView {
 	t.Helper()
 	if len(events) == 0 {
 		events = []string{webhook.EventJobCompleted}
@@ -151,7 +151,7 @@ func (b *testBundle) endpoint(t *testing.T, url string, events ...string) servic
 
 // complete stores a completed job of the account and fans its job.completed out, as the relay
 // does after the commit.
-func (b *testBundle) complete(t *testing.T) *job.Job {
+func (b *testBundle) complete(t testing.TB) *job.Job {
 	t.Helper()
 	now := b.clock.Now()
 	j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: b.acct.ID, Type: "ffmpeg", Class: job.ClassCPU,
@@ -184,7 +184,7 @@ func (b *testBundle) complete(t *testing.T) *job.Job {
 	return j
 }
 
-func (b *testBundle) deliveries(t *testing.T, endpointID string) []service.DeliveryView {
+func (b *testBundle) deliveries(t testing.TB, endpointID string) []service.DeliveryView {
 	t.Helper()
 	ds, _, err := b.svc.ListDeliveries(b.ctx, b.acct, endpointID, webhook.ListParams{})
 	if err != nil {
@@ -193,7 +193,7 @@ func (b *testBundle) deliveries(t *testing.T, endpointID string) []service.Deliv
 	return ds
 }
 
-func drain(t *testing.T, d *webhookout.Deliverer) int {
+func drain(t testing.TB, d *webhookout.Deliverer) int {
 	t.Helper()
 	n, err := d.Drain(context.Background())
 	if err != nil {
