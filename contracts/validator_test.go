@@ -31,7 +31,7 @@ func TestSampleResponses(t *testing.T) {
 		"output":{"data":null,"file":{"url":"https://x/dl/job_a?token=t","path":"out.mp4","type":"video","size":10,
 		"meta":{"format":"mp4","width":640,"height":360,"durationMs":1000}},
 		"files":[{"url":"https://x/dl/job_a?token=t","path":"out.mp4","type":"video","size":10}],"expiresAt":5},
-		"cost":{"amount":3,"currency":"USD","formatted":"$0.03"}}}`
+		"cost":{"amount":3,"currency":"credits","formatted":"3 credits"}}}`
 	tests := []struct {
 		name    string
 		method  string

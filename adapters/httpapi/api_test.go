@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 )
 
@@ -61,8 +62,9 @@ func TestAccount(t *testing.T) {
 	if res.status != 200 {
 		t.Fatalf("status %d, body %s", res.status, res.body)
 	}
-	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1},"createdAt":` +
-		jsonInt(t0.UnixMilli()) + `}}` + "\n"
+	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1},` +
+		`"balance":{"amount":0,"currency":"credits","formatted":"0 credits"},"usage":{"since":` + jsonInt(billing.MonthStart(t0).UnixMilli()) +
+		`,"spent":{"amount":0,"currency":"credits","formatted":"0 credits"}},"createdAt":` + jsonInt(t0.UnixMilli()) + `}}` + "\n"
 	if diff := cmp.Diff(want, string(res.body)); diff != "" {
 		t.Fatalf("body (-want +got):\n%s", diff)
 	}

@@ -4,11 +4,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/uptrace/bunrouter"
 
-	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
@@ -16,29 +14,6 @@ import (
 
 func validatorOptions(assetURLPrefix string) validator.Options {
 	return validator.Options{AssetURLPrefix: assetURLPrefix}
-}
-
-// accountView is the answer of GET /account.
-type accountView struct {
-	ID        string       `json:"id"`
-	Plan      account.Plan `json:"plan"`
-	Limits    limitsView   `json:"limits"`
-	CreatedAt int64        `json:"createdAt"`
-}
-
-type limitsView struct {
-	RequestsPerMinute   int  `json:"requestsPerMinute"`
-	ExecutionCapSeconds int  `json:"executionCapSeconds"`
-	GPU                 bool `json:"gpu"`
-	Concurrency         int  `json:"concurrency"`
-}
-
-func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
-	acct := caller(req)
-	l := acct.Plan.Limits()
-	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
-		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
-			GPU: l.GPU, Concurrency: l.Concurrency}})
 }
 
 type health struct {

@@ -111,3 +111,20 @@ func affected(what string, res interface{ RowsAffected() (int64, error) }, err e
 	}
 	return nil
 }
+
+// ListAccounts returns a page of accounts by ID after p.After, on p.Plan when set.
+func (s *Store) ListAccounts(ctx context.Context, p account.ListParams) ([]account.Account, error) {
+	var rows []accountRow
+	q := s.r.NewSelect().Model(&rows).Where("id > ?", p.After).OrderExpr("id").Limit(int64(max(p.Limit, 1)))
+	if p.Plan != "" {
+		q = q.Where("plan = ?", string(p.Plan))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, mapErr("list accounts", err)
+	}
+	out := make([]account.Account, len(rows))
+	for i, r := range rows {
+		out[i] = r.account()
+	}
+	return out, nil
+}

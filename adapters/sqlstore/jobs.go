@@ -282,6 +282,12 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		q := tx.NewSelect().Model(&rows).
 			Where("status = ?", string(job.StatusWaiting)).Where("class = ?", string(p.Class)).
 			OrderExpr("created_at, id").Limit(int64(p.Limit))
+		if len(p.Concurrency) > 0 {
+			if err := s.lockClaims(ctx, tx); err != nil {
+				return err
+			}
+			q = q.Where("id IN (?)", s.withinCaps(tx, p))
+		}
 		if err := s.forUpdate(q, true).Scan(ctx); err != nil {
 			return mapErr("claim jobs", err)
 		}
@@ -305,6 +311,42 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	}
 	return out, nil
 }
+
+// withinCaps selects the waiting jobs of p.Class that fit their account's concurrency cap: the
+// account's dispatched and running jobs plus the job's rank among its waiting ones stay within
+// the cap of its plan. Accounts whose plan has no cap, or that the accounts table lacks, pass.
+func (s *Store) withinCaps(tx bun.Tx, p job.ClaimParams) *bun.SelectQuery {
+	caps := "CASE a.plan"
+	var args []any
+	for plan, n := range p.Concurrency {
+		caps += " WHEN ? THEN ?"
+		args = append(args, plan, n)
+	}
+	caps += " END"
+	ranked := tx.NewSelect().TableExpr("jobs AS j").
+		Join("LEFT JOIN accounts AS a ON a.id = j.account_id").
+		ColumnExpr("j.id").
+		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY j.account_id ORDER BY j.created_at, j.id) AS rn").
+		ColumnExpr(caps+" AS cap", args...).
+		ColumnExpr("(SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.status IN (?)) AS active",
+			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).
+		Where("j.status = ?", string(job.StatusWaiting)).Where("j.class = ?", string(p.Class))
+	return tx.NewSelect().TableExpr("(?) AS c", ranked).Column("c.id").Where("c.cap IS NULL OR c.active + c.rn <= c.cap")
+}
+
+// lockClaims makes capped claims take turns on PostgreSQL, where two claimers could otherwise
+// each count an account's running jobs before the other's commit and both take its last slot.
+// SQLite's single writer already serialises them.
+func (s *Store) lockClaims(ctx context.Context, tx bun.Tx) error {
+	if !s.postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", claimLockID)
+	return mapErr("claim lock", err)
+}
+
+// claimLockID is the advisory lock of capped claims ("mjclaim" in ASCII).
+const claimLockID = 0x6d6a636c61696d
 
 // Expired returns the IDs of dispatched or running jobs whose lease ended before now.
 func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]string, error) {

@@ -23,6 +23,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/asset/assettest"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/billing/billingtest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 )
@@ -133,6 +135,16 @@ func TestAccountStore(t *testing.T) {
 	}
 }
 
+func TestLedger(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			billingtest.Exercise(t, func(t *testing.T) billing.Ledger { return b.open(t) })
+		})
+	}
+}
+
 func TestAssetStore(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends {
@@ -190,7 +202,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000004"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

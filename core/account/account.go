@@ -30,21 +30,13 @@ func ParsePlan(s string) (Plan, error) {
 	return "", fmt.Errorf("plan %q is not one of free, pro", s)
 }
 
-// Limits are what a plan allows.
+// Limits are what a plan allows. They are data: billing.Pricing.Limits gives a plan's.
 type Limits struct {
 	RequestsPerMinute int           `json:"requestsPerMinute"`
 	ExecutionCap      time.Duration `json:"-"`
 	GPU               bool          `json:"gpu"`
 	// Concurrency is how many jobs of the account run at once; more wait in `waiting`.
 	Concurrency int `json:"concurrency"`
-}
-
-// Limits returns the plan's limits as the spec states them (rate, cap, GPU) plus our concurrency.
-func (p Plan) Limits() Limits {
-	if p == PlanPro {
-		return Limits{RequestsPerMinute: 300, ExecutionCap: 15 * time.Minute, GPU: true, Concurrency: 25}
-	}
-	return Limits{RequestsPerMinute: 30, ExecutionCap: 5 * time.Minute, GPU: false, Concurrency: 1}
 }
 
 // Account is a customer of the service.
@@ -90,9 +82,19 @@ type Store interface {
 	// GetAccount returns the account or job.ErrNotFound.
 	GetAccount(ctx context.Context, id string) (Account, error)
 	SetPlan(ctx context.Context, id string, p Plan) error
+	// ListAccounts returns accounts by ID, a page at a time: those after p.After, on p.Plan
+	// when it is set.
+	ListAccounts(ctx context.Context, p ListParams) ([]Account, error)
 	CreateKey(ctx context.Context, k Key) error
 	// AccountByKeyHash returns the account of a live (unrevoked) key, or job.ErrNotFound.
 	AccountByKeyHash(ctx context.Context, hash string) (Account, Key, error)
 	// RevokeKey marks an account's key revoked; an unknown key is job.ErrNotFound.
 	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error
+}
+
+// ListParams select a page of accounts.
+type ListParams struct {
+	Plan  Plan // empty: any
+	After string
+	Limit int
 }

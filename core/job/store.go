@@ -46,6 +46,11 @@ type ClaimParams struct {
 	Limit int
 	Lease time.Duration
 	Now   time.Time
+	// Concurrency caps, per plan name, the jobs of one account that are dispatched or running
+	// at once: a waiting job of an account at its cap is skipped and keeps waiting, and younger
+	// jobs of other accounts go first. Accounts on a plan missing from the map, or unknown to
+	// the store, have no cap; a nil map caps nothing.
+	Concurrency map[string]int
 }
 
 // ListLimit bounds a page; a Limit of zero or less means DefaultListLimit.

@@ -27,10 +27,12 @@ type Assignment struct {
 // Claim hands up to limit waiting jobs of a class to a runner, oldest first, leased for
 // Config.Lease.
 func (s *Service) Claim(ctx context.Context, class job.Class, limit int) ([]Assignment, error) {
-	jobs, err := s.Jobs.Claim(ctx, job.ClaimParams{Class: class, Limit: limit, Lease: s.Config.Lease, Now: s.Clock.Now()})
+	jobs, err := s.Jobs.Claim(ctx, job.ClaimParams{Class: class, Limit: limit, Lease: s.Config.Lease, Now: s.Clock.Now(),
+		Concurrency: s.pricing().Concurrency()})
 	if err != nil {
 		return nil, err
 	}
+	jobs = s.funded(ctx, jobs)
 	out := make([]Assignment, len(jobs))
 	for i, j := range jobs {
 		out[i] = Assignment{JobID: j.ID, AccountID: j.AccountID, Attempt: j.Attempt, Type: j.Type, Inputs: j.Inputs, Params: j.Params,
@@ -84,7 +86,7 @@ const (
 // HandleReport applies a runner report. Reports are idempotent: a second result for a finished
 // job, or a report of an attempt that is no longer current, changes nothing.
 func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
-	_, err := s.update(ctx, r.JobID, func(j *job.Job) error {
+	j, err := s.update(ctx, r.JobID, func(j *job.Job) error {
 		if err := checkAttempt(j, r.Attempt); err != nil {
 			return err
 		}
@@ -111,6 +113,9 @@ func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
 	})
 	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) {
 		return nil
+	}
+	if err == nil && r.Kind == ReportResult {
+		s.settle(ctx, j)
 	}
 	return err
 }
@@ -142,7 +147,7 @@ func (s *Service) finish(j *job.Job, res *RunResult, now time.Time) error {
 	case j.Status == job.StatusCancelled && j.ComputeMs == 0 && res.ComputeMs > 0:
 		// A run killed by a cancel still used compute; record it once, for billing.
 		j.ComputeMs = res.ComputeMs
-		return nil
+		return s.bill(j)
 	case j.Status.Terminal():
 		return errUnchanged
 	case j.Status == job.StatusDispatched:
@@ -155,19 +160,19 @@ func (s *Service) finish(j *job.Job, res *RunResult, now time.Time) error {
 		if err := j.Fail(now, res.Error, res.ComputeMs); err != nil {
 			return err
 		}
-		return s.emit(j, EventFailed)
+		return s.billAndEmit(j, EventFailed)
 	}
 	out, err := job.NewOutput(res.Files, res.Data)
 	if err != nil {
 		if err := j.Fail(now, job.NewError(job.CodeRunnerError, "the job produced no output: "+err.Error(), nil), res.ComputeMs); err != nil {
 			return err
 		}
-		return s.emit(j, EventFailed)
+		return s.billAndEmit(j, EventFailed)
 	}
 	if err := j.Complete(now, out, res.ComputeMs); err != nil {
 		return err
 	}
-	return s.emit(j, EventCompleted)
+	return s.billAndEmit(j, EventCompleted)
 }
 
 // emit records a job event in the job's outbox: it is written with the change that caused it,
@@ -206,7 +211,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			if err := j.Fail(now, job.NewError(job.CodeRunnerLost, "the runner stopped reporting; the job can be retried", nil), 0); err != nil {
 				return err
 			}
-			return s.emit(j, EventFailed)
+			return s.billAndEmit(j, EventFailed)
 		})
 		if errors.Is(err, errUnchanged) {
 			continue

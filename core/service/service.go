@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -44,6 +45,10 @@ type Service struct {
 	// OutboxNotify, when set, is called after a change that emitted outbox messages commits,
 	// so the relay handles them at once rather than at its next poll.
 	OutboxNotify func()
+	// Pricing are the plans and prices (nil: billing.Default()); Ledger keeps the credits
+	// (nil: nothing is charged or checked). billing.go uses them.
+	Pricing *billing.Pricing
+	Ledger  billing.Ledger
 	// Webhooks keeps webhook endpoints and deliveries; URLCheck vets their URLs (webhooks.go).
 	Webhooks webhook.Store
 	URLCheck URLChecker
@@ -75,24 +80,18 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (account.Acco
 	return a, nil
 }
 
-// SubmitJob is the submit gate after authentication: type validation, plan checks, then the
-// job is saved in waiting and the runners of its class are woken. A rejection saves nothing.
+// SubmitJob is the submit gate after authentication and rate limiting: plan checks, balance
+// check, type validation, then the job is saved in waiting and the runners of its class are
+// woken. A rejection saves nothing.
 func (s *Service) SubmitJob(ctx context.Context, a account.Account, req jobtype.Request) (*job.Job, error) {
 	return s.submit(ctx, a, req, "")
 }
 
 func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Request, retryOf string) (*job.Job, error) {
-	spec, err := s.Types.Prepare(req, jobtype.Env{AssetURLPrefix: s.AssetURLPrefix()})
-	if err != nil {
+	// The plan and balance checks come before the request's own validation error (gate).
+	spec, invalid := s.Types.Prepare(req, jobtype.Env{AssetURLPrefix: s.AssetURLPrefix()})
+	if err := s.gate(ctx, a, spec, invalid); err != nil {
 		return nil, err
-	}
-	limits := a.Plan.Limits()
-	if spec.Class == job.ClassGPU && !limits.GPU {
-		return nil, job.Reject(job.CodePlanLimit, "GPU jobs need the Pro plan; this account is on %s", a.Plan)
-	}
-	if spec.Timeout > limits.ExecutionCap {
-		return nil, job.Reject(job.CodeValidation, "params.timeout %d exceeds the %s plan's execution cap of %d seconds",
-			int(spec.Timeout/time.Second), a.Plan, int(limits.ExecutionCap/time.Second))
 	}
 	for _, id := range spec.Assets {
 		as, err := s.Assets.GetAsset(ctx, id)

@@ -84,6 +84,9 @@ func (a *accounts) AccountByKeyHash(_ context.Context, h string) (account.Accoun
 	}
 	return a.accs[k.AccountID], k, nil
 }
+func (a *accounts) ListAccounts(context.Context, account.ListParams) ([]account.Account, error) {
+	return nil, nil
+}
 func (a *accounts) RevokeKey(_ context.Context, accID, keyID string, at time.Time) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()

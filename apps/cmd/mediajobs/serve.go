@@ -123,7 +123,8 @@ The API is described at %[1]s/openapi.json. Stop with Ctrl-C.
 func createAccount(ctx context.Context, a *app.App, plan account.Plan) (devAccount, error) {
 	now := time.Now()
 	acc := account.Account{ID: job.NewID("acc"), Plan: plan, CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	if err := a.Store.CreateAccount(ctx, acc); err != nil {
+	// The service, not the store: opening an account gives its plan's grants.
+	if err := a.Service.OpenAccount(ctx, acc); err != nil {
 		return devAccount{}, err
 	}
 	secret, key := account.NewKey(acc.ID, job.NewID("key"), now)

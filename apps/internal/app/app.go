@@ -25,7 +25,6 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
-	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -36,6 +35,7 @@ import (
 	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -66,7 +66,11 @@ type Config struct {
 	Runner bool
 	// ValidatorWASM is the validator.wasm the playground page runs in the browser.
 	ValidatorWASM string
-	Log           *slog.Logger
+	// Pricing is a pricing JSON file (plans, prices, packs); empty: the built-in pricing.
+	Pricing string
+	// RedisURL makes API replicas share rate limits in Redis; empty: in process memory.
+	RedisURL string
+	Log      *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
@@ -82,6 +86,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
 	fs.StringVar(&c.ValidatorWASM, "validator-wasm", env("MEDIAJOBS_VALIDATOR_WASM", "validator/cmd/wasm/validator.wasm"), "validator.wasm served to the playground at /playground/ (MEDIAJOBS_VALIDATOR_WASM)")
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
+	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
+	fs.StringVar(&c.RedisURL, "redis-url", env("MEDIAJOBS_REDIS_URL", ""), "redis://host:port/db to share rate limits between API replicas; empty: in memory (MEDIAJOBS_REDIS_URL)")
 }
 
 func env(key, def string) string {
@@ -126,6 +132,8 @@ type App struct {
 
 	fetch     safehttp.Config
 	relayWake chan struct{}
+	// closeLimiter releases the rate limiter's connections, if it has any.
+	closeLimiter func() error
 }
 
 // Open connects the store (running migrations), and composes the service.
@@ -205,13 +213,22 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allow-private-networks: %w", err)
 	}
+	pricing, err := loadPricing(cfg.Pricing)
+	if err != nil {
+		return nil, err
+	}
+	limiter, closeLimiter, err := openLimiter(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
 	b := bus.NewGoChannel(cfg.Log)
-	svc := &service.Service{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
+	svc := &service.Service{Pricing: pricing, Ledger: store, Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
 		Clock: clock.System{}, Signer: signer, Bus: b,
 		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
 	api := httpapi.New(svc, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 		Ready: store.Ping, Logger: cfg.Log,
+		Authenticated: []httpapi.Middleware{httpapi.RateLimit(limiter, func(a account.Account) int { return svc.Limits(a).RequestsPerMinute }, cfg.Log)},
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
 	wasm, err := os.ReadFile(cfg.ValidatorWASM)
@@ -223,20 +240,21 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/", api)
 	// MCP spends the REST rate limit: one limiter instance, one budget per account.
-	limiter := memlimit.NewMemory()
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		hosts = []string{u.Host}
 	}
 	mux.Handle("/mcp", mcpserver.New(svc, mcpserver.Options{Limiter: limiter, Logger: cfg.Log, AllowedHosts: hosts,
-		Limits: func(a account.Account) account.Limits { return a.Plan.Limits() },
+		Limits: svc.Limits,
 		Fetch:  safehttp.NewClient(safehttp.Config{AllowPrivate: allow})}))
 
 	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log,
-		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1)}
+		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
 	svc.Webhooks, svc.URLCheck = store, webhookout.URLChecker{HTTP: a.fetch}
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
+		// Job charges go to the ledger, once each.
+		billing.TopicCharge: svc.HandleCharge,
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
@@ -285,6 +303,9 @@ func signingKey(cfg Config) ([]byte, error) {
 func (a *App) Close() {
 	a.Bus.Close()
 	a.Store.Close()
+	if a.closeLimiter != nil {
+		_ = a.closeLimiter()
+	}
 }
 
 // Run serves the API on ln and runs the control plane (runner reports, lease sweep) and, when
@@ -308,6 +329,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer wg.Done()
 		a.sweep(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.grantMonthly(ctx)
 	}()
 	wg.Add(1)
 	go func() {

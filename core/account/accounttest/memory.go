@@ -2,6 +2,7 @@ package accounttest
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 
@@ -53,6 +54,22 @@ func (m *Memory) SetPlan(_ context.Context, id string, p account.Plan) error {
 	a.Plan = p
 	m.accounts[id] = a
 	return nil
+}
+
+func (m *Memory) ListAccounts(_ context.Context, p account.ListParams) ([]account.Account, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []account.Account
+	for _, a := range m.accounts {
+		if a.ID > p.After && (p.Plan == "" || a.Plan == p.Plan) {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if len(out) > p.Limit {
+		out = out[:p.Limit]
+	}
+	return out, nil
 }
 
 func (m *Memory) CreateKey(_ context.Context, k account.Key) error {

@@ -3,6 +3,7 @@ package accounttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,6 +59,43 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 		got, err = b.s.GetAccount(b.ctx, b.acc.ID)
 		if err != nil || got.Plan != account.PlanPro {
 			t.Fatalf("after SetPlan: plan %q, %v; want pro", got.Plan, err)
+		}
+	})
+
+	t.Run("ListAccountsByPlanPaged", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		var pro []string
+		for i := range 5 {
+			a := account.Account{ID: fmt.Sprintf("acc_%02d", i), Plan: account.PlanFree, CreatedAt: now}
+			if i%2 == 0 {
+				a.Plan = account.PlanPro
+				pro = append(pro, a.ID)
+			}
+			if err := s.CreateAccount(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		for after := ""; ; {
+			page, err := s.ListAccounts(ctx, account.ListParams{Plan: account.PlanPro, After: after, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range page {
+				got = append(got, a.ID)
+			}
+			if len(page) < 2 {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		if d := cmp.Diff(pro, got); d != "" {
+			t.Fatalf("pro accounts (-want +got):\n%s", d)
+		}
+		all, err := s.ListAccounts(ctx, account.ListParams{Limit: 100})
+		if err != nil || len(all) != 5 {
+			t.Fatalf("all accounts: %d, %v; want 5", len(all), err)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 )
 
@@ -14,6 +15,8 @@ type Memory struct {
 	mu     sync.Mutex
 	jobs   map[string]*job.Job
 	outbox []outboxEntry
+	// plans are the accounts' plans, for ClaimParams.Concurrency.
+	plans map[string]string
 }
 
 type outboxEntry struct {
@@ -22,7 +25,15 @@ type outboxEntry struct {
 }
 
 // NewMemory returns an empty store.
-func NewMemory() *Memory { return &Memory{jobs: map[string]*job.Job{}} }
+func NewMemory() *Memory { return &Memory{jobs: map[string]*job.Job{}, plans: map[string]string{}} }
+
+// CreateAccount records an account's plan, which the SQL stores read from their accounts table.
+func (m *Memory) CreateAccount(_ context.Context, a account.Account) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.plans[a.ID] = string(a.Plan)
+	return nil
+}
 
 var (
 	_ job.Store  = (*Memory)(nil)
@@ -149,15 +160,30 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var waiting []*job.Job
+	active := map[string]int{}
 	for _, j := range m.jobs {
 		if j.Status == job.StatusWaiting && j.Class == p.Class {
 			waiting = append(waiting, j)
 		}
+		if j.Status == job.StatusDispatched || j.Status == job.StatusRunning {
+			active[j.AccountID]++
+		}
 	}
 	sort.Slice(waiting, func(a, b int) bool { return waiting[a].Before(waiting[b].CreatedAt, waiting[b].ID) })
-	if len(waiting) > p.Limit {
-		waiting = waiting[:p.Limit]
+	kept := waiting[:0]
+	for _, j := range waiting {
+		if len(kept) == p.Limit {
+			break
+		}
+		if limit, ok := p.Concurrency[m.plans[j.AccountID]]; ok {
+			if active[j.AccountID] >= limit {
+				continue
+			}
+			active[j.AccountID]++
+		}
+		kept = append(kept, j)
 	}
+	waiting = kept
 	out := make([]*job.Job, 0, len(waiting))
 	for _, j := range waiting {
 		if err := j.Dispatch(p.Now, p.Lease); err != nil {

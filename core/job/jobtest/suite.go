@@ -395,6 +395,8 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		}
 	})
 
+	exerciseConcurrency(t, newStore, base)
+
 	t.Run("ExpiredLeases", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()

@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// accountView is the answer of GET /account.
+type accountView struct {
+	ID        string       `json:"id"`
+	Plan      account.Plan `json:"plan"`
+	Limits    limitsView   `json:"limits"`
+	Balance   job.Cost     `json:"balance"`
+	Usage     usageView    `json:"usage"`
+	CreatedAt int64        `json:"createdAt"`
+}
+
+type limitsView struct {
+	RequestsPerMinute   int  `json:"requestsPerMinute"`
+	ExecutionCapSeconds int  `json:"executionCapSeconds"`
+	GPU                 bool `json:"gpu"`
+	Concurrency         int  `json:"concurrency"`
+}
+
+// usageView is this month's spending: credits charged since the first of the month (UTC).
+type usageView struct {
+	Since int64    `json:"since"`
+	Spent job.Cost `json:"spent"`
+}
+
+func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
+	sum, err := a.svc.Summary(req.Context(), caller(req))
+	if err != nil {
+		return err
+	}
+	acct, l := sum.Account, sum.Limits
+	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
+		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
+			GPU: l.GPU, Concurrency: l.Concurrency},
+		Balance: billing.Cost(sum.Balance),
+		Usage:   usageView{Since: sum.MonthStart.UnixMilli(), Spent: billing.Cost(sum.SpentThisMonth)}})
+}
+
+// entryView is one ledger entry.
+type entryView struct {
+	Kind      billing.Kind `json:"kind"`
+	Amount    job.Cost     `json:"amount"`
+	JobID     string       `json:"jobId,omitempty"`
+	Note      string       `json:"note,omitempty"`
+	CreatedAt int64        `json:"createdAt"`
+}
+
+// ledgerPage is the answer of GET /account/ledger, shaped like the job listing.
+type ledgerPage struct {
+	Data       []entryView `json:"data"`
+	Pagination pagination  `json:"pagination"`
+}
+
+func (a *api) ledger(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	var limit int
+	for name, vals := range q {
+		if name != "cursor" && name != "limit" {
+			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
+		}
+		if len(vals) > 1 {
+			return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+		}
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > job.MaxListLimit {
+			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
+		}
+		limit = n
+	}
+	page, err := a.svc.LedgerPage(req.Context(), caller(req), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	out := ledgerPage{Data: make([]entryView, len(page.Entries))}
+	for i, e := range page.Entries {
+		out.Data[i] = entryView{Kind: e.Kind, Amount: billing.Cost(e.Amount), JobID: e.JobID, Note: e.Note, CreatedAt: e.CreatedAt.UnixMilli()}
+	}
+	if page.NextCursor != "" {
+		out.Pagination.NextCursor = &page.NextCursor
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

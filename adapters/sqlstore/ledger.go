@@ -1,0 +1,123 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/mediajobs/mediajobs/core/billing"
+)
+
+var _ billing.Ledger = (*Store)(nil)
+
+type ledgerRow struct {
+	bun.BaseModel `bun:"table:ledger"`
+
+	Seq       int64     `bun:"seq,pk,autoincrement"`
+	Key       string    `bun:"key"`
+	AccountID string    `bun:"account_id"`
+	Kind      string    `bun:"kind"`
+	Amount    int64     `bun:"amount"`
+	JobID     string    `bun:"job_id,nullzero"`
+	Note      string    `bun:"note"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+func (r ledgerRow) entry() billing.Entry {
+	return billing.Entry{Seq: r.Seq, Key: r.Key, AccountID: r.AccountID, Kind: billing.Kind(r.Kind), Amount: r.Amount,
+		JobID: r.JobID, Note: r.Note, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// Append writes the entries whose keys are new, and moves each account's running balance by
+// them, in one transaction.
+func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing.Entry, error) {
+	for _, e := range entries {
+		if err := e.Check(); err != nil {
+			return nil, err
+		}
+	}
+	var out []billing.Entry
+	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		out = out[:0]
+		for _, e := range entries {
+			e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)
+			var jobID *string
+			if e.JobID != "" {
+				jobID = &e.JobID
+			}
+			err := tx.QueryRowContext(ctx, `INSERT INTO ledger (key, account_id, kind, amount, job_id, note, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING seq`,
+				e.Key, e.AccountID, string(e.Kind), e.Amount, jobID, e.Note, e.CreatedAt).Scan(&e.Seq)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // already in the ledger
+			}
+			if err != nil {
+				return mapErr("ledger append "+e.Key, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO balances (account_id, balance) VALUES (?, ?)
+				ON CONFLICT (account_id) DO UPDATE SET balance = balances.balance + excluded.balance`, e.AccountID, e.Amount); err != nil {
+				return mapErr("balance of "+e.AccountID, err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Balance reads the running balance: one primary-key lookup, on the submit gate's path.
+func (s *Store) Balance(ctx context.Context, accountID string) (int64, error) {
+	var b int64
+	err := s.r.NewSelect().Table("balances").Column("balance").Where("account_id = ?", accountID).Scan(ctx, &b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, mapErr("balance of "+accountID, err)
+	}
+	return b, nil
+}
+
+// Entries returns a page of the account's entries, newest first by seq.
+func (s *Store) Entries(ctx context.Context, p billing.EntriesParams) (billing.EntryPage, error) {
+	limit := p.NormalizeLimit()
+	q := s.r.NewSelect().Model((*ledgerRow)(nil)).Where("account_id = ?", p.AccountID)
+	if p.Cursor != "" {
+		seq, err := billing.DecodeCursor(p.Cursor)
+		if err != nil {
+			return billing.EntryPage{}, err
+		}
+		q = q.Where("seq < ?", seq)
+	}
+	var rows []ledgerRow
+	if err := q.OrderExpr("seq DESC").Limit(int64(limit+1)).Scan(ctx, &rows); err != nil {
+		return billing.EntryPage{}, mapErr("ledger of "+p.AccountID, err)
+	}
+	page := billing.EntryPage{Entries: make([]billing.Entry, 0, len(rows))}
+	for _, r := range rows {
+		page.Entries = append(page.Entries, r.entry())
+	}
+	if len(page.Entries) > limit {
+		page.Entries = page.Entries[:limit]
+		page.NextCursor = billing.EncodeCursor(page.Entries[limit-1].Seq)
+	}
+	return page, nil
+}
+
+// Spent sums the account's charges since a time, on the ledger_spent index.
+func (s *Store) Spent(ctx context.Context, accountID string, since time.Time) (int64, error) {
+	var n int64
+	err := s.r.NewSelect().Model((*ledgerRow)(nil)).ColumnExpr("COALESCE(SUM(-amount), 0)").
+		Where("account_id = ?", accountID).Where("kind = ?", string(billing.KindCharge)).
+		Where("created_at >= ?", since.UTC()).Scan(ctx, &n)
+	if err != nil {
+		return 0, mapErr("spending of "+accountID, err)
+	}
+	return n, nil
+}

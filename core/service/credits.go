@@ -1,0 +1,192 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// OpenAccount saves a new account and gives what its plan grants on opening: Free's one-time
+// starter grant, Pro's inclusion for the current month.
+func (s *Service) OpenAccount(ctx context.Context, a account.Account) error {
+	if err := s.Accounts.CreateAccount(ctx, a); err != nil {
+		return err
+	}
+	return s.planGrants(ctx, a)
+}
+
+// SetPlan changes an account's plan. Moving to Pro includes the current month's credits at once
+// (once per month, however often the plan changes); the starter grant is given once per account.
+func (s *Service) SetPlan(ctx context.Context, accountID string, p account.Plan) error {
+	if err := s.Accounts.SetPlan(ctx, accountID, p); err != nil {
+		return err
+	}
+	a, err := s.Accounts.GetAccount(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	return s.planGrants(ctx, a)
+}
+
+func (s *Service) planGrants(ctx context.Context, a account.Account) error {
+	if s.Ledger == nil {
+		return nil
+	}
+	now := s.Clock.Now()
+	pl := s.pricing().Plan(a.Plan)
+	var grants []billing.Entry
+	if a.Plan == account.PlanFree && pl.StarterGrant > 0 {
+		grants = append(grants, billing.Entry{Key: billing.StarterKey(a.ID), AccountID: a.ID, Kind: billing.KindGrant,
+			Amount: pl.StarterGrant, Note: "starter grant", CreatedAt: now})
+	}
+	if pl.MonthlyCredits > 0 {
+		grants = append(grants, monthly(a.ID, pl.MonthlyCredits, now))
+	}
+	if len(grants) == 0 {
+		return nil
+	}
+	_, err := s.Ledger.Append(ctx, grants...)
+	return err
+}
+
+func monthly(accountID string, credits int64, now time.Time) billing.Entry {
+	return billing.Entry{Key: billing.MonthKey(accountID, now), AccountID: accountID, Kind: billing.KindMonthly,
+		Amount: credits, Note: "included credits " + now.UTC().Format("2006-01"), CreatedAt: now}
+}
+
+// GrantMonthly gives every account on a plan with monthly credits its inclusion for the current
+// month, once: the entry's key is per account and month, so running it again (every hour, on
+// every replica) grants nothing twice. It returns how many it granted.
+func (s *Service) GrantMonthly(ctx context.Context) (int, error) {
+	if s.Ledger == nil {
+		return 0, nil
+	}
+	now := s.Clock.Now()
+	n := 0
+	for name, pl := range s.pricing().Plans {
+		if pl.MonthlyCredits <= 0 {
+			continue
+		}
+		for after := ""; ; {
+			page, err := s.Accounts.ListAccounts(ctx, account.ListParams{Plan: account.Plan(name), After: after, Limit: 200})
+			if err != nil {
+				return n, err
+			}
+			entries := make([]billing.Entry, len(page))
+			for i, a := range page {
+				entries[i] = monthly(a.ID, pl.MonthlyCredits, now)
+			}
+			if len(entries) > 0 {
+				got, err := s.Ledger.Append(ctx, entries...)
+				if err != nil {
+					return n, err
+				}
+				n += len(got)
+			}
+			if len(page) < 200 {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+	}
+	return n, nil
+}
+
+// Credit is an operator's change of an account's credits.
+type Credit struct {
+	AccountID string
+	// Kind is billing.KindGrant, billing.KindPurchase or billing.KindAdjustment.
+	Kind billing.Kind
+	// Amount is credits; Pack, for a purchase, names a pack of the pricing instead.
+	Amount int64
+	Pack   string
+	Note   string
+	// Reference makes the operation idempotent (an order or ticket number); empty: a new one.
+	Reference string
+}
+
+// ErrNoLedger is an operation on credits without a configured ledger.
+var ErrNoLedger = errors.New("no ledger is configured")
+
+// AddCredits records an operator's grant, purchase or adjustment. A purchase on a plan with a
+// pack bonus adds the bonus as its own entry, in the same transaction. It returns the entries
+// written: none when the reference was recorded before.
+func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, error) {
+	if s.Ledger == nil {
+		return nil, ErrNoLedger
+	}
+	a, err := s.Accounts.GetAccount(ctx, c.AccountID)
+	if errors.Is(err, job.ErrNotFound) {
+		return nil, job.Reject(job.CodeNotFound, "account %q not found", c.AccountID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Pack != "" {
+		pk, ok := s.pricing().Pack(c.Pack)
+		if !ok || c.Kind != billing.KindPurchase {
+			return nil, job.Reject(job.CodeValidation, "pack %q is not a pack of the pricing, or the operation is not a purchase", c.Pack)
+		}
+		c.Amount = pk.Credits
+		if c.Note == "" {
+			c.Note = "pack " + pk.Name
+		}
+	}
+	switch {
+	case c.Kind != billing.KindGrant && c.Kind != billing.KindPurchase && c.Kind != billing.KindAdjustment:
+		return nil, job.Reject(job.CodeValidation, "credits can be granted, purchased or adjusted, not %q", c.Kind)
+	case c.Amount == 0, c.Amount < 0 && c.Kind != billing.KindAdjustment:
+		return nil, job.Reject(job.CodeValidation, "amount %d: grants and purchases add at least 1 credit", c.Amount)
+	}
+	ref := c.Reference
+	if ref == "" {
+		ref = job.NewID(string(c.Kind))
+	}
+	now := s.Clock.Now()
+	entries := []billing.Entry{{Key: string(c.Kind) + ":" + ref, AccountID: a.ID, Kind: c.Kind, Amount: c.Amount, Note: c.Note, CreatedAt: now}}
+	if c.Kind == billing.KindPurchase {
+		if bonus := s.pricing().Bonus(a.Plan, c.Amount); bonus > 0 {
+			entries = append(entries, billing.Entry{Key: "bonus:" + ref, AccountID: a.ID, Kind: billing.KindBonus, Amount: bonus,
+				Note: "plan " + string(a.Plan) + " bonus on purchase " + ref, CreatedAt: now})
+		}
+	}
+	return s.Ledger.Append(ctx, entries...)
+}
+
+// AccountSummary is an account as GET /account shows it.
+type AccountSummary struct {
+	Account account.Account
+	Limits  account.Limits
+	Balance int64
+	// SpentThisMonth is the credits charged since the first of the month (UTC).
+	SpentThisMonth int64
+	MonthStart     time.Time
+}
+
+// Summary returns the account's plan, limits, balance and this month's usage.
+func (s *Service) Summary(ctx context.Context, a account.Account) (AccountSummary, error) {
+	sum := AccountSummary{Account: a, Limits: s.Limits(a), MonthStart: billing.MonthStart(s.Clock.Now())}
+	if s.Ledger == nil {
+		return sum, nil
+	}
+	var err error
+	if sum.Balance, err = s.Ledger.Balance(ctx, a.ID); err != nil {
+		return sum, err
+	}
+	if sum.SpentThisMonth, err = s.Ledger.Spent(ctx, a.ID, sum.MonthStart); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// LedgerPage returns a page of the account's ledger, newest first.
+func (s *Service) LedgerPage(ctx context.Context, a account.Account, cursor string, limit int) (billing.EntryPage, error) {
+	if s.Ledger == nil {
+		return billing.EntryPage{}, nil
+	}
+	return s.Ledger.Entries(ctx, billing.EntriesParams{AccountID: a.ID, Cursor: cursor, Limit: limit})
+}
