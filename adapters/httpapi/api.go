@@ -85,6 +85,7 @@ func (a *api) routes() []route {
 		r(http.MethodGet, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodHead, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodGet, "/account", true, a.account),
+		r(http.MethodGet, "/account/ledger", true, a.ledger),
 		r(http.MethodPost, "/webhook-endpoints", true, a.createEndpoint),
 		r(http.MethodGet, "/webhook-endpoints", true, a.listEndpoints),
 		r(http.MethodGet, "/webhook-endpoints/{id}", true, a.getEndpoint),
