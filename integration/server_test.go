@@ -616,8 +616,9 @@ func makeMedia(t testing.TB, seconds float64) []byte {
 	return b
 }
 
-// processesWith returns the PIDs whose command line contains marker.
-func processesWith(marker string) []int {
+// processesWith returns the PIDs whose command line contains marker; with comm set, only those
+// whose program is comm (bwrap's command line holds FFmpeg's arguments too).
+func processesWith(marker string, comm ...string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -629,9 +630,16 @@ func processesWith(marker string) []int {
 		if err != nil {
 			continue
 		}
-		if bytes.Contains(b, []byte(marker)) {
-			pids = append(pids, pid)
+		if !bytes.Contains(b, []byte(marker)) {
+			continue
 		}
+		if len(comm) > 0 {
+			c, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+			if err != nil || strings.TrimSpace(string(c)) != comm[0] {
+				continue
+			}
+		}
+		pids = append(pids, pid)
 	}
 	return pids
 }
