@@ -13,7 +13,7 @@ import (
 func TestDownloadTokens(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		srv := startServer(t, serverOpts{Backend: b, Env: map[string]string{"MEDIAJOBS_URL_TTL": "2s"}})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{"MEDIAJOBS_URL_TTL": "2s"}})
 		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 
 		single := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=32x32:rate=5 -frames:v 1 one.png", nil, nil))
@@ -79,7 +79,7 @@ func flipLast(s string) string {
 func TestAccess(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		srv := startServer(t, serverOpts{Backend: b})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b})
 		owner := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 		stranger := owner.as(createAccount(t, srv, "free").APIKey)
 

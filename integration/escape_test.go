@@ -47,7 +47,7 @@ func TestSandboxHoldsWhenValidatorIsFooled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		// The allow-list opens loopback to the fetcher, so only the sandbox's empty network
 		// namespace keeps FFmpeg from the media server.
-		srv := startServer(t, serverOpts{Backend: b, Env: map[string]string{
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{
 			"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
 			"SSL_CERT_FILE":                    media.CertFile,
 		}})

@@ -87,7 +87,7 @@ func TestInputs(t *testing.T) {
 	clip := makeMedia(t, 1)
 	forEachBackend(t, func(t *testing.T, b backend) {
 		media := startMediaServer(t, map[string][]byte{"clip.mp4": clip})
-		srv := startServer(t, serverOpts{Backend: b, Env: map[string]string{
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{
 			"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
 			"SSL_CERT_FILE":                    media.CertFile,
 		}})
@@ -167,7 +167,7 @@ func TestRefusedRange(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		media := startMediaServer(t, map[string][]byte{"clip.mp4": []byte("not reached")})
 		// The certificate is trusted, so only the address rule stands in the way.
-		srv := startServer(t, serverOpts{Backend: b, Env: map[string]string{"SSL_CERT_FILE": media.CertFile}})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{"SSL_CERT_FILE": media.CertFile}})
 		c := newClient(t, srv, createAccount(t, srv, "free").APIKey)
 
 		id := c.submit(ffmpegJob("ffmpeg -i "+media.URL+"/clip.mp4 -c copy copy.mp4", nil, nil))

@@ -37,7 +37,7 @@ func waitProcesses(t *testing.T, marker string, want bool) {
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		srv := startServer(t, serverOpts{Backend: b, Env: map[string]string{"MEDIAJOBS_SLOTS": "1"}})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{"MEDIAJOBS_SLOTS": "1"}})
 		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 
 		marker := "long_" + randomHex(6) + ".mp4"
@@ -82,7 +82,7 @@ func TestCancel(t *testing.T) {
 func TestFailures(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		srv := startServer(t, serverOpts{Backend: b})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b})
 		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 
 		t.Run("ffmpeg error and retry", func(t *testing.T) {

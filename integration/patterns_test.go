@@ -18,7 +18,7 @@ import (
 func TestOutputPatterns(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		srv := startServer(t, serverOpts{Backend: b})
+		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b})
 		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 
 		tests := []struct {

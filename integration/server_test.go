@@ -115,6 +115,34 @@ func randomHex(n int) string {
 type serverOpts struct {
 	Backend backend
 	Env     map[string]string
+	// Unthrottled raises every plan's request rate (see unthrottledPricing); tests of the rate
+	// limit itself leave it off.
+	Unthrottled bool
+}
+
+// unthrottledPricing writes the built-in pricing with every plan's request rate raised, so that
+// polling clients and load runs measure the service, not the per-minute limit, and returns its
+// path for MEDIAJOBS_PRICING.
+func unthrottledPricing(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "core", "billing", "pricing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	plans, _ := p["plans"].(map[string]any)
+	for _, pl := range plans {
+		pl.(map[string]any)["requestsPerMinute"] = 100_000_000
+	}
+	out, _ := json.Marshal(p)
+	path := filepath.Join(dir, "pricing.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // server is a running `mediajobs serve`.
@@ -189,6 +217,9 @@ func startServer(t testing.TB, opts serverOpts) *server {
 	}
 	if opts.Backend == postgresBackend {
 		env = append(env, "MEDIAJOBS_DATABASE_URL="+postgresSchema(t))
+	}
+	if _, ok := opts.Env["MEDIAJOBS_PRICING"]; opts.Unthrottled && !ok {
+		env = append(env, "MEDIAJOBS_PRICING="+unthrottledPricing(t, filepath.Dir(data)))
 	}
 	for k, v := range opts.Env {
 		env = append(env, k+"="+v)

@@ -1,0 +1,181 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+)
+
+// BenchmarkSubmitJobs measures accepted POST /jobs per second against the real binary on the
+// embedded default (SQLite), with the validator and the store in the path, from 32 keep-alive
+// clients over loopback. The in-process runner is off (MEDIAJOBS_RUNNER=false), so the figure is
+// the API's and the store's alone. Target: ≥ 2,000 jobs/s on 2 cores.
+func BenchmarkSubmitJobs(b *testing.B) {
+	srv := startServer(b, serverOpts{Unthrottled: true, Backend: sqliteBackend, Env: map[string]string{"MEDIAJOBS_RUNNER": "false"}})
+	key := createAccount(b, srv, "pro").APIKey
+	body, _ := json.Marshal(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=320x240:rate=25 -c:v libx264 -pix_fmt yuv420p out.mp4", nil, nil))
+
+	// One response is checked against the contract; the load itself skips validation so the
+	// client's CPU goes to sending.
+	newClient(b, srv, key).submit(json.RawMessage(body))
+
+	const clients = 32
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = clients
+	tr.MaxConnsPerHost = clients
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+
+	var next, rejected atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				req, _ := http.NewRequest(http.MethodPost, srv.Base+"/jobs", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				var sink [512]byte
+				for {
+					if _, err := resp.Body.Read(sink[:]); err != nil {
+						break
+					}
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					rejected.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := rejected.Load(); n > 0 {
+		b.Fatalf("%d of %d submissions were not accepted", n, b.N)
+	}
+	rate := float64(b.N) / elapsed.Seconds()
+	b.ReportMetric(rate, "jobs/s")
+	b.Logf("POST /jobs: %d accepted in %v by %d clients = %.0f jobs/s (SQLite, validator on, runner off, GOMAXPROCS %d; target ≥ 2000)",
+		b.N, elapsed.Round(time.Millisecond), clients, rate, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkJobOverhead measures a short job end to end, from POST /jobs to `complete` seen by
+// a client polling every 5 ms, against the same FFmpeg command run bare with exec. It reports
+// the median overhead and the ratio (target: median overhead ≤ 50 ms), and the parts of the
+// overhead it can see: the wait before the runner starts, a no-op sandbox start and an ffprobe
+// in the sandbox (the runner probes every output).
+func BenchmarkJobOverhead(b *testing.B) {
+	const command = "ffmpeg -f lavfi -i testsrc=duration=0.2:size=64x64 -frames:v 1 out.png"
+	args := []string{"-f", "lavfi", "-i", "testsrc=duration=0.2:size=64x64", "-frames:v", "1", "out.png"}
+
+	srv := startServer(b, serverOpts{Unthrottled: true, Backend: sqliteBackend})
+	c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
+	body := ffmpegJob(command, nil, nil)
+	c.complete(body) // warm caches: the binary, FFmpeg's libraries, the store
+
+	var bare, e2e, queued, ran []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		dir := b.TempDir()
+		t0 := time.Now()
+		if err := ffmpegBare(context.Background(), dir, args...); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(t0))
+
+		t0 = time.Now()
+		id := c.submit(body)
+		var j jobView
+		for {
+			j = c.job(id)
+			if terminal[j.Status] {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		e2e = append(e2e, time.Since(t0))
+		if j.Status != "complete" {
+			b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+		}
+		if j.StartedAt != nil && j.CompletedAt != nil {
+			queued = append(queued, time.Duration(*j.StartedAt-j.CreatedAt)*time.Millisecond)
+			ran = append(ran, time.Duration(*j.CompletedAt-*j.StartedAt)*time.Millisecond)
+		}
+	}
+	b.StopTimer()
+
+	mb, me := median(bare), median(e2e)
+	over := me - mb
+	b.ReportMetric(float64(over.Microseconds())/1000, "overhead-ms")
+	b.ReportMetric(float64(me)/float64(mb), "ratio")
+	b.ReportMetric(float64(mb.Microseconds())/1000, "bare-ms")
+	b.ReportMetric(float64(me.Microseconds())/1000, "e2e-ms")
+	sbStart, probe := sandboxCosts(b)
+	b.Logf("short job over %d runs: bare FFmpeg median %v, end to end median %v: overhead %v, ratio %.2f (target overhead ≤ 50 ms)",
+		b.N, mb.Round(time.Millisecond), me.Round(time.Millisecond), over.Round(time.Millisecond), float64(me)/float64(mb))
+	b.Logf("where it goes: createdAt→startedAt median %v, startedAt→completedAt median %v; a no-op sandbox start %v; one ffprobe in the sandbox %v",
+		median(queued), median(ran), sbStart.Round(time.Millisecond), probe.Round(time.Millisecond))
+}
+
+// sandboxCosts times, in the real sandbox, `ffmpeg -version` (the cost of starting bubblewrap
+// and FFmpeg) and an ffprobe of a small PNG (what the runner does for each output file).
+func sandboxCosts(b *testing.B) (start, probe time.Duration) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		b.Logf("sandbox: %v", err)
+		return 0, 0
+	}
+	work := filepath.Join(dataDir(b), "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := ffmpegBare(context.Background(), work, "-f", "lavfi", "-i", "testsrc=size=64x64", "-frames:v", "1", "p.png"); err != nil {
+		b.Fatal(err)
+	}
+	var starts, probes []time.Duration
+	for range 9 {
+		t0 := time.Now()
+		if _, err := sb.Run(context.Background(), sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: []string{"-version"}}); err != nil {
+			b.Logf("sandbox run: %v", err)
+			return 0, 0
+		}
+		starts = append(starts, time.Since(t0))
+		t0 = time.Now()
+		if _, err := sb.Run(context.Background(), sandbox.Spec{Dir: work, Program: sandbox.FFprobe,
+			Args: []string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams", "p.png"}}); err != nil {
+			b.Logf("sandbox run: %v", err)
+			return 0, 0
+		}
+		probes = append(probes, time.Since(t0))
+	}
+	return median(starts), median(probes)
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
