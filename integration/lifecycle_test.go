@@ -128,7 +128,7 @@ func TestFailures(t *testing.T) {
 				t.Fatalf("job %s: %s %s, want failed RUNNER_TIMEOUT, not retryable", id, j.Status, errorText(j))
 			}
 			if j.Cost != nil && j.Cost.Amount != 0 {
-				t.Errorf("a timed-out job was charged %+v", *j.Cost)
+				t.Errorf("a timed-out job was charged %+v; RUNNER_TIMEOUT is not charged", *j.Cost)
 			}
 			waitProcesses(t, marker, false)
 		})

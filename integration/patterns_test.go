@@ -198,11 +198,14 @@ func checkSet(t *testing.T, c *client, o *output, prefix, ext, typ string, want 
 	}
 }
 
-// checkCost checks a cost when the job carries one. Billing is not built yet (issue 4 has no
-// ledger), so a complete job without cost is tolerated here.
+// checkCost checks the cost a complete job must carry.
 func checkCost(t *testing.T, j jobView) {
 	t.Helper()
-	if j.Cost != nil && (j.Cost.Amount < 0 || j.Cost.Currency == "" || j.Cost.Formatted == "") {
+	if j.Cost == nil {
+		t.Errorf("complete job %s has no cost", j.ID)
+		return
+	}
+	if j.Cost.Amount < 0 || j.Cost.Currency == "" || j.Cost.Formatted == "" {
 		t.Errorf("job %s: cost %+v is not a valid cost", j.ID, *j.Cost)
 	}
 }
