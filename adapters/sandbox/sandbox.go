@@ -266,7 +266,17 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 			Uid: uint32(sb.cfg.HostUID), Gid: uint32(sb.cfg.HostGID), Groups: []uint32{},
 		}
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	status := newStatusReader()
+	cmd.Cancel = func() error {
+		// The namespaced bwrap only follows its parent (--die-with-parent) once its setup has
+		// run: killed before that, the parent would leave it orphaned, running the program. So
+		// learn its pid first — bwrap reports it right after the clone — and kill it too: it is
+		// the pid namespace's init, and every process of the namespace dies with it.
+		if pid := status.childPID(2 * time.Second); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	cmd.WaitDelay = 5 * time.Second
 
 	if err := closeInheritedOnExec(); err != nil {
@@ -280,7 +290,7 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	statusW.Close()
 	statusCh := make(chan bwrapStatus, 1)
-	go func() { statusCh <- readStatus(statusR) }()
+	go func() { statusCh <- status.read(statusR) }()
 	waitErr := cmd.Wait()
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if cmd.ProcessState != nil {
@@ -383,17 +393,49 @@ type bwrapStatus struct {
 	exitCode *int
 }
 
-func readStatus(r io.Reader) bwrapStatus {
+// statusReader reads --json-status-fd as bwrap writes it, telling the child's pid as soon as it
+// is known, or that it never will be (bwrap ended before cloning).
+type statusReader struct {
+	known chan struct{} // closed once pid is set or the stream ended
+	pid   int
+}
+
+func newStatusReader() *statusReader { return &statusReader{known: make(chan struct{})} }
+
+// childPID waits up to d for the namespaced child's pid; 0 when there is none.
+func (s *statusReader) childPID(d time.Duration) int {
+	select {
+	case <-s.known:
+		return s.pid
+	case <-time.After(d):
+		return 0
+	}
+}
+
+func (s *statusReader) read(r io.Reader) bwrapStatus {
 	var st bwrapStatus
+	announced := false
+	announce := func() {
+		if !announced {
+			announced = true
+			close(s.known)
+		}
+	}
+	defer announce()
 	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
 	for {
 		var msg struct {
+			ChildPID *int `json:"child-pid"`
 			ExitCode *int `json:"exit-code"`
 		}
 		if err := dec.Decode(&msg); err != nil {
 			// Drain so bwrap never blocks writing status we no longer read.
 			_, _ = io.Copy(io.Discard, r)
 			return st
+		}
+		if msg.ChildPID != nil && *msg.ChildPID > 1 && !announced {
+			s.pid = *msg.ChildPID
+			announce()
 		}
 		if msg.ExitCode != nil {
 			st.exitCode = msg.ExitCode

@@ -351,3 +351,35 @@ func TestSandboxHoldsArbitraryCode(t *testing.T) {
 		})
 	}
 }
+
+// A cancel can come at any moment of bwrap's own setup. Killed before the namespaced child set
+// up --die-with-parent, a naive kill of bwrap's group would leave that child running the program,
+// orphaned. Cancel at many moments of the start and check nothing of the run survives.
+func TestEarlyCancelLeavesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// bwrap clones its child within its first few milliseconds: sweep that window finely.
+	for i := range 160 {
+		marker := fmt.Sprintf("sandbox-early-cancel-%d-%d", time.Now().UnixNano(), i)
+		ctx, cancel := context.WithCancel(context.Background())
+		delay := time.Duration(i) * 50 * time.Microsecond
+		go func() {
+			time.Sleep(delay)
+			cancel()
+		}()
+		_, _ = b.sb.Run(ctx, Spec{Dir: b.dir, Program: FFmpeg,
+			Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-")})
+		cancel()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			pids := processesWith(t, marker)
+			if len(pids) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cancel after %v left processes running: %v", delay, pids)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
