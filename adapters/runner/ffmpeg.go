@@ -173,6 +173,10 @@ func (f *FFmpeg) collect(ctx context.Context, jobID, work string, inputs map[str
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if m, ok := nativeMeta(filepath.Join(work, n)); ok {
+				files[i].Meta = m
+				return
+			}
 			if m, err := Probe(ctx, f.Sandbox, work, n); err == nil && *m != (job.Meta{}) {
 				files[i].Meta = m
 			}

@@ -71,11 +71,14 @@ func formatName(names, file string) string {
 			return n
 		}
 	}
-	aliases := map[string]string{"mkv": "matroska", "m4a": "mov", "ts": "mpegts", "m3u8": "hls", "mpd": "dash",
-		"jpg": "image2", "png": "png_pipe", "oga": "ogg", "opus": "ogg", "mp3": "mp3", "vtt": "webvtt"}
+	aliases := map[string][]string{"mkv": {"matroska"}, "m4a": {"mov"}, "ts": {"mpegts"}, "m3u8": {"hls"},
+		"mpd": {"dash"}, "jpg": {"image2", "jpeg_pipe"}, "png": {"image2", "png_pipe"}, "oga": {"ogg"},
+		"opus": {"ogg"}, "vtt": {"webvtt"}}
 	for _, n := range list {
-		if aliases[ext] == n && ext != "" {
-			return ext
+		for _, a := range aliases[ext] {
+			if a == n {
+				return ext
+			}
 		}
 	}
 	return list[0]
