@@ -1,15 +1,38 @@
 module github.com/mediajobs/mediajobs/contracts
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/google/go-cmp v0.7.0
+	github.com/mediajobs/mediajobs/adapters v0.0.0-00010101000000-000000000000
+	github.com/mediajobs/mediajobs/core v0.0.0-00010101000000-000000000000
+	github.com/oasdiff/yaml v0.1.1
+)
+
+require (
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
-	github.com/google/go-cmp v0.7.0
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect
-	github.com/oasdiff/yaml v0.1.1
+	github.com/kr/pretty v0.3.1 // indirect
+	github.com/mediajobs/mediajobs/validator v0.0.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/uptrace/bunrouter v1.0.23 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
+
+replace (
+	github.com/mediajobs/mediajobs/adapters => ../adapters
+	github.com/mediajobs/mediajobs/core => ../core
+	github.com/mediajobs/mediajobs/validator => ../validator
 )
