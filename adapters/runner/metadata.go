@@ -49,6 +49,24 @@ func (m *Metadata) Execute(ctx context.Context, a service.Assignment, work strin
 	return service.RunResult{Data: data, ComputeMs: max(1, wall.Milliseconds())}
 }
 
+// containerFormat is formatName, except that a file staged without an extension and read by
+// the ISO demuxer ("mov,mp4,m4a,3gp,3g2,mj2") is named by its major brand: an MP4 says "mp4".
+func containerFormat(names, file, brand string) string {
+	if filepath.Ext(file) != "" || !strings.Contains(","+names+",", ",mp4,") {
+		return formatName(names, file)
+	}
+	switch strings.TrimSpace(brand) {
+	case "qt":
+		return "mov"
+	case "M4A", "M4B":
+		return "m4a"
+	case "3gp4", "3gp5", "3gp6", "3gg6":
+		return "3gp"
+	default:
+		return "mp4"
+	}
+}
+
 // localSource is the name the source input is staged under: without an extension FFmpeg probes
 // the content.
 const localSource = "source"
@@ -104,7 +122,7 @@ func probeMetadata(ctx context.Context, sb *sandbox.Sandbox, dir, name string, t
 		return extractmetadata.Metadata{}, res.Wall, fmt.Errorf("ffprobe found no container format")
 	}
 	md := extractmetadata.Metadata{
-		Format: formatName(p.Format.FormatName, name), FormatLong: p.Format.FormatLongName,
+		Format: containerFormat(p.Format.FormatName, name, p.Format.Tags["major_brand"]), FormatLong: p.Format.FormatLongName,
 		DurationMs: millis(p.Format.Duration), Size: integer(p.Format.Size), BitRate: integer(p.Format.BitRate),
 		Streams: []extractmetadata.Stream{}, Tags: tags(p.Format.Tags),
 	}

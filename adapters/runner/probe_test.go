@@ -47,3 +47,21 @@ func TestTagsAreBoundedAndDeterministic(t *testing.T) {
 		t.Fatalf("want the first 64 keys, lower-cased, values cut to 1024 bytes: %d", len(first["key063"]))
 	}
 }
+
+func TestContainerFormat(t *testing.T) {
+	t.Parallel()
+	const iso = "mov,mp4,m4a,3gp,3g2,mj2"
+	for _, tc := range []struct{ names, file, brand, want string }{
+		{iso, "source", "isom", "mp4"},
+		{iso, "source", "mp42", "mp4"},
+		{iso, "source", "qt  ", "mov"},
+		{iso, "source", "M4A ", "m4a"},
+		{iso, "source", "", "mp4"},
+		{iso, "clip.mov", "isom", "mov"},
+		{"matroska,webm", "source", "", "matroska"},
+	} {
+		if got := containerFormat(tc.names, tc.file, tc.brand); got != tc.want {
+			t.Errorf("containerFormat(%q, %q, %q) = %q, want %q", tc.names, tc.file, tc.brand, got, tc.want)
+		}
+	}
+}
