@@ -66,6 +66,12 @@ type Config struct {
 	Runner bool
 	// ValidatorWASM is the validator.wasm the playground page runs in the browser.
 	ValidatorWASM string
+	// Transcription beyond the embedded English engine: an OpenAI-compatible
+	// /v1/audio/transcriptions server (OpenAI, whisper.cpp, faster-whisper) for other languages.
+	TranscribeURL       string
+	TranscribeKey       string
+	TranscribeModel     string
+	TranscribeLanguages string
 	// Pricing is a pricing JSON file (plans, prices, packs); empty: the built-in pricing.
 	Pricing string
 	// RedisURL makes API replicas share rate limits in Redis; empty: in process memory.
@@ -84,6 +90,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
+	fs.StringVar(&c.TranscribeURL, "transcribe-url", env("MEDIAJOBS_TRANSCRIBE_URL", ""), "OpenAI-compatible transcription server for languages beyond English, e.g. http://127.0.0.1:8081 (MEDIAJOBS_TRANSCRIBE_URL)")
+	fs.StringVar(&c.TranscribeKey, "transcribe-key", env("MEDIAJOBS_TRANSCRIBE_KEY", ""), "bearer key of the transcription server (MEDIAJOBS_TRANSCRIBE_KEY)")
+	fs.StringVar(&c.TranscribeModel, "transcribe-model", env("MEDIAJOBS_TRANSCRIBE_MODEL", "whisper-1"), "model name sent to the transcription server (MEDIAJOBS_TRANSCRIBE_MODEL)")
+	fs.StringVar(&c.TranscribeLanguages, "transcribe-languages", env("MEDIAJOBS_TRANSCRIBE_LANGUAGES", defaultTranscribeLanguages), "ISO-639-1 codes sent to the transcription server (MEDIAJOBS_TRANSCRIBE_LANGUAGES)")
 	fs.StringVar(&c.ValidatorWASM, "validator-wasm", env("MEDIAJOBS_VALIDATOR_WASM", "validator/cmd/wasm/validator.wasm"), "validator.wasm served to the playground at /playground/ (MEDIAJOBS_VALIDATOR_WASM)")
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
 	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
@@ -130,8 +140,9 @@ type App struct {
 	Deliverer *webhookout.Deliverer
 	Log       *slog.Logger
 
-	fetch     safehttp.Config
-	relayWake chan struct{}
+	fetch       safehttp.Config
+	transcriber transcribe.Router
+	relayWake   chan struct{}
 	// closeLimiter releases the rate limiter's connections, if it has any.
 	closeLimiter func() error
 }
@@ -200,7 +211,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := transcribe.Embedded()
+	tr, err := cfg.transcriber()
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +259,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		Limits: svc.Limits,
 		Fetch:  safehttp.NewClient(safehttp.Config{AllowPrivate: allow})}))
 
-	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log,
+	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log, transcriber: tr,
 		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
 	svc.Webhooks, svc.URLCheck = store, webhookout.URLChecker{HTTP: a.fetch}
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
@@ -272,6 +283,32 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		}
 	}
 	return a, nil
+}
+
+// defaultTranscribeLanguages are languages Whisper-family servers transcribe well.
+const defaultTranscribeLanguages = "ar,cs,da,de,el,en,es,fi,fr,he,hi,hu,id,it,ja,ko,nl,no,pl,pt,ro,ru,sv,th,tr,uk,vi,zh"
+
+// transcriber is the embedded English engine, plus the configured multilingual server. The
+// server's address is the operator's own configuration, not user input, so it is reached with a
+// plain client (it is often on the same host) rather than the SSRF guard user URLs go through.
+func (cfg Config) transcriber() (transcribe.Router, error) {
+	r, err := transcribe.Embedded()
+	if err != nil || cfg.TranscribeURL == "" {
+		return r, err
+	}
+	u, err := url.Parse(cfg.TranscribeURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return r, fmt.Errorf("transcribe-url %q is not an http(s) URL", cfg.TranscribeURL)
+	}
+	var langs []string
+	for _, l := range strings.Split(cfg.TranscribeLanguages, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			langs = append(langs, l)
+		}
+	}
+	r.Multilingual = transcribe.OpenAI{URL: cfg.TranscribeURL, Key: cfg.TranscribeKey, Model: cfg.TranscribeModel,
+		Client: &http.Client{Timeout: 15 * time.Minute}, Langs: langs}
+	return r, nil
 }
 
 // signingKey is the configured key, or the one kept in the data directory (made on first use).
@@ -417,10 +454,7 @@ func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agen
 	if err := sb.Available(ctx); err != nil {
 		return nil, fmt.Errorf("the runner needs the bubblewrap sandbox: %w", err)
 	}
-	tr, err := transcribe.Embedded()
-	if err != nil {
-		return nil, err
-	}
+	tr := a.transcriber
 	blobs := a.Service.Blobs
 	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Fetch: runner.Fetcher{
 		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
