@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
 )
 
 // ledgerEntry is one entry of GET /account/ledger.
@@ -187,7 +189,7 @@ func TestRateLimitSharedByReplicas(t *testing.T) {
 	} else {
 		_ = c.Close()
 	}
-	postgresAdmin(t) // skips without PostgreSQL
+	pgtest.Require(t)
 	first := startServer(t, serverOpts{Backend: postgresBackend, Env: map[string]string{"MEDIAJOBS_REDIS_URL": redisURL, "MEDIAJOBS_RUNNER": "false"}})
 	var dsn string
 	for _, kv := range first.env {

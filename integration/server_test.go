@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun/driver/pgdriver"
+	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
 )
 
 // backend is a store the server runs on.
@@ -43,66 +41,6 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 			fn(t, b)
 		})
 	}
-}
-
-const defaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-func postgresDSN() string {
-	if dsn := os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN"); dsn != "" {
-		return dsn
-	}
-	return defaultPostgresDSN
-}
-
-// pgAdmin is the connection that creates and drops the per-server schemas; err is set when no
-// server answers.
-var pgAdmin struct {
-	once sync.Once
-	db   *sql.DB
-	err  error
-}
-
-func postgresAdmin(t testing.TB) *sql.DB {
-	t.Helper()
-	pgAdmin.once.Do(func() {
-		db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(postgresDSN())))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if pgAdmin.err = db.PingContext(ctx); pgAdmin.err != nil {
-			_ = db.Close()
-			return
-		}
-		pgAdmin.db = db
-	})
-	if pgAdmin.err != nil {
-		t.Skipf("no PostgreSQL answers at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", postgresDSN(), pgAdmin.err)
-	}
-	return pgAdmin.db
-}
-
-// postgresSchema makes a schema of its own for one server, it_<random>, dropped with everything
-// in it when the test ends, and returns a DSN whose search_path points at it. Register it before
-// the server starts, so the server stops before its schema goes.
-func postgresSchema(t testing.TB) string {
-	t.Helper()
-	db := postgresAdmin(t)
-	schema := "it_" + randomHex(8)
-	if _, err := db.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(postgresDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func randomHex(n int) string {
@@ -216,7 +154,7 @@ func startServer(t testing.TB, opts serverOpts) *server {
 		}
 	}
 	if opts.Backend == postgresBackend {
-		env = append(env, "MEDIAJOBS_DATABASE_URL="+postgresSchema(t))
+		env = append(env, "MEDIAJOBS_DATABASE_URL="+pgtest.Schema(t, "it_"))
 	}
 	if _, ok := opts.Env["MEDIAJOBS_PRICING"]; opts.Unthrottled && !ok {
 		env = append(env, "MEDIAJOBS_PRICING="+unthrottledPricing(t, filepath.Dir(data)))

@@ -2,23 +2,16 @@ package sqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/mediajobs/mediajobs/adapters/sqlstore"
+	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -28,8 +21,6 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 )
-
-const defaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
 // backends open a fresh, empty Store of each dialect for one test.
 var backends = []struct {
@@ -50,63 +41,12 @@ func newSQLite(t *testing.T) *sqlstore.Store {
 	return s
 }
 
-func postgresDSN() string {
-	if dsn := os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN"); dsn != "" {
-		return dsn
-	}
-	return defaultPostgresDSN
-}
-
-// admin is the connection that creates and drops the per-test schemas; nil when no server
-// answers.
-var admin struct {
-	once sync.Once
-	db   *bun.DB
-	err  error
-}
-
-func postgresAdmin(t *testing.T) *bun.DB {
-	t.Helper()
-	admin.once.Do(func() {
-		db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(postgresDSN()))), pgdialect.New())
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if admin.err = db.PingContext(ctx); admin.err != nil {
-			_ = db.Close()
-			return
-		}
-		admin.db = db
-	})
-	if admin.err != nil {
-		t.Skipf("no PostgreSQL answers at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", postgresDSN(), admin.err)
-	}
-	return admin.db
-}
-
 // newPostgres gives the test a schema of its own, t_<random>, dropped with everything in it
 // when the test ends; the store's connections reach it through search_path.
 func newPostgres(t *testing.T) *sqlstore.Store {
 	t.Helper()
-	db, ctx := postgresAdmin(t), context.Background()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	schema := "t_" + hex.EncodeToString(b[:])
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(postgresDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	s, err := sqlstore.OpenPostgres(ctx, u.String())
+	dsn := pgtest.Schema(t, "t_")
+	s, err := sqlstore.OpenPostgres(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("OpenPostgres: %v", err)
 	}
