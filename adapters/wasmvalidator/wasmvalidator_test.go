@@ -1,14 +1,12 @@
 package wasmvalidator_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/wasmvalidator"
 	"github.com/mediajobs/mediajobs/validator"
+	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
 
 // wasm is validator.wasm built from the current sources by TestMain. Building it here, rather
@@ -24,72 +23,21 @@ import (
 var wasm []byte
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wasmvalidator")
-	if err != nil {
+	var err error
+	if wasm, err = validatortest.BuildWASM(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	wasm, err = buildWASM(dir)
-	code := 1
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
-func buildWASM(dir string) ([]byte, error) {
-	out := filepath.Join(dir, "validator.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out,
-		"github.com/mediajobs/mediajobs/validator/cmd/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build validator.wasm: %v\n%s", err, msg)
-	}
-	return os.ReadFile(out)
-}
-
-// corpusCase is one line of validator/testdata/corpus.jsonl. Whether a command should be valid
-// is the validator's own tests' business; here only the agreement with native matters.
-type corpusCase struct {
-	Name    string            `json:"name"`
-	Command string            `json:"command"`
-	Options validator.Options `json:"options"`
-}
-
-var loadCorpus = sync.OnceValues(func() ([]corpusCase, error) {
-	f, err := os.Open(filepath.Join("..", "..", "validator", "testdata", "corpus.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var cases []corpusCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var c corpusCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return nil, fmt.Errorf("corpus.jsonl:%d: %w", line, err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(cases) == 0 {
-		return nil, errors.New("corpus.jsonl is empty")
-	}
-	return cases, nil
-})
+// corpusCase is one line of the shared corpus. Whether a command should be valid is the
+// validator's own tests' business; here only the agreement with native matters.
+type corpusCase = validatortest.Case
 
 func corpus(tb testing.TB) []corpusCase {
 	tb.Helper()
-	cases, err := loadCorpus()
+	cases, err := validatortest.Corpus()
 	if err != nil {
 		tb.Fatalf("load corpus: %v", err)
 	}

@@ -1,18 +1,13 @@
 package web_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,60 +15,18 @@ import (
 
 	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/validator"
+	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
 
 const chromium = "/usr/bin/chromium"
 
-// buildWASM builds validator.wasm from the current sources, once per test binary, so the page
-// is never checked against a stale module and `go test` needs no `make wasm` first.
-var buildWASM = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "web-wasm")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "validator.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out,
-		"github.com/mediajobs/mediajobs/validator/cmd/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build validator.wasm: %v\n%s", err, msg)
-	}
-	return os.ReadFile(out)
-})
-
-// corpusCase is one line of validator/testdata/corpus.jsonl; only the agreement with native is
-// checked here, the expected answers are the validator's own tests' business.
-type corpusCase struct {
-	Name    string            `json:"name"`
-	Command string            `json:"command"`
-	Options validator.Options `json:"options"`
-}
+type corpusCase = validatortest.Case
 
 func loadCorpus(t *testing.T) []corpusCase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "validator", "testdata", "corpus.jsonl"))
+	cases, err := validatortest.Corpus()
 	if err != nil {
 		t.Fatalf("load corpus: %v", err)
-	}
-	var cases []corpusCase
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var c corpusCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("corpus.jsonl:%d: %v", line, err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) == 0 {
-		t.Fatal("corpus.jsonl is empty")
 	}
 	return cases
 }
@@ -98,7 +51,7 @@ func setupBrowser(t *testing.T) *browserBundle {
 	if _, err := os.Stat(chromium); errors.Is(err, os.ErrNotExist) {
 		t.Skipf("%s is not installed (make deps installs it); the page is not tested in a browser", chromium)
 	}
-	wasm, err := buildWASM()
+	wasm, err := validatortest.BuildWASM()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,79 @@
+// Package validatortest holds what the validator's other engines (wazero, the browser) are
+// tested against: the shared corpus and a fresh build of validator.wasm. For tests only.
+package validatortest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// Case is one line of validator/testdata/corpus.jsonl.
+type Case struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command"`
+	Options validator.Options `json:"options"`
+	Valid   bool              `json:"valid"`
+	Layer   string            `json:"layer"`
+}
+
+// moduleDir is the validator module's directory, found from this file so that tests in any
+// module and any working directory read the same corpus and build the same sources.
+func moduleDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// Corpus reads the shared corpus once.
+var Corpus = sync.OnceValues(func() ([]Case, error) {
+	data, err := os.ReadFile(filepath.Join(moduleDir(), "testdata", "corpus.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var cases []Case
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var c Case
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("corpus line %d: %w", line, err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("the corpus is empty")
+	}
+	return cases, nil
+})
+
+// BuildWASM builds validator.wasm from the current sources, once per test binary, as `make wasm`
+// does, so engines are never checked against a stale module and `go test` needs no build step.
+var BuildWASM = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "validator-wasm")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "validator.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/wasm")
+	cmd.Dir = moduleDir()
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build validator.wasm: %v\n%s", err, msg)
+	}
+	return os.ReadFile(out)
+})
