@@ -1,6 +1,7 @@
 // Package pgtest gives a test a PostgreSQL schema of its own, made on the local server (or the
 // one MEDIAJOBS_TEST_POSTGRES_DSN names) and dropped with everything in it when the test ends.
-// It is for tests only; tests skip, naming the DSN, when no server answers.
+// When no server answers and none was named, it starts one with testcontainers-go if a Docker
+// engine answers. It is for tests only; tests skip, saying why, when neither is there.
 package pgtest
 
 import (
@@ -8,12 +9,15 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/testcontainers/testcontainers-go"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
@@ -28,29 +32,67 @@ func DSN() string {
 	return DefaultDSN
 }
 
-// admin is the one connection that creates and drops schemas; err is set when no server answers.
+// admin is the one connection that creates and drops schemas, to the server at dsn; err is set
+// when no server could be had.
 var admin struct {
 	once sync.Once
 	db   *sql.DB
+	dsn  string
 	err  error
 }
 
 func adminDB(t testing.TB) *sql.DB {
 	t.Helper()
 	admin.once.Do(func() {
-		db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(DSN())))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if admin.err = db.PingContext(ctx); admin.err != nil {
-			_ = db.Close()
+		admin.dsn = DSN()
+		admin.db, admin.err = connect(ctx, admin.dsn)
+		if admin.err == nil || os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN") != "" {
 			return
 		}
-		admin.db = db
+		dsn, err := startContainer(ctx)
+		if err != nil {
+			admin.err = fmt.Errorf("%v; no container either: %v", admin.err, err)
+			return
+		}
+		admin.dsn = dsn
+		admin.db, admin.err = connect(ctx, dsn)
 	})
 	if admin.err != nil {
-		t.Skipf("no PostgreSQL answers at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", DSN(), admin.err)
+		t.Skipf("no PostgreSQL at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", DSN(), admin.err)
 	}
 	return admin.db
+}
+
+func connect(ctx context.Context, dsn string) (*sql.DB, error) {
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
+	ping, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(ping); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// startContainer runs PostgreSQL in Docker for the test binary's lifetime (testcontainers'
+// reaper removes it when the binary exits), if a Docker engine answers.
+func startContainer(ctx context.Context) (string, error) {
+	provider, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return "", err
+	}
+	defer provider.Close()
+	if err := provider.Health(ctx); err != nil {
+		return "", fmt.Errorf("no Docker engine answers: %w", err)
+	}
+	c, err := tcpostgres.Run(ctx, "postgres:16-alpine", tcpostgres.WithDatabase("test"),
+		tcpostgres.WithUsername("postgres"), tcpostgres.WithPassword("postgres"), tcpostgres.BasicWaitStrategies())
+	if err != nil {
+		return "", err
+	}
+	return c.ConnectionString(ctx, "sslmode=disable")
 }
 
 // Schema makes a schema <prefix><random hex>, registers its drop (CASCADE) with t.Cleanup, and
@@ -71,7 +113,7 @@ func Schema(t testing.TB, prefix string) string {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	u, err := url.Parse(DSN())
+	u, err := url.Parse(admin.dsn)
 	if err != nil {
 		t.Fatalf("MEDIAJOBS_TEST_POSTGRES_DSN: %v", err)
 	}
