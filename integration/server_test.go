@@ -56,6 +56,9 @@ type serverOpts struct {
 	// Unthrottled raises every plan's request rate (see unthrottledPricing); tests of the rate
 	// limit itself leave it off.
 	Unthrottled bool
+	// RelativeData starts the server in the data directory's parent with --data naming it
+	// relatively, as make run does (./var).
+	RelativeData bool
 }
 
 // unthrottledPricing writes the built-in pricing with every plan's request rate raised, so that
@@ -166,6 +169,10 @@ func startServer(t testing.TB, opts serverOpts) *server {
 	s := &server{Base: "http://" + addr, Data: data, env: env, log: &lockedBuffer{}}
 
 	cmd := exec.Command(binary, "serve", "--addr", addr, "--data", data)
+	if opts.RelativeData {
+		cmd = exec.Command(binary, "serve", "--addr", addr, "--data", "./"+filepath.Base(data))
+		cmd.Dir = filepath.Dir(data)
+	}
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -224,7 +224,7 @@ func (b *burner) burn(script []byte) service.RunResult {
 	}
 	files, err := b.f.collect(b.ctx, b.a.JobID, b.work, b.inputs)
 	if err != nil {
-		return b.fail(job.NewError(job.CodeRunnerError, "storing the output failed: "+err.Error(), nil))
+		return b.fail(b.f.internal(b.a.JobID, "storing the output failed", err))
 	}
 	if len(files) != 1 || files[0].Path != CaptionOutput {
 		return b.fail(job.NewError(job.CodeRunnerError, fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
@@ -247,7 +247,7 @@ func (b *burner) ffmpeg(args []string, stdout io.Writer) *job.Error {
 	case errors.Is(err, context.Canceled) || b.ctx.Err() != nil:
 		return job.NewError(job.CodeCancelled, "the job was cancelled", nil)
 	case err != nil:
-		return job.NewError(job.CodeRunnerLost, "the sandbox could not run FFmpeg: "+err.Error(), nil)
+		return b.f.internal(b.a.JobID, "the sandbox could not run FFmpeg", err)
 	case run.ExitCode != 0:
 		return job.NewError(job.CodeRunnerError, fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,8 @@ type FFmpeg struct {
 	Fetch   Fetcher
 	Blobs   service.BlobStore
 	Limits  sandbox.Limits
+	// Log receives the runner's own failures, which clients are not shown; nil discards them.
+	Log *slog.Logger
 	// MaxProbes bounds how many output files get their meta probed (a long HLS ladder has
 	// hundreds of segments); the headline manifest or file is always among them.
 	MaxProbes int
@@ -104,7 +107,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeCancelled, "the job was cancelled", nil)}
 	case err != nil:
-		return service.RunResult{Error: job.NewError(job.CodeRunnerLost, "the sandbox could not run FFmpeg: "+err.Error(), nil)}
+		return service.RunResult{Error: f.internal(a.JobID, "the sandbox could not run FFmpeg", err)}
 	case run.ExitCode != 0:
 		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerError,
 			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
@@ -112,9 +115,19 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 
 	files, err := f.collect(ctx, a.JobID, work, inputs)
 	if err != nil {
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerError, "storing the outputs failed: "+err.Error(), nil)}
+		return service.RunResult{ComputeMs: computeMs, Error: f.internal(a.JobID, "storing the outputs failed", err)}
 	}
 	return service.RunResult{Files: files, ComputeMs: computeMs}
+}
+
+// internal turns a failure of the runner itself (its disk, its bubblewrap, its host paths) into
+// the job error clients see, which names no host detail, and logs the cause for the operator.
+// It is RUNNER_LOST: retryable and not charged, since the job was not at fault.
+func (f *FFmpeg) internal(jobID, what string, err error) *job.Error {
+	if f.Log != nil {
+		f.Log.Error("runner: "+what, "job", jobID, "err", err)
+	}
+	return job.NewError(job.CodeRunnerLost, "the runner failed ("+what+"); the job can be retried", nil)
 }
 
 // firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none).

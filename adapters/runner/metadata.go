@@ -43,7 +43,7 @@ func (m *Metadata) Execute(ctx context.Context, a service.Assignment, work strin
 	}
 	data, err := json.Marshal(md)
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeInternal, err.Error(), nil)}
+		return service.RunResult{Error: m.FFmpeg.internal(a.JobID, "encoding the metadata failed", err)}
 	}
 	progress(1)
 	return service.RunResult{Data: data, ComputeMs: max(1, wall.Milliseconds())}

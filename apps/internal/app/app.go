@@ -152,6 +152,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	// Work directories are handed to the sandbox, which takes absolute paths only: resolve a
+	// relative --data (make run's ./var) once, here.
+	abs, err := filepath.Abs(cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	cfg.Data = abs
 	// The data directory must be searchable by the sandbox user (its work directories live
 	// inside), so it is 0711: reachable, not listable.
 	if err := os.MkdirAll(cfg.Data, 0o711); err != nil {
@@ -456,7 +463,7 @@ func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agen
 	}
 	tr := a.transcriber
 	blobs := a.Service.Blobs
-	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Fetch: runner.Fetcher{
+	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Log: a.Log, Fetch: runner.Fetcher{
 		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
 	agent, err := runner.New(runner.Config{Class: job.ClassCPU, Slots: a.Config.Slots,
 		WorkRoot: filepath.Join(a.Config.Data, "work"), Log: a.Log},
