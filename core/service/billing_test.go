@@ -44,7 +44,7 @@ func billingSetup(t *testing.T) billingBundle {
 	clk := clocktest.New(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	b.svc = &service.Service{Jobs: b.jobs, Accounts: accounttest.NewMemory(), Assets: &assets{m: nil}, Types: reg, Clock: clk,
 		Signer: signer{}, Pricing: billing.Default(), Ledger: b.ledger,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute}}
+		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, GPURunners: true}}
 	var (
 		mu     sync.Mutex
 		events []string

@@ -29,6 +29,9 @@ type Config struct {
 	Lease time.Duration
 	// MaxUpload caps an uploaded asset.
 	MaxUpload int64
+	// GPURunners tells that runners of the gpu class exist. Without them a GPU job would wait
+	// forever, so it is refused at submit, after the plan check.
+	GPURunners bool
 }
 
 // Service is the application: every use case, over its ports.
@@ -92,6 +95,9 @@ func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Req
 	spec, invalid := s.Types.Prepare(req, jobtype.Env{AssetURLPrefix: s.AssetURLPrefix()})
 	if err := s.gate(ctx, a, spec, invalid); err != nil {
 		return nil, err
+	}
+	if spec.Class == job.ClassGPU && !s.Config.GPURunners {
+		return nil, job.Reject(job.CodeValidation, "this service has no GPU runners: use a CPU encoder (libx264 for h264_nvenc, libx265 for hevc_nvenc, libsvtav1 for av1_nvenc) and compute cpu or auto")
 	}
 	for _, id := range spec.Assets {
 		as, err := s.Assets.GetAsset(ctx, id)

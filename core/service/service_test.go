@@ -190,7 +190,7 @@ func setup(t *testing.T) bundle {
 	accs := &accounts{accs: map[string]account.Account{b.free.ID: b.free, b.pro.ID: b.pro}, keys: map[string]account.Key{}}
 	b.svc = &service.Service{Jobs: b.jobs, Accounts: accs, Assets: b.assets, Blobs: &blobs{m: map[string][]byte{}},
 		Types: reg, Clock: b.clock, Signer: signer{}, Bus: b.bus,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, MaxUpload: 10}}
+		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, GPURunners: true, MaxUpload: 10}}
 	var events []string
 	b.events = &events
 	b.relay = &service.Relay{Outbox: b.jobs, Clock: b.clock, Handlers: map[string]service.Handler{
@@ -507,5 +507,27 @@ func TestRelayRetriesFailedHandlers(t *testing.T) {
 	b.clock.Advance(time.Minute)
 	if n, err := b.relay.Drain(ctx); n != 1 || err != nil || calls != 2 {
 		t.Fatalf("after the lease: %d %v calls %d", n, err, calls)
+	}
+}
+
+// Without runners of the gpu class a GPU job would wait forever: it is refused at submit, after
+// the plan check (Free still hears PLAN_LIMIT), and nothing is stored.
+func TestGPUJobsNeedGPURunners(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.svc.Config.GPURunners = false
+	ctx := context.Background()
+	gpu := jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}
+	if _, err := b.svc.SubmitJob(ctx, b.pro, gpu); job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), "no GPU runners") {
+		t.Fatalf("pro GPU job: %v", err)
+	}
+	if _, err := b.svc.SubmitJob(ctx, b.free, gpu); job.CodeOf(err) != job.CodePlanLimit {
+		t.Fatalf("free GPU job: %v, want PLAN_LIMIT first", err)
+	}
+	if page, _ := b.jobs.List(ctx, job.ListParams{AccountID: b.pro.ID}); len(page.Jobs) != 0 {
+		t.Fatal("a refused GPU job was stored")
+	}
+	if _, err := b.svc.SubmitJob(ctx, b.pro, jobtype.Request{Type: "test"}); err != nil {
+		t.Fatalf("CPU job: %v", err)
 	}
 }
