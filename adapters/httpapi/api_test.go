@@ -205,3 +205,40 @@ func TestRoutesAreDocumented(t *testing.T) {
 		t.Fatalf("routes vs document (-document +routes):\n%s", diff)
 	}
 }
+
+// JSON bodies are read whatever curl sends by default; other declared types are refused by name.
+func TestRequestContentTypes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body := []byte(`{"command":"` + goodCommand + `"}`)
+	tests := []struct {
+		contentType string
+		status      int
+		names       string
+	}{
+		{"application/json", 200, ""},
+		{"application/json; charset=utf-8", 200, ""},
+		{"application/vnd.api+json", 200, ""},
+		{"-", 200, ""}, // no Content-Type at all
+		{"application/x-www-form-urlencoded", 200, ""}, // curl -d without -H
+		{"text/plain", 400, `"text/plain"`},
+		{"multipart/form-data; boundary=x", 400, "multipart/form-data"},
+		{"not a media type", 400, "not a media type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.contentType, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "POST", path: "/ffmpeg/validate", body: body,
+				header: map[string]string{"Content-Type": tt.contentType}})
+			if res.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", res.status, tt.status, res.body)
+			}
+			if tt.status != 200 {
+				code, msg := res.errorBody(t)
+				if string(code) != "VALIDATION_ERROR" || !strings.Contains(string(msg), tt.names) {
+					t.Fatalf("error %s %s, want VALIDATION_ERROR naming %s", code, msg, tt.names)
+				}
+			}
+		})
+	}
+}

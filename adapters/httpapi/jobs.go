@@ -164,11 +164,14 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 }
 
 // readJSON reads a JSON request body under the cap. A declared Content-Type must be JSON; a
-// missing one is taken as JSON.
+// missing one is taken as JSON, and so is curl's default for -d
+// (application/x-www-form-urlencoded), whose body is then parsed as JSON: auth is a bearer
+// header, never a cookie, so a browser form gains nothing from it, and a first curl without
+// -H 'Content-Type: application/json' just works.
 func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, error) {
 	if ct := req.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
 			return nil, job.Reject(job.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
 		}
 	}
