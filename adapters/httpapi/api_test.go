@@ -219,7 +219,7 @@ func TestRequestContentTypes(t *testing.T) {
 		{"application/json", 200, ""},
 		{"application/json; charset=utf-8", 200, ""},
 		{"application/vnd.api+json", 200, ""},
-		{"-", 200, ""}, // no Content-Type at all
+		{"-", 200, ""},                                 // no Content-Type at all
 		{"application/x-www-form-urlencoded", 200, ""}, // curl -d without -H
 		{"text/plain", 400, `"text/plain"`},
 		{"multipart/form-data; boundary=x", 400, "multipart/form-data"},
