@@ -107,21 +107,7 @@ type captionBundle struct {
 func captionSetup(t *testing.T) captionBundle {
 	t.Helper()
 	m := sharedMedia(t)
-	root := t.TempDir()
-	for _, dir := range []string{filepath.Dir(root), root} {
-		if err := os.Chmod(dir, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	blobs, err := blobfs.New(filepath.Join(root, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Fetch: runner.Fetcher{Client: m.client, Assets: noAssets{}, Blobs: blobs, MaxBytes: 32 << 20}}
+	ff, blobs, root := newExecutor(t, m.client, 32<<20)
 	return captionBundle{media: m, ff: ff, blobs: blobs, root: root}
 }
 

@@ -36,10 +36,17 @@ type testBundle struct {
 
 func setup(t *testing.T) testBundle {
 	t.Helper()
+	exec, blobs, root := newExecutor(t, safehttp.NewClient(safehttp.Config{}), 1<<20)
+	return testBundle{root: root, blobs: blobs, exec: exec}
+}
+
+// newExecutor makes an ffmpeg executor over a blob directory in a fresh root that the sandbox
+// user can reach (t.TempDir's parent is 0700), fetching with client; it skips without the sandbox.
+func newExecutor(t *testing.T, client *http.Client, maxBytes int64) (*runner.FFmpeg, *blobfs.Store, string) {
+	t.Helper()
 	if err := sandbox.Available(); err != nil {
 		t.Skipf("bubblewrap sandbox unavailable here: %v", err)
 	}
-	// The sandbox user must be able to reach the work directories: t.TempDir's parent is 0700.
 	root := t.TempDir()
 	for _, dir := range []string{filepath.Dir(root), root} {
 		if err := os.Chmod(dir, 0o711); err != nil {
@@ -54,8 +61,9 @@ func setup(t *testing.T) testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testBundle{root: root, blobs: blobs, exec: &runner.FFmpeg{Sandbox: sb, Blobs: blobs,
-		Fetch: runner.Fetcher{Client: safehttp.NewClient(safehttp.Config{}), Assets: noAssets{}, Blobs: blobs, MaxBytes: 1 << 20}}}
+	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs,
+		Fetch: runner.Fetcher{Client: client, Assets: noAssets{}, Blobs: blobs, MaxBytes: maxBytes}}
+	return exec, blobs, root
 }
 
 func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Duration) service.RunResult {
