@@ -231,6 +231,8 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allow-private-networks: %w", err)
 	}
+	// One policy for every fetch of a URL a user gave: inputs, MCP uploads, webhook receivers.
+	fetch := safehttp.Config{AllowPrivate: allow}
 	pricing, err := loadPricing(cfg.Pricing)
 	if err != nil {
 		return nil, err
@@ -264,10 +266,10 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	mux.Handle("/mcp", mcpserver.New(svc, mcpserver.Options{Limiter: limiter, Logger: cfg.Log, AllowedHosts: hosts,
 		Limits: svc.Limits,
-		Fetch:  safehttp.NewClient(safehttp.Config{AllowPrivate: allow})}))
+		Fetch:  safehttp.NewClient(fetch)}))
 
 	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log, transcriber: tr,
-		fetch: safehttp.Config{AllowPrivate: allow}, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
+		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
 	svc.Webhooks, svc.URLCheck = store, webhookout.URLChecker{HTTP: a.fetch}
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
