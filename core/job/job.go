@@ -43,6 +43,8 @@ type Job struct {
 	// Timeout is the deadline of the run: min(params.timeout, plan cap).
 	Timeout time.Duration
 	RetryOf string
+	// BatchID names the batch the job was submitted in; empty for a job submitted alone.
+	BatchID string
 
 	Status   Status
 	Progress float64
@@ -76,6 +78,7 @@ type NewParams struct {
 	Class     Class
 	Timeout   time.Duration
 	RetryOf   string
+	BatchID   string
 	Now       time.Time
 }
 
@@ -90,7 +93,7 @@ func New(p NewParams) (*Job, error) {
 	now := stamp(p.Now)
 	return &Job{
 		ID: p.ID, AccountID: p.AccountID, Type: p.Type, Inputs: p.Inputs, Params: p.Params,
-		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf,
+		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf, BatchID: p.BatchID,
 		Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
 	}, nil
 }

@@ -50,6 +50,34 @@ func (m *Memory) Create(_ context.Context, j *job.Job) error {
 	return nil
 }
 
+// CreateAll saves new jobs together: all of them, or none when an ID is taken. Batch stores
+// built on Memory use it.
+func (m *Memory) CreateAll(jobs []*job.Job) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		if _, ok := m.jobs[j.ID]; ok || seen[j.ID] {
+			return job.ErrConflict
+		}
+		seen[j.ID] = true
+	}
+	for _, j := range jobs {
+		m.jobs[j.ID] = j.Clone()
+	}
+	return nil
+}
+
+// Enqueue writes messages to the outbox as Update writes a job's; a key already there is
+// dropped. Batch stores built on Memory use it.
+func (m *Memory) Enqueue(msgs []job.Message, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, msg := range msgs {
+		m.enqueue(msg, now)
+	}
+}
+
 func (m *Memory) Get(_ context.Context, id string) (*job.Job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
