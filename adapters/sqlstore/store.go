@@ -23,7 +23,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 )
 
-// Store implements job.Store, account.Store and asset.Store over SQLite or PostgreSQL.
+// Store implements job.Store, batch.Store, account.Store and asset.Store over SQLite or PostgreSQL.
 type Store struct {
 	// w takes every write. On SQLite it is one connection, so writers queue in Go instead of
 	// spinning on SQLITE_BUSY; r is a pool of read-only connections that WAL lets run beside it.

@@ -16,6 +16,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/asset/assettest"
+	"github.com/mediajobs/mediajobs/core/batch/batchtest"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/billing/billingtest"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -61,6 +62,16 @@ func TestJobStore(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			jobtest.Exercise(t, func(t *testing.T) job.Store { return b.open(t) })
+		})
+	}
+}
+
+func TestBatchStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			batchtest.Exercise(t, func(t *testing.T) batchtest.Stores { return b.open(t) })
 		})
 	}
 }
@@ -142,7 +153,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
