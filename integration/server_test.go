@@ -59,6 +59,9 @@ type serverOpts struct {
 	// RelativeData starts the server in the data directory's parent with --data naming it
 	// relatively, as make run does (./var).
 	RelativeData bool
+	// PrivateParent makes the data directory's parent 0700, as /root is for a checkout in root's
+	// home: the sandbox user cannot reach the data directory.
+	PrivateParent bool
 }
 
 // unthrottledPricing writes the built-in pricing with every plan's request rate raised, so that
@@ -164,6 +167,11 @@ func startServer(t testing.TB, opts serverOpts) *server {
 	}
 	for k, v := range opts.Env {
 		env = append(env, k+"="+v)
+	}
+	if opts.PrivateParent {
+		if err := os.Chmod(filepath.Dir(data), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	addr := freeAddr(t)
 	s := &server{Base: "http://" + addr, Data: data, env: env, log: &lockedBuffer{}}

@@ -476,6 +476,21 @@ func closeInheritedOnExec() error {
 // searchable checks that uid can walk down to dir: bwrap runs as that uid and must reach the
 // work directory to mount it, so a 0700 parent owned by root would fail inside bwrap with a
 // less helpful message.
+// Reachable tells whether the sandbox can use work directories inside dir: when the caller is
+// root, bubblewrap runs as Config.HostUID, which must be able to search dir and each of its
+// parents (a checkout under /root, mode 0700, is not). It is always nil for other callers, who
+// run bubblewrap as themselves.
+func (sb *Sandbox) Reachable(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return searchable(abs, sb.cfg.HostUID, sb.cfg.HostGID)
+}
+
 func searchable(dir string, uid, gid int) error {
 	for {
 		fi, err := os.Stat(dir)

@@ -383,3 +383,40 @@ func TestEarlyCancelLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestReachable(t *testing.T) {
+	t.Parallel()
+	sb, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir() // its parent is 0700
+	open, closed := filepath.Join(base, "open"), filepath.Join(base, "closed", "inner")
+	if err := os.MkdirAll(open, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(closed, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(base), base, open} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Dir(closed), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Reachable(open); err != nil {
+		t.Errorf("Reachable(%s) = %v", open, err)
+	}
+	err = sb.Reachable(closed)
+	if os.Geteuid() != 0 {
+		if err != nil {
+			t.Errorf("not root: Reachable(%s) = %v, want nil", closed, err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), filepath.Dir(closed)) {
+		t.Errorf("Reachable(%s) = %v, want an error naming %s", closed, err, filepath.Dir(closed))
+	}
+}

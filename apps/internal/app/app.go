@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,9 @@ type Config struct {
 	URLTTL time.Duration
 	// Runner runs the in-process runner agent (the embedded default).
 	Runner bool
+	// WorkDir holds the runner's job work directories; empty: <data>/work when the sandbox user
+	// can reach it, else a private directory under /var/tmp.
+	WorkDir string
 	// ValidatorWASM is the validator.wasm the playground page runs in the browser.
 	ValidatorWASM string
 	// Transcription beyond the embedded English engine: an OpenAI-compatible
@@ -94,6 +98,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TranscribeKey, "transcribe-key", env("MEDIAJOBS_TRANSCRIBE_KEY", ""), "bearer key of the transcription server (MEDIAJOBS_TRANSCRIBE_KEY)")
 	fs.StringVar(&c.TranscribeModel, "transcribe-model", env("MEDIAJOBS_TRANSCRIBE_MODEL", "whisper-1"), "model name sent to the transcription server (MEDIAJOBS_TRANSCRIBE_MODEL)")
 	fs.StringVar(&c.TranscribeLanguages, "transcribe-languages", env("MEDIAJOBS_TRANSCRIBE_LANGUAGES", defaultTranscribeLanguages), "ISO-639-1 codes sent to the transcription server (MEDIAJOBS_TRANSCRIBE_LANGUAGES)")
+	fs.StringVar(&c.WorkDir, "work-dir", env("MEDIAJOBS_WORK_DIR", ""), "job work directories; default <data>/work, or /var/tmp/mediajobs-* when the sandbox user cannot reach <data> (MEDIAJOBS_WORK_DIR)")
 	fs.StringVar(&c.ValidatorWASM, "validator-wasm", env("MEDIAJOBS_VALIDATOR_WASM", "validator/cmd/wasm/validator.wasm"), "validator.wasm served to the playground at /playground/ (MEDIAJOBS_VALIDATOR_WASM)")
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
 	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
@@ -294,6 +299,34 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	return a, nil
 }
 
+// workRoot is where job work directories go. The sandbox runs as an unprivileged user that must
+// search every parent of a work directory: <data>/work when it can (the usual case), else a
+// private directory under /var/tmp (world-searchable), because a checkout in root's home (/root
+// is 0700) would otherwise fail every job. --work-dir chooses explicitly, and is checked too.
+func workRoot(sb *sandbox.Sandbox, cfg Config, log *slog.Logger) (string, error) {
+	if cfg.WorkDir != "" {
+		abs, err := filepath.Abs(cfg.WorkDir)
+		if err != nil {
+			return "", err
+		}
+		if err := sb.Reachable(filepath.Dir(abs)); err != nil {
+			return "", fmt.Errorf("work-dir: %w", err)
+		}
+		return abs, nil
+	}
+	if sb.Reachable(cfg.Data) == nil {
+		return filepath.Join(cfg.Data, "work"), nil
+	}
+	sum := sha256.Sum256([]byte(cfg.Data))
+	fallback := filepath.Join("/var/tmp", "mediajobs-"+hex.EncodeToString(sum[:6]))
+	if err := sb.Reachable(filepath.Dir(fallback)); err != nil {
+		return "", fmt.Errorf("the sandbox user cannot reach %s nor /var/tmp; set --work-dir: %w", cfg.Data, err)
+	}
+	log.Info("job work directories are outside the data directory, which the sandbox user cannot reach",
+		"data", cfg.Data, "work", fallback)
+	return fallback, nil
+}
+
 // defaultTranscribeLanguages are languages Whisper-family servers transcribe well.
 const defaultTranscribeLanguages = "ar,cs,da,de,el,en,es,fi,fr,he,hi,hu,id,it,ja,ko,nl,no,pl,pt,ro,ru,sv,th,tr,uk,vi,zh"
 
@@ -467,8 +500,12 @@ func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agen
 	blobs := a.Service.Blobs
 	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Log: a.Log, Fetch: runner.Fetcher{
 		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
+	work, err := workRoot(sb, a.Config, a.Log)
+	if err != nil {
+		return nil, err
+	}
 	agent, err := runner.New(runner.Config{Class: job.ClassCPU, Slots: a.Config.Slots,
-		WorkRoot: filepath.Join(a.Config.Data, "work"), Log: a.Log},
+		WorkRoot: work, Log: a.Log},
 		a.Service, runner.BusReporter{Bus: a.Bus}, map[string]runner.Executor{ffmpegjob.Name: exec,
 			extractmetadata.Name: &runner.Metadata{FFmpeg: exec}, captionburn.Name: &runner.Captions{FFmpeg: exec, Transcriber: tr},
 			captionsanimate.Name: &runner.Animate{FFmpeg: exec, Transcriber: tr}})
