@@ -81,6 +81,10 @@ func (c Code) Retryable() bool { return codes[c].retryable }
 type Problem struct {
 	Code    Code
 	Message string
+	// Field, when set, names the request field the message is about but does not name itself
+	// (the validator's "flag -x is not allowed" is about params.command). A batch puts it, with
+	// the job's index, before the message.
+	Field string
 }
 
 func (p *Problem) Error() string { return p.Message }

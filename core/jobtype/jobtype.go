@@ -93,14 +93,22 @@ func (r *Registry) Prepare(req Request, env Env) (Spec, error) {
 
 // DecodeRequest reads a job request strictly: unknown fields, wrong types, trailing data and
 // non-object inputs or params are VALIDATION_ERRORs naming the field.
-func DecodeRequest(body []byte) (Request, error) {
+func DecodeRequest(body []byte) (Request, error) { return DecodeRequestAt("", body) }
+
+// DecodeRequestAt is DecodeRequest for a request nested in a body: messages name fields with
+// the prefix ("jobs[3]." gives "jobs[3].params must be an object").
+func DecodeRequestAt(prefix string, body []byte) (Request, error) {
 	var req Request
-	if err := DecodeStrict(body, &req); err != nil {
+	if err := DecodeStrictAt(prefix, body, &req); err != nil {
 		return Request{}, err
 	}
-	for name, raw := range map[string]json.RawMessage{"inputs": req.Inputs, "params": req.Params} {
+	for _, name := range []string{"inputs", "params"} {
+		raw := req.Inputs
+		if name == "params" {
+			raw = req.Params
+		}
 		if len(raw) > 0 && string(raw) != "null" && bytes.TrimSpace(raw)[0] != '{' {
-			return Request{}, job.Reject(job.CodeValidation, "%s must be an object", name)
+			return Request{}, job.Reject(job.CodeValidation, "%s%s must be an object", prefix, name)
 		}
 	}
 	return req, nil

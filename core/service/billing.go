@@ -115,10 +115,13 @@ func (s *Service) bill(j *job.Job) error {
 	return nil
 }
 
-// billAndEmit bills a job that has just finished, then records its event, which carries the
-// cost.
+// billAndEmit bills a job that has just finished, counts it in its batch, then records its
+// event, which carries the cost.
 func (s *Service) billAndEmit(j *job.Job, event string) error {
 	if err := s.bill(j); err != nil {
+		return err
+	}
+	if err := s.countInBatch(j); err != nil {
 		return err
 	}
 	return s.emit(j, event)
@@ -185,10 +188,7 @@ func (s *Service) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 			if err := j.Fail(s.Clock.Now(), job.NewError(job.CodeInsufficientCredits, msg, nil), 0); err != nil {
 				return err
 			}
-			if err := s.bill(j); err != nil {
-				return err
-			}
-			return s.emit(j, EventFailed)
+			return s.billAndEmit(j, EventFailed)
 		})
 		if err != nil && !errors.Is(err, errUnchanged) {
 			kept = append(kept, j)

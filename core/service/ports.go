@@ -41,4 +41,7 @@ const (
 	TopicRunner = "jobs.runner"
 	// TopicEvents carries job events (Event) out: the webhook fan-out subscribes.
 	TopicEvents = "jobs.events"
+	// TopicBatchJobDone carries, through the outbox, a batch's job that reached a terminal
+	// status (BatchJobDone): HandleBatchJobDone counts it.
+	TopicBatchJobDone = "batch.job_done"
 )

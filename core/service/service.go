@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -55,6 +56,8 @@ type Service struct {
 	// Webhooks keeps webhook endpoints and deliveries; URLCheck vets their URLs (webhooks.go).
 	Webhooks webhook.Store
 	URLCheck URLChecker
+	// Batches keeps batches (batches.go); nil refuses POST /batches. It is the store of Jobs.
+	Batches batch.Store
 }
 
 // AssetURLPrefix is "{base_url}/assets/".
@@ -96,17 +99,8 @@ func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Req
 	if err := s.gate(ctx, a, spec, invalid); err != nil {
 		return nil, err
 	}
-	if spec.Class == job.ClassGPU && !s.Config.GPURunners {
-		return nil, job.Reject(job.CodeValidation, "this service has no GPU runners: use a CPU encoder (libx264 for h264_nvenc, libx265 for hevc_nvenc, libsvtav1 for av1_nvenc) and compute cpu or auto")
-	}
-	for _, id := range spec.Assets {
-		as, err := s.Assets.GetAsset(ctx, id)
-		if errors.Is(err, job.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
-			return nil, job.Reject(job.CodeValidation, "input %s is not an uploaded asset of this account", s.AssetURL(id))
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := s.checkRunnable(ctx, a, spec); err != nil {
+		return nil, err
 	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
@@ -120,6 +114,24 @@ func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Req
 	}
 	s.wake(ctx, j.Class)
 	return j, nil
+}
+
+// checkRunnable ends the submit gate of a valid request: a runner of its class exists, and
+// the uploaded assets it reads are the account's.
+func (s *Service) checkRunnable(ctx context.Context, a account.Account, spec jobtype.Spec) error {
+	if spec.Class == job.ClassGPU && !s.Config.GPURunners {
+		return job.Reject(job.CodeValidation, "this service has no GPU runners: use a CPU encoder (libx264 for h264_nvenc, libx265 for hevc_nvenc, libsvtav1 for av1_nvenc) and compute cpu or auto")
+	}
+	for _, id := range spec.Assets {
+		as, err := s.Assets.GetAsset(ctx, id)
+		if errors.Is(err, job.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
+			return job.Reject(job.CodeValidation, "input %s is not an uploaded asset of this account", s.AssetURL(id))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // wake tells the runners of a class that work waits. A lost hint costs only latency: runners
@@ -168,7 +180,12 @@ func (s *Service) CancelJob(ctx context.Context, a account.Account, id string) (
 	if _, err := s.ownJob(ctx, a, id); err != nil {
 		return View{}, err
 	}
-	j, err := s.Jobs.Update(ctx, id, func(j *job.Job) error { return j.Cancel(s.Clock.Now()) })
+	j, err := s.update(ctx, id, func(j *job.Job) error {
+		if err := j.Cancel(s.Clock.Now()); err != nil {
+			return err
+		}
+		return s.countInBatch(j)
+	})
 	if errors.Is(err, job.ErrIllegalTransition) {
 		cur, _ := s.Jobs.Get(ctx, id)
 		return View{}, job.Reject(job.CodeConflict, "job %s is %s and can no longer be cancelled", id, cur.Status)
@@ -278,6 +295,7 @@ type View struct {
 	Inputs      json.RawMessage `json:"inputs,omitempty"`
 	Params      json.RawMessage `json:"params,omitempty"`
 	RetryOf     string          `json:"retryOf,omitempty"`
+	BatchID     string          `json:"batchId,omitempty"`
 	CreatedAt   int64           `json:"createdAt"`
 	StartedAt   *int64          `json:"startedAt,omitempty"`
 	CompletedAt *int64          `json:"completedAt,omitempty"`
@@ -287,7 +305,7 @@ type View struct {
 func (s *Service) View(j *job.Job) View {
 	t := j.Timing()
 	v := View{ID: j.ID, Type: j.Type, Status: j.Status, Error: j.Error, Cost: j.Cost, Inputs: j.Inputs,
-		Params: j.Params, RetryOf: j.RetryOf, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
+		Params: j.Params, RetryOf: j.RetryOf, BatchID: j.BatchID, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
 	if j.Status == job.StatusRunning {
 		p := j.Progress
 		v.Progress = &p

@@ -308,7 +308,7 @@ func (s *Service) Redeliver(ctx context.Context, a account.Account, deliveryID s
 }
 
 // FanOut is the Relay handler of TopicEvents: it writes one delivery per enabled endpoint of
-// the job's account subscribed to the event. The body is fixed here, output URLs minted here
+// the job's (or, for batch.completed, the batch's) account subscribed to the event. The body is fixed here, output URLs minted here
 // for Config.URLTTL, so every attempt sends the same bytes. It is idempotent: a delivery's key
 // is the message key and the endpoint, and a key already stored is skipped.
 func (s *Service) FanOut(ctx context.Context, m job.Message) error {
@@ -319,18 +319,41 @@ func (s *Service) FanOut(ctx context.Context, m job.Message) error {
 	if err := json.Unmarshal(m.Payload, &ev); err != nil {
 		return fmt.Errorf("event %s: %w", m.Key, err)
 	}
-	j, err := s.Jobs.Get(ctx, ev.JobID)
-	if errors.Is(err, job.ErrNotFound) {
-		return nil
+	var (
+		accountID string
+		body      []byte
+	)
+	if ev.Event == webhook.EventBatchCompleted {
+		// A batch event is sent as written: it has no file URLs to mint.
+		var be BatchEvent
+		if err := json.Unmarshal(m.Payload, &be); err != nil {
+			return fmt.Errorf("event %s: %w", m.Key, err)
+		}
+		if s.Batches == nil {
+			return nil
+		}
+		b, err := s.Batches.GetBatch(ctx, be.BatchID)
+		if errors.Is(err, job.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		accountID, body = b.AccountID, m.Payload
+	} else {
+		j, err := s.Jobs.Get(ctx, ev.JobID)
+		if errors.Is(err, job.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		accountID = j.AccountID
 	}
+	es, err := s.Webhooks.ListEndpoints(ctx, accountID)
 	if err != nil {
 		return err
 	}
-	es, err := s.Webhooks.ListEndpoints(ctx, j.AccountID)
-	if err != nil {
-		return err
-	}
-	var body []byte
 	now := s.Clock.Now()
 	for _, e := range es {
 		if !e.Subscribed(ev.Event) {

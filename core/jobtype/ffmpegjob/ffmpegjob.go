@@ -133,7 +133,7 @@ func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	}
 	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
 	if !res.Valid {
-		return res, job.Reject(job.CodeValidation, "%s", res.Error)
+		return res, &job.Problem{Code: job.CodeValidation, Message: res.Error, Field: "params.command"}
 	}
 	return res, nil
 }
