@@ -21,6 +21,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/asset/assettest"
+	"github.com/mediajobs/mediajobs/core/batch/batchtest"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
@@ -43,6 +44,7 @@ type testBundle struct {
 	url      string
 	svc      *service.Service
 	jobs     *jobtest.Memory
+	batches  *batchtest.Memory // over jobs
 	clock    *clocktest.Fake
 	acct     account.Account
 	key      string // the API key of acct
@@ -85,9 +87,10 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		t.Fatal(err)
 	}
 	b := &testBundle{url: srv.URL, jobs: jobtest.NewMemory(), clock: clocktest.New(t0), ready: &readiness{}}
+	b.batches = batchtest.NewMemory(b.jobs)
 	accounts := accounttest.NewMemory()
 	b.svc = &service.Service{
-		Jobs: b.jobs, Accounts: accounts, Assets: assettest.NewMemory(), Blobs: &dirBlobs{dir: t.TempDir(), now: b.clock.Now},
+		Jobs: b.jobs, Batches: b.batches, Accounts: accounts, Assets: assettest.NewMemory(), Blobs: &dirBlobs{dir: t.TempDir(), now: b.clock.Now},
 		Types: types, Clock: b.clock, Signer: signer,
 		Config: service.Config{BaseURL: srv.URL, URLTTL: time.Hour, Lease: time.Minute, MaxUpload: maxUpload},
 	}

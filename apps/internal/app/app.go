@@ -247,7 +247,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		return nil, err
 	}
 	b := bus.NewGoChannel(cfg.Log)
-	svc := &service.Service{Pricing: pricing, Ledger: store, Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
+	svc := &service.Service{Pricing: pricing, Ledger: store, Jobs: store, Batches: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
 		Clock: clock.System{}, Signer: signer, Bus: b,
 		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
 	api := httpapi.New(svc, httpapi.Options{
@@ -280,6 +280,8 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
 		// Job charges go to the ledger, once each.
 		billing.TopicCharge: svc.HandleCharge,
+		// A batch's finished jobs are counted once each; the last writes batch.completed.
+		service.TopicBatchJobDone: svc.HandleBatchJobDone,
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {

@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/batch"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// batchRequest is the body of POST /batches.
+type batchRequest struct {
+	Jobs *[]json.RawMessage `json:"jobs"`
+}
+
+// batchCreated is the answer of POST /batches.
+type batchCreated struct {
+	ID     string       `json:"id"`
+	Status batch.Status `json:"status"`
+	Total  int          `json:"total"`
+	Jobs   []created    `json:"jobs"`
+}
+
+// submitBatch answers 201 Created: the batch and every job of it exist when the response is
+// sent, or, on a rejection, none of them do.
+func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
+	body, err := a.readJSON(w, req)
+	if err != nil {
+		return err
+	}
+	var br batchRequest
+	if err := jobtype.DecodeStrict(body, &br); err != nil {
+		return err
+	}
+	if br.Jobs == nil {
+		return job.Reject(job.CodeValidation, "jobs is required: an array of 1 to %d job requests", batch.MaxJobs)
+	}
+	if n := len(*br.Jobs); n == 0 || n > batch.MaxJobs {
+		return job.Reject(job.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, n)
+	}
+	reqs := make([]jobtype.Request, len(*br.Jobs))
+	for i, raw := range *br.Jobs {
+		if reqs[i], err = jobtype.DecodeRequestAt(fmt.Sprintf("jobs[%d].", i), raw); err != nil {
+			return err
+		}
+	}
+	b, jobs, err := a.svc.SubmitBatch(req.Context(), caller(req), reqs)
+	if err != nil {
+		return err
+	}
+	out := batchCreated{ID: b.ID, Status: b.Status, Total: b.Total(), Jobs: make([]created, len(jobs))}
+	for i, j := range jobs {
+		out.Jobs[i] = created{ID: j.ID, Status: j.Status}
+	}
+	w.Header().Set("Location", "/batches/"+url.PathEscape(b.ID))
+	return writeData(w, http.StatusCreated, out)
+}
+
+func (a *api) getBatch(w http.ResponseWriter, req bunrouter.Request) error {
+	v, err := a.svc.GetBatch(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, v)
+}
+
+// batchPage is the answer of GET /batches: { data: [...], pagination: { nextCursor } }.
+type batchPage struct {
+	Data       []service.BatchView `json:"data"`
+	Pagination pagination          `json:"pagination"`
+}
+
+func (a *api) listBatches(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	var p batch.ListParams
+	for name, vals := range q {
+		switch name {
+		case "cursor", "limit":
+			if len(vals) > 1 {
+				return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+			}
+		default:
+			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
+		}
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > job.MaxListLimit {
+			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
+		}
+		p.Limit = n
+	}
+	if c := q.Get("cursor"); c != "" {
+		if _, _, err := batch.DecodeCursor(c); err != nil {
+			return err
+		}
+		p.Cursor = c
+	}
+	views, next, err := a.svc.ListBatches(req.Context(), caller(req), p)
+	if err != nil {
+		return err
+	}
+	page := batchPage{Data: views}
+	if page.Data == nil {
+		page.Data = []service.BatchView{}
+	}
+	if next != "" {
+		page.Pagination.NextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
