@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bunrouter"
@@ -64,24 +63,11 @@ type ledgerPage struct {
 }
 
 func (a *api) ledger(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	var limit int
-	for name, vals := range q {
-		if name != "cursor" && name != "limit" {
-			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
-		}
-		if len(vals) > 1 {
-			return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
-		}
+	cursor, limit, err := pageQuery(req.URL.Query())
+	if err != nil {
+		return err
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > job.MaxListLimit {
-			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
-		}
-		limit = n
-	}
-	page, err := a.svc.LedgerPage(req.Context(), caller(req), q.Get("cursor"), limit)
+	page, err := a.svc.LedgerPage(req.Context(), caller(req), cursor, limit)
 	if err != nil {
 		return err
 	}

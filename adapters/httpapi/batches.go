@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/uptrace/bunrouter"
 
@@ -78,30 +77,16 @@ type batchPage struct {
 }
 
 func (a *api) listBatches(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	var p batch.ListParams
-	for name, vals := range q {
-		switch name {
-		case "cursor", "limit":
-			if len(vals) > 1 {
-				return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
-			}
-		default:
-			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
-		}
+	cursor, limit, err := pageQuery(req.URL.Query())
+	if err != nil {
+		return err
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > job.MaxListLimit {
-			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
-		}
-		p.Limit = n
-	}
-	if c := q.Get("cursor"); c != "" {
-		if _, _, err := batch.DecodeCursor(c); err != nil {
+	p := batch.ListParams{Limit: limit}
+	if cursor != "" {
+		if _, _, err := batch.DecodeCursor(cursor); err != nil {
 			return err
 		}
-		p.Cursor = c
+		p.Cursor = cursor
 	}
 	views, next, err := a.svc.ListBatches(req.Context(), caller(req), p)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/uptrace/bunrouter"
@@ -82,16 +81,11 @@ func (a *api) listJobs(w http.ResponseWriter, req bunrouter.Request) error {
 
 func (a *api) listParams(q url.Values) (job.ListParams, error) {
 	var p job.ListParams
-	for name, vals := range q {
-		switch name {
-		case "status", "type", "cursor", "limit":
-			if len(vals) > 1 {
-				return p, job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
-			}
-		default:
-			return p, job.Reject(job.CodeValidation, "query parameter %q is not known; use status, type, cursor or limit", name)
-		}
+	cursor, limit, err := pageQuery(q, "status", "type")
+	if err != nil {
+		return p, err
 	}
+	p.Limit = limit
 	if s := q.Get("status"); s != "" {
 		st, err := job.ParseStatus(s)
 		if err != nil {
@@ -109,18 +103,11 @@ func (a *api) listParams(q url.Values) (job.ListParams, error) {
 		}
 		p.Type = t
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > job.MaxListLimit {
-			return p, job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
-		}
-		p.Limit = n
-	}
-	if c := q.Get("cursor"); c != "" {
-		if _, _, err := job.DecodeCursor(c); err != nil {
+	if cursor != "" {
+		if _, _, err := job.DecodeCursor(cursor); err != nil {
 			return p, err
 		}
-		p.Cursor = c
+		p.Cursor = cursor
 	}
 	return p, nil
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/uptrace/bunrouter"
 
@@ -119,28 +118,16 @@ type deliveryPage struct {
 }
 
 func (a *api) listDeliveries(w http.ResponseWriter, req bunrouter.Request) error {
-	var p webhook.ListParams
-	q := req.URL.Query()
-	for name, vals := range q {
-		if name != "cursor" && name != "limit" {
-			return job.Reject(job.CodeValidation, "query parameter %q is not known; use cursor or limit", name)
-		}
-		if len(vals) > 1 {
-			return job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
-		}
+	cursor, limit, err := pageQuery(req.URL.Query())
+	if err != nil {
+		return err
 	}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > job.MaxListLimit {
-			return job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
-		}
-		p.Limit = n
-	}
-	if c := q.Get("cursor"); c != "" {
-		if _, _, err := webhook.DecodeCursor(c); err != nil {
+	p := webhook.ListParams{Limit: limit}
+	if cursor != "" {
+		if _, _, err := webhook.DecodeCursor(cursor); err != nil {
 			return err
 		}
-		p.Cursor = c
+		p.Cursor = cursor
 	}
 	ds, next, err := a.svc.ListDeliveries(req.Context(), caller(req), req.Param("id"), p)
 	if err != nil {
