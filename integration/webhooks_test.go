@@ -46,6 +46,25 @@ func newWebhookReceiver(t *testing.T) *webhookReceiver {
 
 // TestWebhookJobCompleted: a job completes and a signed job.completed reaches a local HTTPS
 // receiver, through the real binary.
+// next waits up to 60 s for the receiver's next delivery and checks its signature with an
+// independent HMAC-SHA256 over "<X-Service-Timestamp>.<raw body>" under secret.
+func (r *webhookReceiver) next(t *testing.T, secret, what string) webhookRequest {
+	t.Helper()
+	var got webhookRequest
+	select {
+	case got = <-r.got:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no %s within 60 s", what)
+	}
+	h := got.header
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(h.Get("X-Service-Timestamp") + "." + string(got.body)))
+	if want := "sha256=" + hex.EncodeToString(m.Sum(nil)); h.Get("X-Service-Signature") != want {
+		t.Fatalf("X-Service-Signature %q, independent HMAC %q", h.Get("X-Service-Signature"), want)
+	}
+	return got
+}
+
 func TestWebhookJobCompleted(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
@@ -63,18 +82,8 @@ func TestWebhookJobCompleted(t *testing.T) {
 			"subscribedEvents": []string{"job.completed"}}, nil).decode(t, http.StatusCreated, &ep)
 
 		j := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=32x32:rate=5 -frames:v 1 hook.png", nil, nil))
-		var got webhookRequest
-		select {
-		case got = <-recv.got:
-		case <-time.After(60 * time.Second):
-			t.Fatal("no delivery within 60 s of the job's completion")
-		}
+		got := recv.next(t, ep.Secret, "job.completed delivery")
 		h := got.header
-		m := hmac.New(sha256.New, []byte(ep.Secret))
-		m.Write([]byte(h.Get("X-Service-Timestamp") + "." + string(got.body)))
-		if want := "sha256=" + hex.EncodeToString(m.Sum(nil)); h.Get("X-Service-Signature") != want {
-			t.Fatalf("X-Service-Signature %q, independent HMAC %q", h.Get("X-Service-Signature"), want)
-		}
 		var ev struct {
 			Event  string `json:"event"`
 			JobID  string `json:"jobId"`
