@@ -19,6 +19,8 @@ type Bus struct {
 	pub message.Publisher
 	sub message.Subscriber
 	log *slog.Logger
+	// subject maps a service topic to the Pub/Sub's topic; nil keeps it as is.
+	subject func(string) string
 }
 
 var _ service.Publisher = (*Bus)(nil)
@@ -40,7 +42,7 @@ func NewGoChannel(log *slog.Logger) *Bus {
 
 // Publish sends payload on topic.
 func (b *Bus) Publish(_ context.Context, topic string, payload []byte) error {
-	if err := b.pub.Publish(topic, message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+	if err := b.pub.Publish(b.topic(topic), message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 		return fmt.Errorf("bus: publish %s: %w", topic, err)
 	}
 	return nil
@@ -49,7 +51,7 @@ func (b *Bus) Publish(_ context.Context, topic string, payload []byte) error {
 // Subscribe calls handle for each message on topic until ctx ends. A handler error nacks the
 // message (redelivered where the Pub/Sub supports it) and is logged.
 func (b *Bus) Subscribe(ctx context.Context, topic string, handle func(context.Context, []byte) error) error {
-	msgs, err := b.sub.Subscribe(ctx, topic)
+	msgs, err := b.sub.Subscribe(ctx, b.topic(topic))
 	if err != nil {
 		return fmt.Errorf("bus: subscribe %s: %w", topic, err)
 	}
@@ -66,13 +68,22 @@ func (b *Bus) Subscribe(ctx context.Context, topic string, handle func(context.C
 	return nil
 }
 
-// Close closes the publisher and the subscriber.
+func (b *Bus) topic(topic string) string {
+	if b.subject == nil {
+		return topic
+	}
+	return b.subject(topic)
+}
+
+// Close closes the subscriber, then the publisher: a subscriber drains its in-flight messages
+// before its connection goes.
 func (b *Bus) Close() error {
-	err := b.pub.Close()
+	var err error
 	if b.sub != nil && any(b.sub) != any(b.pub) {
-		if e := b.sub.Close(); err == nil {
-			err = e
-		}
+		err = b.sub.Close()
+	}
+	if e := b.pub.Close(); err == nil {
+		err = e
 	}
 	return err
 }
