@@ -80,7 +80,10 @@ type Config struct {
 	Pricing string
 	// RedisURL makes API replicas share rate limits in Redis; empty: in process memory.
 	RedisURL string
-	Log      *slog.Logger
+	// BusURL carries hints and reports between replicas over NATS JetStream (nats://host:port);
+	// empty: in process.
+	BusURL string
+	Log    *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
@@ -103,6 +106,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
 	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("MEDIAJOBS_REDIS_URL", ""), "redis://host:port/db to share rate limits between API replicas; empty: in memory (MEDIAJOBS_REDIS_URL)")
+	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels, dispatch hints and runner reports over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
 }
 
 func env(key, def string) string {
@@ -206,6 +210,17 @@ func OpenStore(ctx context.Context, cfg Config) (*sqlstore.Store, error) {
 	return sqlstore.OpenSQLite(ctx, filepath.Join(cfg.Data, "mediajobs.db"))
 }
 
+// openBus opens the configured bus: NATS JetStream for a nats:// URL, else the in-process one.
+func openBus(url string, log *slog.Logger) (*bus.Bus, error) {
+	switch {
+	case url == "":
+		return bus.NewGoChannel(log), nil
+	case strings.HasPrefix(url, "nats://"):
+		return bus.OpenNATS(bus.NATSConfig{URL: url}, log)
+	}
+	return nil, fmt.Errorf("bus URL %q: only nats:// URLs are supported; leave it empty for the in-process bus", url)
+}
+
 func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	blobs, err := blobfs.New(filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
@@ -246,7 +261,13 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := bus.NewGoChannel(cfg.Log)
+	b, err := openBus(cfg.BusURL, cfg.Log)
+	if err != nil {
+		if closeLimiter != nil {
+			_ = closeLimiter()
+		}
+		return nil, err
+	}
 	svc := &service.Service{Pricing: pricing, Ledger: store, Jobs: store, Batches: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
 		Clock: clock.System{}, Signer: signer, Bus: b,
 		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
