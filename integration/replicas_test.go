@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
+)
+
+// TestCancelAcrossReplicas: two replicas share one PostgreSQL; A only serves the API, B runs
+// jobs. A cancel accepted by A must stop FFmpeg on B, which takes a bus both share (NATS
+// JetStream). On the in-process bus the cancel never leaves A: the job is cancelled in the
+// store while FFmpeg runs on, which is why --bus-url exists.
+func TestCancelAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	pgtest.Require(t)
+	tests := []struct {
+		name   string
+		busURL string
+		// stops: FFmpeg on B ends within a few seconds of the cancel on A.
+		stops bool
+	}{
+		{name: "NATS", busURL: "nats://127.0.0.1:4222", stops: true},
+		{name: "InProcess", busURL: "", stops: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.busURL != "" {
+				if c, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second); err != nil {
+					t.Skipf("no NATS on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
+				} else {
+					_ = c.Close()
+				}
+			}
+			marker := "replica_" + randomHex(6) + ".mp4"
+			// Registered first, so it runs after both servers have stopped: nothing outlives the test.
+			t.Cleanup(func() { waitProcesses(t, marker, false) })
+
+			a := startServer(t, serverOpts{Backend: postgresBackend, Unthrottled: true,
+				Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_BUS_URL": tt.busURL}})
+			var dsn, pricing string
+			for _, kv := range a.env {
+				if v, ok := strings.CutPrefix(kv, "MEDIAJOBS_DATABASE_URL="); ok {
+					dsn = v
+				}
+				if v, ok := strings.CutPrefix(kv, "MEDIAJOBS_PRICING="); ok {
+					pricing = v
+				}
+			}
+			startServer(t, serverOpts{Backend: sqliteBackend, Env: map[string]string{"MEDIAJOBS_DATABASE_URL": dsn,
+				"MEDIAJOBS_PRICING": pricing, "MEDIAJOBS_SLOTS": "1", "MEDIAJOBS_BUS_URL": tt.busURL}})
+			ca := newClient(t, a, createAccount(t, a, "pro").APIKey)
+
+			id := ca.submit(ffmpegJob(longCommand(marker), nil, map[string]any{"timeout": 300}))
+			ca.waitFor(id, "running", func(j jobView) bool { return j.Status == "running" })
+			// A runs no runner: the FFmpeg process is B's.
+			waitProcesses(t, marker, true)
+
+			var v jobView
+			ca.do(http.MethodPost, "/jobs/"+id+"/cancel", nil, nil).decode(t, http.StatusOK, &v)
+			if v.Status != "cancelled" {
+				t.Fatalf("cancel on A answered %s, want cancelled", v.Status)
+			}
+			// A few seconds: the cancel is a message, the heartbeat (5 s) never kills a job.
+			deadline := time.Now().Add(4 * time.Second)
+			for len(processesWith(marker)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if gone := len(processesWith(marker)) == 0; gone != tt.stops {
+				t.Errorf("FFmpeg on B gone %v 4 s after the cancel on A, want %v (pids %v)", gone, tt.stops, processesWith(marker))
+			}
+			if j := ca.job(id); j.Status != "cancelled" {
+				t.Errorf("job is %s after the cancel, want cancelled", j.Status)
+			}
+		})
+	}
+}
