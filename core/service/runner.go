@@ -111,7 +111,10 @@ func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
 			return fmt.Errorf("unknown runner report kind %q", r.Kind)
 		}
 	})
-	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) {
+	// A report of a job this store does not know (another deployment's on a shared bus, or one
+	// deleted since) is nobody's to apply: dropped like a stale one, rather than nacked and
+	// redelivered to no end.
+	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) || errors.Is(err, job.ErrNotFound) {
 		return nil
 	}
 	if err == nil && r.Kind == ReportResult {

@@ -531,3 +531,15 @@ func TestGPUJobsNeedGPURunners(t *testing.T) {
 		t.Fatalf("CPU job: %v", err)
 	}
 }
+
+func TestReportOfAnUnknownJobIsDropped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, kind := range []string{service.ReportStarted, service.ReportProgress, service.ReportResult} {
+		err := b.svc.HandleReport(context.Background(), service.RunnerReport{JobID: "job_elsewhere", Attempt: 1, Kind: kind,
+			Result: &service.RunResult{ComputeMs: 5, Error: job.NewError(job.CodeRunnerError, "x", nil)}})
+		if err != nil {
+			t.Errorf("%s report of an unknown job: %v, want nil (dropped)", kind, err)
+		}
+	}
+}
