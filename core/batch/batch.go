@@ -2,9 +2,7 @@ package batch
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -141,30 +139,10 @@ func (p ListParams) NormalizeLimit() int {
 }
 
 // EncodeCursor makes the opaque cursor that follows b in a newest-first listing.
-func EncodeCursor(b *Batch) string {
-	raw := strconv.FormatInt(b.CreatedAt.UnixMicro(), 10) + "|" + b.ID
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
+func EncodeCursor(b *Batch) string { return job.KeysetCursor(b.CreatedAt, b.ID) }
 
 // DecodeCursor reads a cursor made by EncodeCursor; anything else is a VALIDATION_ERROR.
-func DecodeCursor(s string) (time.Time, string, error) {
-	bad := job.Reject(job.CodeValidation, "cursor %q is not a cursor this service returned", s)
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, "", bad
-	}
-	us, id, ok := strings.Cut(string(raw), "|")
-	if !ok || !strings.HasPrefix(id, "bat_") {
-		return time.Time{}, "", bad
-	}
-	n, err := strconv.ParseInt(us, 10, 64)
-	if err != nil {
-		return time.Time{}, "", bad
-	}
-	return time.UnixMicro(n).UTC(), id, nil
-}
+func DecodeCursor(s string) (time.Time, string, error) { return job.ParseKeysetCursor(s, "bat_") }
 
 // Before reports whether b sorts after the cursor position (t, id) in a newest-first listing.
-func (b *Batch) Before(t time.Time, id string) bool {
-	return b.CreatedAt.Before(t) || (b.CreatedAt.Equal(t) && b.ID < id)
-}
+func (b *Batch) Before(t time.Time, id string) bool { return job.SortsAfter(b.CreatedAt, b.ID, t, id) }

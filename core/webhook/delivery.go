@@ -2,9 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/base64"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
@@ -161,30 +158,12 @@ func (p ListParams) NormalizeLimit() int {
 }
 
 // EncodeCursor is the opaque position after d in a newest-first listing by (CreatedAt, ID).
-func EncodeCursor(d Delivery) string {
-	raw := strconv.FormatInt(d.CreatedAt.UnixMicro(), 10) + "|" + d.ID
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
+func EncodeCursor(d Delivery) string { return job.KeysetCursor(d.CreatedAt, d.ID) }
 
 // DecodeCursor reads a cursor of EncodeCursor; anything else is a VALIDATION_ERROR naming it.
-func DecodeCursor(s string) (time.Time, string, error) {
-	bad := job.Reject(job.CodeValidation, "cursor %q is not a cursor this service returned", s)
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, "", bad
-	}
-	us, id, ok := strings.Cut(string(raw), "|")
-	if !ok || !strings.HasPrefix(id, "del_") {
-		return time.Time{}, "", bad
-	}
-	n, err := strconv.ParseInt(us, 10, 64)
-	if err != nil {
-		return time.Time{}, "", bad
-	}
-	return time.UnixMicro(n).UTC(), id, nil
-}
+func DecodeCursor(s string) (time.Time, string, error) { return job.ParseKeysetCursor(s, "del_") }
 
 // Before reports whether d sorts after the position (t, id) in a newest-first listing.
 func (d Delivery) Before(t time.Time, id string) bool {
-	return d.CreatedAt.Before(t) || (d.CreatedAt.Equal(t) && d.ID < id)
+	return job.SortsAfter(d.CreatedAt, d.ID, t, id)
 }
