@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"unicode"
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
 )
 
@@ -57,7 +57,7 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 		}
 	}
 	if name != "" {
-		if err := checkName(name); err != nil {
+		if err := asset.CheckName(name); err != nil {
 			return err
 		}
 	}
@@ -119,16 +119,6 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 		}
 		return part.FileName(), ct, part, nil
 	}
-}
-
-// checkName refuses names that are not a plain file name.
-func checkName(name string) error {
-	bad := len(name) > 255 || name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
-		strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0
-	if bad {
-		return job.Reject(job.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
-	}
-	return nil
 }
 
 // contentTypes are the types this service serves by extension; others come from the mime

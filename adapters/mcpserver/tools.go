@@ -21,6 +21,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
@@ -236,7 +237,7 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 		return Upload{}, "", job.Reject(job.CodeValidation, "give exactly one of url and content")
 	}
 	if in.Name != "" {
-		if err := checkName(in.Name); err != nil {
+		if err := asset.CheckName(in.Name); err != nil {
 			return Upload{}, "", err
 		}
 	}
@@ -358,18 +359,8 @@ func redact(raw string) string {
 // nameOf is the last segment of a URL's path, when it is a plain file name.
 func nameOf(u *url.URL) string {
 	n := path.Base(u.Path)
-	if n == "." || n == "/" || checkName(n) != nil {
+	if n == "." || n == "/" || asset.CheckName(n) != nil {
 		return "upload"
 	}
 	return n
-}
-
-// checkName refuses names that are not a plain file name, as POST /uploads does.
-func checkName(name string) error {
-	bad := len(name) > 255 || name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
-		strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0
-	if bad {
-		return job.Reject(job.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
-	}
-	return nil
 }

@@ -4,7 +4,11 @@ package asset
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
+
+	"github.com/mediajobs/mediajobs/core/job"
 )
 
 // Asset is an uploaded file, referenced as {base_url}/assets/<id>/content.
@@ -25,4 +29,16 @@ type Store interface {
 	CreateAsset(ctx context.Context, a Asset) error
 	// GetAsset returns the asset or job.ErrNotFound.
 	GetAsset(ctx context.Context, id string) (Asset, error)
+}
+
+// CheckName refuses an asset name that is not a plain file name: at most 255 bytes, not "." or
+// "..", no slashes, no control or invalid characters. The name is shown back and suggests a
+// download's file name, never a path.
+func CheckName(name string) error {
+	bad := len(name) > 255 || name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
+		strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0
+	if bad {
+		return job.Reject(job.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
+	}
+	return nil
 }

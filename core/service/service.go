@@ -218,6 +218,9 @@ func (s *Service) Upload(ctx context.Context, a account.Account, name, contentTy
 	if name == "" {
 		name = "upload"
 	}
+	if err := asset.CheckName(name); err != nil {
+		return asset.Asset{}, err
+	}
 	as := asset.Asset{ID: job.NewID("ast"), AccountID: a.ID, Name: name, ContentType: contentType,
 		CreatedAt: s.Clock.Now().UTC().Truncate(time.Microsecond)}
 	n, err := s.Blobs.Put(ctx, asset.BlobKey(as.ID), r, s.Config.MaxUpload)
