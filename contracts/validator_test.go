@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/contracts"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 func newValidator(t *testing.T) *contracts.ResponseValidator {
@@ -89,13 +89,13 @@ func TestCodeEnumIsTheCodeTable(t *testing.T) {
 		got = append(got, c.(string))
 	}
 	var want []string
-	for _, c := range job.Codes() {
+	for _, c := range problem.Codes() {
 		want = append(want, string(c))
 	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("Code enum differs from job.Codes() (-want +got):\n%s", diff)
+		t.Fatalf("Code enum differs from problem.Codes() (-want +got):\n%s", diff)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -79,7 +79,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 	return n, nil
 }
 
-// Open returns the blob under key, or job.ErrNotFound.
+// Open returns the blob under key, or problem.ErrNotFound.
 func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
 	p, err := s.path(key)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("blob %s: %w", key, job.ErrNotFound)
+		return nil, fmt.Errorf("blob %s: %w", key, problem.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("blobfs: %w", err)
@@ -95,7 +95,7 @@ func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("blob %s: %w", key, job.ErrNotFound)
+		return nil, fmt.Errorf("blob %s: %w", key, problem.ErrNotFound)
 	}
 	return blob{f, st}, nil
 }

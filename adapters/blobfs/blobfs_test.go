@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mediajobs/mediajobs/adapters/blobfs"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -47,10 +47,10 @@ func TestRefusals(t *testing.T) {
 	if _, err := s.Put(ctx, "assets/big", strings.NewReader(strings.Repeat("x", 11)), 10); !errors.Is(err, service.ErrTooLarge) {
 		t.Fatalf("over cap: %v", err)
 	}
-	if _, err := s.Open(ctx, "assets/big"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := s.Open(ctx, "assets/big"); !errors.Is(err, problem.ErrNotFound) {
 		t.Fatalf("a refused Put left a blob: %v", err)
 	}
-	if _, err := s.Open(ctx, "assets/none"); !errors.Is(err, job.ErrNotFound) {
+	if _, err := s.Open(ctx, "assets/none"); !errors.Is(err, problem.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
 	for _, key := range []string{"../escape", "/etc/passwd", "a/../../b", "", "a\\b", "./x"} {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/billing"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 func TestValidateEndpoint(t *testing.T) {
@@ -92,7 +92,7 @@ func TestOperations(t *testing.T) {
 	b.ready.mu.Unlock()
 	res = b.do(t, request{method: "GET", path: "/readyz"})
 	code, msg := res.errorBody(t)
-	if res.status != 500 || code != job.CodeInternal || strings.Contains(msg, "10.0.0.5") || strings.Contains(msg, "password") {
+	if res.status != 500 || code != problem.CodeInternal || strings.Contains(msg, "10.0.0.5") || strings.Contains(msg, "password") {
 		t.Fatalf("not ready: %d %s %q", res.status, code, msg)
 	}
 }
@@ -105,16 +105,16 @@ func TestRoutingErrors(t *testing.T) {
 		method string
 		path   string
 		status int
-		code   job.Code
+		code   problem.Code
 		allow  string
 	}{
-		{"unknown path", "GET", "/nope", 404, job.CodeNotFound, ""},
-		{"unknown nested path", "GET", "/jobs/job_a/nope", 404, job.CodeNotFound, ""},
-		{"trailing slash", "POST", "/jobs/", 404, job.CodeNotFound, ""},
-		{"unclean path", "GET", "/jobs//x", 404, job.CodeNotFound, ""},
-		{"wrong method", "DELETE", "/jobs", 405, job.CodeValidation, "POST, GET"},
-		{"wrong method on a job", "PUT", "/jobs/job_a", 405, job.CodeValidation, "GET"},
-		{"GET on validate", "GET", "/ffmpeg/validate", 405, job.CodeValidation, "POST"},
+		{"unknown path", "GET", "/nope", 404, problem.CodeNotFound, ""},
+		{"unknown nested path", "GET", "/jobs/job_a/nope", 404, problem.CodeNotFound, ""},
+		{"trailing slash", "POST", "/jobs/", 404, problem.CodeNotFound, ""},
+		{"unclean path", "GET", "/jobs//x", 404, problem.CodeNotFound, ""},
+		{"wrong method", "DELETE", "/jobs", 405, problem.CodeValidation, "POST, GET"},
+		{"wrong method on a job", "PUT", "/jobs/job_a", 405, problem.CodeValidation, "GET"},
+		{"GET on validate", "GET", "/ffmpeg/validate", 405, problem.CodeValidation, "POST"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestAuthenticatedMiddleware(t *testing.T) {
 			switch r.URL.Query().Get("mode") {
 			case "limit":
 				w.Header().Set("Retry-After", "7")
-				httpapi.WriteError(w, r, job.Reject(job.CodeRateLimited, "rate limit of 30 requests per minute reached"))
+				httpapi.WriteError(w, r, problem.Reject(problem.CodeRateLimited, "rate limit of 30 requests per minute reached"))
 			case "panic":
 				panic("secret internal state")
 			default:
@@ -160,11 +160,11 @@ func TestAuthenticatedMiddleware(t *testing.T) {
 		t.Fatalf("pass-through: %d %s", res.status, res.body)
 	}
 	res := b.do(t, request{method: "GET", path: "/jobs?mode=limit", key: b.key})
-	if code, _ := res.errorBody(t); res.status != 429 || code != job.CodeRateLimited || res.header.Get("Retry-After") != "7" {
+	if code, _ := res.errorBody(t); res.status != 429 || code != problem.CodeRateLimited || res.header.Get("Retry-After") != "7" {
 		t.Fatalf("limited: %d %s", res.status, res.body)
 	}
 	res = b.do(t, request{method: "GET", path: "/jobs?mode=panic", key: b.key})
-	if code, msg := res.errorBody(t); res.status != 500 || code != job.CodeInternal || strings.Contains(msg, "secret") {
+	if code, msg := res.errorBody(t); res.status != 500 || code != problem.CodeInternal || strings.Contains(msg, "secret") {
 		t.Fatalf("panic: %d %s", res.status, res.body)
 	}
 	// Unauthenticated routes never reach it.

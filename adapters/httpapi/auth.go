@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 type accountKey struct{}
@@ -25,10 +25,10 @@ func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		h := req.Header.Get("Authorization")
 		scheme, secret, ok := strings.Cut(h, " ")
 		if h == "" {
-			return job.Reject(job.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
+			return problem.Reject(problem.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
 		}
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-			return job.Reject(job.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
+			return problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
 		}
 		acct, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(secret))
 		if err != nil {

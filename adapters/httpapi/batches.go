@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/core/batch"
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -39,10 +39,10 @@ func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	if br.Jobs == nil {
-		return job.Reject(job.CodeValidation, "jobs is required: an array of 1 to %d job requests", batch.MaxJobs)
+		return problem.Reject(problem.CodeValidation, "jobs is required: an array of 1 to %d job requests", batch.MaxJobs)
 	}
 	if n := len(*br.Jobs); n == 0 || n > batch.MaxJobs {
-		return job.Reject(job.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, n)
+		return problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, n)
 	}
 	reqs := make([]jobtype.Request, len(*br.Jobs))
 	for i, raw := range *br.Jobs {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -103,7 +104,7 @@ func TestSubmitBatch(t *testing.T) {
 			path = "/batches/bat_missing"
 		}
 		res := b.do(t, request{method: "GET", path: path, key: key})
-		if code, _ := res.errorBody(t); res.status != http.StatusNotFound || code != job.CodeNotFound {
+		if code, _ := res.errorBody(t); res.status != http.StatusNotFound || code != problem.CodeNotFound {
 			t.Fatalf("GET %s: %d %s", path, res.status, res.body)
 		}
 	}
@@ -118,23 +119,23 @@ func TestSubmitBatchRejections(t *testing.T) {
 		name     string
 		body     string
 		status   int
-		code     job.Code
+		code     problem.Code
 		mentions string
 	}{
-		{"no jobs field", `{}`, 400, job.CodeValidation, "jobs is required"},
-		{"null jobs", `{"jobs":null}`, 400, job.CodeValidation, "jobs is required"},
-		{"empty", `{"jobs":[]}`, 400, job.CodeValidation, "1 to 100 jobs; it holds 0"},
-		{"too many", `{"jobs":[` + strings.TrimSuffix(strings.Repeat(`{},`, 101), ",") + `]}`, 400, job.CodeValidation, "it holds 101"},
-		{"unknown field", `{"jobs":[` + good + `],"priority":1}`, 400, job.CodeValidation, `field "priority" is not allowed`},
-		{"jobs not an array", `{"jobs":{}}`, 400, job.CodeValidation, "jobs must be an array"},
-		{"job not an object", `{"jobs":[` + good + `,3]}`, 400, job.CodeValidation, "jobs[1] must be a JSON object"},
-		{"unknown field in a job", `{"jobs":[` + good + `,{"type":"ffmpeg","prio":1}]}`, 400, job.CodeValidation, `field "jobs[1].prio" is not allowed`},
-		{"params not an object", `{"jobs":[{"type":"ffmpeg","params":[]}]}`, 400, job.CodeValidation, "jobs[0].params must be an object"},
-		{"disallowed flag", `{"jobs":[` + strings.Repeat(good+",", 3) + bad + `]}`, 400, job.CodeValidation,
+		{"no jobs field", `{}`, 400, problem.CodeValidation, "jobs is required"},
+		{"null jobs", `{"jobs":null}`, 400, problem.CodeValidation, "jobs is required"},
+		{"empty", `{"jobs":[]}`, 400, problem.CodeValidation, "1 to 100 jobs; it holds 0"},
+		{"too many", `{"jobs":[` + strings.TrimSuffix(strings.Repeat(`{},`, 101), ",") + `]}`, 400, problem.CodeValidation, "it holds 101"},
+		{"unknown field", `{"jobs":[` + good + `],"priority":1}`, 400, problem.CodeValidation, `field "priority" is not allowed`},
+		{"jobs not an array", `{"jobs":{}}`, 400, problem.CodeValidation, "jobs must be an array"},
+		{"job not an object", `{"jobs":[` + good + `,3]}`, 400, problem.CodeValidation, "jobs[1] must be a JSON object"},
+		{"unknown field in a job", `{"jobs":[` + good + `,{"type":"ffmpeg","prio":1}]}`, 400, problem.CodeValidation, `field "jobs[1].prio" is not allowed`},
+		{"params not an object", `{"jobs":[{"type":"ffmpeg","params":[]}]}`, 400, problem.CodeValidation, "jobs[0].params must be an object"},
+		{"disallowed flag", `{"jobs":[` + strings.Repeat(good+",", 3) + bad + `]}`, 400, problem.CodeValidation,
 			"jobs[3].params.command: flag -filter_script is not allowed"},
 		{"gpu on free", `{"jobs":[` + good + `,{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -c:v h264_nvenc out.mp4"}}]}`,
-			403, job.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
-		{"not JSON", `{"jobs":[`, 400, job.CodeValidation, "body is truncated JSON"},
+			403, problem.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
+		{"not JSON", `{"jobs":[`, 400, problem.CodeValidation, "body is truncated JSON"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +204,7 @@ func TestListBatches(t *testing.T) {
 		"cursor=nope":    `cursor "nope"`,
 	} {
 		res := b.do(t, request{method: "GET", path: "/batches?" + query, key: b.key})
-		if code, msg := res.errorBody(t); res.status != 400 || code != job.CodeValidation || !strings.Contains(msg, mentions) {
+		if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, mentions) {
 			t.Errorf("%s: %d %s %q, want 400 mentioning %q", query, res.status, code, msg, mentions)
 		}
 	}

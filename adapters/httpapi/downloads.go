@@ -7,7 +7,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -17,10 +17,10 @@ import (
 func (a *api) downloadFile(w http.ResponseWriter, req bunrouter.Request) error {
 	jobID, token := req.Param("job_id"), req.URL.Query().Get("token")
 	if token == "" {
-		return job.Reject(job.CodeForbidden, "the token query parameter is required; use the URL from GET /jobs/{id}")
+		return problem.Reject(problem.CodeForbidden, "the token query parameter is required; use the URL from GET /jobs/{id}")
 	}
 	f, blob, err := a.svc.OpenOutput(req.Context(), jobID, "")
-	if job.CodeOf(err) == job.CodeNotFound {
+	if problem.CodeOf(err) == problem.CodeNotFound {
 		return forbidden(urlsign.ErrForged)
 	}
 	if err != nil {
@@ -64,9 +64,9 @@ func (a *api) serveDownload(w http.ResponseWriter, req bunrouter.Request, name s
 func forbidden(err error) error {
 	switch {
 	case errors.Is(err, urlsign.ErrExpired):
-		return job.Reject(job.CodeForbidden, "%v", err)
+		return problem.Reject(problem.CodeForbidden, "%v", err)
 	case errors.Is(err, urlsign.ErrForged):
-		return job.Reject(job.CodeForbidden, "download link is not valid for this file: the token was not issued for it")
+		return problem.Reject(problem.CodeForbidden, "download link is not valid for this file: the token was not issued for it")
 	default:
 		return err
 	}

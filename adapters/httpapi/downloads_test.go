@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -73,7 +74,7 @@ func TestDownloadSingleFile(t *testing.T) {
 				}
 			}
 			if tt.status == 403 {
-				if code, msg := res.errorBody(t); code != job.CodeForbidden || !strings.Contains(msg, "not valid") && !strings.Contains(msg, "required") {
+				if code, msg := res.errorBody(t); code != problem.CodeForbidden || !strings.Contains(msg, "not valid") && !strings.Contains(msg, "required") {
 					t.Fatalf("error %s %q", code, msg)
 				}
 			}
@@ -154,7 +155,7 @@ func TestDownloadExpired(t *testing.T) {
 	for _, u := range []string{oldSingle, oldMember} {
 		res := b.do(t, request{method: "GET", path: u})
 		code, msg := res.errorBody(t)
-		if res.status != 403 || code != job.CodeForbidden || !strings.Contains(msg, "expired") {
+		if res.status != 403 || code != problem.CodeForbidden || !strings.Contains(msg, "expired") {
 			t.Fatalf("%s: got %d %s %q, want 403 FORBIDDEN saying expired", u, res.status, code, msg)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // errorBody is { error: { code, message } }.
@@ -16,8 +16,8 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    job.Code `json:"code"`
-	Message string   `json:"message"`
+	Code    problem.Code `json:"code"`
+	Message string       `json:"message"`
 }
 
 // statusError keeps an HTTP protocol status that the code table has no code for (405, 412, 416):
@@ -31,20 +31,44 @@ func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
 func protocolError(status int, format string, args ...any) error {
-	return &statusError{status: status, err: job.Reject(job.CodeValidation, format, args...)}
+	return &statusError{status: status, err: problem.Reject(problem.CodeValidation, format, args...)}
 }
 
 func notFoundRoute(method, path string) error {
-	return job.Reject(job.CodeNotFound, "no route %s %s", method, path)
+	return problem.Reject(problem.CodeNotFound, "no route %s %s", method, path)
 }
 
 var errPanic = errors.New("panic in handler")
 
 const internalMessage = "an internal error occurred; it has been logged"
 
-// WriteError answers a request with the error envelope of err: the code from job.CodeOf, the
-// status from Code.HTTPStatus. Middleware plugged into Options.Authenticated rejects through it.
-// A *job.Problem's message is shown as written; any other error is logged and shown as a
+// statusOf is the HTTP status of a request rejected with a code. Codes that only appear on
+// failed jobs (RUNNER_ERROR, ...) answer 500: a request should never be rejected with them.
+var statusOf = map[problem.Code]int{
+	problem.CodeValidation:          http.StatusBadRequest,
+	problem.CodePlanLimit:           http.StatusForbidden,
+	problem.CodeRateLimited:         http.StatusTooManyRequests,
+	problem.CodeNotFound:            http.StatusNotFound,
+	problem.CodeUnauthorized:        http.StatusUnauthorized,
+	problem.CodeForbidden:           http.StatusForbidden,
+	problem.CodeInsufficientCredits: http.StatusPaymentRequired,
+	problem.CodeConflict:            http.StatusConflict,
+	problem.CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	problem.CodeUnavailable:         http.StatusServiceUnavailable,
+	problem.CodeInternal:            http.StatusInternalServerError,
+}
+
+// Status is the HTTP status of a request rejected with code.
+func Status(code problem.Code) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteError answers a request with the error envelope of err: the code from problem.CodeOf,
+// the status from Status. Middleware plugged into Options.Authenticated rejects through it.
+// A *problem.Problem's message is shown as written; any other error is logged and shown as a
 // generic message, so that internal details never leak.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, r, err, slog.Default())
@@ -57,23 +81,23 @@ func (a *api) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func writeError(w http.ResponseWriter, r *http.Request, err error, log *slog.Logger) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		err = job.Reject(job.CodePayloadTooLarge, "request body exceeds the %d byte limit", tooBig.Limit)
+		err = problem.Reject(problem.CodePayloadTooLarge, "request body exceeds the %d byte limit", tooBig.Limit)
 	}
-	code := job.CodeOf(err)
-	status := code.HTTPStatus()
+	code := problem.CodeOf(err)
+	status := Status(code)
 	var se *statusError
 	if errors.As(err, &se) {
 		status = se.status
 	}
 	msg := internalMessage
-	var p *job.Problem
+	var p *problem.Problem
 	if errors.As(err, &p) {
 		msg = p.Message
 	} else {
 		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	h := w.Header()
-	if code == job.CodeUnauthorized {
+	if code == problem.CodeUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="mediajobs"`)
 	}
 	h.Del("Content-Length")
@@ -100,7 +124,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		// Our own types always marshal; this keeps a mistake from becoming a half-written body.
 		status = http.StatusInternalServerError
-		b = fmt.Appendf(nil, `{"error":{"code":%q,"message":%q}}`, job.CodeInternal, internalMessage)
+		b = fmt.Appendf(nil, `{"error":{"code":%q,"message":%q}}`, problem.CodeInternal, internalMessage)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -93,13 +94,13 @@ func (a *api) listParams(q url.Values) (job.ListParams, error) {
 			for i, st := range job.Statuses {
 				names[i] = string(st)
 			}
-			return p, job.Reject(job.CodeValidation, "status %q is not one of %s", s, strings.Join(names, ", "))
+			return p, problem.Reject(problem.CodeValidation, "status %q is not one of %s", s, strings.Join(names, ", "))
 		}
 		p.Status = st
 	}
 	if t := q.Get("type"); t != "" {
 		if _, ok := a.svc.Types.Lookup(t); !ok {
-			return p, job.Reject(job.CodeValidation, "type %q is not a job type; one of: %s", t, strings.Join(a.svc.Types.Names(), ", "))
+			return p, problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", t, strings.Join(a.svc.Types.Names(), ", "))
 		}
 		p.Type = t
 	}
@@ -144,7 +145,7 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	if vr.Command == nil {
-		return job.Reject(job.CodeValidation, "command is required")
+		return problem.Reject(problem.CodeValidation, "command is required")
 	}
 	res := a.opts.Validate(*vr.Command, validatorOptions(a.svc.AssetURLPrefix()))
 	return writeData(w, http.StatusOK, res)
@@ -159,11 +160,11 @@ func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, er
 	if ct := req.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
-			return nil, job.Reject(job.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
+			return nil, problem.Reject(problem.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
 		}
 	}
 	if req.ContentLength > a.opts.MaxJSONBody {
-		return nil, job.Reject(job.CodePayloadTooLarge, "request body exceeds the %d byte limit", a.opts.MaxJSONBody)
+		return nil, problem.Reject(problem.CodePayloadTooLarge, "request body exceeds the %d byte limit", a.opts.MaxJSONBody)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, a.opts.MaxJSONBody))
 	var tooBig *http.MaxBytesError
@@ -171,7 +172,7 @@ func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, er
 		return nil, err
 	}
 	if err != nil {
-		return nil, job.Reject(job.CodeValidation, "request body could not be read: %v", err)
+		return nil, problem.Reject(problem.CodeValidation, "request body could not be read: %v", err)
 	}
 	return body, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -55,27 +56,27 @@ func TestSubmitJobRejections(t *testing.T) {
 		noKey    bool
 		badKey   bool
 		status   int
-		code     job.Code
+		code     problem.Code
 		mentions string
 	}{
 		{name: "unknown field", body: `{"type":"ffmpeg","params":{"command":"` + goodCommand + `"},"extra":1}`,
-			status: 400, code: job.CodeValidation, mentions: "extra"},
-		{name: "wrong type of params", body: `{"type":"ffmpeg","params":"x"}`, status: 400, code: job.CodeValidation, mentions: "params"},
-		{name: "wrong type of type", body: `{"type":5}`, status: 400, code: job.CodeValidation, mentions: "type"},
-		{name: "unknown job type", body: `{"type":"nope"}`, status: 400, code: job.CodeValidation, mentions: "nope"},
+			status: 400, code: problem.CodeValidation, mentions: "extra"},
+		{name: "wrong type of params", body: `{"type":"ffmpeg","params":"x"}`, status: 400, code: problem.CodeValidation, mentions: "params"},
+		{name: "wrong type of type", body: `{"type":5}`, status: 400, code: problem.CodeValidation, mentions: "type"},
+		{name: "unknown job type", body: `{"type":"nope"}`, status: 400, code: problem.CodeValidation, mentions: "nope"},
 		{name: "disallowed flag", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -filter_script x out.mp4"}}`,
-			status: 400, code: job.CodeValidation, mentions: "-filter_script"},
+			status: 400, code: problem.CodeValidation, mentions: "-filter_script"},
 		{name: "GPU on the Free plan", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -c:v h264_nvenc out.mp4"}}`,
-			status: 403, code: job.CodePlanLimit, mentions: "Pro"},
-		{name: "not JSON", body: `{"type":`, status: 400, code: job.CodeValidation},
-		{name: "empty body", body: ``, status: 400, code: job.CodeValidation, mentions: "empty"},
-		{name: "trailing data", body: `{"type":"ffmpeg"} {}`, status: 400, code: job.CodeValidation},
+			status: 403, code: problem.CodePlanLimit, mentions: "Pro"},
+		{name: "not JSON", body: `{"type":`, status: 400, code: problem.CodeValidation},
+		{name: "empty body", body: ``, status: 400, code: problem.CodeValidation, mentions: "empty"},
+		{name: "trailing data", body: `{"type":"ffmpeg"} {}`, status: 400, code: problem.CodeValidation},
 		{name: "wrong Content-Type", body: `{"type":"ffmpeg"}`, header: map[string]string{"Content-Type": "text/plain"},
-			status: 400, code: job.CodeValidation, mentions: "Content-Type"},
+			status: 400, code: problem.CodeValidation, mentions: "Content-Type"},
 		{name: "oversized body", body: `{"type":"ffmpeg","params":{"command":"` + strings.Repeat("a", 8<<10) + `"}}`,
-			status: 413, code: job.CodePayloadTooLarge, mentions: "4096"},
-		{name: "no key", body: `{"type":"ffmpeg"}`, noKey: true, status: 401, code: job.CodeUnauthorized},
-		{name: "bad key", body: `{"type":"ffmpeg"}`, badKey: true, status: 401, code: job.CodeUnauthorized},
+			status: 413, code: problem.CodePayloadTooLarge, mentions: "4096"},
+		{name: "no key", body: `{"type":"ffmpeg"}`, noKey: true, status: 401, code: problem.CodeUnauthorized},
+		{name: "bad key", body: `{"type":"ffmpeg"}`, badKey: true, status: 401, code: problem.CodeUnauthorized},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +145,7 @@ func TestGetJob(t *testing.T) {
 			}
 			switch tt.want {
 			case job.StatusFailed:
-				if v.Error == nil || v.Error.Code != job.CodeRunnerError {
+				if v.Error == nil || v.Error.Code != problem.CodeRunnerError {
 					t.Fatalf("failed job error = %+v", v.Error)
 				}
 			case job.StatusComplete:
@@ -237,7 +238,7 @@ func TestListJobs(t *testing.T) {
 			t.Parallel()
 			_, res := list(t, tt.query)
 			code, msg := res.errorBody(t)
-			if res.status != 400 || code != job.CodeValidation || !strings.Contains(msg, tt.mentions) {
+			if res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.mentions) {
 				t.Fatalf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.mentions)
 			}
 		})
@@ -252,14 +253,14 @@ func TestCancelJob(t *testing.T) {
 		status job.Status
 		key    string
 		want   int
-		code   job.Code
+		code   problem.Code
 	}{
 		{"waiting", job.StatusWaiting, b.key, 200, ""},
 		{"running", job.StatusRunning, b.key, 200, ""},
-		{"complete is terminal", job.StatusComplete, b.key, 409, job.CodeConflict},
-		{"cancelled is terminal", job.StatusCancelled, b.key, 409, job.CodeConflict},
-		{"other account's job", job.StatusWaiting, b.otherKey, 404, job.CodeNotFound},
-		{"no key", job.StatusWaiting, "", 401, job.CodeUnauthorized},
+		{"complete is terminal", job.StatusComplete, b.key, 409, problem.CodeConflict},
+		{"cancelled is terminal", job.StatusCancelled, b.key, 409, problem.CodeConflict},
+		{"other account's job", job.StatusWaiting, b.otherKey, 404, problem.CodeNotFound},
+		{"no key", job.StatusWaiting, "", 401, problem.CodeUnauthorized},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

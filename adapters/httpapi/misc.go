@@ -7,7 +7,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
@@ -28,7 +28,7 @@ func (a *api) readyz(w http.ResponseWriter, req bunrouter.Request) error {
 	if a.opts.Ready != nil {
 		if err := a.opts.Ready(req.Context()); err != nil {
 			a.log.Error("httpapi: not ready", "error", err)
-			return job.Reject(job.CodeInternal, "the service is not ready")
+			return problem.Reject(problem.CodeInternal, "the service is not ready")
 		}
 	}
 	return writeData(w, http.StatusOK, health{Status: "ready"})

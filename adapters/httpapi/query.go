@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // pageQuery checks a listing's query string: only cursor, limit and the listing's own filters
@@ -15,16 +16,16 @@ func pageQuery(q url.Values, extra ...string) (cursor string, limit int, err err
 	known := append(append([]string{}, extra...), "cursor", "limit")
 	for name, vals := range q {
 		if !contains(known, name) {
-			return "", 0, job.Reject(job.CodeValidation, "query parameter %q is not known; use %s", name, orList(known))
+			return "", 0, problem.Reject(problem.CodeValidation, "query parameter %q is not known; use %s", name, orList(known))
 		}
 		if len(vals) > 1 {
-			return "", 0, job.Reject(job.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+			return "", 0, problem.Reject(problem.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
 		}
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > job.MaxListLimit {
-			return "", 0, job.Reject(job.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
+			return "", 0, problem.Reject(problem.CodeValidation, "limit %q must be an integer from 1 to %d", l, job.MaxListLimit)
 		}
 		limit = n
 	}

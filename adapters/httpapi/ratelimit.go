@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 )
 
@@ -40,7 +40,7 @@ func RateLimit(l ratelimit.Limiter, perMinute func(account.Account) int, log *sl
 			h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
 			if !d.Allowed {
 				h.Set("Retry-After", strconv.Itoa(max(seconds(d.RetryAfter), 1)))
-				WriteError(w, r, job.Reject(job.CodeRateLimited,
+				WriteError(w, r, problem.Reject(problem.CodeRateLimited,
 					"the %s plan allows %d requests per minute; retry in %d s", acct.Plan, d.Limit, max(seconds(d.RetryAfter), 1)))
 				return
 			}

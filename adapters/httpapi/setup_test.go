@@ -27,6 +27,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
@@ -135,12 +136,12 @@ type response struct {
 }
 
 // errorBody decodes { error: { code, message } }.
-func (r response) errorBody(t *testing.T) (job.Code, string) {
+func (r response) errorBody(t *testing.T) (problem.Code, string) {
 	t.Helper()
 	var e struct {
 		Error struct {
-			Code    job.Code `json:"code"`
-			Message string   `json:"message"`
+			Code    problem.Code `json:"code"`
+			Message string       `json:"message"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(r.body, &e); err != nil {
@@ -256,7 +257,7 @@ func (b *testBundle) seedJob(t *testing.T, status job.Status, files map[string]s
 		step(j.Start(now, time.Minute))
 		switch status {
 		case job.StatusFailed:
-			step(j.Fail(now, job.NewError(job.CodeRunnerError, "ffmpeg exited with status 1", []byte("boom")), 10))
+			step(j.Fail(now, job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("boom")), 10))
 		case job.StatusComplete:
 			var fs []job.File
 			for name, content := range files {
@@ -307,7 +308,7 @@ func (d *dirBlobs) Put(_ context.Context, key string, r io.Reader, max int64) (i
 func (d *dirBlobs) Open(_ context.Context, key string) (service.Blob, error) {
 	f, err := os.Open(d.path(key))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, job.ErrNotFound
+		return nil, problem.ErrNotFound
 	}
 	if err != nil {
 		return nil, err

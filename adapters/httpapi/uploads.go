@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/core/asset"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // uploaded is the answer of POST /uploads.
@@ -29,13 +29,13 @@ type uploaded struct {
 // store; nothing is buffered whole.
 func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	if req.ContentLength > a.opts.MaxUploadBody {
-		return job.Reject(job.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.svc.Config.MaxUpload)
+		return problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.svc.Config.MaxUpload)
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, a.opts.MaxUploadBody)
 	ct := req.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if ct != "" && err != nil {
-		return job.Reject(job.CodeValidation, "Content-Type %q is not a media type", ct)
+		return problem.Reject(problem.CodeValidation, "Content-Type %q is not a media type", ct)
 	}
 	var (
 		name, fileType string
@@ -66,7 +66,7 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	br := bufio.NewReader(body)
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
-		return job.Reject(job.CodeValidation, "the upload is empty")
+		return problem.Reject(problem.CodeValidation, "the upload is empty")
 	} else if err != nil {
 		return readFailure(err)
 	}
@@ -81,12 +81,12 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 // readFailure keeps a body cap's error (413) and turns a client's broken body into a 400.
 func readFailure(err error) error {
 	var tooBig *http.MaxBytesError
-	var p *job.Problem
+	var p *problem.Problem
 	switch {
 	case errors.As(err, &tooBig), errors.As(err, &p):
 		return err
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return job.Reject(job.CodeValidation, "the request body ended early")
+		return problem.Reject(problem.CodeValidation, "the request body ended early")
 	default:
 		return err
 	}
@@ -96,22 +96,22 @@ func readFailure(err error) error {
 func multipartFile(r *http.Request) (name, contentType string, body io.Reader, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return "", "", nil, job.Reject(job.CodeValidation, "multipart body: %v", err)
+		return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
 	}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return "", "", nil, job.Reject(job.CodeValidation, "multipart body has no field \"file\"")
+			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body has no field \"file\"")
 		}
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				return "", "", nil, err
 			}
-			return "", "", nil, job.Reject(job.CodeValidation, "multipart body: %v", err)
+			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
 		}
 		if part.FormName() != "file" {
-			return "", "", nil, job.Reject(job.CodeValidation, "multipart field %q is not allowed; send the file as field \"file\"", part.FormName())
+			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart field %q is not allowed; send the file as field \"file\"", part.FormName())
 		}
 		ct := part.Header.Get("Content-Type")
 		if ct == "application/octet-stream" {

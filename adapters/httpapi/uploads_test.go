@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 type uploaded struct {
@@ -92,18 +92,18 @@ func TestUploadRejections(t *testing.T) {
 		header   map[string]string
 		key      string
 		status   int
-		code     job.Code
+		code     problem.Code
 		mentions string
 	}{
-		{"raw over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), maxUpload+1), nil, b.key, 413, job.CodePayloadTooLarge, "1024"},
-		{"raw far over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), 200<<10), nil, b.key, 413, job.CodePayloadTooLarge, "limit"},
-		{"multipart over the cap", "/uploads", big, map[string]string{"Content-Type": bigType}, b.key, 413, job.CodePayloadTooLarge, "limit"},
-		{"empty", "/uploads?name=a.mp4", []byte{}, map[string]string{"Content-Type": "video/mp4"}, b.key, 400, job.CodeValidation, "empty"},
-		{"name with a slash", "/uploads?name=../etc/passwd", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, job.CodeValidation, "name"},
-		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, job.CodeValidation, "note"},
-		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, job.CodeValidation, "file"},
-		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, job.CodeValidation, "Content-Type"},
-		{"no key", "/uploads", []byte("x"), map[string]string{"Content-Type": "text/plain"}, "", 401, job.CodeUnauthorized, "Authorization"},
+		{"raw over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), maxUpload+1), nil, b.key, 413, problem.CodePayloadTooLarge, "1024"},
+		{"raw far over the cap", "/uploads?name=a.mp4", bytes.Repeat([]byte("x"), 200<<10), nil, b.key, 413, problem.CodePayloadTooLarge, "limit"},
+		{"multipart over the cap", "/uploads", big, map[string]string{"Content-Type": bigType}, b.key, 413, problem.CodePayloadTooLarge, "limit"},
+		{"empty", "/uploads?name=a.mp4", []byte{}, map[string]string{"Content-Type": "video/mp4"}, b.key, 400, problem.CodeValidation, "empty"},
+		{"name with a slash", "/uploads?name=../etc/passwd", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, problem.CodeValidation, "name"},
+		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, problem.CodeValidation, "note"},
+		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, problem.CodeValidation, "file"},
+		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, problem.CodeValidation, "Content-Type"},
+		{"no key", "/uploads", []byte("x"), map[string]string{"Content-Type": "text/plain"}, "", 401, problem.CodeUnauthorized, "Authorization"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
@@ -38,12 +38,12 @@ func (a *api) createEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 		return err
 	}
 	if er.Enabled != nil {
-		return job.Reject(job.CodeValidation, "enabled cannot be set at creation; an endpoint starts enabled")
+		return problem.Reject(problem.CodeValidation, "enabled cannot be set at creation; an endpoint starts enabled")
 	}
 	p := service.WebhookEndpointParams{}
 	for name, v := range map[string]*string{"name": er.Name, "url": er.URL} {
 		if v == nil {
-			return job.Reject(job.CodeValidation, "%s is required", name)
+			return problem.Reject(problem.CodeValidation, "%s is required", name)
 		}
 	}
 	p.Name, p.URL = *er.Name, *er.URL

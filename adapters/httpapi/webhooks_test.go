@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
 )
@@ -27,7 +27,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		{"Unknown", `{"name":"n","url":"https://example.com/h","subscribedEvents":["job.failed"],"x":1}`, "x"},
 	} {
 		r := create(tt.body)
-		if code, msg := r.errorBody(t); r.status != http.StatusBadRequest || code != job.CodeValidation || !strings.Contains(msg, tt.want) {
+		if code, msg := r.errorBody(t); r.status != http.StatusBadRequest || code != problem.CodeValidation || !strings.Contains(msg, tt.want) {
 			t.Errorf("%s: %d %s %q, want 400 VALIDATION_ERROR containing %q", tt.name, r.status, code, msg, tt.want)
 		}
 	}

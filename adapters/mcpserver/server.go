@@ -20,7 +20,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/core/service"
 )
@@ -125,9 +125,9 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 		var err error
 		switch {
 		case header == "":
-			err = job.Reject(job.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
+			err = problem.Reject(problem.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
 		case !ok || !strings.EqualFold(scheme, "Bearer") || secret == "":
-			err = job.Reject(job.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
+			err = problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
 		}
 		var a account.Account
 		if err == nil {
@@ -160,7 +160,7 @@ func (h *Handler) hostGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 		if ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && !slices.Contains(h.opts.AllowedHosts, r.Host) {
-			httpapi.WriteError(w, r, job.Reject(job.CodeForbidden, "Host %q is not accepted on this address", r.Host))
+			httpapi.WriteError(w, r, problem.Reject(problem.CodeForbidden, "Host %q is not accepted on this address", r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -193,7 +193,7 @@ func add[In, Out any](h *Handler, t *mcp.Tool, body tool[In, Out]) {
 	mcp.AddTool(h.server, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		a, ok := callerOf(req)
 		if !ok {
-			return h.toolError(job.Reject(job.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")), nil, nil
+			return h.toolError(problem.Reject(problem.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")), nil, nil
 		}
 		if err := h.spend(ctx, a); err != nil {
 			return h.toolError(err), nil, nil
@@ -220,7 +220,7 @@ func callerOf(req *mcp.CallToolRequest) (account.Account, bool) {
 
 // rateLimited is a RATE_LIMITED rejection carrying the wait.
 type rateLimited struct {
-	job.Problem
+	problem.Problem
 	retryAfter int
 }
 
@@ -237,7 +237,7 @@ func (h *Handler) spend(ctx context.Context, a account.Account) error {
 		return err
 	}
 	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
-	return &rateLimited{retryAfter: secs, Problem: job.Problem{Code: job.CodeRateLimited, Message: fmt.Sprintf(
+	return &rateLimited{retryAfter: secs, Problem: problem.Problem{Code: problem.CodeRateLimited, Message: fmt.Sprintf(
 		"rate limit of %d requests per minute exceeded (REST and MCP share it); retry after %d seconds", perMinute, secs)}}
 }
 
@@ -245,8 +245,8 @@ func (h *Handler) spend(ctx context.Context, a account.Account) error {
 // structured content. Errors that are not rejections are logged and shown generically, as REST
 // does.
 func (h *Handler) toolError(err error) *mcp.CallToolResult {
-	te := ToolError{Code: job.CodeOf(err), Message: "an internal error occurred; it has been logged"}
-	var p *job.Problem
+	te := ToolError{Code: problem.CodeOf(err), Message: "an internal error occurred; it has been logged"}
+	var p *problem.Problem
 	if errors.As(err, &p) {
 		te.Message = p.Message
 	} else {

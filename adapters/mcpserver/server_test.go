@@ -17,6 +17,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
 	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 )
 
@@ -187,23 +188,23 @@ func TestToolErrors(t *testing.T) {
 		name     string
 		tool     string
 		args     map[string]any
-		code     job.Code
+		code     problem.Code
 		contains string
 	}{
 		{"disallowed flag", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
-			"command": "ffmpeg -i https://example.com/a.mp4 -filter_script f.txt out.mp4"}}, job.CodeValidation, "-filter_script"},
-		{"unknown type", "submit_job", map[string]any{"type": "nope"}, job.CodeValidation, `"nope"`},
+			"command": "ffmpeg -i https://example.com/a.mp4 -filter_script f.txt out.mp4"}}, problem.CodeValidation, "-filter_script"},
+		{"unknown type", "submit_job", map[string]any{"type": "nope"}, problem.CodeValidation, `"nope"`},
 		{"unknown param", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
-			"command": "ffmpeg -f lavfi -i testsrc out.mp4", "bogus": 1}}, job.CodeValidation, "bogus"},
-		{"no job", "get_job", map[string]any{"id": "job_missing"}, job.CodeNotFound, "job_missing"},
-		{"bad status", "list_jobs", map[string]any{"status": "done"}, job.CodeValidation, `"done"`},
-		{"both sources", "upload_media", map[string]any{"url": "https://example.com/a", "content": "aGk="}, job.CodeValidation, "exactly one"},
-		{"too large", "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString(make([]byte, 9))}, job.CodePayloadTooLarge, "8 byte"},
-		{"not base64", "upload_media", map[string]any{"content": "%%%"}, job.CodeValidation, "base64"},
-		{"loopback url", "upload_media", map[string]any{"url": "https://10.1.2.3/x"}, job.CodeValidation, "private, loopback"},
-		{"plain http", "upload_media", map[string]any{"url": "http://example.com/x"}, job.CodeValidation, "https"},
-		{"bad name", "upload_media", map[string]any{"content": "aGk=", "name": "../x"}, job.CodeValidation, "plain file name"},
-		{"probe local file", "probe_media", map[string]any{"source": "file:/etc/passwd"}, job.CodeValidation, "file:/etc/passwd"},
+			"command": "ffmpeg -f lavfi -i testsrc out.mp4", "bogus": 1}}, problem.CodeValidation, "bogus"},
+		{"no job", "get_job", map[string]any{"id": "job_missing"}, problem.CodeNotFound, "job_missing"},
+		{"bad status", "list_jobs", map[string]any{"status": "done"}, problem.CodeValidation, `"done"`},
+		{"both sources", "upload_media", map[string]any{"url": "https://example.com/a", "content": "aGk="}, problem.CodeValidation, "exactly one"},
+		{"too large", "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString(make([]byte, 9))}, problem.CodePayloadTooLarge, "8 byte"},
+		{"not base64", "upload_media", map[string]any{"content": "%%%"}, problem.CodeValidation, "base64"},
+		{"loopback url", "upload_media", map[string]any{"url": "https://10.1.2.3/x"}, problem.CodeValidation, "private, loopback"},
+		{"plain http", "upload_media", map[string]any{"url": "http://example.com/x"}, problem.CodeValidation, "https"},
+		{"bad name", "upload_media", map[string]any{"content": "aGk=", "name": "../x"}, problem.CodeValidation, "plain file name"},
+		{"probe local file", "probe_media", map[string]any{"source": "file:/etc/passwd"}, problem.CodeValidation, "file:/etc/passwd"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,7 +229,7 @@ func TestRateLimitIsShared(t *testing.T) {
 	mustSucceed(t, cs, "get_account", map[string]any{}, nil)
 	te := toolError(t, cs, "get_account", map[string]any{})
 	want := fmt.Sprintf("rate limit of 2 requests per minute exceeded (REST and MCP share it); retry after %d seconds", te.RetryAfterSeconds)
-	if te.Code != job.CodeRateLimited || te.RetryAfterSeconds < 1 || te.RetryAfterSeconds > 30 || te.Message != want {
+	if te.Code != problem.CodeRateLimited || te.RetryAfterSeconds < 1 || te.RetryAfterSeconds > 30 || te.Message != want {
 		t.Errorf("over the limit: got %+v, want RATE_LIMITED: %s", te, want)
 	}
 	// Listing tools is protocol traffic, not a request of the API: it spends nothing.
@@ -291,7 +292,7 @@ func TestAuthentication(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != http.StatusUnauthorized ||
-				e.Error.Code != job.CodeUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+				e.Error.Code != problem.CodeUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
 				t.Errorf("got %d %q WWW-Authenticate %q, want 401 UNAUTHORIZED with a Bearer challenge", resp.StatusCode, body, resp.Header.Get("WWW-Authenticate"))
 			}
 		})

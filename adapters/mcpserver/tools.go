@@ -25,6 +25,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -88,7 +89,7 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 
 func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput) (service.View, string, error) {
 	if in.ID == "" {
-		return service.View{}, "", job.Reject(job.CodeValidation, "id is required")
+		return service.View{}, "", problem.Reject(problem.CodeValidation, "id is required")
 	}
 	v, err := h.svc.GetJob(ctx, a, in.ID)
 	if err != nil {
@@ -134,18 +135,18 @@ func (h *Handler) listJobs(ctx context.Context, a account.Account, in ListJobsIn
 	if in.Status != "" {
 		st, err := job.ParseStatus(in.Status)
 		if err != nil {
-			return JobPage{}, "", job.Reject(job.CodeValidation, "status %q is not one of waiting, dispatched, running, complete, failed, cancelled", in.Status)
+			return JobPage{}, "", problem.Reject(problem.CodeValidation, "status %q is not one of waiting, dispatched, running, complete, failed, cancelled", in.Status)
 		}
 		p.Status = st
 	}
 	if in.Type != "" {
 		if _, ok := h.svc.Types.Lookup(in.Type); !ok {
-			return JobPage{}, "", job.Reject(job.CodeValidation, "type %q is not a job type; one of: %s", in.Type, strings.Join(h.svc.Types.Names(), ", "))
+			return JobPage{}, "", problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", in.Type, strings.Join(h.svc.Types.Names(), ", "))
 		}
 		p.Type = in.Type
 	}
 	if in.Limit < 0 || in.Limit > job.MaxListLimit {
-		return JobPage{}, "", job.Reject(job.CodeValidation, "limit %d must be from 1 to %d", in.Limit, job.MaxListLimit)
+		return JobPage{}, "", problem.Reject(problem.CodeValidation, "limit %d must be from 1 to %d", in.Limit, job.MaxListLimit)
 	}
 	if in.Cursor != "" {
 		if _, _, err := job.DecodeCursor(in.Cursor); err != nil {
@@ -195,11 +196,11 @@ func (h *Handler) probeMedia(ctx context.Context, a account.Account, in ProbeMed
 		return p, fmt.Sprintf("%s: %s, %d ms, %d stream(s), %d bytes.", in.Source, m.Format, m.DurationMs, len(m.Streams), m.Size), nil
 	case job.StatusFailed:
 		if v.Error != nil {
-			return Probe{}, "", job.Reject(v.Error.Code, "probe job %s failed: %s", v.ID, v.Error.Message)
+			return Probe{}, "", problem.Reject(v.Error.Code, "probe job %s failed: %s", v.ID, v.Error.Message)
 		}
-		return Probe{}, "", job.Reject(job.CodeRunnerError, "probe job %s failed", v.ID)
+		return Probe{}, "", problem.Reject(problem.CodeRunnerError, "probe job %s failed", v.ID)
 	case job.StatusCancelled:
-		return Probe{}, "", job.Reject(job.CodeCancelled, "probe job %s was cancelled", v.ID)
+		return Probe{}, "", problem.Reject(problem.CodeCancelled, "probe job %s was cancelled", v.ID)
 	default:
 		return p, fmt.Sprintf("The probe (job %s) is still %s; call get_job with id %q every 1–2 seconds and read output.data when it is complete.", v.ID, v.Status, v.ID), nil
 	}
@@ -234,7 +235,7 @@ func (h *Handler) getAccount(_ context.Context, a account.Account, _ GetAccountI
 
 func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadMediaInput) (Upload, string, error) {
 	if (in.URL == "") == (in.Content == "") {
-		return Upload{}, "", job.Reject(job.CodeValidation, "give exactly one of url and content")
+		return Upload{}, "", problem.Reject(problem.CodeValidation, "give exactly one of url and content")
 	}
 	if in.Name != "" {
 		if err := asset.CheckName(in.Name); err != nil {
@@ -249,7 +250,7 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 			return Upload{}, "", err
 		}
 		if len(b) == 0 {
-			return Upload{}, "", job.Reject(job.CodeValidation, "content is empty")
+			return Upload{}, "", problem.Reject(problem.CodeValidation, "content is empty")
 		}
 		body = bytes.NewReader(b)
 	} else {
@@ -260,7 +261,7 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 		defer resp.Body.Close()
 		br := bufio.NewReader(resp.Body)
 		if _, err := br.Peek(1); err != nil {
-			return Upload{}, "", job.Reject(job.CodeInputFetchFailed, "url %s answered an empty body", redact(in.URL))
+			return Upload{}, "", problem.Reject(problem.CodeInputFetchFailed, "url %s answered an empty body", redact(in.URL))
 		}
 		body = br
 		if name == "" {
@@ -281,7 +282,7 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 	as, err := h.svc.Upload(ctx, a, name, contentType, body)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return Upload{}, "", job.Reject(job.CodeInputFetchFailed, "url %s could not be read to the end", redact(in.URL))
+			return Upload{}, "", problem.Reject(problem.CodeInputFetchFailed, "url %s could not be read to the end", redact(in.URL))
 		}
 		return Upload{}, "", err
 	}
@@ -298,7 +299,7 @@ func (h *Handler) decodeContent(s string) ([]byte, error) {
 		return r
 	}, s)
 	if int64(base64.StdEncoding.DecodedLen(len(s))) > h.opts.MaxInline+2 {
-		return nil, job.Reject(job.CodePayloadTooLarge, "content exceeds the %d byte limit; upload larger files by url", h.opts.MaxInline)
+		return nil, problem.Reject(problem.CodePayloadTooLarge, "content exceeds the %d byte limit; upload larger files by url", h.opts.MaxInline)
 	}
 	enc := base64.StdEncoding
 	if !strings.HasSuffix(s, "=") && len(s)%4 != 0 {
@@ -306,10 +307,10 @@ func (h *Handler) decodeContent(s string) ([]byte, error) {
 	}
 	b, err := enc.DecodeString(s)
 	if err != nil {
-		return nil, job.Reject(job.CodeValidation, "content is not base64: %v", err)
+		return nil, problem.Reject(problem.CodeValidation, "content is not base64: %v", err)
 	}
 	if int64(len(b)) > h.opts.MaxInline {
-		return nil, job.Reject(job.CodePayloadTooLarge, "content exceeds the %d byte limit; upload larger files by url", h.opts.MaxInline)
+		return nil, problem.Reject(problem.CodePayloadTooLarge, "content exceeds the %d byte limit; upload larger files by url", h.opts.MaxInline)
 	}
 	return b, nil
 }
@@ -318,30 +319,30 @@ func (h *Handler) decodeContent(s string) ([]byte, error) {
 func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, job.Reject(job.CodeValidation, "url %q is not an absolute URL", raw)
+		return nil, problem.Reject(problem.CodeValidation, "url %q is not an absolute URL", raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return nil, job.Reject(job.CodeValidation, "url %q is not usable: %v", raw, err)
+		return nil, problem.Reject(problem.CodeValidation, "url %q is not usable: %v", raw, err)
 	}
 	resp, err := h.opts.Fetch.Do(req)
 	if err != nil {
 		var blocked *safehttp.BlockedError
 		switch {
 		case errors.As(err, &blocked), errors.Is(err, safehttp.ErrBlockedAddress):
-			return nil, job.Reject(job.CodeValidation, "url %s is refused: its address is on a private, loopback or reserved range", redact(raw))
+			return nil, problem.Reject(problem.CodeValidation, "url %s is refused: its address is on a private, loopback or reserved range", redact(raw))
 		case errors.Is(err, safehttp.ErrScheme):
-			return nil, job.Reject(job.CodeValidation, "url %s is refused: only https URLs are fetched", redact(raw))
+			return nil, problem.Reject(problem.CodeValidation, "url %s is refused: only https URLs are fetched", redact(raw))
 		default:
 			if ue := (*url.Error)(nil); errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return nil, job.Reject(job.CodeInputFetchFailed, "url %s could not be fetched: %v", redact(raw), err)
+			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %v", redact(raw), err)
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
-		return nil, job.Reject(job.CodeInputFetchFailed, "url %s could not be fetched: the server answered %s", redact(raw), resp.Status)
+		return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: the server answered %s", redact(raw), resp.Status)
 	}
 	return resp, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -110,9 +111,9 @@ type Upload struct {
 // ToolError is the structured content of a tool result with isError: the REST error's
 // { code, message }, plus, for RATE_LIMITED, the seconds to wait.
 type ToolError struct {
-	Code              job.Code `json:"code"`
-	Message           string   `json:"message"`
-	RetryAfterSeconds int      `json:"retryAfterSeconds,omitempty"`
+	Code              problem.Code `json:"code"`
+	Message           string       `json:"message"`
+	RetryAfterSeconds int          `json:"retryAfterSeconds,omitempty"`
 }
 
 // schemaFor infers the JSON Schema of T. Raw JSON (a job's inputs, params and output.data) is an
@@ -128,7 +129,7 @@ func schemaFor[T any]() *jsonschema.Schema {
 		reflect.TypeFor[job.Status]():      {Type: "string", Enum: statuses},
 		reflect.TypeFor[account.Plan]():    {Type: "string", Enum: plans},
 		reflect.TypeFor[job.FileType]():    {Type: "string", Description: "video, image, audio, captions, playlist, data or other; tolerate other values"},
-		reflect.TypeFor[job.Code]():        {Type: "string"},
+		reflect.TypeFor[problem.Code]():    {Type: "string"},
 	}})
 	if err != nil {
 		// The types are ours and fixed: a failure is a programming mistake caught by any test.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -187,11 +188,11 @@ func (a *Agent) run(ctx context.Context, w service.Assignment) {
 func (a *Agent) execute(ctx context.Context, w service.Assignment, progress func(float64)) service.RunResult {
 	ex, ok := a.executors[w.Type]
 	if !ok {
-		return service.RunResult{Error: job.NewError(job.CodeRunnerError, fmt.Sprintf("this runner cannot run jobs of type %q", w.Type), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeRunnerError, fmt.Sprintf("this runner cannot run jobs of type %q", w.Type), nil)}
 	}
 	work, err := os.MkdirTemp(a.cfg.WorkRoot, w.JobID+"-")
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeRunnerLost, "the runner could not make a work directory", nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeRunnerLost, "the runner could not make a work directory", nil)}
 	}
 	defer os.RemoveAll(work)
 	return ex.Execute(ctx, w, filepath.Clean(work), progress)

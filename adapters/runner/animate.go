@@ -6,6 +6,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionsanimate"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
@@ -25,7 +26,7 @@ func (an *Animate) Execute(ctx context.Context, a service.Assignment, work strin
 		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
 	}
 	b := an.FFmpeg.burner(ctx, a, work, progress)
 	video, e := b.source(req.Source)
@@ -39,7 +40,7 @@ func (an *Animate) Execute(ctx context.Context, a service.Assignment, work strin
 			return b.fail(e)
 		}
 		if words, err = subtitle.ParseTranscript(data, an.Limits); err != nil {
-			return b.fail(job.NewError(job.CodeValidation, "inputs.transcript is not a usable word list, SRT or VTT: "+err.Error(), nil))
+			return b.fail(job.NewError(problem.CodeValidation, "inputs.transcript is not a usable word list, SRT or VTT: "+err.Error(), nil))
 		}
 	} else if words, e = b.transcribe(an.Transcriber, req.Params.Language); e != nil {
 		return b.fail(e)

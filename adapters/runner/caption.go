@@ -14,6 +14,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
@@ -44,7 +45,7 @@ func (c *Captions) Execute(ctx context.Context, a service.Assignment, work strin
 		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
 	}
 	b := c.FFmpeg.burner(ctx, a, work, progress)
 	video, e := b.source(req.Source)
@@ -109,7 +110,7 @@ func (b *burner) source(url string) (subtitle.Video, *job.Error) {
 	md, wall, err := probeMetadata(b.ctx, b.f.Sandbox, b.work, localSource, b.left())
 	b.compute += wall
 	if err != nil {
-		return subtitle.Video{}, job.NewError(job.CodeRunnerError, "inputs.source could not be read as media: "+err.Error(), nil)
+		return subtitle.Video{}, job.NewError(problem.CodeRunnerError, "inputs.source could not be read as media: "+err.Error(), nil)
 	}
 	b.meta.durationMs = md.DurationMs
 	for _, s := range md.Streams {
@@ -121,7 +122,7 @@ func (b *burner) source(url string) (subtitle.Video, *job.Error) {
 		}
 	}
 	if b.meta.Width == 0 {
-		return subtitle.Video{}, job.NewError(job.CodeRunnerError, "inputs.source has no video stream to burn captions into", nil)
+		return subtitle.Video{}, job.NewError(problem.CodeRunnerError, "inputs.source has no video stream to burn captions into", nil)
 	}
 	return b.meta.Video, nil
 }
@@ -137,12 +138,12 @@ func (b *burner) readInput(name, url, local string, lim subtitle.Limits) ([]byte
 	}
 	fd, err := os.OpenFile(filepath.Join(b.work, local), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, job.NewError(job.CodeRunnerError, "inputs."+name+" could not be read", nil)
+		return nil, job.NewError(problem.CodeRunnerError, "inputs."+name+" could not be read", nil)
 	}
 	defer fd.Close()
 	data, err := io.ReadAll(io.LimitReader(fd, int64(max)+1))
 	if err != nil {
-		return nil, job.NewError(job.CodeRunnerError, "inputs."+name+" could not be read", nil)
+		return nil, job.NewError(problem.CodeRunnerError, "inputs."+name+" could not be read", nil)
 	}
 	return data, nil
 }
@@ -155,7 +156,7 @@ func (b *burner) subtitles(url string, style subtitle.Style, v subtitle.Video, l
 		return nil, e
 	}
 	bad := func(err error) *job.Error {
-		return job.NewError(job.CodeValidation, "inputs.subtitles is not a usable SRT, VTT or ASS file: "+err.Error(), nil)
+		return job.NewError(problem.CodeValidation, "inputs.subtitles is not a usable SRT, VTT or ASS file: "+err.Error(), nil)
 	}
 	if subtitle.Detect(data) == subtitle.FormatASS {
 		if err := subtitle.CheckASS(data, lim); err != nil {
@@ -173,10 +174,10 @@ func (b *burner) subtitles(url string, style subtitle.Style, v subtitle.Video, l
 // transcribe extracts the audio as 16 kHz mono PCM with the sandboxed FFmpeg and transcribes it.
 func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subtitle.Word, *job.Error) {
 	if tr == nil {
-		return nil, job.NewError(job.CodeValidation, "inputs.subtitles is required: no transcriber is configured", nil)
+		return nil, job.NewError(problem.CodeValidation, "inputs.subtitles is required: no transcriber is configured", nil)
 	}
 	if b.meta.audioCodec == "" {
-		return nil, job.NewError(job.CodeRunnerError, "inputs.source has no audio to transcribe; give inputs.subtitles", nil)
+		return nil, job.NewError(problem.CodeRunnerError, "inputs.source has no audio to transcribe; give inputs.subtitles", nil)
 	}
 	if e := b.ffmpeg([]string{"-i", localSource, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", localAudio}, nil); e != nil {
 		return nil, e
@@ -188,11 +189,11 @@ func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subt
 	b.compute += time.Since(start)
 	switch {
 	case tctx.Err() != nil && b.ctx.Err() == nil:
-		return nil, job.NewError(job.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
+		return nil, job.NewError(problem.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
 	case err != nil:
-		return nil, job.NewError(job.CodeRunnerError, "transcription failed: "+err.Error(), nil)
+		return nil, job.NewError(problem.CodeRunnerError, "transcription failed: "+err.Error(), nil)
 	case len(words) == 0:
-		return nil, job.NewError(job.CodeRunnerError, "transcription found no speech in inputs.source", nil)
+		return nil, job.NewError(problem.CodeRunnerError, "transcription found no speech in inputs.source", nil)
 	}
 	b.progress(0.3)
 	return words, nil
@@ -204,7 +205,7 @@ var mp4Audio = []string{"aac", "mp3", "alac", "ac3", "eac3", "opus", "flac"}
 // burn writes the script and renders it onto the video: libx264, audio copied, one MP4.
 func (b *burner) burn(script []byte) service.RunResult {
 	if err := os.WriteFile(filepath.Join(b.work, localScript), script, 0o644); err != nil {
-		return b.fail(job.NewError(job.CodeRunnerError, "writing the caption script failed", nil))
+		return b.fail(job.NewError(problem.CodeRunnerError, "writing the caption script failed", nil))
 	}
 	args := []string{"-i", localSource, "-map", "0:v:0", "-map", "0:a:0?", "-vf", "ass=" + localScript,
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p"}
@@ -227,7 +228,7 @@ func (b *burner) burn(script []byte) service.RunResult {
 		return b.fail(b.f.internal(b.a.JobID, "storing the output failed", err))
 	}
 	if len(files) != 1 || files[0].Path != CaptionOutput {
-		return b.fail(job.NewError(job.CodeRunnerError, fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
+		return b.fail(job.NewError(problem.CodeRunnerError, fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
 	}
 	return service.RunResult{Files: files, ComputeMs: b.compute.Milliseconds()}
 }
@@ -243,13 +244,13 @@ func (b *burner) ffmpeg(args []string, stdout io.Writer) *job.Error {
 	b.compute += run.Wall
 	switch {
 	case run.TimedOut:
-		return job.NewError(job.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), run.StderrTail)
+		return job.NewError(problem.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), run.StderrTail)
 	case errors.Is(err, context.Canceled) || b.ctx.Err() != nil:
-		return job.NewError(job.CodeCancelled, "the job was cancelled", nil)
+		return job.NewError(problem.CodeCancelled, "the job was cancelled", nil)
 	case err != nil:
 		return b.f.internal(b.a.JobID, "the sandbox could not run FFmpeg", err)
 	case run.ExitCode != 0:
-		return job.NewError(job.CodeRunnerError, fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
+		return job.NewError(problem.CodeRunnerError, fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -311,7 +312,7 @@ func TestCaptionBurnBadSubtitles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := b.run(t, &runner.Captions{FFmpeg: b.ff}, "caption.burn", map[string]string{"source": b.url(t, "source.mp4", nil),
 				"subtitles": b.url(t, strings.ReplaceAll(tc.name, " ", "_")+".srt", tc.content)}, nil)
-			if res.Error == nil || res.Error.Code != job.CodeValidation || !strings.Contains(res.Error.Message, "inputs.subtitles") ||
+			if res.Error == nil || res.Error.Code != problem.CodeValidation || !strings.Contains(res.Error.Message, "inputs.subtitles") ||
 				!strings.Contains(res.Error.Message, tc.want) || len(res.Files) != 0 {
 				t.Fatalf("result: %+v", res)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -29,7 +30,7 @@ type Fetcher struct {
 // URL and the reason.
 func (f Fetcher) Fetch(ctx context.Context, a service.Assignment, url, dst string) *job.Error {
 	fail := func(reason string) *job.Error {
-		return job.NewError(job.CodeInputFetchFailed, fmt.Sprintf("input %s could not be fetched: %s", url, reason), nil)
+		return job.NewError(problem.CodeInputFetchFailed, fmt.Sprintf("input %s could not be fetched: %s", url, reason), nil)
 	}
 	if id, ok := ffmpegjob.AssetID(url, a.AssetURLPrefix); ok {
 		as, err := f.Assets.GetAsset(ctx, id)

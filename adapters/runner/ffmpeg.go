@@ -19,6 +19,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -40,12 +41,12 @@ type FFmpeg struct {
 func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
 	req, err := ffmpegjob.Parse(a.Inputs, a.Params)
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
 	}
 	// The validator runs again here: the runner trusts nothing the queue carried.
 	res, err := req.Validate(a.AssetURLPrefix)
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
 	}
 	plan := res.Plan
 
@@ -54,7 +55,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 		inputs[name] = true
 		if in.Content != nil {
 			if err := os.WriteFile(filepath.Join(work, name), []byte(*in.Content), 0o644); err != nil {
-				return service.RunResult{Error: job.NewError(job.CodeRunnerError, "staging inline input "+name+" failed", nil)}
+				return service.RunResult{Error: job.NewError(problem.CodeRunnerError, "staging inline input "+name+" failed", nil)}
 			}
 		}
 	}
@@ -102,14 +103,14 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 	computeMs := run.Wall.Milliseconds()
 	switch {
 	case run.TimedOut:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerTimeout,
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeRunnerTimeout,
 			fmt.Sprintf("the job ran past its time limit of %d seconds", int(a.Timeout/time.Second)), run.StderrTail)}
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeCancelled, "the job was cancelled", nil)}
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeCancelled, "the job was cancelled", nil)}
 	case err != nil:
 		return service.RunResult{Error: f.internal(a.JobID, "the sandbox could not run FFmpeg", err)}
 	case run.ExitCode != 0:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(job.CodeRunnerError,
+		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeRunnerError,
 			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
 	}
 
@@ -127,7 +128,7 @@ func (f *FFmpeg) internal(jobID, what string, err error) *job.Error {
 	if f.Log != nil {
 		f.Log.Error("runner: "+what, "job", jobID, "err", err)
 	}
-	return job.NewError(job.CodeRunnerLost, "the runner failed ("+what+"); the job can be retried", nil)
+	return job.NewError(problem.CodeRunnerLost, "the runner failed ("+what+"); the job can be retried", nil)
 }
 
 // firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none).

@@ -18,6 +18,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -25,7 +26,7 @@ type noAssets struct{}
 
 func (noAssets) CreateAsset(context.Context, asset.Asset) error { return nil }
 func (noAssets) GetAsset(context.Context, string) (asset.Asset, error) {
-	return asset.Asset{}, job.ErrNotFound
+	return asset.Asset{}, problem.ErrNotFound
 }
 
 type testBundle struct {
@@ -129,7 +130,7 @@ func TestFailureKeepsStderrTail(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, `{"bad.mp4":{"content":"this is not a video"}}`, "ffmpeg -i bad.mp4 out.mp4", 30*time.Second)
-	if res.Error == nil || res.Error.Code != job.CodeRunnerError || res.Error.Detail == nil || len(*res.Error.Detail) > job.DetailLimit {
+	if res.Error == nil || res.Error.Code != problem.CodeRunnerError || res.Error.Detail == nil || len(*res.Error.Detail) > job.DetailLimit {
 		t.Fatalf("error: %+v", res.Error)
 	}
 	if !strings.Contains(*res.Error.Detail, "bad.mp4") {
@@ -141,7 +142,7 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=600:size=1280x720 -c:v libx264 out.mp4", time.Second)
-	if res.Error == nil || res.Error.Code != job.CodeRunnerTimeout || len(res.Files) != 0 {
+	if res.Error == nil || res.Error.Code != problem.CodeRunnerTimeout || len(res.Files) != 0 {
 		t.Fatalf("result: %+v", res)
 	}
 }
@@ -153,7 +154,7 @@ func TestRefusedInputRange(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	res := b.run(t, "", "ffmpeg -i "+srv.URL+"/in.mp4 out.mp4", 30*time.Second)
-	if res.Error == nil || res.Error.Code != job.CodeInputFetchFailed || !strings.Contains(res.Error.Message, "refused") {
+	if res.Error == nil || res.Error.Code != problem.CodeInputFetchFailed || !strings.Contains(res.Error.Message, "refused") {
 		t.Fatalf("error: %+v", res.Error)
 	}
 	if hits.Load() != 0 {

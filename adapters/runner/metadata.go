@@ -16,6 +16,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -32,14 +33,14 @@ func (m *Metadata) Execute(ctx context.Context, a service.Assignment, work strin
 		_, err = captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(job.CodeValidation, err.Error(), nil)}
+		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
 	}
 	if e := m.FFmpeg.Fetch.Fetch(ctx, a, src, filepath.Join(work, localSource)); e != nil {
 		return service.RunResult{Error: e}
 	}
 	md, wall, err := probeMetadata(ctx, m.FFmpeg.Sandbox, work, localSource, a.Timeout)
 	if err != nil {
-		return service.RunResult{ComputeMs: wall.Milliseconds(), Error: job.NewError(job.CodeRunnerError, "the source could not be read as media: "+err.Error(), nil)}
+		return service.RunResult{ComputeMs: wall.Milliseconds(), Error: job.NewError(problem.CodeRunnerError, "the source could not be read as media: "+err.Error(), nil)}
 	}
 	data, err := json.Marshal(md)
 	if err != nil {

@@ -37,14 +37,14 @@ func (r keyRow) key() account.Key {
 		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utc(r.RevokedAt)}
 }
 
-// CreateAccount saves a new account; a taken ID is job.ErrConflict.
+// CreateAccount saves a new account; a taken ID is problem.ErrConflict.
 func (s *Store) CreateAccount(ctx context.Context, a account.Account) error {
 	r := &accountRow{ID: a.ID, Plan: string(a.Plan), CreatedAt: a.CreatedAt.UTC()}
 	_, err := s.w.NewInsert().Model(r).Exec(ctx)
 	return mapErr("create account "+a.ID, err)
 }
 
-// GetAccount returns the account or job.ErrNotFound.
+// GetAccount returns the account or problem.ErrNotFound.
 func (s *Store) GetAccount(ctx context.Context, id string) (account.Account, error) {
 	var r accountRow
 	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
@@ -53,13 +53,13 @@ func (s *Store) GetAccount(ctx context.Context, id string) (account.Account, err
 	return r.account(), nil
 }
 
-// SetPlan changes an account's plan; a missing account is job.ErrNotFound.
+// SetPlan changes an account's plan; a missing account is problem.ErrNotFound.
 func (s *Store) SetPlan(ctx context.Context, id string, p account.Plan) error {
 	res, err := s.w.NewUpdate().Model((*accountRow)(nil)).Set("plan = ?", string(p)).Where("id = ?", id).Exec(ctx)
 	return affected("account "+id, res, err)
 }
 
-// CreateKey saves a key; a taken ID or hash is job.ErrConflict, a missing account job.ErrNotFound.
+// CreateKey saves a key; a taken ID or hash is problem.ErrConflict, a missing account problem.ErrNotFound.
 func (s *Store) CreateKey(ctx context.Context, k account.Key) error {
 	r := &keyRow{ID: k.ID, AccountID: k.AccountID, Hash: k.Hash, Prefix: k.Prefix,
 		CreatedAt: k.CreatedAt.UTC(), RevokedAt: utc(k.RevokedAt)}
@@ -67,7 +67,7 @@ func (s *Store) CreateKey(ctx context.Context, k account.Key) error {
 	return mapErr("create key "+k.ID+" of account "+k.AccountID, err)
 }
 
-// AccountByKeyHash returns the account of an unrevoked key with that hash, or job.ErrNotFound.
+// AccountByKeyHash returns the account of an unrevoked key with that hash, or problem.ErrNotFound.
 // It runs on every authenticated request: one indexed join.
 func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, error) {
 	var r struct {
@@ -89,7 +89,7 @@ func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Acco
 }
 
 // RevokeKey marks an account's key revoked at at; revoking again keeps the first time. A key
-// that is not the account's is job.ErrNotFound.
+// that is not the account's is problem.ErrNotFound.
 func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error {
 	res, err := s.w.NewUpdate().Model((*keyRow)(nil)).
 		Set("revoked_at = COALESCE(revoked_at, ?)", at.UTC()).
@@ -97,7 +97,7 @@ func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.
 	return affected("key "+keyID+" of account "+accountID, res, err)
 }
 
-// affected maps an UPDATE that matched no row to job.ErrNotFound.
+// affected maps an UPDATE that matched no row to problem.ErrNotFound.
 func affected(what string, res interface{ RowsAffected() (int64, error) }, err error) error {
 	if err != nil {
 		return mapErr(what, err)

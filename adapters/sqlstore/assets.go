@@ -20,7 +20,7 @@ type assetRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// CreateAsset saves an asset record; a taken ID is job.ErrConflict.
+// CreateAsset saves an asset record; a taken ID is problem.ErrConflict.
 func (s *Store) CreateAsset(ctx context.Context, a asset.Asset) error {
 	r := &assetRow{ID: a.ID, AccountID: a.AccountID, Name: a.Name, ContentType: a.ContentType,
 		Size: a.Size, CreatedAt: a.CreatedAt.UTC()}
@@ -28,7 +28,7 @@ func (s *Store) CreateAsset(ctx context.Context, a asset.Asset) error {
 	return mapErr("create asset "+a.ID, err)
 }
 
-// GetAsset returns the asset or job.ErrNotFound.
+// GetAsset returns the asset or problem.ErrNotFound.
 func (s *Store) GetAsset(ctx context.Context, id string) (asset.Asset, error) {
 	var r assetRow
 	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {

@@ -82,7 +82,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *batch.Batch, jobs []*job.Job
 	})
 }
 
-// GetBatch returns a batch or job.ErrNotFound.
+// GetBatch returns a batch or problem.ErrNotFound.
 func (s *Store) GetBatch(ctx context.Context, id string) (*batch.Batch, error) {
 	var r batchRow
 	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {

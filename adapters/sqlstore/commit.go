@@ -5,9 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/uptrace/bun"
-
-	"github.com/mediajobs/mediajobs/core/job"
 )
 
 // SQLite commits one writer at a time, and a commit costs the same pages for one row as for a
@@ -80,7 +79,7 @@ func (s *Store) commitBatch(batch []createReq) {
 		for i, req := range batch {
 			_, err := tx.NewInsert().Model(req.row).Exec(ctx)
 			if err = mapErr("create job "+req.row.ID, err); err != nil {
-				if !errors.Is(err, job.ErrConflict) {
+				if !errors.Is(err, problem.ErrConflict) {
 					return err
 				}
 				errs[i] = err

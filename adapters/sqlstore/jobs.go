@@ -160,7 +160,7 @@ func rowsJobs(rows []jobRow) ([]*job.Job, error) {
 	return out, nil
 }
 
-// Create saves a new job; an existing ID is job.ErrConflict.
+// Create saves a new job; an existing ID is problem.ErrConflict.
 func (s *Store) Create(ctx context.Context, j *job.Job) error {
 	r, err := toRow(j)
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Store) Create(ctx context.Context, j *job.Job) error {
 	return mapErr("create job "+j.ID, err)
 }
 
-// Get returns a job or job.ErrNotFound.
+// Get returns a job or problem.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	var r jobRow
 	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Store implements job.Store, batch.Store, account.Store and asset.Store over SQLite or PostgreSQL.
@@ -202,7 +203,7 @@ const (
 )
 
 // mapErr turns driver errors that callers branch on into the core's sentinels: no row is
-// job.ErrNotFound, a taken key is job.ErrConflict, a missing referenced row is job.ErrNotFound.
+// problem.ErrNotFound, a taken key is problem.ErrConflict, a missing referenced row is problem.ErrNotFound.
 func mapErr(what string, err error) error {
 	if err == nil {
 		return nil
@@ -213,13 +214,13 @@ func mapErr(what string, err error) error {
 	)
 	switch {
 	case errors.Is(err, sql.ErrNoRows), errors.Is(err, errNoRow):
-		return fmt.Errorf("%s: %w", what, job.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, problem.ErrNotFound)
 	case errors.As(err, &pgErr) && pgErr.Field('C') == pgUniqueViolation,
 		errors.As(err, &slErr) && (slErr.Code() == sqliteConstraintUnique || slErr.Code() == sqliteConstraintPrimaryKey):
-		return fmt.Errorf("%s: %w", what, job.ErrConflict)
+		return fmt.Errorf("%s: %w", what, problem.ErrConflict)
 	case errors.As(err, &pgErr) && pgErr.Field('C') == pgForeignKeyViolation,
 		errors.As(err, &slErr) && slErr.Code() == sqliteConstraintForeignKey:
-		return fmt.Errorf("%s: %w", what, job.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, problem.ErrNotFound)
 	}
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }

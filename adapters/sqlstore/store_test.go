@@ -21,6 +21,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing/billingtest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // backends open a fresh, empty Store of each dialect for one test.
@@ -140,7 +141,7 @@ func TestConcurrentCreates(t *testing.T) {
 				if refused == nil {
 					refused = b
 				}
-				if (a == nil) == (b == nil) || !errors.Is(refused, job.ErrConflict) {
+				if (a == nil) == (b == nil) || !errors.Is(refused, problem.ErrConflict) {
 					t.Fatalf("two Creates of %s: %v and %v; want one nil, one ErrConflict", jobs[i].ID, a, b)
 				}
 				if _, err := s.Get(ctx, jobs[i].ID); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -197,7 +197,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
 }
 
 // CreateDelivery implements webhook.Store: a key already there inserts nothing and is
-// job.ErrConflict.
+// problem.ErrConflict.
 func (s *Store) CreateDelivery(ctx context.Context, d webhook.Delivery) error {
 	r, err := toDeliveryRow(d)
 	if err != nil {
@@ -208,7 +208,7 @@ func (s *Store) CreateDelivery(ctx context.Context, d webhook.Delivery) error {
 		return mapErr("create delivery "+d.Key, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return errors.Join(fmt.Errorf("delivery %s: %w", d.Key, job.ErrConflict), err)
+		return errors.Join(fmt.Errorf("delivery %s: %w", d.Key, problem.ErrConflict), err)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/clock"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -195,7 +195,7 @@ var errStale = errors.New("delivery changed while it was sent")
 // deliver makes one attempt of del and records it.
 func (d *Deliverer) deliver(ctx context.Context, del webhook.Delivery) {
 	ep, err := d.cfg.Store.GetEndpoint(ctx, del.EndpointID)
-	if errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, problem.ErrNotFound) {
 		return // deleted with its deliveries
 	}
 	if err != nil {
@@ -235,7 +235,7 @@ func (d *Deliverer) record(del webhook.Delivery, fn func(*webhook.Delivery)) {
 		fn(x)
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStale) && !errors.Is(err, job.ErrNotFound) {
+	if err != nil && !errors.Is(err, errStale) && !errors.Is(err, problem.ErrNotFound) {
 		d.cfg.Log.Warn("webhook delivery: recording the attempt failed; retried after the lease", "delivery", del.ID, "err", err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
@@ -409,7 +410,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 			b.svc.URLCheck = webhookout.URLChecker{HTTP: safehttp.Config{LookupIP: lookup}}
 			_, err := b.svc.CreateWebhookEndpoint(b.ctx, b.acct, service.WebhookEndpointParams{Name: "x", URL: url,
 				SubscribedEvents: []string{webhook.EventJobFailed}})
-			if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), "blocked") {
+			if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), "blocked") {
 				t.Fatalf("CreateWebhookEndpoint(%s): %v, want a VALIDATION_ERROR saying it is blocked", url, err)
 			}
 			if es, _ := b.svc.ListWebhookEndpoints(b.ctx, b.acct); len(es) != 0 {

@@ -79,16 +79,16 @@ func HashSecret(secret string) string {
 // Store is the port of accounts and keys.
 type Store interface {
 	CreateAccount(ctx context.Context, a Account) error
-	// GetAccount returns the account or job.ErrNotFound.
+	// GetAccount returns the account or problem.ErrNotFound.
 	GetAccount(ctx context.Context, id string) (Account, error)
 	SetPlan(ctx context.Context, id string, p Plan) error
 	// ListAccounts returns accounts by ID, a page at a time: those after p.After, on p.Plan
 	// when it is set.
 	ListAccounts(ctx context.Context, p ListParams) ([]Account, error)
 	CreateKey(ctx context.Context, k Key) error
-	// AccountByKeyHash returns the account of a live (unrevoked) key, or job.ErrNotFound.
+	// AccountByKeyHash returns the account of a live (unrevoked) key, or problem.ErrNotFound.
 	AccountByKeyHash(ctx context.Context, hash string) (Account, Key, error)
-	// RevokeKey marks an account's key revoked; an unknown key is job.ErrNotFound.
+	// RevokeKey marks an account's key revoked; an unknown key is problem.ErrNotFound.
 	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Asset is an uploaded file, referenced as {base_url}/assets/<id>/content.
@@ -27,7 +27,7 @@ func BlobKey(id string) string { return "assets/" + id }
 // Store is the port of asset records.
 type Store interface {
 	CreateAsset(ctx context.Context, a Asset) error
-	// GetAsset returns the asset or job.ErrNotFound.
+	// GetAsset returns the asset or problem.ErrNotFound.
 	GetAsset(ctx context.Context, id string) (Asset, error)
 }
 
@@ -38,7 +38,7 @@ func CheckName(name string) error {
 	bad := len(name) > 255 || name == "." || name == ".." || strings.ContainsAny(name, `/\`) ||
 		strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0
 	if bad {
-		return job.Reject(job.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
+		return problem.Reject(problem.CodeValidation, "name %q is not a plain file name (at most 255 characters, no slashes or control characters)", name)
 	}
 	return nil
 }

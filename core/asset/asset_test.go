@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mediajobs/mediajobs/core/asset"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 func TestCheckName(t *testing.T) {
@@ -16,7 +16,7 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{".", "..", "a/b", `a\b`, "../etc/passwd", "x\ny", "nul\x00", "bad\uFFFD", strings.Repeat("a", 256)} {
-		if err := asset.CheckName(bad); job.CodeOf(err) != job.CodeValidation {
+		if err := asset.CheckName(bad); problem.CodeOf(err) != problem.CodeValidation {
 			t.Errorf("CheckName(%q) = %v, want VALIDATION_ERROR", bad, err)
 		}
 	}

@@ -105,9 +105,9 @@ func (b *Batch) Clone() *Batch {
 // Store keeps batches. A batch's jobs live in the job.Store the same adapter implements.
 type Store interface {
 	// CreateBatch saves a new batch and its jobs (new, waiting) in one transaction: all of them
-	// or, on any error, none. An ID already taken is job.ErrConflict.
+	// or, on any error, none. An ID already taken is problem.ErrConflict.
 	CreateBatch(ctx context.Context, b *Batch, jobs []*job.Job) error
-	// GetBatch returns a batch or job.ErrNotFound.
+	// GetBatch returns a batch or problem.ErrNotFound.
 	GetBatch(ctx context.Context, id string) (*Batch, error)
 	// ListBatches returns an account's batches newest first, a page at a time.
 	ListBatches(ctx context.Context, p ListParams) (Page, error)
@@ -115,7 +115,7 @@ type Store interface {
 	// for a pair calls fn on the batch and saves what fn left, with the batch's outbox messages,
 	// in one transaction that holds the batch; it reports true. A later call for the same pair
 	// changes nothing, does not call fn and reports false. When fn fails nothing is written. An
-	// unknown batch is job.ErrNotFound.
+	// unknown batch is problem.ErrNotFound.
 	CountJob(ctx context.Context, batchID, jobID string, fn func(*Batch) error) (bool, error)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Kind is the kind of a ledger entry.
@@ -97,11 +98,11 @@ func EncodeCursor(seq int64) string { return "l" + strconv.FormatInt(seq, 36) }
 // DecodeCursor reads a cursor made by EncodeCursor; a bad one is a VALIDATION_ERROR.
 func DecodeCursor(s string) (int64, error) {
 	if len(s) < 2 || s[0] != 'l' {
-		return 0, job.Reject(job.CodeValidation, "cursor %q is not a cursor this endpoint returned", s)
+		return 0, problem.Reject(problem.CodeValidation, "cursor %q is not a cursor this endpoint returned", s)
 	}
 	n, err := strconv.ParseInt(s[1:], 36, 64)
 	if err != nil || n <= 0 {
-		return 0, job.Reject(job.CodeValidation, "cursor %q is not a cursor this endpoint returned", s)
+		return 0, problem.Reject(problem.CodeValidation, "cursor %q is not a cursor this endpoint returned", s)
 	}
 	return n, nil
 }

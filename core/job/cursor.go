@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Every listing of the service (jobs, deliveries, batches) is newest first by (CreatedAt, ID),
@@ -20,7 +22,7 @@ func KeysetCursor(t time.Time, id string) string {
 // ParseKeysetCursor reads a cursor made by KeysetCursor for an ID with the given prefix
 // ("job_"). Anything else is a VALIDATION_ERROR naming it.
 func ParseKeysetCursor(s, idPrefix string) (time.Time, string, error) {
-	bad := Reject(CodeValidation, "cursor %q is not a cursor this service returned", s)
+	bad := problem.Reject(problem.CodeValidation, "cursor %q is not a cursor this service returned", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return time.Time{}, "", bad

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // FuzzDecodeCursor: a cursor comes from the query string; any string is either a cursor this
@@ -15,8 +16,8 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		at, id, err := job.DecodeCursor(s)
 		if err != nil {
-			if job.CodeOf(err) != job.CodeValidation {
-				t.Fatalf("rejection with code %s", job.CodeOf(err))
+			if problem.CodeOf(err) != problem.CodeValidation {
+				t.Fatalf("rejection with code %s", problem.CodeOf(err))
 			}
 			return
 		}

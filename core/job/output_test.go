@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 type fakeSigner struct{}
@@ -200,7 +201,7 @@ func TestTailKeepsLast2KBOnUTF8Boundary(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := job.NewError(job.CodeRunnerError, "ffmpeg exited with status 1", []byte(tc.input))
+			e := job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte(tc.input))
 			got := *e.Detail
 			if len(got) > job.DetailLimit || !utf8.ValidString(got) || !strings.HasSuffix(tc.input, got) {
 				t.Fatalf("tail of %d bytes is %d bytes, valid=%v", len(tc.input), len(got), utf8.ValidString(got))
@@ -213,44 +214,8 @@ func TestTailKeepsLast2KBOnUTF8Boundary(t *testing.T) {
 			}
 		})
 	}
-	if e := job.NewError(job.CodeRunnerTimeout, "timed out", nil); e.Detail != nil {
+	if e := job.NewError(problem.CodeRunnerTimeout, "timed out", nil); e.Detail != nil {
 		t.Fatal("detail without stderr")
-	}
-}
-
-func TestCodeTable(t *testing.T) {
-	t.Parallel()
-	want := map[job.Code]struct {
-		status    int
-		retryable bool
-	}{
-		job.CodeValidation: {400, false}, job.CodePlanLimit: {403, false}, job.CodeRateLimited: {429, true},
-		job.CodeNotFound: {404, false}, job.CodeUnauthorized: {401, false}, job.CodeInsufficientCredits: {402, false},
-		job.CodeConflict: {409, false}, job.CodePayloadTooLarge: {413, false}, job.CodeRunnerLost: {500, true},
-		job.CodeRunnerError: {500, false}, job.CodeRunnerTimeout: {500, false}, job.CodeInputFetchFailed: {500, true},
-	}
-	for c, w := range want {
-		if c.HTTPStatus() != w.status || c.Retryable() != w.retryable {
-			t.Errorf("%s: status %d retryable %v, want %d %v", c, c.HTTPStatus(), c.Retryable(), w.status, w.retryable)
-		}
-	}
-	if len(job.Codes()) < len(want) {
-		t.Errorf("Codes() lists %d codes", len(job.Codes()))
-	}
-	tests := []struct {
-		err  error
-		want job.Code
-	}{
-		{job.Reject(job.CodePlanLimit, "gpu needs pro"), job.CodePlanLimit},
-		{fmt.Errorf("wrapped: %w", job.Reject(job.CodeValidation, "x")), job.CodeValidation},
-		{fmt.Errorf("get: %w", job.ErrNotFound), job.CodeNotFound},
-		{fmt.Errorf("x: %w", job.ErrIllegalTransition), job.CodeConflict},
-		{errors.New("disk on fire"), job.CodeInternal},
-	}
-	for _, tc := range tests {
-		if got := job.CodeOf(tc.err); got != tc.want {
-			t.Errorf("CodeOf(%v) = %s, want %s", tc.err, got, tc.want)
-		}
 	}
 }
 
@@ -262,7 +227,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %v %v %v", at, id, err)
 	}
 	for _, bad := range []string{"", "!!", "bm90LWEtY3Vyc29y", "MTIzfHg"} {
-		if _, _, err := job.DecodeCursor(bad); job.CodeOf(err) != job.CodeValidation {
+		if _, _, err := job.DecodeCursor(bad); problem.CodeOf(err) != problem.CodeValidation {
 			t.Errorf("DecodeCursor(%q): %v", bad, err)
 		}
 	}

@@ -1,8 +1,9 @@
 package job
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Status is one of the six job statuses of the spec.
@@ -21,7 +22,7 @@ const (
 var Statuses = []Status{StatusWaiting, StatusDispatched, StatusRunning, StatusComplete, StatusFailed, StatusCancelled}
 
 // ErrIllegalTransition is returned for any move the transition table does not allow.
-var ErrIllegalTransition = errors.New("illegal status transition")
+var ErrIllegalTransition = fmt.Errorf("illegal status transition: %w", problem.ErrConflict)
 
 // ParseStatus turns an untrusted string into a Status.
 func ParseStatus(s string) (Status, error) {

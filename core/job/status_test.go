@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Every ordered pair of the six statuses: the legal ones succeed, the rest fail with
@@ -29,7 +30,7 @@ func TestTransitionTable(t *testing.T) {
 		job.StatusRunning:    func(j *job.Job) error { return j.Start(now, time.Minute) },
 		job.StatusComplete:   func(j *job.Job) error { return j.Complete(now, out, 10) },
 		job.StatusFailed: func(j *job.Job) error {
-			return j.Fail(now, job.NewError(job.CodeRunnerError, "exit 1", nil), 10)
+			return j.Fail(now, job.NewError(problem.CodeRunnerError, "exit 1", nil), 10)
 		},
 		job.StatusCancelled: func(j *job.Job) error { return j.Cancel(now) },
 	}
@@ -152,7 +153,7 @@ func jobIn(t *testing.T, s job.Status) *job.Job {
 		job.StatusComplete: {func() error { return j.Dispatch(now, time.Minute) }, func() error { return j.Start(now, time.Minute) },
 			func() error { return j.Complete(now, out, 1) }},
 		job.StatusFailed: {func() error { return j.Dispatch(now, time.Minute) },
-			func() error { return j.Fail(now, job.NewError(job.CodeRunnerLost, "lost", nil), 0) }},
+			func() error { return j.Fail(now, job.NewError(problem.CodeRunnerLost, "lost", nil), 0) }},
 		job.StatusCancelled: {func() error { return j.Cancel(now) }},
 	}
 	for _, step := range steps[s] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Request is the body of POST /jobs: the same for every type.
@@ -40,7 +41,7 @@ type Spec struct {
 type Type interface {
 	// Name is the value of `type` that selects it.
 	Name() string
-	// Prepare validates inputs and params. A rejection is a *job.Problem with
+	// Prepare validates inputs and params. A rejection is a *problem.Problem with
 	// VALIDATION_ERROR whose message names the offending field, flag or value.
 	Prepare(req Request, env Env) (Spec, error)
 }
@@ -82,11 +83,11 @@ func (r *Registry) Lookup(name string) (Type, bool) {
 // VALIDATION_ERROR naming it and the known ones.
 func (r *Registry) Prepare(req Request, env Env) (Spec, error) {
 	if req.Type == "" {
-		return Spec{}, job.Reject(job.CodeValidation, "type is required; one of: %s", strings.Join(r.Names(), ", "))
+		return Spec{}, problem.Reject(problem.CodeValidation, "type is required; one of: %s", strings.Join(r.Names(), ", "))
 	}
 	t, ok := r.types[req.Type]
 	if !ok {
-		return Spec{}, job.Reject(job.CodeValidation, "type %q is not a job type; one of: %s", req.Type, strings.Join(r.Names(), ", "))
+		return Spec{}, problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", req.Type, strings.Join(r.Names(), ", "))
 	}
 	return t.Prepare(req, env)
 }
@@ -108,7 +109,7 @@ func DecodeRequestAt(prefix string, body []byte) (Request, error) {
 			raw = req.Params
 		}
 		if len(raw) > 0 && string(raw) != "null" && bytes.TrimSpace(raw)[0] != '{' {
-			return Request{}, job.Reject(job.CodeValidation, "%s%s must be an object", prefix, name)
+			return Request{}, problem.Reject(problem.CodeValidation, "%s%s must be an object", prefix, name)
 		}
 	}
 	return req, nil
@@ -124,10 +125,10 @@ func DecodeStrictAt(prefix string, body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return job.Reject(job.CodeValidation, "%s", describeJSONError(prefix, err))
+		return problem.Reject(problem.CodeValidation, "%s", describeJSONError(prefix, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return job.Reject(job.CodeValidation, "request body has data after the JSON object")
+		return problem.Reject(problem.CodeValidation, "request body has data after the JSON object")
 	}
 	return nil
 }

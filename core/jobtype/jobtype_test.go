@@ -7,6 +7,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 type stubType struct{ name string }
@@ -33,7 +34,7 @@ func TestRegistry(t *testing.T) {
 		{"ffmpeg2", `type "ffmpeg2" is not a job type; one of: caption.burn, ffmpeg`},
 	} {
 		_, err := r.Prepare(jobtype.Request{Type: tc.typ}, jobtype.Env{})
-		if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.want) {
+		if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("type %q: %v, want VALIDATION_ERROR containing %q", tc.typ, err, tc.want)
 		}
 	}
@@ -66,7 +67,7 @@ func TestDecodeRequest(t *testing.T) {
 				}
 				return
 			}
-			if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+			if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
 			}
 		})

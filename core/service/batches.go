@@ -12,6 +12,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -74,7 +75,7 @@ func (s *Service) SubmitBatch(ctx context.Context, a account.Account, reqs []job
 		return nil, nil, errors.New("service: no batch store")
 	}
 	if len(reqs) == 0 || len(reqs) > batch.MaxJobs {
-		return nil, nil, job.Reject(job.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, len(reqs))
+		return nil, nil, problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, len(reqs))
 	}
 	env := jobtype.Env{AssetURLPrefix: s.AssetURLPrefix()}
 	specs := make([]jobtype.Spec, len(reqs))
@@ -137,7 +138,7 @@ func (s *Service) SubmitBatch(ctx context.Context, a account.Account, reqs []job
 // with the field it names, "jobs[3].<field>: " before one about a field it does not name,
 // "jobs[3]: " otherwise. Errors that are not rejections pass as they are.
 func atIndex(i int, err error) error {
-	var p *job.Problem
+	var p *problem.Problem
 	if !errors.As(err, &p) {
 		return err
 	}
@@ -153,7 +154,7 @@ func atIndex(i int, err error) error {
 	default:
 		msg = prefix + ": " + msg
 	}
-	return &job.Problem{Code: p.Code, Message: msg}
+	return &problem.Problem{Code: p.Code, Message: msg}
 }
 
 // startsWithField tells a message that begins with the request field it is about.
@@ -177,7 +178,7 @@ func (s *Service) checkBatchBalance(ctx context.Context, a account.Account, need
 		return err
 	}
 	if bal < need {
-		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, job.Reject(job.CodeInsufficientCredits,
+		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, problem.Reject(problem.CodeInsufficientCredits,
 			"the balance of %s does not cover the minimum charges of %s for the batch's %d jobs", billing.Format(bal), billing.Format(need), n))
 	}
 	return nil
@@ -185,12 +186,12 @@ func (s *Service) checkBatchBalance(ctx context.Context, a account.Account, need
 
 // ownBatch returns the account's batch; another account's is NOT_FOUND, as a missing one is.
 func (s *Service) ownBatch(ctx context.Context, a account.Account, id string) (*batch.Batch, error) {
-	notFound := job.Reject(job.CodeNotFound, "batch %q not found", id)
+	notFound := problem.Reject(problem.CodeNotFound, "batch %q not found", id)
 	if s.Batches == nil {
 		return nil, notFound
 	}
 	b, err := s.Batches.GetBatch(ctx, id)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && b.AccountID != a.ID) {
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && b.AccountID != a.ID) {
 		return nil, notFound
 	}
 	return b, err
@@ -262,7 +263,7 @@ func (s *Service) HandleBatchJobDone(ctx context.Context, m job.Message) error {
 		b.Emit(TopicEvents, BatchCompletedKey(b.ID), body)
 		return nil
 	})
-	if errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, problem.ErrNotFound) {
 		// A batch that is gone has nothing left to count.
 		return nil
 	}

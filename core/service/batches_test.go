@@ -20,6 +20,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook"
 	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
@@ -117,26 +118,26 @@ func TestSubmitBatchGate(t *testing.T) {
 		plan     account.Plan
 		balance  int64
 		reqs     []jobtype.Request
-		wantCode job.Code
+		wantCode problem.Code
 		wantMsg  string
 	}{
 		{"three jobs", account.PlanFree, 3, reqs(`{}`, `{}`, `{}`), "", ""},
 		{"a hundred jobs", account.PlanPro, 100, reqs(many[:100]...), "", ""},
-		{"no jobs", account.PlanFree, 10, nil, job.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 0"},
-		{"too many jobs", account.PlanPro, 1000, reqs(many...), job.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 101"},
-		{"gpu on free names its index", account.PlanFree, 100, reqs(`{}`, `{"gpu":true}`), job.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
-		{"timeout over the cap", account.PlanFree, 100, reqs(`{}`, `{}`, `{"timeout":301}`), job.CodeValidation, "jobs[2].params.timeout 301 exceeds"},
-		{"balance under the sum of minimum charges", account.PlanFree, 2, reqs(`{}`, `{}`, `{}`), job.CodeInsufficientCredits,
+		{"no jobs", account.PlanFree, 10, nil, problem.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 0"},
+		{"too many jobs", account.PlanPro, 1000, reqs(many...), problem.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 101"},
+		{"gpu on free names its index", account.PlanFree, 100, reqs(`{}`, `{"gpu":true}`), problem.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
+		{"timeout over the cap", account.PlanFree, 100, reqs(`{}`, `{}`, `{"timeout":301}`), problem.CodeValidation, "jobs[2].params.timeout 301 exceeds"},
+		{"balance under the sum of minimum charges", account.PlanFree, 2, reqs(`{}`, `{}`, `{}`), problem.CodeInsufficientCredits,
 			"does not cover the minimum charges of 3 credits for the batch's 3 jobs"},
-		{"gpu minimum charges add up", account.PlanPro, 20, reqs(`{"gpu":true}`, `{"gpu":true}`, `{}`), job.CodeInsufficientCredits, "21 credits"},
-		{"plan before balance", account.PlanFree, 0, reqs(`{"gpu":true}`), job.CodePlanLimit, "jobs[0]"},
-		{"balance before validation", account.PlanFree, 1, reqs(`{}`, `{"x":1}`), job.CodeInsufficientCredits, "2 credits"},
-		{"unknown field", account.PlanFree, 100, reqs(`{}`, `{}`, `{"x":1}`), job.CodeValidation, `field "jobs[2].params.x" is not allowed`},
-		{"unknown type", account.PlanFree, 100, []jobtype.Request{{Type: "test"}, {Type: "nope"}}, job.CodeValidation, `jobs[1].type "nope" is not a job type`},
+		{"gpu minimum charges add up", account.PlanPro, 20, reqs(`{"gpu":true}`, `{"gpu":true}`, `{}`), problem.CodeInsufficientCredits, "21 credits"},
+		{"plan before balance", account.PlanFree, 0, reqs(`{"gpu":true}`), problem.CodePlanLimit, "jobs[0]"},
+		{"balance before validation", account.PlanFree, 1, reqs(`{}`, `{"x":1}`), problem.CodeInsufficientCredits, "2 credits"},
+		{"unknown field", account.PlanFree, 100, reqs(`{}`, `{}`, `{"x":1}`), problem.CodeValidation, `field "jobs[2].params.x" is not allowed`},
+		{"unknown type", account.PlanFree, 100, []jobtype.Request{{Type: "test"}, {Type: "nope"}}, problem.CodeValidation, `jobs[1].type "nope" is not a job type`},
 		{"disallowed flag", account.PlanFree, 100, []jobtype.Request{{Type: "test"}, {Type: "test"}, {Type: "test"},
 			{Type: "ffmpeg", Params: json.RawMessage(`{"command":"ffmpeg -filter_script f.txt -i https://example.com/a.mp4 out.mp4"}`)}},
-			job.CodeValidation, "jobs[3].params.command: flag -filter_script is not allowed"},
-		{"missing asset", account.PlanFree, 100, reqs(`{}`, `{"asset":"ast_nope"}`), job.CodeValidation, "jobs[1]: input https://api.test/assets/ast_nope/content"},
+			problem.CodeValidation, "jobs[3].params.command: flag -filter_script is not allowed"},
+		{"missing asset", account.PlanFree, 100, reqs(`{}`, `{"asset":"ast_nope"}`), problem.CodeValidation, "jobs[1]: input https://api.test/assets/ast_nope/content"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,8 +160,8 @@ func TestSubmitBatchGate(t *testing.T) {
 				}
 				return
 			}
-			if job.CodeOf(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
-				t.Fatalf("got %v (%s), want %s containing %q", err, job.CodeOf(err), tc.wantCode, tc.wantMsg)
+			if problem.CodeOf(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("got %v (%s), want %s containing %q", err, problem.CodeOf(err), tc.wantCode, tc.wantMsg)
 			}
 			jobsPage, _ := b.store.List(b.ctx, job.ListParams{AccountID: a.ID})
 			batches, _ := b.store.ListBatches(b.ctx, batch.ListParams{AccountID: a.ID})
@@ -207,7 +208,7 @@ func TestBatchCountsEveryOutcome(t *testing.T) {
 	if _, err := b.svc.CancelJob(b.ctx, a, jobs[3].ID); err != nil {
 		t.Fatal(err)
 	}
-	b.finishAll(t, nil, job.NewError(job.CodeRunnerError, "exit 1", nil))
+	b.finishAll(t, nil, job.NewError(problem.CodeRunnerError, "exit 1", nil))
 	b.drain(t)
 	v, err := b.svc.GetBatch(b.ctx, a, bat.ID)
 	if err != nil {
@@ -338,7 +339,7 @@ func TestBatchesOfOtherAccountsAreNotFound(t *testing.T) {
 		who account.Account
 		id  string
 	}{{other, bat.ID}, {a, "bat_missing"}} {
-		if _, err := b.svc.GetBatch(b.ctx, tc.who, tc.id); job.CodeOf(err) != job.CodeNotFound {
+		if _, err := b.svc.GetBatch(b.ctx, tc.who, tc.id); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("GetBatch %s as %s: %v, want NOT_FOUND", tc.id, tc.who.ID, err)
 		}
 	}

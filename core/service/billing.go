@@ -11,6 +11,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // pricing is the configured pricing, or the built-in one.
@@ -29,10 +30,10 @@ func (s *Service) Limits(a account.Account) account.Limits { return s.pricing().
 func (s *Service) checkPlan(a account.Account, spec jobtype.Spec) error {
 	limits := s.Limits(a)
 	if spec.Class == job.ClassGPU && !limits.GPU {
-		return job.Reject(job.CodePlanLimit, "GPU jobs need the Pro plan; this account is on %s", a.Plan)
+		return problem.Reject(problem.CodePlanLimit, "GPU jobs need the Pro plan; this account is on %s", a.Plan)
 	}
 	if spec.Timeout > limits.ExecutionCap {
-		return job.Reject(job.CodeValidation, "params.timeout %d exceeds the %s plan's execution cap of %d seconds",
+		return problem.Reject(problem.CodeValidation, "params.timeout %d exceeds the %s plan's execution cap of %d seconds",
 			int(spec.Timeout/time.Second), a.Plan, int(limits.ExecutionCap/time.Second))
 	}
 	return nil
@@ -49,7 +50,7 @@ func (s *Service) checkBalance(ctx context.Context, a account.Account, class job
 		return err
 	}
 	if need := s.pricing().MinimumCharge(class); bal < need {
-		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, job.Reject(job.CodeInsufficientCredits,
+		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, problem.Reject(problem.CodeInsufficientCredits,
 			"the balance of %s does not cover the minimum charge of %s for a %s job", billing.Format(bal), billing.Format(need), class))
 	}
 	return nil
@@ -76,7 +77,7 @@ func (s *Service) gate(ctx context.Context, a account.Account, spec jobtype.Spec
 // free tells the failures that are not charged: the run hit its time limit, the runner was
 // lost, or the job never ran because the balance ran out before dispatch.
 func free(e *job.Error) bool {
-	return e != nil && (e.Code == job.CodeRunnerTimeout || e.Code == job.CodeRunnerLost || e.Code == job.CodeInsufficientCredits)
+	return e != nil && (e.Code == problem.CodeRunnerTimeout || e.Code == problem.CodeRunnerLost || e.Code == problem.CodeInsufficientCredits)
 }
 
 // chargeOf is the charge of a finished job, nil when it is not charged.
@@ -185,7 +186,7 @@ func (s *Service) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 			}
 			msg := fmt.Sprintf("the balance of %s no longer covers the minimum charge of %s; add credits and retry the job",
 				billing.Format(bal), billing.Format(need))
-			if err := j.Fail(s.Clock.Now(), job.NewError(job.CodeInsufficientCredits, msg, nil), 0); err != nil {
+			if err := j.Fail(s.Clock.Now(), job.NewError(problem.CodeInsufficientCredits, msg, nil), 0); err != nil {
 				return err
 			}
 			return s.billAndEmit(j, EventFailed)

@@ -22,6 +22,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -88,19 +89,19 @@ func TestSubmitGateOrder(t *testing.T) {
 		plan    account.Plan
 		balance int64
 		params  string
-		want    job.Code // "" accepted
+		want    problem.Code // "" accepted
 		message string
 	}{
 		{"free cpu", account.PlanFree, 1, `{}`, "", ""},
-		{"free gpu", account.PlanFree, 600, `{"gpu":true}`, job.CodePlanLimit, "Pro plan"},
-		{"plan before balance", account.PlanFree, 0, `{"gpu":true}`, job.CodePlanLimit, ""},
-		{"timeout over the cap names it", account.PlanFree, 600, `{"timeout":600}`, job.CodeValidation, "execution cap of 300 seconds"},
-		{"empty balance", account.PlanFree, 0, `{}`, job.CodeInsufficientCredits, "minimum charge of 1 credit"},
-		{"balance before schema", account.PlanFree, 0, `{"nonsense":1}`, job.CodeInsufficientCredits, ""},
-		{"schema last", account.PlanFree, 600, `{"nonsense":1}`, job.CodeValidation, "nonsense"},
-		{"gpu minimum", account.PlanPro, 9, `{"gpu":true}`, job.CodeInsufficientCredits, "10 credits"},
+		{"free gpu", account.PlanFree, 600, `{"gpu":true}`, problem.CodePlanLimit, "Pro plan"},
+		{"plan before balance", account.PlanFree, 0, `{"gpu":true}`, problem.CodePlanLimit, ""},
+		{"timeout over the cap names it", account.PlanFree, 600, `{"timeout":600}`, problem.CodeValidation, "execution cap of 300 seconds"},
+		{"empty balance", account.PlanFree, 0, `{}`, problem.CodeInsufficientCredits, "minimum charge of 1 credit"},
+		{"balance before schema", account.PlanFree, 0, `{"nonsense":1}`, problem.CodeInsufficientCredits, ""},
+		{"schema last", account.PlanFree, 600, `{"nonsense":1}`, problem.CodeValidation, "nonsense"},
+		{"gpu minimum", account.PlanPro, 9, `{"gpu":true}`, problem.CodeInsufficientCredits, "10 credits"},
 		{"pro gpu", account.PlanPro, 10, `{"gpu":true,"timeout":900}`, "", ""},
-		{"negative balance", account.PlanPro, -50, `{}`, job.CodeInsufficientCredits, "-50 credits"},
+		{"negative balance", account.PlanPro, -50, `{}`, problem.CodeInsufficientCredits, "-50 credits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,10 +118,10 @@ func TestSubmitGateOrder(t *testing.T) {
 				}
 				return
 			}
-			if got := job.CodeOf(err); got != tt.want || !strings.Contains(fmt.Sprint(err), tt.message) {
+			if got := problem.CodeOf(err); got != tt.want || !strings.Contains(fmt.Sprint(err), tt.message) {
 				t.Fatalf("error %v (%s); want %s containing %q", err, got, tt.want, tt.message)
 			}
-			if tt.want == job.CodeInsufficientCredits && !errors.Is(err, billing.ErrInsufficientCredits) {
+			if tt.want == problem.CodeInsufficientCredits && !errors.Is(err, billing.ErrInsufficientCredits) {
 				t.Fatalf("%v does not wrap billing.ErrInsufficientCredits", err)
 			}
 			if page, _ := b.jobs.List(b.ctx, job.ListParams{AccountID: a.ID}); len(page.Jobs) != 0 {
@@ -166,8 +167,8 @@ func TestBillingOutcomes(t *testing.T) {
 		{"exact seconds", `{}`, service.RunResult{Files: file, ComputeMs: 3000}, 3},
 		{"minimum one second", `{}`, service.RunResult{Files: file, ComputeMs: 0}, 1},
 		{"gpu rate", `{"gpu":true}`, service.RunResult{Files: file, ComputeMs: 2001}, 30},
-		{"failed is billed", `{}`, service.RunResult{ComputeMs: 4200, Error: job.NewError(job.CodeRunnerError, "exit 1", nil)}, 5},
-		{"timeout is free", `{}`, service.RunResult{ComputeMs: 300000, Error: job.NewError(job.CodeRunnerTimeout, "too long", nil)}, 0},
+		{"failed is billed", `{}`, service.RunResult{ComputeMs: 4200, Error: job.NewError(problem.CodeRunnerError, "exit 1", nil)}, 5},
+		{"timeout is free", `{}`, service.RunResult{ComputeMs: 300000, Error: job.NewError(problem.CodeRunnerTimeout, "too long", nil)}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,7 +253,7 @@ func TestCancelBilling(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := service.RunnerReport{JobID: running.ID, Attempt: 1, Kind: service.ReportResult,
-		Result: &service.RunResult{ComputeMs: 2500, Error: job.NewError(job.CodeCancelled, "killed", nil)}}
+		Result: &service.RunResult{ComputeMs: 2500, Error: job.NewError(problem.CodeCancelled, "killed", nil)}}
 	for range 2 {
 		if err := b.svc.HandleReport(b.ctx, killed); err != nil {
 			t.Fatal(err)
@@ -314,7 +315,7 @@ func TestPlanGrantsAndPurchases(t *testing.T) {
 			t.Fatalf("%s: balance %d; want %d", tt.name, bal, tt.want)
 		}
 	}
-	if _, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindGrant, Amount: -5}); job.CodeOf(err) != job.CodeValidation {
+	if _, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindGrant, Amount: -5}); problem.CodeOf(err) != problem.CodeValidation {
 		t.Fatalf("negative grant: %v", err)
 	}
 }
@@ -348,7 +349,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 			switch {
 			case err == nil:
 				accepted.Add(1)
-			case job.CodeOf(err) == job.CodeInsufficientCredits:
+			case problem.CodeOf(err) == problem.CodeInsufficientCredits:
 				refused.Add(1)
 			default:
 				t.Errorf("submission %d: %v", i, err)
@@ -382,9 +383,9 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 				res := service.RunResult{Files: []job.File{{Path: "o.mp4", Type: "video", Size: 1}}, ComputeMs: ms}
 				switch rng.IntN(10) {
 				case 0:
-					res = service.RunResult{ComputeMs: ms, Error: job.NewError(job.CodeRunnerError, "exit 1", nil)}
+					res = service.RunResult{ComputeMs: ms, Error: job.NewError(problem.CodeRunnerError, "exit 1", nil)}
 				case 1:
-					res = service.RunResult{ComputeMs: ms, Error: job.NewError(job.CodeRunnerTimeout, "limit", nil)}
+					res = service.RunResult{ComputeMs: ms, Error: job.NewError(problem.CodeRunnerTimeout, "limit", nil)}
 				}
 				if c := billing.Default().Price(job.ClassCPU, ms); c > maxCharge.Load() {
 					maxCharge.Store(c)

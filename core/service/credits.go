@@ -8,6 +8,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // OpenAccount saves a new account and gives what its plan grants on opening: Free's one-time
@@ -120,8 +121,8 @@ func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, er
 		return nil, ErrNoLedger
 	}
 	a, err := s.Accounts.GetAccount(ctx, c.AccountID)
-	if errors.Is(err, job.ErrNotFound) {
-		return nil, job.Reject(job.CodeNotFound, "account %q not found", c.AccountID)
+	if errors.Is(err, problem.ErrNotFound) {
+		return nil, problem.Reject(problem.CodeNotFound, "account %q not found", c.AccountID)
 	}
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, er
 	if c.Pack != "" {
 		pk, ok := s.pricing().Pack(c.Pack)
 		if !ok || c.Kind != billing.KindPurchase {
-			return nil, job.Reject(job.CodeValidation, "pack %q is not a pack of the pricing, or the operation is not a purchase", c.Pack)
+			return nil, problem.Reject(problem.CodeValidation, "pack %q is not a pack of the pricing, or the operation is not a purchase", c.Pack)
 		}
 		c.Amount = pk.Credits
 		if c.Note == "" {
@@ -138,9 +139,9 @@ func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, er
 	}
 	switch {
 	case c.Kind != billing.KindGrant && c.Kind != billing.KindPurchase && c.Kind != billing.KindAdjustment:
-		return nil, job.Reject(job.CodeValidation, "credits can be granted, purchased or adjusted, not %q", c.Kind)
+		return nil, problem.Reject(problem.CodeValidation, "credits can be granted, purchased or adjusted, not %q", c.Kind)
 	case c.Amount == 0, c.Amount < 0 && c.Kind != billing.KindAdjustment:
-		return nil, job.Reject(job.CodeValidation, "amount %d: grants and purchases add at least 1 credit", c.Amount)
+		return nil, problem.Reject(problem.CodeValidation, "amount %d: grants and purchases add at least 1 credit", c.Amount)
 	}
 	ref := c.Reference
 	if ref == "" {

@@ -11,7 +11,7 @@ import (
 type BlobStore interface {
 	// Put writes r under key. More than max bytes is ErrTooLarge, and nothing is kept.
 	Put(ctx context.Context, key string, r io.Reader, max int64) (int64, error)
-	// Open returns the blob under key, or job.ErrNotFound.
+	// Open returns the blob under key, or problem.ErrNotFound.
 	Open(ctx context.Context, key string) (Blob, error)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Assignment is a job handed to a runner: everything it needs, and no database.
@@ -114,7 +115,7 @@ func (s *Service) HandleReport(ctx context.Context, r RunnerReport) error {
 	// A report of a job this store does not know (another deployment's on a shared bus, or one
 	// deleted since) is nobody's to apply: dropped like a stale one, rather than nacked and
 	// redelivered to no end.
-	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) || errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, errUnchanged) || errors.Is(err, ErrStaleReport) || errors.Is(err, problem.ErrNotFound) {
 		return nil
 	}
 	if err == nil && r.Kind == ReportResult {
@@ -167,7 +168,7 @@ func (s *Service) finish(j *job.Job, res *RunResult, now time.Time) error {
 	}
 	out, err := job.NewOutput(res.Files, res.Data)
 	if err != nil {
-		if err := j.Fail(now, job.NewError(job.CodeRunnerError, "the job produced no output: "+err.Error(), nil), res.ComputeMs); err != nil {
+		if err := j.Fail(now, job.NewError(problem.CodeRunnerError, "the job produced no output: "+err.Error(), nil), res.ComputeMs); err != nil {
 			return err
 		}
 		return s.billAndEmit(j, EventFailed)
@@ -211,7 +212,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			if j.Status.Terminal() || j.LeaseUntil == nil || !j.LeaseUntil.Before(now) {
 				return errUnchanged
 			}
-			if err := j.Fail(now, job.NewError(job.CodeRunnerLost, "the runner stopped reporting; the job can be retried", nil), 0); err != nil {
+			if err := j.Fail(now, job.NewError(problem.CodeRunnerLost, "the runner stopped reporting; the job can be retried", nil), 0); err != nil {
 				return err
 			}
 			return s.billAndEmit(j, EventFailed)

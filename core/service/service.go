@@ -17,6 +17,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -66,13 +67,13 @@ func (s *Service) AssetURLPrefix() string { return s.Config.BaseURL + "/assets/"
 // Authenticate finds the account of a bearer API key. Every failure is the same UNAUTHORIZED, so
 // that nothing tells a wrong key from a revoked one.
 func (s *Service) Authenticate(ctx context.Context, secret string) (account.Account, error) {
-	unauthorized := job.Reject(job.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")
+	unauthorized := problem.Reject(problem.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")
 	if !strings.HasPrefix(secret, account.SecretPrefix) || len(secret) > 128 {
 		return account.Account{}, unauthorized
 	}
 	hash := account.HashSecret(secret)
 	a, k, err := s.Accounts.AccountByKeyHash(ctx, hash)
-	if errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, problem.ErrNotFound) {
 		return account.Account{}, unauthorized
 	}
 	if err != nil {
@@ -120,12 +121,12 @@ func (s *Service) submit(ctx context.Context, a account.Account, req jobtype.Req
 // the uploaded assets it reads are the account's.
 func (s *Service) checkRunnable(ctx context.Context, a account.Account, spec jobtype.Spec) error {
 	if spec.Class == job.ClassGPU && !s.Config.GPURunners {
-		return job.Reject(job.CodeValidation, "this service has no GPU runners: use a CPU encoder (libx264 for h264_nvenc, libx265 for hevc_nvenc, libsvtav1 for av1_nvenc) and compute cpu or auto")
+		return problem.Reject(problem.CodeValidation, "this service has no GPU runners: use a CPU encoder (libx264 for h264_nvenc, libx265 for hevc_nvenc, libsvtav1 for av1_nvenc) and compute cpu or auto")
 	}
 	for _, id := range spec.Assets {
 		as, err := s.Assets.GetAsset(ctx, id)
-		if errors.Is(err, job.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
-			return job.Reject(job.CodeValidation, "input %s is not an uploaded asset of this account", s.AssetURL(id))
+		if errors.Is(err, problem.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
+			return problem.Reject(problem.CodeValidation, "input %s is not an uploaded asset of this account", s.AssetURL(id))
 		}
 		if err != nil {
 			return err
@@ -145,8 +146,8 @@ func (s *Service) wake(ctx context.Context, c job.Class) {
 // ownJob returns the account's job; another account's job is NOT_FOUND, as a missing one is.
 func (s *Service) ownJob(ctx context.Context, a account.Account, id string) (*job.Job, error) {
 	j, err := s.Jobs.Get(ctx, id)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && j.AccountID != a.ID) {
-		return nil, job.Reject(job.CodeNotFound, "job %q not found", id)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && j.AccountID != a.ID) {
+		return nil, problem.Reject(problem.CodeNotFound, "job %q not found", id)
 	}
 	return j, err
 }
@@ -188,7 +189,7 @@ func (s *Service) CancelJob(ctx context.Context, a account.Account, id string) (
 	})
 	if errors.Is(err, job.ErrIllegalTransition) {
 		cur, _ := s.Jobs.Get(ctx, id)
-		return View{}, job.Reject(job.CodeConflict, "job %s is %s and can no longer be cancelled", id, cur.Status)
+		return View{}, problem.Reject(problem.CodeConflict, "job %s is %s and can no longer be cancelled", id, cur.Status)
 	}
 	if err != nil {
 		return View{}, err
@@ -207,7 +208,7 @@ func (s *Service) RetryJob(ctx context.Context, a account.Account, id string) (*
 		return nil, err
 	}
 	if old.Status != job.StatusFailed {
-		return nil, job.Reject(job.CodeConflict, "job %s is %s; only failed jobs can be retried", id, old.Status)
+		return nil, problem.Reject(problem.CodeConflict, "job %s is %s; only failed jobs can be retried", id, old.Status)
 	}
 	return s.submit(ctx, a, jobtype.Request{Type: old.Type, Inputs: old.Inputs, Params: old.Params}, old.ID)
 }
@@ -225,7 +226,7 @@ func (s *Service) Upload(ctx context.Context, a account.Account, name, contentTy
 		CreatedAt: s.Clock.Now().UTC().Truncate(time.Microsecond)}
 	n, err := s.Blobs.Put(ctx, asset.BlobKey(as.ID), r, s.Config.MaxUpload)
 	if errors.Is(err, ErrTooLarge) {
-		return asset.Asset{}, job.Reject(job.CodePayloadTooLarge, "upload exceeds the %d byte limit", s.Config.MaxUpload)
+		return asset.Asset{}, problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", s.Config.MaxUpload)
 	}
 	if err != nil {
 		return asset.Asset{}, err
@@ -243,8 +244,8 @@ func (s *Service) AssetURL(id string) string { return s.AssetURLPrefix() + id + 
 // OpenAsset returns the account's asset and its bytes; another account's is NOT_FOUND.
 func (s *Service) OpenAsset(ctx context.Context, a account.Account, id string) (asset.Asset, Blob, error) {
 	as, err := s.Assets.GetAsset(ctx, id)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
-		return asset.Asset{}, nil, job.Reject(job.CodeNotFound, "asset %q not found", id)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
+		return asset.Asset{}, nil, problem.Reject(problem.CodeNotFound, "asset %q not found", id)
 	}
 	if err != nil {
 		return asset.Asset{}, nil, err
@@ -262,9 +263,9 @@ func OutputKey(jobID, file string) string { return "jobs/" + jobID + "/" + file 
 // OpenOutput returns one file of a complete job's output, for a download whose token the
 // caller has verified. A file not in the output is NOT_FOUND.
 func (s *Service) OpenOutput(ctx context.Context, jobID, file string) (job.File, Blob, error) {
-	notFound := job.Reject(job.CodeNotFound, "file %q of job %q not found", file, jobID)
+	notFound := problem.Reject(problem.CodeNotFound, "file %q of job %q not found", file, jobID)
 	j, err := s.Jobs.Get(ctx, jobID)
-	if errors.Is(err, job.ErrNotFound) {
+	if errors.Is(err, problem.ErrNotFound) {
 		return job.File{}, nil, notFound
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
@@ -64,7 +65,7 @@ func (a *accounts) GetAccount(_ context.Context, id string) (account.Account, er
 	defer a.mu.Unlock()
 	acc, ok := a.accs[id]
 	if !ok {
-		return account.Account{}, job.ErrNotFound
+		return account.Account{}, problem.ErrNotFound
 	}
 	return acc, nil
 }
@@ -80,7 +81,7 @@ func (a *accounts) AccountByKeyHash(_ context.Context, h string) (account.Accoun
 	defer a.mu.Unlock()
 	k, ok := a.keys[h]
 	if !ok || k.RevokedAt != nil {
-		return account.Account{}, account.Key{}, job.ErrNotFound
+		return account.Account{}, account.Key{}, problem.ErrNotFound
 	}
 	return a.accs[k.AccountID], k, nil
 }
@@ -97,7 +98,7 @@ func (a *accounts) RevokeKey(_ context.Context, accID, keyID string, at time.Tim
 			return nil
 		}
 	}
-	return job.ErrNotFound
+	return problem.ErrNotFound
 }
 
 type assets struct {
@@ -116,7 +117,7 @@ func (s *assets) GetAsset(_ context.Context, id string) (asset.Asset, error) {
 	defer s.mu.Unlock()
 	a, ok := s.m[id]
 	if !ok {
-		return asset.Asset{}, job.ErrNotFound
+		return asset.Asset{}, problem.ErrNotFound
 	}
 	return a, nil
 }
@@ -136,7 +137,7 @@ func (b *blobs) Put(_ context.Context, key string, r io.Reader, max int64) (int6
 	b.m[key] = data
 	return int64(len(data)), nil
 }
-func (b *blobs) Open(context.Context, string) (service.Blob, error) { return nil, job.ErrNotFound }
+func (b *blobs) Open(context.Context, string) (service.Blob, error) { return nil, problem.ErrNotFound }
 
 type signer struct{}
 
@@ -226,18 +227,18 @@ func TestSubmitGate(t *testing.T) {
 		name     string
 		plan     account.Plan
 		req      jobtype.Request
-		wantCode job.Code
+		wantCode problem.Code
 		wantMsg  string
 	}{
 		{"cpu on free", account.PlanFree, jobtype.Request{Type: "test"}, "", ""},
-		{"gpu on free", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, job.CodePlanLimit, "Pro plan"},
+		{"gpu on free", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, problem.CodePlanLimit, "Pro plan"},
 		{"gpu on pro", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, "", ""},
-		{"timeout over free cap", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":301}`)}, job.CodeValidation, "cap of 300 seconds"},
+		{"timeout over free cap", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":301}`)}, problem.CodeValidation, "cap of 300 seconds"},
 		{"timeout within pro cap", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":900}`)}, "", ""},
-		{"unknown type", account.PlanPro, jobtype.Request{Type: "nope"}, job.CodeValidation, `"nope"`},
-		{"bad params", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"x":1}`)}, job.CodeValidation, `"params.x"`},
-		{"missing asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_nope"}`)}, job.CodeValidation, "ast_nope/content"},
-		{"other account's asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_free"}`)}, job.CodeValidation, "not an uploaded asset of this account"},
+		{"unknown type", account.PlanPro, jobtype.Request{Type: "nope"}, problem.CodeValidation, `"nope"`},
+		{"bad params", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"x":1}`)}, problem.CodeValidation, `"params.x"`},
+		{"missing asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_nope"}`)}, problem.CodeValidation, "ast_nope/content"},
+		{"other account's asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_free"}`)}, problem.CodeValidation, "not an uploaded asset of this account"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,8 +259,8 @@ func TestSubmitGate(t *testing.T) {
 				}
 				return
 			}
-			if job.CodeOf(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
-				t.Fatalf("got %v (%s), want %s containing %q", err, job.CodeOf(err), tc.wantCode, tc.wantMsg)
+			if problem.CodeOf(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("got %v (%s), want %s containing %q", err, problem.CodeOf(err), tc.wantCode, tc.wantMsg)
 			}
 			page, _ := b.jobs.List(context.Background(), job.ListParams{AccountID: a.ID})
 			if len(page.Jobs) != 0 {
@@ -279,12 +280,12 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("good key: %v %v", a, err)
 	}
 	for _, bad := range []string{"", "mj_wrong", secret + "x", "Bearer " + secret, strings.Repeat("m", 200)} {
-		if _, err := b.svc.Authenticate(ctx, bad); job.CodeOf(err) != job.CodeUnauthorized {
+		if _, err := b.svc.Authenticate(ctx, bad); problem.CodeOf(err) != problem.CodeUnauthorized {
 			t.Errorf("key %q: %v", bad, err)
 		}
 	}
 	_ = b.svc.Accounts.RevokeKey(ctx, b.free.ID, "key_1", b.clock.Now())
-	if _, err := b.svc.Authenticate(ctx, secret); job.CodeOf(err) != job.CodeUnauthorized {
+	if _, err := b.svc.Authenticate(ctx, secret); problem.CodeOf(err) != problem.CodeUnauthorized {
 		t.Fatalf("revoked key: %v", err)
 	}
 }
@@ -303,7 +304,7 @@ func TestOtherAccountsJobIsNotFound(t *testing.T) {
 			return err
 		},
 	} {
-		if err := call(); job.CodeOf(err) != job.CodeNotFound {
+		if err := call(); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("%s: %v, want NOT_FOUND", name, err)
 		}
 	}
@@ -361,7 +362,7 @@ func TestRunToCompleteAndEvents(t *testing.T) {
 
 	// A second result is harmless: no change, no second event.
 	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportResult,
-		Result: &service.RunResult{Error: job.NewError(job.CodeRunnerError, "late", nil)}})
+		Result: &service.RunResult{Error: job.NewError(problem.CodeRunnerError, "late", nil)}})
 	again, _ := b.jobs.Get(ctx, a.JobID)
 	if again.Status != job.StatusComplete || len(b.drain(t)) != 2 {
 		t.Fatal("a duplicate result changed the job")
@@ -377,8 +378,8 @@ func TestFailureAndRetry(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	submit(t, b, b.free, `{"timeout":60}`)
-	_, failed := runToResult(t, b, service.RunResult{ComputeMs: 200, Error: job.NewError(job.CodeRunnerError, "ffmpeg exited with status 1", []byte("boom"))})
-	if failed.Status != job.StatusFailed || failed.Error.Code != job.CodeRunnerError || *failed.Error.Detail != "boom" {
+	_, failed := runToResult(t, b, service.RunResult{ComputeMs: 200, Error: job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("boom"))})
+	if failed.Status != job.StatusFailed || failed.Error.Code != problem.CodeRunnerError || *failed.Error.Detail != "boom" {
 		t.Fatalf("failed job: %+v", failed)
 	}
 	if !strings.Contains(strings.Join(b.drain(t), "\n"), `"event":"job.failed"`) {
@@ -388,7 +389,7 @@ func TestFailureAndRetry(t *testing.T) {
 	if err != nil || retry.RetryOf != failed.ID || retry.Status != job.StatusWaiting || string(retry.Params) != `{"timeout":60}` {
 		t.Fatalf("retry: %+v %v", retry, err)
 	}
-	if _, err := b.svc.RetryJob(ctx, b.free, retry.ID); job.CodeOf(err) != job.CodeConflict {
+	if _, err := b.svc.RetryJob(ctx, b.free, retry.ID); problem.CodeOf(err) != problem.CodeConflict {
 		t.Fatalf("retry of a waiting job: %v", err)
 	}
 }
@@ -398,7 +399,7 @@ func TestEmptyResultFails(t *testing.T) {
 	b := setup(t)
 	submit(t, b, b.free, `{}`)
 	_, j := runToResult(t, b, service.RunResult{ComputeMs: 10})
-	if j.Status != job.StatusFailed || j.Error.Code != job.CodeRunnerError || !strings.Contains(j.Error.Message, "no output") {
+	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerError || !strings.Contains(j.Error.Message, "no output") {
 		t.Fatalf("job: %+v", j.Error)
 	}
 }
@@ -415,7 +416,7 @@ func TestCancel(t *testing.T) {
 	if as, _ := b.svc.Claim(ctx, job.ClassCPU, 5); len(as) != 0 {
 		t.Fatal("a cancelled job was dispatched")
 	}
-	if _, err := b.svc.CancelJob(ctx, b.free, waiting.ID); job.CodeOf(err) != job.CodeConflict {
+	if _, err := b.svc.CancelJob(ctx, b.free, waiting.ID); problem.CodeOf(err) != problem.CodeConflict {
 		t.Fatalf("second cancel: %v", err)
 	}
 
@@ -430,7 +431,7 @@ func TestCancel(t *testing.T) {
 	}
 	// The killed run reports its compute; the job stays cancelled and keeps it for billing.
 	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: running.ID, Attempt: as[0].Attempt, Kind: service.ReportResult,
-		Result: &service.RunResult{ComputeMs: 700, Error: job.NewError(job.CodeCancelled, "cancelled", nil)}})
+		Result: &service.RunResult{ComputeMs: 700, Error: job.NewError(problem.CodeCancelled, "cancelled", nil)}})
 	j, _ := b.jobs.Get(ctx, running.ID)
 	if j.Status != job.StatusCancelled || j.ComputeMs != 700 {
 		t.Fatalf("cancelled running job: %s %d", j.Status, j.ComputeMs)
@@ -458,7 +459,7 @@ func TestSweepFailsLostRunners(t *testing.T) {
 		t.Fatalf("events: %v", events)
 	}
 	j, _ := b.jobs.Get(ctx, lost.ID)
-	if j.Status != job.StatusFailed || j.Error.Code != job.CodeRunnerLost || !j.Error.Retryable || j.ComputeMs != 0 {
+	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost || !j.Error.Retryable || j.ComputeMs != 0 {
 		t.Fatalf("lost job: %s %+v", j.Status, j.Error)
 	}
 	a, _ := b.jobs.Get(ctx, alive.ID)
@@ -475,10 +476,10 @@ func TestUploadCap(t *testing.T) {
 	if err != nil || as.Size != 4 || as.AccountID != b.free.ID || b.svc.AssetURL(as.ID) != "https://api.test/assets/"+as.ID+"/content" {
 		t.Fatalf("upload: %+v %v", as, err)
 	}
-	if _, err := b.svc.Upload(ctx, b.free, "big", "", strings.NewReader(strings.Repeat("x", 11))); job.CodeOf(err) != job.CodePayloadTooLarge {
+	if _, err := b.svc.Upload(ctx, b.free, "big", "", strings.NewReader(strings.Repeat("x", 11))); problem.CodeOf(err) != problem.CodePayloadTooLarge {
 		t.Fatalf("oversized upload: %v", err)
 	}
-	if _, _, err := b.svc.OpenAsset(ctx, b.pro, as.ID); job.CodeOf(err) != job.CodeNotFound {
+	if _, _, err := b.svc.OpenAsset(ctx, b.pro, as.ID); problem.CodeOf(err) != problem.CodeNotFound {
 		t.Fatalf("other account's asset: %v", err)
 	}
 }
@@ -518,10 +519,10 @@ func TestGPUJobsNeedGPURunners(t *testing.T) {
 	b.svc.Config.GPURunners = false
 	ctx := context.Background()
 	gpu := jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}
-	if _, err := b.svc.SubmitJob(ctx, b.pro, gpu); job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), "no GPU runners") {
+	if _, err := b.svc.SubmitJob(ctx, b.pro, gpu); problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), "no GPU runners") {
 		t.Fatalf("pro GPU job: %v", err)
 	}
-	if _, err := b.svc.SubmitJob(ctx, b.free, gpu); job.CodeOf(err) != job.CodePlanLimit {
+	if _, err := b.svc.SubmitJob(ctx, b.free, gpu); problem.CodeOf(err) != problem.CodePlanLimit {
 		t.Fatalf("free GPU job: %v, want PLAN_LIMIT first", err)
 	}
 	if page, _ := b.jobs.List(ctx, job.ListParams{AccountID: b.pro.ID}); len(page.Jobs) != 0 {
@@ -537,7 +538,7 @@ func TestReportOfAnUnknownJobIsDropped(t *testing.T) {
 	b := setup(t)
 	for _, kind := range []string{service.ReportStarted, service.ReportProgress, service.ReportResult} {
 		err := b.svc.HandleReport(context.Background(), service.RunnerReport{JobID: "job_elsewhere", Attempt: 1, Kind: kind,
-			Result: &service.RunResult{ComputeMs: 5, Error: job.NewError(job.CodeRunnerError, "x", nil)}})
+			Result: &service.RunResult{ComputeMs: 5, Error: job.NewError(problem.CodeRunnerError, "x", nil)}})
 		if err != nil {
 			t.Errorf("%s report of an unknown job: %v, want nil (dropped)", kind, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -115,7 +116,7 @@ func (s *Service) checkURL(ctx context.Context, raw string) error {
 		return nil
 	}
 	if err := s.URLCheck.CheckURL(ctx, raw); err != nil {
-		return job.Reject(job.CodeValidation, "url %q cannot receive webhooks: %v", raw, err)
+		return problem.Reject(problem.CodeValidation, "url %q cannot receive webhooks: %v", raw, err)
 	}
 	return nil
 }
@@ -140,8 +141,8 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, a account.Account, 
 // ownEndpoint returns the account's endpoint; another account's is NOT_FOUND, as a missing one.
 func (s *Service) ownEndpoint(ctx context.Context, a account.Account, id string) (webhook.Endpoint, error) {
 	e, err := s.Webhooks.GetEndpoint(ctx, id)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && e.AccountID != a.ID) {
-		return webhook.Endpoint{}, job.Reject(job.CodeNotFound, "webhook endpoint %q not found", id)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && e.AccountID != a.ID) {
+		return webhook.Endpoint{}, problem.Reject(problem.CodeNotFound, "webhook endpoint %q not found", id)
 	}
 	return e, err
 }
@@ -250,7 +251,7 @@ func (s *Service) SendTestWebhook(ctx context.Context, a account.Account, id str
 		return DeliveryView{}, err
 	}
 	if !e.Enabled {
-		return DeliveryView{}, job.Reject(job.CodeConflict, "webhook endpoint %s is disabled; enable it to send a test", id)
+		return DeliveryView{}, problem.Reject(problem.CodeConflict, "webhook endpoint %s is disabled; enable it to send a test", id)
 	}
 	now := s.Clock.Now()
 	body, err := json.Marshal(TestEvent{Event: webhook.EventTest, EndpointID: e.ID, CreatedAt: now.UnixMilli()})
@@ -287,8 +288,8 @@ func (s *Service) ListDeliveries(ctx context.Context, a account.Account, endpoin
 // schedule, redeliveryOf naming the original), whatever the original's state.
 func (s *Service) Redeliver(ctx context.Context, a account.Account, deliveryID string) (DeliveryView, error) {
 	orig, err := s.Webhooks.GetDelivery(ctx, deliveryID)
-	if errors.Is(err, job.ErrNotFound) || (err == nil && orig.AccountID != a.ID) {
-		return DeliveryView{}, job.Reject(job.CodeNotFound, "delivery %q not found", deliveryID)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && orig.AccountID != a.ID) {
+		return DeliveryView{}, problem.Reject(problem.CodeNotFound, "delivery %q not found", deliveryID)
 	}
 	if err != nil {
 		return DeliveryView{}, err
@@ -333,7 +334,7 @@ func (s *Service) FanOut(ctx context.Context, m job.Message) error {
 			return nil
 		}
 		b, err := s.Batches.GetBatch(ctx, be.BatchID)
-		if errors.Is(err, job.ErrNotFound) {
+		if errors.Is(err, problem.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -342,7 +343,7 @@ func (s *Service) FanOut(ctx context.Context, m job.Message) error {
 		accountID, body = b.AccountID, m.Payload
 	} else {
 		j, err := s.Jobs.Get(ctx, ev.JobID)
-		if errors.Is(err, job.ErrNotFound) {
+		if errors.Is(err, problem.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
@@ -370,7 +371,7 @@ func (s *Service) FanOut(ctx context.Context, m job.Message) error {
 		}
 		d := webhook.NewDelivery(webhook.NewDeliveryParams{ID: job.NewID("del"), Key: m.Key + "|" + e.ID, Event: ev.Event,
 			JobID: ev.JobID, Endpoint: e, Body: body, Now: now})
-		if err := s.Webhooks.CreateDelivery(ctx, d); err != nil && !errors.Is(err, job.ErrConflict) {
+		if err := s.Webhooks.CreateDelivery(ctx, d); err != nil && !errors.Is(err, problem.ErrConflict) {
 			return err
 		}
 	}

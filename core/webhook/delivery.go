@@ -104,22 +104,22 @@ func (d *Delivery) Abandon(reason string) {
 
 // Store is the port of webhook persistence.
 type Store interface {
-	// CreateEndpoint saves a new endpoint; a taken ID is job.ErrConflict.
+	// CreateEndpoint saves a new endpoint; a taken ID is problem.ErrConflict.
 	CreateEndpoint(ctx context.Context, e Endpoint) error
-	// GetEndpoint returns an endpoint or job.ErrNotFound.
+	// GetEndpoint returns an endpoint or problem.ErrNotFound.
 	GetEndpoint(ctx context.Context, id string) (Endpoint, error)
 	// ListEndpoints returns an account's endpoints, oldest first.
 	ListEndpoints(ctx context.Context, accountID string) ([]Endpoint, error)
 	// UpdateEndpoint loads the endpoint, calls fn and saves what fn left, in one transaction.
 	// fn's error writes nothing and is returned.
 	UpdateEndpoint(ctx context.Context, id string, fn func(*Endpoint) error) (Endpoint, error)
-	// DeleteEndpoint removes an endpoint and its deliveries; a missing one is job.ErrNotFound.
+	// DeleteEndpoint removes an endpoint and its deliveries; a missing one is problem.ErrNotFound.
 	DeleteEndpoint(ctx context.Context, id string) error
 
 	// CreateDelivery saves a new delivery. A delivery with the same Key (or ID) already there is
-	// job.ErrConflict and changes nothing, which makes fan-out idempotent.
+	// problem.ErrConflict and changes nothing, which makes fan-out idempotent.
 	CreateDelivery(ctx context.Context, d Delivery) error
-	// GetDelivery returns a delivery or job.ErrNotFound.
+	// GetDelivery returns a delivery or problem.ErrNotFound.
 	GetDelivery(ctx context.Context, id string) (Delivery, error)
 	// UpdateDelivery loads the delivery, calls fn and saves what fn left, in one transaction.
 	UpdateDelivery(ctx context.Context, id string, fn func(*Delivery) error) (Delivery, error)

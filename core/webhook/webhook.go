@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Event names of the spec, and the test event of POST /webhook-endpoints/{id}/test.
@@ -83,7 +83,7 @@ func NewEndpoint(p NewEndpointParams) (Endpoint, error) {
 // SetName sets a name of 1 to 50 characters.
 func (e *Endpoint) SetName(name string) error {
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength || strings.TrimSpace(name) == "" {
-		return job.Reject(job.CodeValidation, "name must be 1 to %d characters, not blank; got %d", MaxNameLength, n)
+		return problem.Reject(problem.CodeValidation, "name must be 1 to %d characters, not blank; got %d", MaxNameLength, n)
 	}
 	e.Name = name
 	return nil
@@ -95,15 +95,15 @@ func (e *Endpoint) SetURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || raw == "":
-		return job.Reject(job.CodeValidation, "url %q is not a URL", raw)
+		return problem.Reject(problem.CodeValidation, "url %q is not a URL", raw)
 	case u.Scheme != "https":
-		return job.Reject(job.CodeValidation, "url %q must be https", raw)
+		return problem.Reject(problem.CodeValidation, "url %q must be https", raw)
 	case u.Hostname() == "":
-		return job.Reject(job.CodeValidation, "url %q has no host", raw)
+		return problem.Reject(problem.CodeValidation, "url %q has no host", raw)
 	case u.User != nil:
-		return job.Reject(job.CodeValidation, "url must not carry credentials")
+		return problem.Reject(problem.CodeValidation, "url must not carry credentials")
 	case len(raw) > 2048:
-		return job.Reject(job.CodeValidation, "url is longer than 2048 characters")
+		return problem.Reject(problem.CodeValidation, "url is longer than 2048 characters")
 	}
 	e.URL = raw
 	return nil
@@ -112,15 +112,15 @@ func (e *Endpoint) SetURL(raw string) error {
 // SetEvents sets at least one known event, without duplicates; it keeps them sorted.
 func (e *Endpoint) SetEvents(events []string) error {
 	if len(events) == 0 {
-		return job.Reject(job.CodeValidation, "subscribedEvents needs at least one of %s", strings.Join(Events, ", "))
+		return problem.Reject(problem.CodeValidation, "subscribedEvents needs at least one of %s", strings.Join(Events, ", "))
 	}
 	out := make([]string, 0, len(events))
 	for _, ev := range events {
 		if !slices.Contains(Events, ev) {
-			return job.Reject(job.CodeValidation, "subscribedEvents: %q is not an event; use %s", ev, strings.Join(Events, ", "))
+			return problem.Reject(problem.CodeValidation, "subscribedEvents: %q is not an event; use %s", ev, strings.Join(Events, ", "))
 		}
 		if slices.Contains(out, ev) {
-			return job.Reject(job.CodeValidation, "subscribedEvents: %q is given twice", ev)
+			return problem.Reject(problem.CodeValidation, "subscribedEvents: %q is given twice", ev)
 		}
 		out = append(out, ev)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -64,7 +64,7 @@ func TestNewEndpointValidates(t *testing.T) {
 				}
 				return
 			}
-			if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tt.want) {
+			if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("NewEndpoint: %v, want a VALIDATION_ERROR containing %q", err, tt.want)
 			}
 		})
@@ -136,7 +136,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		t.Fatalf("DecodeCursor = %v %s %v", ts, id, err)
 	}
 	for _, bad := range []string{"", "!!", "eA", "MTIzfGpvYl94"} {
-		if _, _, err := webhook.DecodeCursor(bad); job.CodeOf(err) != job.CodeValidation {
+		if _, _, err := webhook.DecodeCursor(bad); problem.CodeOf(err) != problem.CodeValidation {
 			t.Errorf("DecodeCursor(%q): %v, want VALIDATION_ERROR", bad, err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Memory is an in-memory account.Store for tests.
@@ -28,7 +28,7 @@ func (m *Memory) CreateAccount(_ context.Context, a account.Account) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.accounts[a.ID]; ok {
-		return job.ErrConflict
+		return problem.ErrConflict
 	}
 	m.accounts[a.ID] = a
 	return nil
@@ -39,7 +39,7 @@ func (m *Memory) GetAccount(_ context.Context, id string) (account.Account, erro
 	defer m.mu.Unlock()
 	a, ok := m.accounts[id]
 	if !ok {
-		return account.Account{}, job.ErrNotFound
+		return account.Account{}, problem.ErrNotFound
 	}
 	return a, nil
 }
@@ -49,7 +49,7 @@ func (m *Memory) SetPlan(_ context.Context, id string, p account.Plan) error {
 	defer m.mu.Unlock()
 	a, ok := m.accounts[id]
 	if !ok {
-		return job.ErrNotFound
+		return problem.ErrNotFound
 	}
 	a.Plan = p
 	m.accounts[id] = a
@@ -76,11 +76,11 @@ func (m *Memory) CreateKey(_ context.Context, k account.Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.accounts[k.AccountID]; !ok {
-		return job.ErrNotFound
+		return problem.ErrNotFound
 	}
 	for _, o := range m.keys {
 		if o.ID == k.ID || o.Hash == k.Hash {
-			return job.ErrConflict
+			return problem.ErrConflict
 		}
 	}
 	m.keys[k.ID] = copyKey(k)
@@ -95,7 +95,7 @@ func (m *Memory) AccountByKeyHash(_ context.Context, hash string) (account.Accou
 			return m.accounts[k.AccountID], copyKey(k), nil
 		}
 	}
-	return account.Account{}, account.Key{}, job.ErrNotFound
+	return account.Account{}, account.Key{}, problem.ErrNotFound
 }
 
 func (m *Memory) RevokeKey(_ context.Context, accountID, keyID string, at time.Time) error {
@@ -103,7 +103,7 @@ func (m *Memory) RevokeKey(_ context.Context, accountID, keyID string, at time.T
 	defer m.mu.Unlock()
 	k, ok := m.keys[keyID]
 	if !ok || k.AccountID != accountID {
-		return job.ErrNotFound
+		return problem.ErrNotFound
 	}
 	if k.RevokedAt == nil {
 		t := at

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Exercise runs the shared account.Store suite against the store newStore makes. Each call of
@@ -102,28 +103,28 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 	t.Run("MissingAndDuplicate", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		if _, err := b.s.GetAccount(b.ctx, "acc_missing"); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.GetAccount(b.ctx, "acc_missing"); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("GetAccount of a missing account: got %v, want ErrNotFound", err)
 		}
-		if err := b.s.SetPlan(b.ctx, "acc_missing", account.PlanPro); !errors.Is(err, job.ErrNotFound) {
+		if err := b.s.SetPlan(b.ctx, "acc_missing", account.PlanPro); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("SetPlan of a missing account: got %v, want ErrNotFound", err)
 		}
-		if err := b.s.CreateAccount(b.ctx, account.Account{ID: b.acc.ID, Plan: account.PlanPro, CreatedAt: now}); !errors.Is(err, job.ErrConflict) {
+		if err := b.s.CreateAccount(b.ctx, account.Account{ID: b.acc.ID, Plan: account.PlanPro, CreatedAt: now}); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateAccount with a taken ID: got %v, want ErrConflict", err)
 		}
 		_, k := newKey(t, b, b.acc.ID)
 		dupID := k
 		dupID.Hash = account.HashSecret("mj_other")
-		if err := b.s.CreateKey(b.ctx, dupID); !errors.Is(err, job.ErrConflict) {
+		if err := b.s.CreateKey(b.ctx, dupID); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateKey with a taken ID: got %v, want ErrConflict", err)
 		}
 		dupHash := k
 		dupHash.ID = job.NewID("key")
-		if err := b.s.CreateKey(b.ctx, dupHash); !errors.Is(err, job.ErrConflict) {
+		if err := b.s.CreateKey(b.ctx, dupHash); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateKey with a taken hash: got %v, want ErrConflict", err)
 		}
 		_, orphan := account.NewKey("acc_missing", job.NewID("key"), now)
-		if err := b.s.CreateKey(b.ctx, orphan); !errors.Is(err, job.ErrNotFound) {
+		if err := b.s.CreateKey(b.ctx, orphan); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("CreateKey for a missing account: got %v, want ErrNotFound", err)
 		}
 	})
@@ -142,7 +143,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 		if d := cmp.Diff(k, gotKey); d != "" {
 			t.Errorf("key (-want +got):\n%s", d)
 		}
-		if _, _, err := b.s.AccountByKeyHash(b.ctx, account.HashSecret("mj_unknown")); !errors.Is(err, job.ErrNotFound) {
+		if _, _, err := b.s.AccountByKeyHash(b.ctx, account.HashSecret("mj_unknown")); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("unknown hash: got %v, want ErrNotFound", err)
 		}
 	})
@@ -164,7 +165,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 			{"another account's key", other.ID, k.ID},
 		}
 		for _, tt := range tests {
-			if err := b.s.RevokeKey(b.ctx, tt.account, tt.key, now); !errors.Is(err, job.ErrNotFound) {
+			if err := b.s.RevokeKey(b.ctx, tt.account, tt.key, now); !errors.Is(err, problem.ErrNotFound) {
 				t.Errorf("RevokeKey of %s: got %v, want ErrNotFound", tt.name, err)
 			}
 		}
@@ -177,7 +178,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 		if err := b.s.RevokeKey(b.ctx, b.acc.ID, k.ID, now.Add(2*time.Minute)); err != nil {
 			t.Fatalf("RevokeKey again: got %v, want nil (revoking is idempotent)", err)
 		}
-		if _, _, err := b.s.AccountByKeyHash(b.ctx, account.HashSecret(secret)); !errors.Is(err, job.ErrNotFound) {
+		if _, _, err := b.s.AccountByKeyHash(b.ctx, account.HashSecret(secret)); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("revoked key: got %v, want ErrNotFound", err)
 		}
 		if _, _, err := b.s.AccountByKeyHash(b.ctx, account.HashSecret(keep)); err != nil {

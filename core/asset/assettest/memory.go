@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/mediajobs/mediajobs/core/asset"
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Memory is an in-memory asset.Store for tests.
@@ -23,7 +23,7 @@ func (m *Memory) CreateAsset(_ context.Context, a asset.Asset) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.assets[a.ID]; ok {
-		return job.ErrConflict
+		return problem.ErrConflict
 	}
 	m.assets[a.ID] = a
 	return nil
@@ -34,7 +34,7 @@ func (m *Memory) GetAsset(_ context.Context, id string) (asset.Asset, error) {
 	defer m.mu.Unlock()
 	a, ok := m.assets[id]
 	if !ok {
-		return asset.Asset{}, job.ErrNotFound
+		return asset.Asset{}, problem.ErrNotFound
 	}
 	return a, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Exercise runs the shared asset.Store suite against the store newStore makes. Each call of
@@ -49,10 +50,10 @@ func Exercise(t *testing.T, newStore func(t *testing.T) asset.Store) {
 		}
 		dup := a
 		dup.Name = "other.wav"
-		if err := s.CreateAsset(ctx, dup); !errors.Is(err, job.ErrConflict) {
+		if err := s.CreateAsset(ctx, dup); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateAsset with a taken ID: got %v, want ErrConflict", err)
 		}
-		if _, err := s.GetAsset(ctx, "ast_missing"); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.GetAsset(ctx, "ast_missing"); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("GetAsset of a missing asset: got %v, want ErrNotFound", err)
 		}
 	})

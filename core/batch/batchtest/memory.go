@@ -9,6 +9,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Memory is an in-memory batch.Store over a jobtest.Memory, which keeps the batches' jobs and
@@ -39,7 +40,7 @@ func (m *Memory) CreateBatch(_ context.Context, b *batch.Batch, jobs []*job.Job)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.batches[b.ID]; ok {
-		return job.ErrConflict
+		return problem.ErrConflict
 	}
 	if err := m.Memory.CreateAll(jobs); err != nil {
 		return err
@@ -55,7 +56,7 @@ func (m *Memory) GetBatch(_ context.Context, id string) (*batch.Batch, error) {
 	defer m.mu.Unlock()
 	b, ok := m.batches[id]
 	if !ok {
-		return nil, job.ErrNotFound
+		return nil, problem.ErrNotFound
 	}
 	return b.Clone(), nil
 }
@@ -95,7 +96,7 @@ func (m *Memory) CountJob(_ context.Context, batchID, jobID string, fn func(*bat
 	defer m.mu.Unlock()
 	b, ok := m.batches[batchID]
 	if !ok {
-		return false, job.ErrNotFound
+		return false, problem.ErrNotFound
 	}
 	key := [2]string{batchID, jobID}
 	if m.counted[key] {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Stores is what the suite needs of an adapter: batches, the jobs they hold, and the outbox
@@ -53,7 +54,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Stores) {
 				t.Fatalf("job %s: batch %q status %s; want %s waiting", j.ID, stored.BatchID, stored.Status, b.ID)
 			}
 		}
-		if _, err := s.GetBatch(ctx, "bat_missing"); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.GetBatch(ctx, "bat_missing"); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("GetBatch of a missing batch: %v, want ErrNotFound", err)
 		}
 	})
@@ -71,14 +72,14 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Stores) {
 		jobs[2] = one[0].Clone()
 		jobs[2].BatchID = b.ID
 		b.JobIDs[2] = jobs[2].ID
-		if err := s.CreateBatch(ctx, b, jobs); !errors.Is(err, job.ErrConflict) {
+		if err := s.CreateBatch(ctx, b, jobs); !errors.Is(err, problem.ErrConflict) {
 			t.Fatalf("CreateBatch with a taken job ID: %v, want ErrConflict", err)
 		}
-		if _, err := s.GetBatch(ctx, b.ID); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.GetBatch(ctx, b.ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("the refused batch was stored: %v", err)
 		}
 		for _, j := range jobs[:2] {
-			if _, err := s.Get(ctx, j.ID); !errors.Is(err, job.ErrNotFound) {
+			if _, err := s.Get(ctx, j.ID); !errors.Is(err, problem.ErrNotFound) {
 				t.Fatalf("job %s of the refused batch was stored: %v", j.ID, err)
 			}
 		}
@@ -89,10 +90,10 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Stores) {
 		_, more := newBatch(t, "acc_1", base, 1)
 		again := taken.Clone()
 		again.JobIDs, more[0].BatchID = []string{more[0].ID}, again.ID
-		if err := s.CreateBatch(ctx, again, more); !errors.Is(err, job.ErrConflict) {
+		if err := s.CreateBatch(ctx, again, more); !errors.Is(err, problem.ErrConflict) {
 			t.Fatalf("CreateBatch with a taken batch ID: %v, want ErrConflict", err)
 		}
-		if _, err := s.Get(ctx, more[0].ID); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.Get(ctx, more[0].ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("job %s of the refused batch was stored: %v", more[0].ID, err)
 		}
 	})
@@ -157,7 +158,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Stores) {
 		if d := cmp.Diff([]string{"done:" + b.ID}, keys); d != "" {
 			t.Fatalf("outbox after counting (-want +got):\n%s", d)
 		}
-		if _, err := s.CountJob(ctx, "bat_missing", jobs[0].ID, func(*batch.Batch) error { return nil }); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.CountJob(ctx, "bat_missing", jobs[0].ID, func(*batch.Batch) error { return nil }); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("CountJob of a missing batch: %v, want ErrNotFound", err)
 		}
 	})
@@ -254,7 +255,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) Stores) {
 		if d := cmp.Diff(wantOrder, paged); d != "" {
 			t.Fatalf("pages (-want +got):\n%s", d)
 		}
-		if _, err := s.ListBatches(ctx, batch.ListParams{AccountID: "acc_1", Cursor: "nope"}); job.CodeOf(err) != job.CodeValidation {
+		if _, err := s.ListBatches(ctx, batch.ListParams{AccountID: "acc_1", Cursor: "nope"}); problem.CodeOf(err) != problem.CodeValidation {
 			t.Fatalf("a bad cursor: %v, want VALIDATION_ERROR", err)
 		}
 	})

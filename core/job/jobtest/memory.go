@@ -8,6 +8,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Memory is an in-memory job.Store for tests. One mutex makes every Update a transaction.
@@ -44,7 +45,7 @@ func (m *Memory) Create(_ context.Context, j *job.Job) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.jobs[j.ID]; ok {
-		return job.ErrConflict
+		return problem.ErrConflict
 	}
 	m.jobs[j.ID] = j.Clone()
 	return nil
@@ -58,7 +59,7 @@ func (m *Memory) CreateAll(jobs []*job.Job) error {
 	seen := map[string]bool{}
 	for _, j := range jobs {
 		if _, ok := m.jobs[j.ID]; ok || seen[j.ID] {
-			return job.ErrConflict
+			return problem.ErrConflict
 		}
 		seen[j.ID] = true
 	}
@@ -83,7 +84,7 @@ func (m *Memory) Get(_ context.Context, id string) (*job.Job, error) {
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
 	if !ok {
-		return nil, job.ErrNotFound
+		return nil, problem.ErrNotFound
 	}
 	return j.Clone(), nil
 }
@@ -93,7 +94,7 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*job.Job) error) (
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
 	if !ok {
-		return nil, job.ErrNotFound
+		return nil, problem.ErrNotFound
 	}
 	c := j.Clone()
 	if err := fn(c); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // Exercise runs the shared job.Store suite against the store newStore makes. Each call of
@@ -156,7 +157,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		want, err = s.Update(ctx, failed.ID, func(j *job.Job) error {
 			_ = j.Dispatch(base, time.Minute)
 			_ = j.Start(base, time.Minute)
-			return j.Fail(base.Add(time.Second), job.NewError(job.CodeRunnerError, "ffmpeg exited with status 1", []byte("Invalid data found\n")), 900)
+			return j.Fail(base.Add(time.Second), job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("Invalid data found\n")), 900)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +173,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		s := newStore(t)
 		j := newJob(t, "acc_1", base, job.ClassCPU)
 		mustCreate(t, s, j)
-		if err := s.Create(context.Background(), j); !errors.Is(err, job.ErrConflict) {
+		if err := s.Create(context.Background(), j); !errors.Is(err, problem.ErrConflict) {
 			t.Fatalf("second Create: got %v, want ErrConflict", err)
 		}
 	})
@@ -180,11 +181,11 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 	t.Run("MissingIsNotFound", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
-		if _, err := s.Get(ctx, "job_missing"); !errors.Is(err, job.ErrNotFound) {
+		if _, err := s.Get(ctx, "job_missing"); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("Get: got %v, want ErrNotFound", err)
 		}
 		_, err := s.Update(ctx, "job_missing", func(*job.Job) error { return nil })
-		if !errors.Is(err, job.ErrNotFound) {
+		if !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("Update: got %v, want ErrNotFound", err)
 		}
 	})
@@ -328,7 +329,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 			t.Fatalf("another account's listing: %v, %v", ids(page.Jobs), err)
 		}
 		_, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: "not-a-cursor"})
-		if job.CodeOf(err) != job.CodeValidation {
+		if problem.CodeOf(err) != problem.CodeValidation {
 			t.Fatalf("bad cursor: got %v, want VALIDATION_ERROR", err)
 		}
 	})

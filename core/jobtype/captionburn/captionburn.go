@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -99,7 +100,7 @@ func (t Type) Check(inputs map[string]string, transcribe bool, p Params, env job
 		return jobtype.Spec{}, err
 	}
 	if t.Fonts != nil && !t.Fonts.Has(p.Style.FontFamily) {
-		return jobtype.Spec{}, job.Reject(job.CodeValidation, "params.fontFamily %q is not an installed font", p.Style.FontFamily)
+		return jobtype.Spec{}, problem.Reject(problem.CodeValidation, "params.fontFamily %q is not an installed font", p.Style.FontFamily)
 	}
 	if transcribe {
 		if err := t.CheckLanguage(p.Language); err != nil {
@@ -112,10 +113,10 @@ func (t Type) Check(inputs map[string]string, transcribe bool, p Params, env job
 // CheckLanguage refuses a transcription language no configured engine supports.
 func (t Type) CheckLanguage(lang string) error {
 	if len(t.Languages) == 0 {
-		return job.Reject(job.CodeValidation, "inputs.subtitles is required: no transcriber is configured")
+		return problem.Reject(problem.CodeValidation, "inputs.subtitles is required: no transcriber is configured")
 	}
 	if lang != "auto" && !slices.Contains(t.Languages, lang) {
-		return job.Reject(job.CodeValidation, "params.language %q is not supported by the configured transcribers; supported: auto, %s",
+		return problem.Reject(problem.CodeValidation, "params.language %q is not supported by the configured transcribers; supported: auto, %s",
 			lang, strings.Join(t.Languages, ", "))
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -83,7 +84,7 @@ func TestPrepare(t *testing.T) {
 			}
 			spec, err := ty.Prepare(req, jobtype.Env{AssetURLPrefix: prefix})
 			if tc.wantErr != "" {
-				if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
 				}
 				return

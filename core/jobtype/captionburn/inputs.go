@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -33,7 +33,7 @@ func URLInputs(raw json.RawMessage, required, optional []string) (map[string]str
 	sort.Strings(names)
 	for _, name := range names {
 		if !known[name] {
-			return nil, job.Reject(job.CodeValidation, "inputs.%s is not an input of this type; inputs: %s", name, strings.Join(append(append([]string{}, required...), optional...), ", "))
+			return nil, problem.Reject(problem.CodeValidation, "inputs.%s is not an input of this type; inputs: %s", name, strings.Join(append(append([]string{}, required...), optional...), ", "))
 		}
 		u, err := urlValue(name, m[name])
 		if err != nil {
@@ -43,7 +43,7 @@ func URLInputs(raw json.RawMessage, required, optional []string) (map[string]str
 	}
 	for _, n := range required {
 		if _, ok := out[n]; !ok {
-			return nil, job.Reject(job.CodeValidation, "inputs.%s is required: an https URL or an uploaded asset URL", n)
+			return nil, problem.Reject(problem.CodeValidation, "inputs.%s is required: an https URL or an uploaded asset URL", n)
 		}
 	}
 	return out, nil
@@ -54,7 +54,7 @@ func urlValue(name string, raw json.RawMessage) (string, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var u string
 		if err := json.Unmarshal(raw, &u); err != nil {
-			return "", job.Reject(job.CodeValidation, "inputs.%s must be a URL string", name)
+			return "", problem.Reject(problem.CodeValidation, "inputs.%s must be a URL string", name)
 		}
 		return u, nil
 	}
@@ -62,13 +62,13 @@ func urlValue(name string, raw json.RawMessage) (string, error) {
 		URL *string `json:"url"`
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return "", job.Reject(job.CodeValidation, "inputs.%s must be a URL string or {\"url\": ...}", name)
+		return "", problem.Reject(problem.CodeValidation, "inputs.%s must be a URL string or {\"url\": ...}", name)
 	}
 	if err := jobtype.DecodeStrictAt("inputs."+name+".", raw, &obj); err != nil {
 		return "", err
 	}
 	if obj.URL == nil {
-		return "", job.Reject(job.CodeValidation, "inputs.%s needs url", name)
+		return "", problem.Reject(problem.CodeValidation, "inputs.%s needs url", name)
 	}
 	return *obj.URL, nil
 }
@@ -87,14 +87,14 @@ func CheckURLs(inputs map[string]string, assetURLPrefix string) ([]string, error
 	for _, n := range names {
 		u := inputs[n]
 		if u == "" || strings.ContainsAny(u, " \t\r\n'\"\\") {
-			return nil, job.Reject(job.CodeValidation, "inputs.%s %q is not allowed: only https URLs and uploaded assets", n, u)
+			return nil, problem.Reject(problem.CodeValidation, "inputs.%s %q is not allowed: only https URLs and uploaded assets", n, u)
 		}
 		opts.Inputs[n] = validator.Input{URL: u}
 		cmd += " -i " + n
 	}
 	res := validator.Validate(cmd+" out.mp4", opts)
 	if !res.Valid {
-		return nil, job.Reject(job.CodeValidation, "%s", res.Error)
+		return nil, problem.Reject(problem.CodeValidation, "%s", res.Error)
 	}
 	return ffmpegjob.AssetIDs(res.Plan, assetURLPrefix), nil
 }

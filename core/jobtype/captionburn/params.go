@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -54,7 +54,7 @@ func DecodeParams(raw json.RawMessage, v any) error {
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &keys); err != nil {
-		return job.Reject(job.CodeValidation, "params must be an object")
+		return problem.Reject(problem.CodeValidation, "params must be an object")
 	}
 	known := map[string]bool{}
 	jsonNames(reflect.TypeOf(v).Elem(), known)
@@ -65,7 +65,7 @@ func DecodeParams(raw json.RawMessage, v any) error {
 	sort.Strings(names)
 	for _, k := range names {
 		if !known[k] {
-			return job.Reject(job.CodeValidation, "field %q is not allowed", "params."+k)
+			return problem.Reject(problem.CodeValidation, "field %q is not allowed", "params."+k)
 		}
 	}
 	return nil
@@ -86,7 +86,7 @@ func jsonNames(t reflect.Type, into map[string]bool) {
 }
 
 func rangeErr(name string, v any, rule string) error {
-	return job.Reject(job.CodeValidation, "params.%s %v is out of range: %s", name, v, rule)
+	return problem.Reject(problem.CodeValidation, "params.%s %v is out of range: %s", name, v, rule)
 }
 
 func intIn(name string, p *int, lo, hi int, dst *int) error {
@@ -126,7 +126,7 @@ func color(name string, p *string, dst *subtitle.Color) error {
 	}
 	c, err := subtitle.ParseColor(*p)
 	if err != nil {
-		return job.Reject(job.CodeValidation, "params.%s %q must be a web hex colour #RRGGBB or #AARRGGBB", name, *p)
+		return problem.Reject(problem.CodeValidation, "params.%s %q must be a web hex colour #RRGGBB or #AARRGGBB", name, *p)
 	}
 	*dst = c
 	return nil
@@ -140,14 +140,14 @@ func (r RawParams) Resolve(base subtitle.Style) (Params, error) {
 	if r.Language != nil {
 		l := *r.Language
 		if l != "auto" && !isISO6391(l) {
-			return Params{}, job.Reject(job.CodeValidation, "params.language %q must be auto or an ISO-639-1 code such as en, fr, de", l)
+			return Params{}, problem.Reject(problem.CodeValidation, "params.language %q must be auto or an ISO-639-1 code such as en, fr, de", l)
 		}
 		p.Language = l
 	}
 	if r.FontFamily != nil {
 		f := strings.TrimSpace(*r.FontFamily)
 		if f == "" || len(f) > 100 || strings.ContainsAny(f, ",\\{}:=*?[]\"'") || strings.ContainsFunc(f, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-			return Params{}, job.Reject(job.CodeValidation, "params.fontFamily %q is not a font family name", *r.FontFamily)
+			return Params{}, problem.Reject(problem.CodeValidation, "params.fontFamily %q is not a font family name", *r.FontFamily)
 		}
 		st.FontFamily = f
 	}
@@ -179,14 +179,14 @@ func (r RawParams) Resolve(base subtitle.Style) (Params, error) {
 	if r.Position != nil {
 		pos, err := subtitle.ParsePosition(*r.Position)
 		if err != nil {
-			return Params{}, job.Reject(job.CodeValidation, "params.position %v", err)
+			return Params{}, problem.Reject(problem.CodeValidation, "params.position %v", err)
 		}
 		st.Position = pos
 	}
 	if r.Alignment != nil {
 		a, err := subtitle.ParseAlignment(*r.Alignment)
 		if err != nil {
-			return Params{}, job.Reject(job.CodeValidation, "params.alignment %v", err)
+			return Params{}, problem.Reject(problem.CodeValidation, "params.alignment %v", err)
 		}
 		st.Alignment = a
 	}

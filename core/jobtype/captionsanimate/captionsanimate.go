@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -76,7 +76,7 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	}
 	preset, ok := Presets[name]
 	if !ok {
-		return Request{}, job.Reject(job.CodeValidation, "params.preset %q is not a preset; one of: %s", name, strings.Join(presetNames(), ", "))
+		return Request{}, problem.Reject(problem.CodeValidation, "params.preset %q is not a preset; one of: %s", name, strings.Join(presetNames(), ", "))
 	}
 	p, err := raw.Resolve(preset.Style)
 	if err != nil {
@@ -86,7 +86,7 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	if raw.HighlightColor != nil {
 		c, err := subtitle.ParseColor(*raw.HighlightColor)
 		if err != nil {
-			return Request{}, job.Reject(job.CodeValidation, "params.highlightColor %q must be a web hex colour #RRGGBB or #AARRGGBB", *raw.HighlightColor)
+			return Request{}, problem.Reject(problem.CodeValidation, "params.highlightColor %q must be a web hex colour #RRGGBB or #AARRGGBB", *raw.HighlightColor)
 		}
 		k.Highlight = c
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionsanimate"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -45,7 +46,7 @@ func TestPrepare(t *testing.T) {
 			}
 			spec, err := typ.Prepare(req, jobtype.Env{AssetURLPrefix: "https://api.test/assets/"})
 			if tc.wantErr != "" {
-				if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
 				}
 				return

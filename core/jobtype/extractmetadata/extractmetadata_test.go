@@ -10,6 +10,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 func TestPrepare(t *testing.T) {
@@ -35,7 +36,7 @@ func TestPrepare(t *testing.T) {
 			}
 			spec, err := extractmetadata.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: "https://api.test/assets/"})
 			if tc.wantErr != "" {
-				if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
 				}
 				return

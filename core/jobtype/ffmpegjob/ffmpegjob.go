@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -48,13 +49,13 @@ type params struct {
 func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	var p params
 	if len(rawParams) == 0 || string(rawParams) == "null" {
-		return Request{}, job.Reject(job.CodeValidation, "params is required with params.command")
+		return Request{}, problem.Reject(problem.CodeValidation, "params is required with params.command")
 	}
 	if err := jobtype.DecodeStrictAt("params.", rawParams, &p); err != nil {
 		return Request{}, err
 	}
 	if p.Command == nil || strings.TrimSpace(*p.Command) == "" {
-		return Request{}, job.Reject(job.CodeValidation, "params.command is required: an FFmpeg command starting with ffmpeg")
+		return Request{}, problem.Reject(problem.CodeValidation, "params.command is required: an FFmpeg command starting with ffmpeg")
 	}
 	req := Request{Command: *p.Command, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
 	if p.Timeout != nil {
@@ -68,7 +69,7 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	}
 	if p.Inputs != nil {
 		if inputs != nil {
-			return Request{}, job.Reject(job.CodeValidation, "inputs is given both in the body and in params; give it once")
+			return Request{}, problem.Reject(problem.CodeValidation, "inputs is given both in the body and in params; give it once")
 		}
 		inputs = p.Inputs
 	}
@@ -88,7 +89,7 @@ func parseInput(name string, raw json.RawMessage) (Input, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var u string
 		if err := json.Unmarshal(raw, &u); err != nil {
-			return Input{}, job.Reject(job.CodeValidation, "inputs.%s must be a URL string or an object", name)
+			return Input{}, problem.Reject(problem.CodeValidation, "inputs.%s must be a URL string or an object", name)
 		}
 		return Input{URL: u}, nil
 	}
@@ -101,13 +102,13 @@ func parseInput(name string, raw json.RawMessage) (Input, error) {
 	}
 	switch {
 	case obj.URL != nil && obj.Content != nil:
-		return Input{}, job.Reject(job.CodeValidation, "inputs.%s has both url and content; give one", name)
+		return Input{}, problem.Reject(problem.CodeValidation, "inputs.%s has both url and content; give one", name)
 	case obj.URL != nil:
 		return Input{URL: *obj.URL}, nil
 	case obj.Content != nil:
 		return Input{Content: obj.Content}, nil
 	default:
-		return Input{}, job.Reject(job.CodeValidation, "inputs.%s needs url or content", name)
+		return Input{}, problem.Reject(problem.CodeValidation, "inputs.%s needs url or content", name)
 	}
 }
 
@@ -129,11 +130,11 @@ func (r Request) Options(assetURLPrefix string) validator.Options {
 // validator's message, which names the offending flag or value.
 func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	if r.Timeout < 1 || r.Timeout > 900 {
-		return validator.Result{}, job.Reject(job.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
+		return validator.Result{}, problem.Reject(problem.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
 	}
 	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
 	if !res.Valid {
-		return res, &job.Problem{Code: job.CodeValidation, Message: res.Error, Field: "params.command"}
+		return res, &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 const prefix = "https://api.test/assets/"
@@ -23,7 +24,7 @@ func TestPrepare(t *testing.T) {
 		params   string
 		want     jobtype.Spec
 		wantErr  string
-		wantCode job.Code
+		wantCode problem.Code
 	}{
 		{name: "lavfi to mp4", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}`,
 			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
@@ -72,7 +73,7 @@ func TestPrepare(t *testing.T) {
 			}
 			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix})
 			if tc.wantErr != "" {
-				if job.CodeOf(err) != job.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
+				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
 				}
 				return

@@ -8,6 +8,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // FuzzPrepare feeds untrusted request bodies through the whole submit-side parse: decoding,
@@ -22,15 +23,15 @@ func FuzzPrepare(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := jobtype.DecodeRequest([]byte(body))
 		if err != nil {
-			if job.CodeOf(err) != job.CodeValidation {
-				t.Fatalf("decode rejection with code %s: %v", job.CodeOf(err), err)
+			if problem.CodeOf(err) != problem.CodeValidation {
+				t.Fatalf("decode rejection with code %s: %v", problem.CodeOf(err), err)
 			}
 			return
 		}
 		spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: "https://api.test/assets/"})
 		if err != nil {
-			if job.CodeOf(err) != job.CodeValidation {
-				t.Fatalf("rejection with code %s: %v", job.CodeOf(err), err)
+			if problem.CodeOf(err) != problem.CodeValidation {
+				t.Fatalf("rejection with code %s: %v", problem.CodeOf(err), err)
 			}
 			return
 		}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -50,7 +50,7 @@ func (m *Memory) CreateEndpoint(_ context.Context, e webhook.Endpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.endpoints[e.ID]; ok {
-		return fmt.Errorf("endpoint %s: %w", e.ID, job.ErrConflict)
+		return fmt.Errorf("endpoint %s: %w", e.ID, problem.ErrConflict)
 	}
 	m.endpoints[e.ID] = copyEndpoint(e)
 	return nil
@@ -62,7 +62,7 @@ func (m *Memory) GetEndpoint(_ context.Context, id string) (webhook.Endpoint, er
 	defer m.mu.Unlock()
 	e, ok := m.endpoints[id]
 	if !ok {
-		return webhook.Endpoint{}, fmt.Errorf("endpoint %s: %w", id, job.ErrNotFound)
+		return webhook.Endpoint{}, fmt.Errorf("endpoint %s: %w", id, problem.ErrNotFound)
 	}
 	return copyEndpoint(e), nil
 }
@@ -89,7 +89,7 @@ func (m *Memory) UpdateEndpoint(_ context.Context, id string, fn func(*webhook.E
 	defer m.mu.Unlock()
 	e, ok := m.endpoints[id]
 	if !ok {
-		return webhook.Endpoint{}, fmt.Errorf("endpoint %s: %w", id, job.ErrNotFound)
+		return webhook.Endpoint{}, fmt.Errorf("endpoint %s: %w", id, problem.ErrNotFound)
 	}
 	e = copyEndpoint(e)
 	if err := fn(&e); err != nil {
@@ -104,7 +104,7 @@ func (m *Memory) DeleteEndpoint(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.endpoints[id]; !ok {
-		return fmt.Errorf("endpoint %s: %w", id, job.ErrNotFound)
+		return fmt.Errorf("endpoint %s: %w", id, problem.ErrNotFound)
 	}
 	delete(m.endpoints, id)
 	for did, d := range m.deliveries {
@@ -121,13 +121,13 @@ func (m *Memory) CreateDelivery(_ context.Context, d webhook.Delivery) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.endpoints[d.EndpointID]; !ok {
-		return fmt.Errorf("delivery %s: endpoint %s: %w", d.ID, d.EndpointID, job.ErrNotFound)
+		return fmt.Errorf("delivery %s: endpoint %s: %w", d.ID, d.EndpointID, problem.ErrNotFound)
 	}
 	if _, ok := m.keys[d.Key]; ok {
-		return fmt.Errorf("delivery %s: %w", d.Key, job.ErrConflict)
+		return fmt.Errorf("delivery %s: %w", d.Key, problem.ErrConflict)
 	}
 	if _, ok := m.deliveries[d.ID]; ok {
-		return fmt.Errorf("delivery %s: %w", d.ID, job.ErrConflict)
+		return fmt.Errorf("delivery %s: %w", d.ID, problem.ErrConflict)
 	}
 	m.deliveries[d.ID] = copyDelivery(d)
 	m.keys[d.Key] = d.ID
@@ -140,7 +140,7 @@ func (m *Memory) GetDelivery(_ context.Context, id string) (webhook.Delivery, er
 	defer m.mu.Unlock()
 	d, ok := m.deliveries[id]
 	if !ok {
-		return webhook.Delivery{}, fmt.Errorf("delivery %s: %w", id, job.ErrNotFound)
+		return webhook.Delivery{}, fmt.Errorf("delivery %s: %w", id, problem.ErrNotFound)
 	}
 	return copyDelivery(d), nil
 }
@@ -151,7 +151,7 @@ func (m *Memory) UpdateDelivery(_ context.Context, id string, fn func(*webhook.D
 	defer m.mu.Unlock()
 	d, ok := m.deliveries[id]
 	if !ok {
-		return webhook.Delivery{}, fmt.Errorf("delivery %s: %w", id, job.ErrNotFound)
+		return webhook.Delivery{}, fmt.Errorf("delivery %s: %w", id, problem.ErrNotFound)
 	}
 	d = copyDelivery(d)
 	if err := fn(&d); err != nil {

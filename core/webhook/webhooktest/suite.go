@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -62,10 +63,10 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if d := cmp.Diff(e, got); d != "" {
 			t.Fatalf("GetEndpoint (-want +got):\n%s", d)
 		}
-		if err := b.s.CreateEndpoint(b.ctx, e); !errors.Is(err, job.ErrConflict) {
+		if err := b.s.CreateEndpoint(b.ctx, e); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateEndpoint with a taken ID: %v, want ErrConflict", err)
 		}
-		if _, err := b.s.GetEndpoint(b.ctx, "we_missing"); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.GetEndpoint(b.ctx, "we_missing"); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("GetEndpoint of a missing endpoint: %v, want ErrNotFound", err)
 		}
 	})
@@ -121,7 +122,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if read, _ := b.s.GetEndpoint(b.ctx, e.ID); read.Name != e.Name {
 			t.Errorf("a failed update wrote the name %q", read.Name)
 		}
-		if _, err := b.s.UpdateEndpoint(b.ctx, "we_missing", func(*webhook.Endpoint) error { return nil }); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.UpdateEndpoint(b.ctx, "we_missing", func(*webhook.Endpoint) error { return nil }); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("UpdateEndpoint of a missing endpoint: %v, want ErrNotFound", err)
 		}
 	})
@@ -134,13 +135,13 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if err := b.s.DeleteEndpoint(b.ctx, e.ID); err != nil {
 			t.Fatalf("DeleteEndpoint: %v", err)
 		}
-		if _, err := b.s.GetEndpoint(b.ctx, e.ID); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.GetEndpoint(b.ctx, e.ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("GetEndpoint after delete: %v, want ErrNotFound", err)
 		}
-		if _, err := b.s.GetDelivery(b.ctx, d.ID); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.GetDelivery(b.ctx, d.ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("GetDelivery after its endpoint's delete: %v, want ErrNotFound", err)
 		}
-		if err := b.s.DeleteEndpoint(b.ctx, e.ID); !errors.Is(err, job.ErrNotFound) {
+		if err := b.s.DeleteEndpoint(b.ctx, e.ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("DeleteEndpoint twice: %v, want ErrNotFound", err)
 		}
 	})
@@ -159,15 +160,15 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		}
 		again := d
 		again.ID = job.NewID("del")
-		if err := b.s.CreateDelivery(b.ctx, again); !errors.Is(err, job.ErrConflict) {
+		if err := b.s.CreateDelivery(b.ctx, again); !errors.Is(err, problem.ErrConflict) {
 			t.Errorf("CreateDelivery with a taken key: %v, want ErrConflict", err)
 		}
-		if _, err := b.s.GetDelivery(b.ctx, again.ID); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.GetDelivery(b.ctx, again.ID); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("the duplicate was stored: %v", err)
 		}
 		orphan := d
 		orphan.ID, orphan.Key, orphan.EndpointID = job.NewID("del"), "other", "we_missing"
-		if err := b.s.CreateDelivery(b.ctx, orphan); !errors.Is(err, job.ErrNotFound) {
+		if err := b.s.CreateDelivery(b.ctx, orphan); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("CreateDelivery for a missing endpoint: %v, want ErrNotFound", err)
 		}
 	})
@@ -192,7 +193,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("after two attempts (-want +got):\n%s", diff)
 		}
-		if _, err := b.s.UpdateDelivery(b.ctx, "del_missing", func(*webhook.Delivery) error { return nil }); !errors.Is(err, job.ErrNotFound) {
+		if _, err := b.s.UpdateDelivery(b.ctx, "del_missing", func(*webhook.Delivery) error { return nil }); !errors.Is(err, problem.ErrNotFound) {
 			t.Errorf("UpdateDelivery of a missing delivery: %v, want ErrNotFound", err)
 		}
 	})
@@ -308,7 +309,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) webhook.Store) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("listing (-want +got):\n%s", diff)
 		}
-		if _, err := b.s.ListDeliveries(b.ctx, webhook.ListParams{EndpointID: e.ID, Cursor: "nope"}); job.CodeOf(err) != job.CodeValidation {
+		if _, err := b.s.ListDeliveries(b.ctx, webhook.ListParams{EndpointID: e.ID, Cursor: "nope"}); problem.CodeOf(err) != problem.CodeValidation {
 			t.Errorf("a bad cursor: %v, want VALIDATION_ERROR", err)
 		}
 	})
