@@ -1,4 +1,4 @@
-// Package blobfs is the embedded default BlobStore: a directory on local disk, written atomically
+// Package blobfs is the embedded default blob.Store: a directory on local disk, written atomically
 // (temporary file, then rename) so a reader never sees half a blob.
 package blobfs
 
@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 )
 
 // Store keeps blobs as files under a root directory.
@@ -22,11 +22,12 @@ type Store struct {
 	root string
 }
 
-var _ service.BlobStore = (*Store)(nil)
+var _ blob.Store = (*Store)(nil)
 
-// New returns a store rooted at dir, creating it.
+// New returns a store rooted at dir, creating it. Directories are 0700 and blobs 0600: only the
+// service's own user reads them (downloads go through the API).
 func New(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("blobfs: %w", err)
 	}
 	abs, err := filepath.Abs(dir)
@@ -36,8 +37,8 @@ func New(dir string) (*Store, error) {
 	return &Store{root: abs}, nil
 }
 
-// path maps a key to a file under root. Keys are the service's own ("assets/<id>",
-// "jobs/<id>/<file>"), but a key that would leave root is refused all the same.
+// path maps a key to a file under root. Keys are the service's own (blob.AssetKey,
+// blob.OutputKey), but a key that would leave root is refused all the same.
 func (s *Store) path(key string) (string, error) {
 	if key == "" || strings.Contains(key, "\\") || !fs.ValidPath(key) {
 		return "", fmt.Errorf("blobfs: invalid key %q", key)
@@ -51,7 +52,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".put-*")
@@ -71,7 +72,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 		return 0, fmt.Errorf("blobfs: write %s: %w", key, err)
 	}
 	if max > 0 && n > max {
-		return 0, service.ErrTooLarge
+		return 0, blob.ErrTooLarge
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		return 0, fmt.Errorf("blobfs: %w", err)
@@ -80,7 +81,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 }
 
 // Open returns the blob under key, or problem.ErrNotFound.
-func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
+func (s *Store) Open(_ context.Context, key string) (blob.Blob, error) {
 	p, err := s.path(key)
 	if err != nil {
 		return nil, err
@@ -97,16 +98,28 @@ func (s *Store) Open(_ context.Context, key string) (service.Blob, error) {
 		f.Close()
 		return nil, fmt.Errorf("blob %s: %w", key, problem.ErrNotFound)
 	}
-	return blob{f, st}, nil
+	return file{f, st}, nil
 }
 
-type blob struct {
+type file struct {
 	*os.File
 	st fs.FileInfo
 }
 
-func (b blob) Size() int64        { return b.st.Size() }
-func (b blob) ModTime() time.Time { return b.st.ModTime() }
+func (f file) Size() int64        { return f.st.Size() }
+func (f file) ModTime() time.Time { return f.st.ModTime() }
+
+// Delete removes the blob under key; a missing one is not an error.
+func (s *Store) Delete(_ context.Context, key string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("blobfs: %w", err)
+	}
+	return nil
+}
 
 // ctxReader stops a long copy when its context ends.
 type ctxReader struct {

@@ -10,9 +10,44 @@ import (
 	"testing"
 
 	"github.com/mediajobs/mediajobs/adapters/blobfs"
+	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 )
+
+func TestSuite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blobtest.Exercise(t, func(t *testing.T) blob.Store {
+		s, err := blobfs.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// Blobs are the service's alone: directories 0700, files 0600.
+func TestPrivateModes(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "blobs")
+	s, err := blobfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := blob.OutputKey("acc_1", "job_1", "out.mp4")
+	if _, err := s.Put(context.Background(), key, strings.NewReader("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "accounts", "acc_1", "jobs", "job_1")} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want 0700", p, st.Mode().Perm(), err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(key))); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("blob mode %v %v, want 0600", st.Mode().Perm(), err)
+	}
+}
 
 func TestPutOpen(t *testing.T) {
 	t.Parallel()
@@ -44,7 +79,7 @@ func TestRefusals(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s, _ := blobfs.New(filepath.Join(dir, "root"))
-	if _, err := s.Put(ctx, "assets/big", strings.NewReader(strings.Repeat("x", 11)), 10); !errors.Is(err, service.ErrTooLarge) {
+	if _, err := s.Put(ctx, "assets/big", strings.NewReader(strings.Repeat("x", 11)), 10); !errors.Is(err, blob.ErrTooLarge) {
 		t.Fatalf("over cap: %v", err)
 	}
 	if _, err := s.Open(ctx, "assets/big"); !errors.Is(err, problem.ErrNotFound) {

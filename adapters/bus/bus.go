@@ -10,8 +10,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
-
-	"github.com/mediajobs/mediajobs/core/service"
 )
 
 // Bus publishes and subscribes raw payloads by topic.
@@ -22,8 +20,6 @@ type Bus struct {
 	// subject maps a service topic to the Pub/Sub's topic; nil keeps it as is.
 	subject func(string) string
 }
-
-var _ service.Publisher = (*Bus)(nil)
 
 // New wraps a Watermill publisher and subscriber.
 func New(pub message.Publisher, sub message.Subscriber, log *slog.Logger) *Bus {

@@ -22,10 +22,12 @@ type accountView struct {
 }
 
 type limitsView struct {
-	RequestsPerMinute   int  `json:"requestsPerMinute"`
-	ExecutionCapSeconds int  `json:"executionCapSeconds"`
-	GPU                 bool `json:"gpu"`
-	Concurrency         int  `json:"concurrency"`
+	RequestsPerMinute   int   `json:"requestsPerMinute"`
+	ExecutionCapSeconds int   `json:"executionCapSeconds"`
+	GPU                 bool  `json:"gpu"`
+	Concurrency         int   `json:"concurrency"`
+	JobBytes            int64 `json:"jobBytes"`
+	JobFiles            int   `json:"jobFiles"`
 }
 
 // usageView is this month's spending: credits charged since the first of the month (UTC).
@@ -35,14 +37,14 @@ type usageView struct {
 }
 
 func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
-	sum, err := a.svc.Summary(req.Context(), caller(req))
+	sum, err := a.uc.Credits.Summary(req.Context(), caller(req))
 	if err != nil {
 		return err
 	}
 	acct, l := sum.Account, sum.Limits
 	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
 		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
-			GPU: l.GPU, Concurrency: l.Concurrency},
+			GPU: l.GPU, Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles},
 		Balance: billing.Cost(sum.Balance),
 		Usage:   usageView{Since: sum.MonthStart.UnixMilli(), Spent: billing.Cost(sum.SpentThisMonth)}})
 }
@@ -67,7 +69,7 @@ func (a *api) ledger(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := a.svc.LedgerPage(req.Context(), caller(req), cursor, limit)
+	page, err := a.uc.Credits.LedgerPage(req.Context(), caller(req), cursor, limit)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,10 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,14 +15,16 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
-	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+	"github.com/mediajobs/mediajobs/core/problem"
+	core "github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	perMinute := func(a account.Account) int { return billing.Default().Limits(a.Plan).RequestsPerMinute }
-	b := setup(t, setupOpts{authenticated: []httpapi.Middleware{httpapi.RateLimit(ratelimit.NewMemory(), perMinute, nil)}})
+	gate := core.NewGate(ratelimit.NewMemory(), perMinute, nil)
+	b := setup(t, setupOpts{authenticated: []httpapi.Middleware{httpapi.RateLimit(gate)}})
 	for i := range 30 {
 		res := b.do(t, request{method: "GET", path: "/account", key: b.key})
 		if res.status != http.StatusOK {
@@ -48,21 +53,43 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// When the limiter's backend fails, the gate fails closed: 503 with Retry-After, the same
+// answer MCP gives.
+func TestRateLimiterDownFailsClosed(t *testing.T) {
+	t.Parallel()
+	gate := core.NewGate(brokenLimiter{}, func(account.Account) int { return 30 }, slog.New(slog.DiscardHandler))
+	b := setup(t, setupOpts{authenticated: []httpapi.Middleware{httpapi.RateLimit(gate)}})
+	res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(`{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}}`)})
+	if code, msg := res.errorBody(t); res.status != http.StatusServiceUnavailable || code != problem.CodeUnavailable ||
+		res.header.Get("Retry-After") != "5" || strings.Contains(msg, "6379") {
+		t.Fatalf("status %d, Retry-After %q, body %s", res.status, res.header.Get("Retry-After"), res.body)
+	}
+	if b.jobCount(t) != 0 {
+		t.Fatal("a request refused for the limiter's outage stored a job")
+	}
+}
+
+type brokenLimiter struct{}
+
+func (brokenLimiter) Allow(context.Context, string, int) (core.Decision, error) {
+	return core.Decision{}, errors.New("dial tcp 127.0.0.1:6379: connection refused")
+}
+
 func TestAccountLedger(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ledger := billingtest.NewMemory()
-	b.svc.Ledger = ledger
 	ctx := context.Background()
+	// A free account with exactly its starter grant: the ledger holds that one entry.
+	acct, key := b.h.Open(t, "acct_ledger", account.PlanFree, 600)
 	for _, c := range []service.Credit{
-		{AccountID: b.acct.ID, Kind: billing.KindGrant, Amount: 100, Note: "welcome"},
-		{AccountID: b.acct.ID, Kind: billing.KindPurchase, Pack: "small"},
+		{AccountID: acct.ID, Kind: billing.KindGrant, Amount: 100, Note: "welcome"},
+		{AccountID: acct.ID, Kind: billing.KindPurchase, Pack: "small"},
 	} {
-		if _, err := b.svc.AddCredits(ctx, c); err != nil {
+		if _, err := b.h.Credits.AddCredits(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := b.do(t, request{method: "GET", path: "/account/ledger?limit=1", key: b.key})
+	res := b.do(t, request{method: "GET", path: "/account/ledger?limit=1", key: key})
 	var page struct {
 		Data []struct {
 			Kind   string
@@ -77,25 +104,30 @@ func TestAccountLedger(t *testing.T) {
 	if len(page.Data) != 1 || page.Data[0].Kind != "purchase" || page.Data[0].Amount.Amount != 5000 || page.Pagination.NextCursor == nil {
 		t.Fatalf("first page %s", res.body)
 	}
-	res = b.do(t, request{method: "GET", path: "/account/ledger?cursor=" + *page.Pagination.NextCursor, key: b.key})
+	res = b.do(t, request{method: "GET", path: "/account/ledger?cursor=" + *page.Pagination.NextCursor, key: key})
 	if err := json.Unmarshal(res.body, &page); err != nil || res.status != http.StatusOK {
 		t.Fatalf("status %d, body %s", res.status, res.body)
 	}
-	if d := cmp.Diff([]string{"grant"}, []string{page.Data[0].Kind}); d != "" || len(page.Data) != 1 || page.Pagination.NextCursor != nil {
-		t.Fatalf("second page %s", res.body)
+	var kinds []string
+	for _, e := range page.Data {
+		kinds = append(kinds, e.Kind+":"+e.Note)
 	}
-	res = b.do(t, request{method: "GET", path: "/account", key: b.key})
+	if d := cmp.Diff([]string{"grant:welcome", "grant:starter grant"}, kinds); d != "" || page.Pagination.NextCursor != nil {
+		t.Fatalf("second page (-want +got):\n%s\n%s", d, res.body)
+	}
+	res = b.do(t, request{method: "GET", path: "/account", key: key})
 	var acc struct {
 		Data struct{ Balance struct{ Amount int64 } }
 	}
-	if err := json.Unmarshal(res.body, &acc); err != nil || acc.Data.Balance.Amount != 5100 {
+	if err := json.Unmarshal(res.body, &acc); err != nil || acc.Data.Balance.Amount != 5700 {
 		t.Fatalf("account %s", res.body)
 	}
 	if res := b.do(t, request{method: "GET", path: "/account/ledger?cursor=bad", key: b.key}); res.status != http.StatusBadRequest {
 		t.Fatalf("bad cursor: status %d", res.status)
 	}
 	// The gate: an empty balance cannot pay the minimum charge.
-	if res := b.do(t, request{method: "POST", path: "/jobs", key: b.otherKey,
+	_, broke := b.h.Open(t, "acct_broke", account.PlanFree, 0)
+	if res := b.do(t, request{method: "POST", path: "/jobs", key: broke,
 		body: []byte(`{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}}`)}); res.status != http.StatusPaymentRequired {
 		t.Fatalf("submit on an empty balance: status %d, body %s", res.status, res.body)
 	}

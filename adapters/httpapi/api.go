@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
@@ -46,6 +47,11 @@ type Options struct {
 	// Authenticated wrap every authenticated route, after authentication: AccountFrom gives
 	// the caller. Rate limiting plugs in here; it rejects through WriteError.
 	Authenticated []Middleware
+	// Now is the clock of download token checks; nil is time.Now.
+	Now func() time.Time
+	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
+	// routes off.
+	WorkerToken string
 }
 
 // DefaultMaxJSONBody is the default cap of a JSON request body.
@@ -57,10 +63,29 @@ type Route struct {
 	Path   string
 	// Auth tells whether the route needs a bearer API key.
 	Auth bool
+	// Worker tells a route of remote runners, authenticated by the worker token.
+	Worker bool
+}
+
+// UseCases are the application's use cases the API drives. Runs is optional: without it (or
+// without Options.WorkerToken) the /internal/runner routes answer 404.
+type UseCases struct {
+	Auth     *service.Auth
+	Submit   *service.Submit
+	Jobs     *service.Jobs
+	Cancel   *service.Cancel
+	Batches  *service.Batches
+	Uploads  *service.Uploads
+	Webhooks *service.Webhooks
+	Credits  *service.Credits
+	// Types lists the job types, for the type filter of listings.
+	Types *jobtype.Registry
+	// Runs is the control plane's side of the work queue, for remote runners.
+	Runs *service.Runs
 }
 
 type api struct {
-	svc  *service.Service
+	uc   UseCases
 	opts Options
 	log  *slog.Logger
 }
@@ -73,6 +98,9 @@ type route struct {
 func (a *api) routes() []route {
 	r := func(method, path string, auth bool, h bunrouter.HandlerFunc) route {
 		return route{Route{Method: method, Path: path, Auth: auth}, h}
+	}
+	w := func(method, path string, h bunrouter.HandlerFunc) route {
+		return route{Route{Method: method, Path: path, Worker: true}, h}
 	}
 	return []route{
 		r(http.MethodPost, "/jobs", true, a.submitJob),
@@ -105,6 +133,11 @@ func (a *api) routes() []route {
 		r(http.MethodHead, "/dl/{job_id}", false, a.downloadFile),
 		r(http.MethodGet, "/v/{job_id}/{token}/{file}", false, a.downloadMember),
 		r(http.MethodHead, "/v/{job_id}/{token}/{file}", false, a.downloadMember),
+		w(http.MethodPost, "/internal/runner/claim", a.runnerClaim),
+		w(http.MethodPost, "/internal/runner/heartbeat", a.runnerHeartbeat),
+		w(http.MethodPost, "/internal/runner/report", a.runnerReport),
+		w(http.MethodGet, "/internal/runner/jobs/{job_id}/assets/{asset_id}", a.runnerAsset),
+		w(http.MethodPut, "/internal/runner/jobs/{job_id}/outputs/{name}", a.runnerOutput),
 	}
 }
 
@@ -118,19 +151,26 @@ func Routes() []Route {
 	return out
 }
 
-// New returns the REST API over svc. It panics when a required option is missing: that is a
-// wiring mistake, not a runtime condition.
-func New(svc *service.Service, opts Options) http.Handler {
-	if svc == nil || opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {
-		panic("httpapi: New needs a service and the Verifier, Validate and OpenAPI options")
+// New returns the REST API over the use cases. It panics when a use case or a required option
+// is missing: that is a wiring mistake, not a runtime condition.
+func New(uc UseCases, opts Options) http.Handler {
+	if uc.Auth == nil || uc.Submit == nil || uc.Jobs == nil || uc.Cancel == nil || uc.Batches == nil || uc.Uploads == nil ||
+		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil {
+		panic("httpapi: New needs every use case but Runs")
+	}
+	if opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {
+		panic("httpapi: New needs the Verifier, Validate and OpenAPI options")
 	}
 	if opts.MaxJSONBody <= 0 {
 		opts.MaxJSONBody = DefaultMaxJSONBody
 	}
 	if opts.MaxUploadBody <= 0 {
-		opts.MaxUploadBody = svc.Config.MaxUpload + 64<<10
+		opts.MaxUploadBody = uc.Uploads.MaxUpload() + 64<<10
 	}
-	a := &api{svc: svc, opts: opts, log: opts.Logger}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &api{uc: uc, opts: opts, log: opts.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -151,12 +191,16 @@ func New(svc *service.Service, opts Options) http.Handler {
 	for _, m := range opts.Authenticated {
 		authed = authed.WithMiddleware(adapt(m))
 	}
+	workers := router.NewGroup("", bunrouter.WithMiddleware(a.authenticateWorker))
 	for _, r := range a.routes() {
 		path := bunrouterPath(r.Path)
 		allowed[path] = append(allowed[path], r.Method)
 		g := &router.Group
-		if r.Auth {
+		switch {
+		case r.Auth:
 			g = authed
+		case r.Worker:
+			g = workers
 		}
 		g.Handle(r.Method, path, r.handle)
 	}

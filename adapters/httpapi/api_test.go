@@ -62,8 +62,9 @@ func TestAccount(t *testing.T) {
 	if res.status != 200 {
 		t.Fatalf("status %d, body %s", res.status, res.body)
 	}
-	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1},` +
-		`"balance":{"amount":0,"currency":"credits","formatted":"0 credits"},"usage":{"since":` + jsonInt(billing.MonthStart(t0).UnixMilli()) +
+	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1,` +
+		`"jobBytes":4294967296,"jobFiles":1000},` +
+		`"balance":{"amount":1000,"currency":"credits","formatted":"1000 credits"},"usage":{"since":` + jsonInt(billing.MonthStart(t0).UnixMilli()) +
 		`,"spent":{"amount":0,"currency":"credits","formatted":"0 credits"}},"createdAt":` + jsonInt(t0.UnixMilli()) + `}}` + "\n"
 	if diff := cmp.Diff(want, string(res.body)); diff != "" {
 		t.Fatalf("body (-want +got):\n%s", diff)
@@ -189,9 +190,21 @@ func TestRoutesAreDocumented(t *testing.T) {
 		if op == nil {
 			continue
 		}
-		public := op.Security != nil && len(*op.Security) == 0
-		if public == r.Auth {
-			t.Errorf("%s %s: auth %v, but the document says public=%v", r.Method, r.Path, r.Auth, public)
+		scheme := "bearer" // the document's default
+		if op.Security != nil {
+			scheme = ""
+			for _, req := range *op.Security {
+				for name := range req {
+					scheme = name
+				}
+			}
+		}
+		want := map[bool]string{true: "bearer", false: ""}[r.Auth]
+		if r.Worker {
+			want = "workerToken"
+		}
+		if scheme != want {
+			t.Errorf("%s %s: the route needs %q, but the document says %q", r.Method, r.Path, want, scheme)
 		}
 	}
 	for path, item := range doc.Paths.Map() {

@@ -30,7 +30,7 @@ func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
 			return problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
 		}
-		acct, err := a.svc.Authenticate(req.Context(), strings.TrimSpace(secret))
+		acct, err := a.uc.Auth.Authenticate(req.Context(), strings.TrimSpace(secret))
 		if err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
 			return err
 		}
 	}
-	b, jobs, err := a.svc.SubmitBatch(req.Context(), caller(req), reqs)
+	b, jobs, err := a.uc.Batches.Submit(req.Context(), caller(req), reqs)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
 }
 
 func (a *api) getBatch(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.GetBatch(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Batches.Get(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (a *api) listBatches(w http.ResponseWriter, req bunrouter.Request) error {
 		}
 		p.Cursor = cursor
 	}
-	views, next, err := a.svc.ListBatches(req.Context(), caller(req), p)
+	views, next, err := a.uc.Batches.List(req.Context(), caller(req), p)
 	if err != nil {
 		return err
 	}

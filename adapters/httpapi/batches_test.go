@@ -27,7 +27,7 @@ func batchBody(n int) string {
 
 func (b *testBundle) batchCount(t *testing.T) int {
 	t.Helper()
-	page, err := b.batches.ListBatches(context.Background(), batch.ListParams{AccountID: b.acct.ID, Limit: job.MaxListLimit})
+	page, err := b.jobs.ListBatches(context.Background(), batch.ListParams{AccountID: b.acct.ID, Limit: job.MaxListLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +82,7 @@ func TestSubmitBatch(t *testing.T) {
 			t.Fatalf("cancel: %d %s", res.status, res.body)
 		}
 	}
-	relay := &service.Relay{Outbox: b.jobs, Clock: b.clock, Handlers: map[string]service.Handler{
-		service.TopicBatchJobDone: b.svc.HandleBatchJobDone,
-		service.TopicEvents:       func(context.Context, job.Message) error { return nil },
-	}}
-	if _, err := relay.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	b.h.Drain(t)
 	res = b.do(t, request{method: "GET", path: "/batches/" + got.ID, key: b.key})
 	res.data(t, &view)
 	done := t0.UnixMilli()

@@ -7,8 +7,8 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 )
 
 // downloadFile serves GET|HEAD /dl/{job_id}?token=: the single file of a job. The token covers
@@ -19,7 +19,7 @@ func (a *api) downloadFile(w http.ResponseWriter, req bunrouter.Request) error {
 	if token == "" {
 		return problem.Reject(problem.CodeForbidden, "the token query parameter is required; use the URL from GET /jobs/{id}")
 	}
-	f, blob, err := a.svc.OpenOutput(req.Context(), jobID, "")
+	f, blob, err := a.uc.Jobs.OpenOutput(req.Context(), jobID, "")
 	if problem.CodeOf(err) == problem.CodeNotFound {
 		return forbidden(urlsign.ErrForged)
 	}
@@ -27,7 +27,7 @@ func (a *api) downloadFile(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	defer blob.Close()
-	if err := a.opts.Verifier.Verify(urlsign.KindFile, jobID, f.Path, token, a.svc.Clock.Now()); err != nil {
+	if err := a.opts.Verifier.Verify(urlsign.KindFile, jobID, f.Path, token, a.opts.Now()); err != nil {
 		return forbidden(err)
 	}
 	a.serveDownload(w, req, f.Path, blob)
@@ -38,10 +38,10 @@ func (a *api) downloadFile(w http.ResponseWriter, req bunrouter.Request) error {
 // token covers the job, not the file, so it is checked before anything is looked up.
 func (a *api) downloadMember(w http.ResponseWriter, req bunrouter.Request) error {
 	jobID, token, file := req.Param("job_id"), req.Param("token"), req.Param("file")
-	if err := a.opts.Verifier.Verify(urlsign.KindDir, jobID, "", token, a.svc.Clock.Now()); err != nil {
+	if err := a.opts.Verifier.Verify(urlsign.KindDir, jobID, "", token, a.opts.Now()); err != nil {
 		return forbidden(err)
 	}
-	f, blob, err := a.svc.OpenOutput(req.Context(), jobID, file)
+	f, blob, err := a.uc.Jobs.OpenOutput(req.Context(), jobID, file)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (a *api) downloadMember(w http.ResponseWriter, req bunrouter.Request) error
 	return nil
 }
 
-func (a *api) serveDownload(w http.ResponseWriter, req bunrouter.Request, name string, blob service.Blob) {
+func (a *api) serveDownload(w http.ResponseWriter, req bunrouter.Request, name string, blob blob.Blob) {
 	h := w.Header()
 	// Browser players (hls.js, dash.js) fetch segments cross-origin; the token is the access check.
 	h.Set("Access-Control-Allow-Origin", "*")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/mediajobs/mediajobs/core/problem"
 )
@@ -93,6 +94,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, log *slog.Log
 	var p *problem.Problem
 	if errors.As(err, &p) {
 		msg = p.Message
+		if p.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(seconds(p.RetryAfter)))
+		}
 	} else {
 		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 	}

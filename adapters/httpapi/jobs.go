@@ -33,7 +33,7 @@ func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := a.svc.SubmitJob(req.Context(), caller(req), jr)
+	j, err := a.uc.Submit.Submit(req.Context(), caller(req), jr)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
 }
 
 func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.GetJob(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Jobs.Get(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (a *api) listJobs(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	views, next, err := a.svc.ListJobs(req.Context(), caller(req), p)
+	views, next, err := a.uc.Jobs.List(req.Context(), caller(req), p)
 	if err != nil {
 		return err
 	}
@@ -99,8 +99,8 @@ func (a *api) listParams(q url.Values) (job.ListParams, error) {
 		p.Status = st
 	}
 	if t := q.Get("type"); t != "" {
-		if _, ok := a.svc.Types.Lookup(t); !ok {
-			return p, problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", t, strings.Join(a.svc.Types.Names(), ", "))
+		if _, ok := a.uc.Types.Lookup(t); !ok {
+			return p, problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", t, strings.Join(a.uc.Types.Names(), ", "))
 		}
 		p.Type = t
 	}
@@ -114,7 +114,7 @@ func (a *api) listParams(q url.Values) (job.ListParams, error) {
 }
 
 func (a *api) cancelJob(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.CancelJob(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Cancel.Cancel(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (a *api) cancelJob(w http.ResponseWriter, req bunrouter.Request) error {
 }
 
 func (a *api) retryJob(w http.ResponseWriter, req bunrouter.Request) error {
-	j, err := a.svc.RetryJob(req.Context(), caller(req), req.Param("id"))
+	j, err := a.uc.Submit.Retry(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 	if vr.Command == nil {
 		return problem.Reject(problem.CodeValidation, "command is required")
 	}
-	res := a.opts.Validate(*vr.Command, validatorOptions(a.svc.AssetURLPrefix()))
+	res := a.opts.Validate(*vr.Command, validatorOptions(a.uc.Uploads.URLPrefix()))
 	return writeData(w, http.StatusOK, res)
 }
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -43,7 +43,7 @@ func (a *api) openapi(w http.ResponseWriter, _ bunrouter.Request) error {
 }
 
 func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
-	as, blob, err := a.svc.OpenAsset(req.Context(), caller(req), req.Param("id"))
+	as, blob, err := a.uc.Uploads.Open(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
 // serveContent serves a blob with Range, HEAD and conditional requests. The standard library's
 // own error answers (416 for an unsatisfiable range, 412 for a failed precondition) keep their
 // status and take the error envelope.
-func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, contentType string, b service.Blob) {
+func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, contentType string, b blob.Blob) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	if name != "" {

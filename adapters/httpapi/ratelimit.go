@@ -1,26 +1,19 @@
 package httpapi
 
 import (
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 )
 
-// RateLimit is the Options.Authenticated middleware that spends one request of the caller's
-// per-minute budget (perMinute gives it by plan) and refuses past it with 429 RATE_LIMITED and
-// Retry-After. Every authenticated answer carries RateLimit-Limit, RateLimit-Remaining and
-// RateLimit-Reset (seconds until the whole budget is back). When the limiter itself fails the
-// request passes, logged: a limiter outage must not become an API outage, and the balance check
-// still guards spending.
-func RateLimit(l ratelimit.Limiter, perMinute func(account.Account) int, log *slog.Logger) Middleware {
-	if log == nil {
-		log = slog.Default()
-	}
+// RateLimit is the Options.Authenticated middleware that applies the request budget through
+// the core's gate, the same one MCP calls. Over the budget it answers 429 RATE_LIMITED, and
+// 503 SERVICE_UNAVAILABLE when the limiter's backend fails (the gate fails closed), both with
+// Retry-After. Every authenticated answer within the budget carries RateLimit-Limit,
+// RateLimit-Remaining and RateLimit-Reset (seconds until the whole budget is back).
+func RateLimit(g *ratelimit.Gate) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			acct, ok := AccountFrom(r.Context())
@@ -28,20 +21,15 @@ func RateLimit(l ratelimit.Limiter, perMinute func(account.Account) int, log *sl
 				next.ServeHTTP(w, r)
 				return
 			}
-			d, err := l.Allow(r.Context(), ratelimit.Key(acct.ID), perMinute(acct))
-			if err != nil {
-				log.Error("httpapi: rate limiter failed; request let through", "account", acct.ID, "error", err)
-				next.ServeHTTP(w, r)
-				return
+			d, err := g.Allow(r.Context(), acct)
+			if d.Limit > 0 {
+				h := w.Header()
+				h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+				h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+				h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
 			}
-			h := w.Header()
-			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
-			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-			h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
-			if !d.Allowed {
-				h.Set("Retry-After", strconv.Itoa(max(seconds(d.RetryAfter), 1)))
-				WriteError(w, r, problem.Reject(problem.CodeRateLimited,
-					"the %s plan allows %d requests per minute; retry in %d s", acct.Plan, d.Limit, max(seconds(d.RetryAfter), 1)))
+			if err != nil {
+				WriteError(w, r, err)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -19,16 +19,14 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/account/accounttest"
-	"github.com/mediajobs/mediajobs/core/asset/assettest"
 	"github.com/mediajobs/mediajobs/core/batch/batchtest"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
-	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -43,9 +41,8 @@ var contract = sync.OnceValues(func() (*contracts.ResponseValidator, error) {
 
 type testBundle struct {
 	url      string
-	svc      *service.Service
-	jobs     *jobtest.Memory
-	batches  *batchtest.Memory // over jobs
+	h        *servicetest.Harness
+	jobs     *batchtest.Memory // jobs, batches and the outbox
 	clock    *clocktest.Fake
 	acct     account.Account
 	key      string // the API key of acct
@@ -66,6 +63,7 @@ func (r *readiness) check(context.Context) error {
 
 type setupOpts struct {
 	authenticated []httpapi.Middleware
+	workerToken   string
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -74,7 +72,6 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	ctx := context.Background()
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
@@ -87,35 +84,22 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &testBundle{url: srv.URL, jobs: jobtest.NewMemory(), clock: clocktest.New(t0), ready: &readiness{}}
-	b.batches = batchtest.NewMemory(b.jobs)
-	accounts := accounttest.NewMemory()
-	b.svc = &service.Service{
-		Jobs: b.jobs, Batches: b.batches, Accounts: accounts, Assets: assettest.NewMemory(), Blobs: &dirBlobs{dir: t.TempDir(), now: b.clock.Now},
-		Types: types, Clock: b.clock, Signer: signer,
-		Config: service.Config{BaseURL: srv.URL, URLTTL: time.Hour, Lease: time.Minute, MaxUpload: maxUpload},
-	}
-	newAccount := func(id string) (account.Account, string) {
-		a := account.Account{ID: id, Plan: account.PlanFree, CreatedAt: t0}
-		if err := accounts.CreateAccount(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-		secret, k := account.NewKey(id, "key_"+id, t0)
-		if err := accounts.CreateKey(ctx, k); err != nil {
-			t.Fatal(err)
-		}
-		return a, secret
-	}
-	b.acct, b.key = newAccount("acct_a")
-	_, b.otherKey = newAccount("acct_b")
+	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, Signer: signer,
+		Blobs: &dirBlobs{dir: t.TempDir()}, MaxUpload: maxUpload, Start: t0})
+	b := &testBundle{url: srv.URL, h: h, jobs: h.Store, clock: h.Clock, ready: &readiness{}}
+	b.acct, b.key = h.Open(t, "acct_a", account.PlanFree, 1000)
+	_, b.otherKey = h.Open(t, "acct_b", account.PlanFree, 1000)
 
-	handler = httpapi.New(b.svc, httpapi.Options{
+	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs}, httpapi.Options{
 		Verifier:      signer,
 		Validate:      validator.Validate,
 		MaxJSONBody:   4 << 10,
 		OpenAPI:       contracts.OpenAPIJSON(),
 		Ready:         b.ready.check,
 		Authenticated: o.authenticated,
+		Now:           b.clock.Now,
+		WorkerToken:   o.workerToken,
 	})
 	return b
 }
@@ -261,7 +245,7 @@ func (b *testBundle) seedJob(t *testing.T, status job.Status, files map[string]s
 		case job.StatusComplete:
 			var fs []job.File
 			for name, content := range files {
-				_, err := b.svc.Blobs.Put(ctx, service.OutputKey(j.ID, name), strings.NewReader(content), 1<<20)
+				_, err := b.h.Blobs.Put(ctx, blob.OutputKey(j.AccountID, j.ID, name), strings.NewReader(content), 1<<20)
 				step(err)
 				fs = append(fs, job.File{Path: name, Size: int64(len(content))})
 			}
@@ -274,10 +258,10 @@ func (b *testBundle) seedJob(t *testing.T, status job.Status, files map[string]s
 	return j
 }
 
-// dirBlobs is a BlobStore over a directory.
+// dirBlobs is a blob.Store over a directory whose blobs are real files, so that downloads are
+// served as from the local store.
 type dirBlobs struct {
 	dir string
-	now func() time.Time
 }
 
 func (d *dirBlobs) path(key string) string { return filepath.Join(d.dir, filepath.FromSlash(key)) }
@@ -291,12 +275,15 @@ func (d *dirBlobs) Put(_ context.Context, key string, r io.Reader, max int64) (i
 	if err != nil {
 		return 0, err
 	}
+	if max <= 0 {
+		max = 1 << 40
+	}
 	n, err := io.Copy(f, io.LimitReader(r, max+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && n > max {
-		err = service.ErrTooLarge
+		err = blob.ErrTooLarge
 	}
 	if err != nil {
 		_ = os.Remove(p)
@@ -305,7 +292,14 @@ func (d *dirBlobs) Put(_ context.Context, key string, r io.Reader, max int64) (i
 	return n, nil
 }
 
-func (d *dirBlobs) Open(_ context.Context, key string) (service.Blob, error) {
+func (d *dirBlobs) Delete(_ context.Context, key string) error {
+	if err := os.Remove(d.path(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (d *dirBlobs) Open(_ context.Context, key string) (blob.Blob, error) {
 	f, err := os.Open(d.path(key))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, problem.ErrNotFound

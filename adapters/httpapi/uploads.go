@@ -29,7 +29,7 @@ type uploaded struct {
 // store; nothing is buffered whole.
 func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	if req.ContentLength > a.opts.MaxUploadBody {
-		return problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.svc.Config.MaxUpload)
+		return problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.uc.Uploads.MaxUpload())
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, a.opts.MaxUploadBody)
 	ct := req.Header.Get("Content-Type")
@@ -70,11 +70,11 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	} else if err != nil {
 		return readFailure(err)
 	}
-	as, err := a.svc.Upload(req.Context(), caller(req), name, fileType, br)
+	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, br)
 	if err != nil {
 		return readFailure(err)
 	}
-	return writeData(w, http.StatusCreated, uploaded{ID: as.ID, URL: a.svc.AssetURL(as.ID), Name: as.Name,
+	return writeData(w, http.StatusCreated, uploaded{ID: as.ID, URL: a.uc.Uploads.URL(as.ID), Name: as.Name,
 		ContentType: as.ContentType, Size: as.Size})
 }
 

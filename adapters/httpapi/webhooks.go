@@ -50,7 +50,7 @@ func (a *api) createEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 	if er.SubscribedEvents != nil {
 		p.SubscribedEvents = *er.SubscribedEvents
 	}
-	v, err := a.svc.CreateWebhookEndpoint(req.Context(), caller(req), p)
+	v, err := a.uc.Webhooks.CreateWebhookEndpoint(req.Context(), caller(req), p)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (a *api) createEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 }
 
 func (a *api) listEndpoints(w http.ResponseWriter, req bunrouter.Request) error {
-	vs, err := a.svc.ListWebhookEndpoints(req.Context(), caller(req))
+	vs, err := a.uc.Webhooks.ListWebhookEndpoints(req.Context(), caller(req))
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (a *api) listEndpoints(w http.ResponseWriter, req bunrouter.Request) error 
 }
 
 func (a *api) getEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.GetWebhookEndpoint(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Webhooks.GetWebhookEndpoint(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (a *api) updateEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 	if err != nil {
 		return err
 	}
-	v, err := a.svc.UpdateWebhookEndpoint(req.Context(), caller(req), req.Param("id"), service.WebhookEndpointPatch{
+	v, err := a.uc.Webhooks.UpdateWebhookEndpoint(req.Context(), caller(req), req.Param("id"), service.WebhookEndpointPatch{
 		Name: er.Name, URL: er.URL, SubscribedEvents: er.SubscribedEvents, Enabled: er.Enabled})
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (a *api) updateEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 }
 
 func (a *api) deleteEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
-	if err := a.svc.DeleteWebhookEndpoint(req.Context(), caller(req), req.Param("id")); err != nil {
+	if err := a.uc.Webhooks.DeleteWebhookEndpoint(req.Context(), caller(req), req.Param("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -96,7 +96,7 @@ func (a *api) deleteEndpoint(w http.ResponseWriter, req bunrouter.Request) error
 }
 
 func (a *api) testEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.SendTestWebhook(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Webhooks.SendTestWebhook(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (a *api) testEndpoint(w http.ResponseWriter, req bunrouter.Request) error {
 }
 
 func (a *api) rotateSecret(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.RotateWebhookSecret(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Webhooks.RotateWebhookSecret(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (a *api) listDeliveries(w http.ResponseWriter, req bunrouter.Request) error
 		}
 		p.Cursor = cursor
 	}
-	ds, next, err := a.svc.ListDeliveries(req.Context(), caller(req), req.Param("id"), p)
+	ds, next, err := a.uc.Webhooks.ListDeliveries(req.Context(), caller(req), req.Param("id"), p)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (a *api) listDeliveries(w http.ResponseWriter, req bunrouter.Request) error
 }
 
 func (a *api) redeliver(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.svc.Redeliver(req.Context(), caller(req), req.Param("id"))
+	v, err := a.uc.Webhooks.Redeliver(req.Context(), caller(req), req.Param("id"))
 	if err != nil {
 		return err
 	}

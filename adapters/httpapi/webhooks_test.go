@@ -7,13 +7,11 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
-	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
 )
 
 func TestWebhookEndpoints(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.svc.Webhooks = webhooktest.NewMemory()
 	create := func(body string) response {
 		return b.do(t, request{method: http.MethodPost, path: "/webhook-endpoints", key: b.key, body: []byte(body)})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"net"
@@ -20,18 +19,27 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/core/service"
 )
 
-// Options configure the MCP access point. Fetch and Limits are required.
+// UseCases are the application's use cases the tools drive: the same ones REST drives.
+type UseCases struct {
+	Auth    *service.Auth
+	Submit  *service.Submit
+	Jobs    *service.Jobs
+	Uploads *service.Uploads
+	Credits *service.Credits
+	Types   *jobtype.Registry
+	// RateLimit is the request budget: the same gate REST calls, so one budget per account
+	// covers both, with one behaviour when its backend fails.
+	RateLimit *ratelimit.Gate
+}
+
+// Options configure the MCP access point. Fetch is required.
 type Options struct {
-	// Limiter is the rate limit: the same instance REST spends, under the same key
-	// (ratelimit.Key of the account), so one budget per account covers both. nil applies none.
-	Limiter ratelimit.Limiter
-	// Limits gives an account's plan limits: its requests per minute, and what get_account shows.
-	Limits func(account.Account) account.Limits
 	// Fetch is the SSRF-guarded client upload_media fetches URLs with (safehttp.NewClient).
 	Fetch *http.Client
 	// MaxInline caps upload_media's base64 content, decoded; 0 means DefaultMaxInline. URL
@@ -56,7 +64,7 @@ const (
 
 // Handler is the MCP access point: mount it at /mcp.
 type Handler struct {
-	svc    *service.Service
+	uc     UseCases
 	opts   Options
 	log    *slog.Logger
 	server *mcp.Server
@@ -64,11 +72,12 @@ type Handler struct {
 	http   http.Handler
 }
 
-// New returns the MCP access point over svc. It panics when a required option is missing: that
-// is a wiring mistake, not a runtime condition.
-func New(svc *service.Service, opts Options) *Handler {
-	if svc == nil || opts.Fetch == nil || opts.Limits == nil {
-		panic("mcpserver: New needs a service and the Fetch and Limits options")
+// New returns the MCP access point over the use cases. It panics when a use case or a
+// required option is missing: that is a wiring mistake, not a runtime condition.
+func New(uc UseCases, opts Options) *Handler {
+	if uc.Auth == nil || uc.Submit == nil || uc.Jobs == nil || uc.Uploads == nil || uc.Credits == nil || uc.Types == nil ||
+		uc.RateLimit == nil || opts.Fetch == nil {
+		panic("mcpserver: New needs every use case and the Fetch option")
 	}
 	if opts.MaxInline <= 0 {
 		opts.MaxInline = DefaultMaxInline
@@ -76,7 +85,7 @@ func New(svc *service.Service, opts Options) *Handler {
 	if opts.ProbeWait <= 0 {
 		opts.ProbeWait = DefaultProbeWait
 	}
-	h := &Handler{svc: svc, opts: opts, log: opts.Logger}
+	h := &Handler{uc: uc, opts: opts, log: opts.Logger}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -107,8 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.http.Ser
 // Tools lists the tools the server offers, with their input and output schemas: the
 // contracts/mcp files are checked against them.
 func Tools() []*mcp.Tool {
-	h := &Handler{server: mcp.NewServer(&mcp.Implementation{Name: "mediajobs"}, nil),
-		opts: Options{Limits: func(account.Account) account.Limits { return account.Limits{} }}}
+	h := &Handler{server: mcp.NewServer(&mcp.Implementation{Name: "mediajobs"}, nil)}
 	h.addTools()
 	return h.tools
 }
@@ -131,7 +139,7 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 		}
 		var a account.Account
 		if err == nil {
-			a, err = h.svc.Authenticate(r.Context(), secret)
+			a, err = h.uc.Auth.Authenticate(r.Context(), secret)
 		}
 		if err != nil {
 			httpapi.WriteError(w, r, err)
@@ -218,27 +226,10 @@ func callerOf(req *mcp.CallToolRequest) (account.Account, bool) {
 	return a, ok
 }
 
-// rateLimited is a RATE_LIMITED rejection carrying the wait.
-type rateLimited struct {
-	problem.Problem
-	retryAfter int
-}
-
-func (e *rateLimited) Unwrap() error { return &e.Problem }
-
-// spend takes one request from the account's budget.
+// spend takes one request from the account's budget, through the gate REST calls too.
 func (h *Handler) spend(ctx context.Context, a account.Account) error {
-	if h.opts.Limiter == nil {
-		return nil
-	}
-	perMinute := h.opts.Limits(a).RequestsPerMinute
-	d, err := h.opts.Limiter.Allow(ctx, ratelimit.Key(a.ID), perMinute)
-	if err != nil || d.Allowed {
-		return err
-	}
-	secs := max(1, int(math.Ceil(d.RetryAfter.Seconds())))
-	return &rateLimited{retryAfter: secs, Problem: problem.Problem{Code: problem.CodeRateLimited, Message: fmt.Sprintf(
-		"rate limit of %d requests per minute exceeded (REST and MCP share it); retry after %d seconds", perMinute, secs)}}
+	_, err := h.uc.RateLimit.Allow(ctx, a)
+	return err
 }
 
 // toolError is the result of a rejected call: the REST error's code and message, as text and as
@@ -252,9 +243,8 @@ func (h *Handler) toolError(err error) *mcp.CallToolResult {
 	} else {
 		h.log.Error("mcpserver: internal error", "error", err)
 	}
-	var rl *rateLimited
-	if errors.As(err, &rl) {
-		te.RetryAfterSeconds = rl.retryAfter
+	if p != nil && p.RetryAfter > 0 {
+		te.RetryAfterSeconds = int(math.Ceil(p.RetryAfter.Seconds()))
 	}
 	res := &mcp.CallToolResult{IsError: true, StructuredContent: te,
 		Content: []mcp.Content{&mcp.TextContent{Text: string(te.Code) + ": " + te.Message}}}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -120,7 +121,7 @@ func TestToolsAnswerAsREST(t *testing.T) {
 
 			var up mcpserver.Upload
 			mustSucceed(t, cs, "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString([]byte(srt)), "name": "subs.srt"}, &up)
-			if up.URL != b.svc.AssetURL(up.ID) || up.Size != int64(len(srt)) || up.Name != "subs.srt" {
+			if up.URL != b.h.Uploads.URL(up.ID) || up.Size != int64(len(srt)) || up.Name != "subs.srt" {
 				t.Errorf("upload_media answered %+v", up)
 			}
 			var fetched mcpserver.Upload
@@ -139,7 +140,7 @@ func TestToolsAnswerAsREST(t *testing.T) {
 
 			var got map[string]any
 			mustSucceed(t, cs, "get_job", map[string]any{"id": sub.ID}, &got)
-			rest, err := b.svc.GetJob(context.Background(), b.acct, sub.ID)
+			rest, err := b.h.Jobs.Get(context.Background(), b.acct, sub.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +229,7 @@ func TestRateLimitIsShared(t *testing.T) {
 	}
 	mustSucceed(t, cs, "get_account", map[string]any{}, nil)
 	te := toolError(t, cs, "get_account", map[string]any{})
-	want := fmt.Sprintf("rate limit of 2 requests per minute exceeded (REST and MCP share it); retry after %d seconds", te.RetryAfterSeconds)
+	want := fmt.Sprintf("the free plan allows 2 requests per minute, shared by REST and MCP; retry after %d seconds", te.RetryAfterSeconds)
 	if te.Code != problem.CodeRateLimited || te.RetryAfterSeconds < 1 || te.RetryAfterSeconds > 30 || te.Message != want {
 		t.Errorf("over the limit: got %+v, want RATE_LIMITED: %s", te, want)
 	}
@@ -240,6 +241,26 @@ func TestRateLimitIsShared(t *testing.T) {
 	if d, _ := lim.Allow(context.Background(), ratelimit.Key(b.acct.ID), 2); d.Allowed {
 		t.Error("REST was allowed a request after MCP spent the budget")
 	}
+}
+
+// With the limiter's backend down, MCP fails closed exactly as REST does.
+func TestRateLimiterDownFailsClosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{limiter: brokenLimiter{}, perMinute: 30})
+	cs := mustConnect(t, b.url, b.key, "")
+	te := toolError(t, cs, "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{"command": "ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}})
+	if te.Code != problem.CodeUnavailable || te.RetryAfterSeconds != 5 || strings.Contains(te.Message, "6379") {
+		t.Fatalf("got %+v; want SERVICE_UNAVAILABLE, retry after 5 seconds", te)
+	}
+	if page, _ := b.h.Store.List(context.Background(), job.ListParams{AccountID: b.acct.ID}); len(page.Jobs) != 0 {
+		t.Fatal("a call refused for the limiter's outage stored a job")
+	}
+}
+
+type brokenLimiter struct{}
+
+func (brokenLimiter) Allow(context.Context, string, int) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("dial tcp 127.0.0.1:6379: connection refused")
 }
 
 // post sends one raw JSON-RPC request to the endpoint.

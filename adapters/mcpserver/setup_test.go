@@ -3,10 +3,10 @@ package mcpserver_test
 import (
 	"context"
 	"crypto/x509"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,21 +14,20 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/blobfs"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
+	adapterlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
-	"github.com/mediajobs/mediajobs/adapters/sqlstore"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 )
 
 type testBundle struct {
 	url   string // the /mcp endpoint
-	svc   *service.Service
+	h     *servicetest.Harness
 	acct  account.Account
 	key   string // API key of acct
 	media *httptest.Server
@@ -49,16 +48,10 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	ctx := context.Background()
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "mediajobs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	blobs, err := blobfs.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -71,19 +64,9 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &service.Service{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
-		Clock: clock.System{}, Signer: signer,
-		Config: service.Config{BaseURL: srv.URL, URLTTL: time.Hour, Lease: time.Minute, MaxUpload: 1 << 20}}
-
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	acct := account.Account{ID: "acct_a", Plan: account.PlanFree, CreatedAt: now}
-	if err := store.CreateAccount(ctx, acct); err != nil {
-		t.Fatal(err)
-	}
-	key, k := account.NewKey(acct.ID, "key_a", now)
-	if err := store.CreateKey(ctx, k); err != nil {
-		t.Fatal(err)
-	}
+	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, Signer: signer, Blobs: blobs, MaxUpload: 1 << 20,
+		Start: time.Now().UTC().Truncate(time.Millisecond)})
+	acct, key := h.Open(t, "acct_a", account.PlanFree, 600)
 
 	media := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/clip.srt" {
@@ -100,18 +83,20 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 
 	mux := http.NewServeMux()
-	// The Free plan's limits, as the spec states them.
-	limits := func(account.Account) account.Limits {
-		l := account.Limits{RequestsPerMinute: 30, ExecutionCap: 5 * time.Minute, Concurrency: 1}
-		if o.perMinute > 0 {
-			l.RequestsPerMinute = o.perMinute
-		}
-		return l
+	// Without a limiter of its own, a test gets a budget it cannot spend.
+	limiter, perMinute := o.limiter, o.perMinute
+	if limiter == nil {
+		limiter, perMinute = adapterlimit.NewMemory(), 1<<20
 	}
-	mux.Handle("/mcp", mcpserver.New(svc, mcpserver.Options{Fetch: fetch, Limiter: o.limiter, Limits: limits,
-		MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond}))
+	if perMinute == 0 {
+		perMinute = 30 // the Free plan's, as the spec states it
+	}
+	gate := ratelimit.NewGate(limiter, func(account.Account) int { return perMinute }, slog.New(slog.DiscardHandler))
+	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Uploads: h.Uploads,
+		Credits: h.Credits, Types: types, RateLimit: gate},
+		mcpserver.Options{Fetch: fetch, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond}))
 	handler = mux
-	return &testBundle{url: srv.URL + "/mcp", svc: svc, acct: acct, key: key, media: media}
+	return &testBundle{url: srv.URL + "/mcp", h: h, acct: acct, key: key, media: media}
 }
 
 const srt = "1\n00:00:00,000 --> 00:00:01,000\nhello\n"

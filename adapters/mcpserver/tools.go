@@ -79,7 +79,7 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 	if err != nil {
 		return SubmittedJob{}, "", err
 	}
-	j, err := h.svc.SubmitJob(ctx, a, req)
+	j, err := h.uc.Submit.Submit(ctx, a, req)
 	if err != nil {
 		return SubmittedJob{}, "", err
 	}
@@ -91,7 +91,7 @@ func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput)
 	if in.ID == "" {
 		return service.View{}, "", problem.Reject(problem.CodeValidation, "id is required")
 	}
-	v, err := h.svc.GetJob(ctx, a, in.ID)
+	v, err := h.uc.Jobs.Get(ctx, a, in.ID)
 	if err != nil {
 		return service.View{}, "", err
 	}
@@ -140,8 +140,8 @@ func (h *Handler) listJobs(ctx context.Context, a account.Account, in ListJobsIn
 		p.Status = st
 	}
 	if in.Type != "" {
-		if _, ok := h.svc.Types.Lookup(in.Type); !ok {
-			return JobPage{}, "", problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", in.Type, strings.Join(h.svc.Types.Names(), ", "))
+		if _, ok := h.uc.Types.Lookup(in.Type); !ok {
+			return JobPage{}, "", problem.Reject(problem.CodeValidation, "type %q is not a job type; one of: %s", in.Type, strings.Join(h.uc.Types.Names(), ", "))
 		}
 		p.Type = in.Type
 	}
@@ -153,7 +153,7 @@ func (h *Handler) listJobs(ctx context.Context, a account.Account, in ListJobsIn
 			return JobPage{}, "", err
 		}
 	}
-	views, next, err := h.svc.ListJobs(ctx, a, p)
+	views, next, err := h.uc.Jobs.List(ctx, a, p)
 	if err != nil {
 		return JobPage{}, "", err
 	}
@@ -174,7 +174,7 @@ func (h *Handler) probeMedia(ctx context.Context, a account.Account, in ProbeMed
 	if err != nil {
 		return Probe{}, "", err
 	}
-	j, err := h.svc.SubmitJob(ctx, a, jobtype.Request{Type: extractmetadata.Name, Inputs: inputs})
+	j, err := h.uc.Submit.Submit(ctx, a, jobtype.Request{Type: extractmetadata.Name, Inputs: inputs})
 	if err != nil {
 		return Probe{}, "", err
 	}
@@ -213,7 +213,7 @@ func (h *Handler) await(ctx context.Context, a account.Account, id string) (serv
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
-		v, err := h.svc.GetJob(context.WithoutCancel(ctx), a, id)
+		v, err := h.uc.Jobs.Get(context.WithoutCancel(ctx), a, id)
 		if err != nil || v.Status.Terminal() {
 			return v, err
 		}
@@ -226,7 +226,7 @@ func (h *Handler) await(ctx context.Context, a account.Account, id string) (serv
 }
 
 func (h *Handler) getAccount(_ context.Context, a account.Account, _ GetAccountInput) (Account, string, error) {
-	l := h.opts.Limits(a)
+	l := h.uc.Credits.Limits(a)
 	out := Account{ID: a.ID, Plan: a.Plan, CreatedAt: a.CreatedAt.UnixMilli(), Limits: Limits{
 		RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second), GPU: l.GPU, Concurrency: l.Concurrency}}
 	return out, fmt.Sprintf("Account %s on the %s plan: %d requests per minute, jobs up to %d s, GPU %t.",
@@ -279,14 +279,14 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
-	as, err := h.svc.Upload(ctx, a, name, contentType, body)
+	as, err := h.uc.Uploads.Upload(ctx, a, name, contentType, body)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return Upload{}, "", problem.Reject(problem.CodeInputFetchFailed, "url %s could not be read to the end", redact(in.URL))
 		}
 		return Upload{}, "", err
 	}
-	out := Upload{ID: as.ID, URL: h.svc.AssetURL(as.ID), Name: as.Name, ContentType: as.ContentType, Size: as.Size}
+	out := Upload{ID: as.ID, URL: h.uc.Uploads.URL(as.ID), Name: as.Name, ContentType: as.ContentType, Size: as.Size}
 	return out, fmt.Sprintf("Stored %s (%d bytes). Use %s as a job input URL.", out.Name, out.Size, out.URL), nil
 }
 

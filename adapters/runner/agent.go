@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,50 +11,79 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/retry"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
-// Source hands out work: in one process the service itself.
-type Source interface {
-	Claim(ctx context.Context, class job.Class, limit int) ([]service.Assignment, error)
+// Hooks are how an executor tells the agent about a run in progress.
+type Hooks struct {
+	// Progress takes a fraction 0..1 whenever it is known.
+	Progress func(float64)
+	// Executing says that the job's compute (the first sandboxed FFmpeg or ffprobe) begins
+	// now; the agent tells the control plane at once, since billing depends on it.
+	Executing func()
 }
 
-// Reporter carries reports back to the control plane.
-type Reporter interface {
-	Report(ctx context.Context, r service.RunnerReport) error
-}
-
-// Executor runs one job type. progress takes a fraction 0..1 whenever it is known.
+// Executor runs one job type in a work directory of its own.
 type Executor interface {
-	Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult
+	Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result
 }
 
 // Config configures an Agent.
 type Config struct {
-	Class     job.Class
-	Slots     int           // jobs run at once; default 2
-	WorkRoot  string        // where work directories are made
-	Poll      time.Duration // how often to look for work without a hint; default 1 s
-	Heartbeat time.Duration // how often a running job reports; default 5 s
+	Class job.Class
+	// Slots is how many jobs run at once; default 2.
+	Slots int
+	// WorkRoot is where work directories are made.
+	WorkRoot string
+	// Worker names this runner in the control plane's logs; default the host name and pid.
+	Worker string
+	// ClaimWait is how long a claim waits at the control plane for work (a long poll), for
+	// runners in other processes; zero claims without waiting and polls every Poll.
+	ClaimWait time.Duration
+	// Poll is how often to look for work without a hint when ClaimWait is zero; default 1 s.
+	Poll time.Duration
+	// Heartbeat is the longest gap between heartbeats; default 2 s, and never more than a
+	// third of the lease.
+	Heartbeat time.Duration
+	// DrainTimeout is how long, once told to stop, the agent lets running jobs finish before
+	// it stops them and hands them back; default 30 s.
+	DrainTimeout time.Duration
+	// ReportFor is how long a result is re-sent while the control plane does not acknowledge
+	// it (a restart, a network fault); default 10 minutes.
+	ReportFor time.Duration
 	Log       *slog.Logger
 }
 
-// Agent is a runner.
+// Agent is a runner: it claims jobs of its class from a work queue, runs each through the
+// executor of its type in a fresh work directory, keeps its lease with heartbeats, and reports
+// the result. It owns no database and no signing keys.
 type Agent struct {
 	cfg       Config
-	source    Source
-	reporter  Reporter
+	queue     workqueue.Queue
 	executors map[string]Executor
 
 	wake    chan struct{}
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]context.CancelCauseFunc
 	wg      sync.WaitGroup
+	// hardStop ends what is left of the runs (their reports) once the drain is over.
+	hardStop   context.Context
+	stopReport context.CancelFunc
 }
 
+// Causes of a run's end other than its own.
+var (
+	errJobCancelled = errors.New("the job was cancelled")
+	errLeaseLost    = errors.New("the control plane refused the lease")
+	errDrained      = errors.New("the runner is stopping")
+)
+
 // New returns an agent running the given executors by job type.
-func New(cfg Config, source Source, reporter Reporter, executors map[string]Executor) (*Agent, error) {
+func New(cfg Config, queue workqueue.Queue, executors map[string]Executor) (*Agent, error) {
+	if queue == nil {
+		return nil, errors.New("runner: a work queue is required")
+	}
 	if cfg.Slots <= 0 {
 		cfg.Slots = 2
 	}
@@ -61,10 +91,20 @@ func New(cfg Config, source Source, reporter Reporter, executors map[string]Exec
 		cfg.Poll = time.Second
 	}
 	if cfg.Heartbeat <= 0 {
-		cfg.Heartbeat = 5 * time.Second
+		cfg.Heartbeat = 2 * time.Second
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 30 * time.Second
+	}
+	if cfg.ReportFor <= 0 {
+		cfg.ReportFor = 10 * time.Minute
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Worker == "" {
+		host, _ := os.Hostname()
+		cfg.Worker = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	// The sandbox runs as an unprivileged user that must reach each work directory: the root
 	// is searchable (0711) but not listable by it.
@@ -74,8 +114,9 @@ func New(cfg Config, source Source, reporter Reporter, executors map[string]Exec
 	if err := os.Chmod(cfg.WorkRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("runner: work root: %w", err)
 	}
-	return &Agent{cfg: cfg, source: source, reporter: reporter, executors: executors,
-		wake: make(chan struct{}, 1), running: map[string]context.CancelFunc{}}, nil
+	hard, stop := context.WithCancel(context.Background())
+	return &Agent{cfg: cfg, queue: queue, executors: executors, wake: make(chan struct{}, 1),
+		running: map[string]context.CancelCauseFunc{}, hardStop: hard, stopReport: stop}, nil
 }
 
 // Wake tells the agent that work may be waiting (a bus hint).
@@ -86,114 +127,258 @@ func (a *Agent) Wake() {
 	}
 }
 
-// Cancel kills the run of a job, if this agent runs it.
+// Cancel stops the run of a job at once, if this agent runs it (a bus hint; the heartbeat
+// tells it too).
 func (a *Agent) Cancel(jobID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if cancel, ok := a.running[jobID]; ok {
-		cancel()
+		cancel(errJobCancelled)
 	}
 }
 
-// Run claims and runs jobs until ctx ends, then waits for the runs in flight to stop.
+// Running is how many jobs the agent runs now.
+func (a *Agent) Running() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.running)
+}
+
+// Run claims and runs jobs until ctx ends. Then it takes no new work, lets the jobs in flight
+// finish for up to DrainTimeout, stops and hands back those still running, and returns once
+// their reports are done.
 func (a *Agent) Run(ctx context.Context) {
-	defer a.wg.Wait()
+	a.loop(ctx)
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	if a.Running() > 0 {
+		a.cfg.Log.Info("runner: draining", "running", a.Running(), "timeout", a.cfg.DrainTimeout)
+	}
+	t := time.NewTimer(a.cfg.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		a.stopReport()
+		return
+	case <-t.C:
+	}
+	a.mu.Lock()
+	for _, cancel := range a.running {
+		cancel(errDrained)
+	}
+	a.mu.Unlock()
+	// The handed-back runs report at once; give them a little time, then stop re-sending.
+	grace := time.AfterFunc(10*time.Second, a.stopReport)
+	defer grace.Stop()
+	<-done
+	a.stopReport()
+}
+
+func (a *Agent) loop(ctx context.Context) {
+	backoff := retry.New(time.Second, 30*time.Second)
 	tick := time.NewTicker(a.cfg.Poll)
 	defer tick.Stop()
-	for {
-		a.fill(ctx)
+	for ctx.Err() == nil {
+		free := a.cfg.Slots - a.Running()
+		if free > 0 {
+			work, err := a.queue.Claim(ctx, workqueue.ClaimParams{Class: a.cfg.Class, Max: free, Worker: a.cfg.Worker, Wait: a.cfg.ClaimWait})
+			switch {
+			case err != nil && ctx.Err() == nil:
+				if ok, muted := backoff.Log(); ok {
+					a.cfg.Log.Warn("runner: claim failed; retrying with backoff", "err", err, "failures", backoff.Failures(), "unlogged", muted)
+				}
+				a.sleep(ctx, backoff.Next())
+				continue
+			case err == nil:
+				backoff.Reset()
+			}
+			for _, w := range work {
+				a.start(w)
+			}
+			if len(work) > 0 || (a.cfg.ClaimWait > 0 && err == nil) {
+				continue // claim again at once: more may be waiting, or the long poll ended
+			}
+		}
 		select {
 		case <-ctx.Done():
-			return
 		case <-a.wake:
 		case <-tick.C:
 		}
 	}
 }
 
-func (a *Agent) fill(ctx context.Context) {
+func (a *Agent) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-a.wake:
+	case <-t.C:
+	}
+}
+
+func (a *Agent) start(w workqueue.Assignment) {
+	// A run outlives the agent's context: a stop drains it rather than killing it.
+	runCtx, cancel := context.WithCancelCause(context.Background())
 	a.mu.Lock()
-	free := a.cfg.Slots - len(a.running)
+	a.running[w.Lease.JobID] = cancel
 	a.mu.Unlock()
-	if free <= 0 || ctx.Err() != nil {
-		return
-	}
-	work, err := a.source.Claim(ctx, a.cfg.Class, free)
-	if err != nil {
-		a.cfg.Log.Warn("runner: claim failed", "err", err)
-		return
-	}
-	for _, w := range work {
-		runCtx, cancel := context.WithCancel(ctx)
-		a.mu.Lock()
-		a.running[w.JobID] = cancel
-		a.mu.Unlock()
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			defer func() {
-				a.mu.Lock()
-				delete(a.running, w.JobID)
-				a.mu.Unlock()
-				cancel()
-				a.Wake() // a slot is free
-			}()
-			a.run(runCtx, w)
-		}()
-	}
-}
-
-func (a *Agent) run(ctx context.Context, w service.Assignment) {
-	// Reports use a context of their own: a cancelled run must still say what it used.
-	report := func(r service.RunnerReport) {
-		r.JobID, r.Attempt = w.JobID, w.Attempt
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := a.reporter.Report(rctx, r); err != nil {
-			a.cfg.Log.Warn("runner: report failed", "job", w.JobID, "kind", r.Kind, "err", err)
-		}
-	}
-	report(service.RunnerReport{Kind: service.ReportStarted})
-
-	var (
-		mu       sync.Mutex
-		progress float64
-	)
-	hbDone := make(chan struct{})
+	a.wg.Add(1)
 	go func() {
-		t := time.NewTicker(a.cfg.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-t.C:
-				mu.Lock()
-				p := progress
-				mu.Unlock()
-				report(service.RunnerReport{Kind: service.ReportProgress, Progress: p})
-			}
-		}
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			delete(a.running, w.Lease.JobID)
+			a.mu.Unlock()
+			cancel(nil)
+			a.Wake() // a slot is free
+		}()
+		a.run(runCtx, cancel, w)
 	}()
-
-	res := a.execute(ctx, w, func(p float64) {
-		mu.Lock()
-		progress = p
-		mu.Unlock()
-	})
-	close(hbDone)
-	report(service.RunnerReport{Kind: service.ReportResult, Result: &res})
 }
 
-func (a *Agent) execute(ctx context.Context, w service.Assignment, progress func(float64)) service.RunResult {
+// beats sends a run's heartbeats: one at once (it moves the job to running), then every
+// interval and whenever the run says its compute began.
+type beats struct {
+	a      *Agent
+	w      workqueue.Assignment
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex
+	progress  float64
+	executing bool
+	now       chan struct{}
+}
+
+func (b *beats) send(ctx context.Context) error {
+	b.mu.Lock()
+	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, Executing: b.executing}
+	b.mu.Unlock()
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ack, err := b.a.queue.Heartbeat(bctx, beat)
+	switch {
+	case errors.Is(err, workqueue.ErrLeaseRefused):
+		b.cancel(errLeaseLost)
+	case err != nil:
+		b.a.cfg.Log.Warn("runner: heartbeat failed", "job", b.w.Lease.JobID, "err", err)
+	case ack.Cancelled:
+		b.cancel(errJobCancelled)
+	}
+	return err
+}
+
+func (b *beats) loop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-b.now:
+		}
+		_ = b.send(ctx)
+	}
+}
+
+func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workqueue.Assignment) {
+	log := a.cfg.Log.With("job", w.Lease.JobID, "attempt", w.Lease.Attempt)
+	interval := a.cfg.Heartbeat
+	if w.LeaseFor > 0 {
+		interval = min(interval, w.LeaseFor/3)
+	}
+	b := &beats{a: a, w: w, cancel: cancel, now: make(chan struct{}, 1)}
+	// The first heartbeat moves the job to running; a job cancelled or lost since its claim
+	// is dropped without running.
+	if err := b.send(ctx); err != nil && errors.Is(context.Cause(ctx), errLeaseLost) {
+		log.Warn("runner: the control plane refused the lease; dropping the job")
+		return
+	}
+	if errors.Is(context.Cause(ctx), errJobCancelled) {
+		return
+	}
+	beatCtx, stopBeats := context.WithCancel(ctx)
+	defer stopBeats()
+	go b.loop(beatCtx, interval)
+
+	hooks := Hooks{
+		Progress: func(p float64) {
+			b.mu.Lock()
+			b.progress = p
+			b.mu.Unlock()
+		},
+		Executing: func() {
+			b.mu.Lock()
+			first := !b.executing
+			b.executing = true
+			b.mu.Unlock()
+			if first {
+				select {
+				case b.now <- struct{}{}:
+				default:
+				}
+			}
+		},
+	}
+	res := a.execute(ctx, w, hooks)
+	stopBeats()
+	b.mu.Lock()
+	res.Started = b.executing
+	b.mu.Unlock()
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errLeaseLost):
+		log.Warn("runner: the lease was refused while the job ran; its result is dropped")
+		return
+	case errors.Is(cause, errDrained):
+		res.Failure = &workqueue.Failure{Kind: workqueue.KindHandBack}
+	case errors.Is(cause, errJobCancelled):
+		res.Failure = &workqueue.Failure{Kind: workqueue.KindCancelled}
+	}
+	a.report(w.Lease, res, log)
+}
+
+// report sends the result until the control plane acknowledges or refuses it, with bounded
+// backoff: a control plane that restarts gets the result when it is back.
+func (a *Agent) report(l workqueue.Lease, res workqueue.Result, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(a.hardStop, a.cfg.ReportFor)
+	defer cancel()
+	backoff := retry.New(200*time.Millisecond, 5*time.Second)
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+		err := a.queue.Report(rctx, l, res)
+		rcancel()
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, workqueue.ErrLeaseRefused):
+			log.Warn("runner: the control plane refused the result", "err", err)
+			return
+		}
+		if ok, muted := backoff.Log(); ok {
+			log.Warn("runner: report failed; re-sending with backoff", "err", err, "failures", backoff.Failures(), "unlogged", muted)
+		}
+		t := time.NewTimer(backoff.Next())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			log.Error("runner: gave up re-sending a result", "err", err)
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *Agent) execute(ctx context.Context, w workqueue.Assignment, h Hooks) workqueue.Result {
 	ex, ok := a.executors[w.Type]
 	if !ok {
-		return service.RunResult{Error: job.NewError(problem.CodeRunnerError, fmt.Sprintf("this runner cannot run jobs of type %q", w.Type), nil)}
+		return workqueue.Result{Failure: invalid(fmt.Sprintf("this runner cannot run jobs of type %q", w.Type))}
 	}
-	work, err := os.MkdirTemp(a.cfg.WorkRoot, w.JobID+"-")
+	work, err := os.MkdirTemp(a.cfg.WorkRoot, w.Lease.JobID+"-")
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeRunnerLost, "the runner could not make a work directory", nil)}
+		a.cfg.Log.Error("runner: could not make a work directory", "job", w.Lease.JobID, "err", err)
+		return workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindInternal, Message: "making a work directory"}}
 	}
 	defer os.RemoveAll(work)
-	return ex.Execute(ctx, w, filepath.Clean(work), progress)
+	return ex.Execute(ctx, w, filepath.Clean(work), h)
 }

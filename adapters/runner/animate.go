@@ -3,12 +3,10 @@ package runner
 import (
 	"context"
 
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionsanimate"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/subtitle"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // Animate executes captions.animate jobs: words from the transcript input (a JSON word list, SRT
@@ -20,15 +18,15 @@ type Animate struct {
 }
 
 // Execute runs one captions.animate job.
-func (an *Animate) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
+func (an *Animate) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := captionsanimate.Parse(a.Inputs, a.Params)
 	if err == nil {
 		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
+		return workqueue.Result{Failure: invalid(err.Error())}
 	}
-	b := an.FFmpeg.burner(ctx, a, work, progress)
+	b := an.FFmpeg.burner(ctx, a, work, h)
 	video, e := b.source(req.Source)
 	if e != nil {
 		return b.fail(e)
@@ -40,7 +38,7 @@ func (an *Animate) Execute(ctx context.Context, a service.Assignment, work strin
 			return b.fail(e)
 		}
 		if words, err = subtitle.ParseTranscript(data, an.Limits); err != nil {
-			return b.fail(job.NewError(problem.CodeValidation, "inputs.transcript is not a usable word list, SRT or VTT: "+err.Error(), nil))
+			return b.fail(invalid("inputs.transcript is not a usable word list, SRT or VTT: " + err.Error()))
 		}
 	} else if words, e = b.transcribe(an.Transcriber, req.Params.Language); e != nil {
 		return b.fail(e)

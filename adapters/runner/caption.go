@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/subtitle"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // Names in a caption job's work directory; none of them is an output.
@@ -39,15 +37,15 @@ type Captions struct {
 }
 
 // Execute runs one caption.burn job.
-func (c *Captions) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
+func (c *Captions) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := captionburn.Parse(a.Inputs, a.Params)
 	if err == nil {
 		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
+		return workqueue.Result{Failure: invalid(err.Error())}
 	}
-	b := c.FFmpeg.burner(ctx, a, work, progress)
+	b := c.FFmpeg.burner(ctx, a, work, h)
 	video, e := b.source(req.Source)
 	if e != nil {
 		return b.fail(e)
@@ -72,9 +70,9 @@ func (c *Captions) Execute(ctx context.Context, a service.Assignment, work strin
 type burner struct {
 	f        *FFmpeg
 	ctx      context.Context
-	a        service.Assignment
+	a        workqueue.Assignment
 	work     string
-	progress func(float64)
+	hooks    Hooks
 	deadline time.Time
 	compute  time.Duration
 	inputs   map[string]bool
@@ -87,30 +85,31 @@ type video struct {
 	audioCodec string
 }
 
-func (f *FFmpeg) burner(ctx context.Context, a service.Assignment, work string, progress func(float64)) *burner {
+func (f *FFmpeg) burner(ctx context.Context, a workqueue.Assignment, work string, h Hooks) *burner {
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = sandbox.DefaultTimeout
 	}
-	return &burner{f: f, ctx: ctx, a: a, work: work, progress: progress, deadline: time.Now().Add(timeout),
+	return &burner{f: f, ctx: ctx, a: a, work: work, hooks: h, deadline: time.Now().Add(timeout),
 		inputs: map[string]bool{localSource: true, localSubtitles: true, localAudio: true, localScript: true, "transcript.in": true}}
 }
 
-func (b *burner) fail(e *job.Error) service.RunResult {
-	return service.RunResult{ComputeMs: b.compute.Milliseconds(), Error: e}
+func (b *burner) fail(e *workqueue.Failure) workqueue.Result {
+	return workqueue.Result{ComputeMs: b.compute.Milliseconds(), Failure: e}
 }
 
 func (b *burner) left() time.Duration { return max(time.Second, time.Until(b.deadline)) }
 
 // source fetches and probes the video.
-func (b *burner) source(url string) (subtitle.Video, *job.Error) {
+func (b *burner) source(url string) (subtitle.Video, *workqueue.Failure) {
 	if e := b.f.Fetch.Fetch(b.ctx, b.a, url, filepath.Join(b.work, localSource)); e != nil {
 		return subtitle.Video{}, e
 	}
+	b.hooks.Executing()
 	md, wall, err := probeMetadata(b.ctx, b.f.Sandbox, b.work, localSource, b.left())
 	b.compute += wall
 	if err != nil {
-		return subtitle.Video{}, job.NewError(problem.CodeRunnerError, "inputs.source could not be read as media: "+err.Error(), nil)
+		return subtitle.Video{}, exitFail("inputs.source could not be read as media: "+err.Error(), nil)
 	}
 	b.meta.durationMs = md.DurationMs
 	for _, s := range md.Streams {
@@ -122,13 +121,13 @@ func (b *burner) source(url string) (subtitle.Video, *job.Error) {
 		}
 	}
 	if b.meta.Width == 0 {
-		return subtitle.Video{}, job.NewError(problem.CodeRunnerError, "inputs.source has no video stream to burn captions into", nil)
+		return subtitle.Video{}, exitFail("inputs.source has no video stream to burn captions into", nil)
 	}
 	return b.meta.Video, nil
 }
 
 // readInput fetches an input and reads it, up to the subtitle size limit.
-func (b *burner) readInput(name, url, local string, lim subtitle.Limits) ([]byte, *job.Error) {
+func (b *burner) readInput(name, url, local string, lim subtitle.Limits) ([]byte, *workqueue.Failure) {
 	if e := b.f.Fetch.Fetch(b.ctx, b.a, url, filepath.Join(b.work, local)); e != nil {
 		return nil, e
 	}
@@ -138,25 +137,25 @@ func (b *burner) readInput(name, url, local string, lim subtitle.Limits) ([]byte
 	}
 	fd, err := os.OpenFile(filepath.Join(b.work, local), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, job.NewError(problem.CodeRunnerError, "inputs."+name+" could not be read", nil)
+		return nil, exitFail("inputs."+name+" could not be read", nil)
 	}
 	defer fd.Close()
 	data, err := io.ReadAll(io.LimitReader(fd, int64(max)+1))
 	if err != nil {
-		return nil, job.NewError(problem.CodeRunnerError, "inputs."+name+" could not be read", nil)
+		return nil, exitFail("inputs."+name+" could not be read", nil)
 	}
 	return data, nil
 }
 
 // subtitles fetches the subtitle file and returns the ASS script to burn: an ASS file as is,
 // SRT and VTT rendered in style.
-func (b *burner) subtitles(url string, style subtitle.Style, v subtitle.Video, lim subtitle.Limits) ([]byte, *job.Error) {
+func (b *burner) subtitles(url string, style subtitle.Style, v subtitle.Video, lim subtitle.Limits) ([]byte, *workqueue.Failure) {
 	data, e := b.readInput(captionburn.InputSubtitles, url, localSubtitles, lim)
 	if e != nil {
 		return nil, e
 	}
-	bad := func(err error) *job.Error {
-		return job.NewError(problem.CodeValidation, "inputs.subtitles is not a usable SRT, VTT or ASS file: "+err.Error(), nil)
+	bad := func(err error) *workqueue.Failure {
+		return invalid("inputs.subtitles is not a usable SRT, VTT or ASS file: " + err.Error())
 	}
 	if subtitle.Detect(data) == subtitle.FormatASS {
 		if err := subtitle.CheckASS(data, lim); err != nil {
@@ -172,12 +171,12 @@ func (b *burner) subtitles(url string, style subtitle.Style, v subtitle.Video, l
 }
 
 // transcribe extracts the audio as 16 kHz mono PCM with the sandboxed FFmpeg and transcribes it.
-func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subtitle.Word, *job.Error) {
+func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subtitle.Word, *workqueue.Failure) {
 	if tr == nil {
-		return nil, job.NewError(problem.CodeValidation, "inputs.subtitles is required: no transcriber is configured", nil)
+		return nil, invalid("inputs.subtitles is required: no transcriber is configured")
 	}
 	if b.meta.audioCodec == "" {
-		return nil, job.NewError(problem.CodeRunnerError, "inputs.source has no audio to transcribe; give inputs.subtitles", nil)
+		return nil, exitFail("inputs.source has no audio to transcribe; give inputs.subtitles", nil)
 	}
 	if e := b.ffmpeg([]string{"-i", localSource, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000", "-c:a", "pcm_s16le", "-f", "wav", localAudio}, nil); e != nil {
 		return nil, e
@@ -189,13 +188,13 @@ func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subt
 	b.compute += time.Since(start)
 	switch {
 	case tctx.Err() != nil && b.ctx.Err() == nil:
-		return nil, job.NewError(problem.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
+		return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
 	case err != nil:
-		return nil, job.NewError(problem.CodeRunnerError, "transcription failed: "+err.Error(), nil)
+		return nil, exitFail("transcription failed: "+err.Error(), nil)
 	case len(words) == 0:
-		return nil, job.NewError(problem.CodeRunnerError, "transcription found no speech in inputs.source", nil)
+		return nil, exitFail("transcription found no speech in inputs.source", nil)
 	}
-	b.progress(0.3)
+	b.hooks.Progress(0.3)
 	return words, nil
 }
 
@@ -203,9 +202,9 @@ func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subt
 var mp4Audio = []string{"aac", "mp3", "alac", "ac3", "eac3", "opus", "flac"}
 
 // burn writes the script and renders it onto the video: libx264, audio copied, one MP4.
-func (b *burner) burn(script []byte) service.RunResult {
+func (b *burner) burn(script []byte) workqueue.Result {
 	if err := os.WriteFile(filepath.Join(b.work, localScript), script, 0o644); err != nil {
-		return b.fail(job.NewError(problem.CodeRunnerError, "writing the caption script failed", nil))
+		return b.fail(exitFail("writing the caption script failed", nil))
 	}
 	args := []string{"-i", localSource, "-map", "0:v:0", "-map", "0:a:0?", "-vf", "ass=" + localScript,
 		"-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p"}
@@ -217,24 +216,24 @@ func (b *burner) burn(script []byte) service.RunResult {
 	args = append(args, "-movflags", "+faststart", "-f", "mp4", CaptionOutput)
 	pw := &progressWriter{report: func(outUs int64) {
 		if d := b.meta.durationMs * 1000; d > 0 {
-			b.progress(min(0.3+0.69*float64(outUs)/float64(d), 0.99))
+			b.hooks.Progress(min(0.3+0.69*float64(outUs)/float64(d), 0.99))
 		}
 	}}
 	if e := b.ffmpeg(args, pw); e != nil {
 		return b.fail(e)
 	}
-	files, err := b.f.collect(b.ctx, b.a.JobID, b.work, b.inputs)
+	files, err := b.f.collect(b.ctx, b.a, b.work, b.inputs)
 	if err != nil {
-		return b.fail(b.f.internal(b.a.JobID, "storing the output failed", err))
+		return b.fail(b.f.internal(b.a.Lease.JobID, "storing the output failed", err))
 	}
 	if len(files) != 1 || files[0].Path != CaptionOutput {
-		return b.fail(job.NewError(problem.CodeRunnerError, fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
+		return b.fail(exitFail(fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
 	}
-	return service.RunResult{Files: files, ComputeMs: b.compute.Milliseconds()}
+	return workqueue.Result{Files: files, ComputeMs: b.compute.Milliseconds()}
 }
 
 // ffmpeg runs FFmpeg in the sandbox with the time left.
-func (b *burner) ffmpeg(args []string, stdout io.Writer) *job.Error {
+func (b *burner) ffmpeg(args []string, stdout io.Writer) *workqueue.Failure {
 	full := append([]string{"-hide_banner", "-nostdin", "-nostats", "-y"}, args...)
 	if stdout != nil {
 		full = append([]string{"-progress", "pipe:1"}, full...)
@@ -244,13 +243,13 @@ func (b *burner) ffmpeg(args []string, stdout io.Writer) *job.Error {
 	b.compute += run.Wall
 	switch {
 	case run.TimedOut:
-		return job.NewError(problem.CodeRunnerTimeout, fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), run.StderrTail)
+		return timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), run.StderrTail)
 	case errors.Is(err, context.Canceled) || b.ctx.Err() != nil:
-		return job.NewError(problem.CodeCancelled, "the job was cancelled", nil)
+		return cancelled()
 	case err != nil:
-		return b.f.internal(b.a.JobID, "the sandbox could not run FFmpeg", err)
+		return b.f.internal(b.a.Lease.JobID, "the sandbox could not run FFmpeg", err)
 	case run.ExitCode != 0:
-		return job.NewError(problem.CodeRunnerError, fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
+		return exitFail(fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
 	}
 	return nil
 }

@@ -22,9 +22,10 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 const (
@@ -113,21 +114,21 @@ func captionSetup(t *testing.T) captionBundle {
 }
 
 // run executes a job of type typ and returns its result and, when it wrote one, the output's path.
-func (b captionBundle) run(t *testing.T, exec runner.Executor, typ string, inputs map[string]string, params map[string]any) (service.RunResult, string) {
+func (b captionBundle) run(t *testing.T, exec runner.Executor, typ string, inputs map[string]string, params map[string]any) (workqueue.Result, string) {
 	t.Helper()
 	in, _ := json.Marshal(inputs)
 	p, _ := json.Marshal(params)
-	a := service.Assignment{JobID: job.NewID("job"), AccountID: "acc_1", Attempt: 1, Type: typ, Inputs: in, Params: p,
+	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: typ, Inputs: in, Params: p,
 		Timeout: 60 * time.Second, AssetURLPrefix: "https://api.test/assets/"}
 	work, err := os.MkdirTemp(b.root, "work-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := exec.Execute(context.Background(), a, work, func(float64) {})
+	res := exec.Execute(context.Background(), a, work, runner.Hooks{Progress: func(float64) {}, Executing: func() {}})
 	if len(res.Files) != 1 {
 		return res, ""
 	}
-	blob, err := b.blobs.Open(context.Background(), service.OutputKey(a.JobID, res.Files[0].Path))
+	blob, err := b.blobs.Open(context.Background(), blob.OutputKey("acc_1", a.Lease.JobID, res.Files[0].Path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +200,8 @@ func TestCaptionBurnPositions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, out := b.run(t, exec, "caption.burn", map[string]string{"source": b.url(t, "source.mp4", nil),
 				"subtitles": b.url(t, tc.file, []byte(tc.content))}, map[string]any{"position": tc.position, "fontSize": 32, "marginV": 10})
-			if res.Error != nil {
-				t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+			if failed(res) != nil {
+				t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 			}
 			f := res.Files[0]
 			if f.Path != runner.CaptionOutput || f.Type != job.FileVideo || f.Meta == nil || f.Meta.Width != frameW || f.Meta.Height != frameH || res.ComputeMs <= 0 {
@@ -225,8 +226,8 @@ func TestCaptionBurnASSAsIs(t *testing.T) {
 		"Dialogue: 0,0:00:00.50,0:00:03.00,Default,,0,0,0,,{\\fn/etc/passwd}HELLO {\\fn/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf}ASS\n"
 	res, out := b.run(t, &runner.Captions{FFmpeg: b.ff}, "caption.burn", map[string]string{"source": b.url(t, "source.mp4", nil),
 		"subtitles": b.url(t, "own.ass", []byte(ass))}, nil)
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	onlyBand(t, bands(frame(t, filepath.Join(b.dir, "source.mp4"), 1, "gray"), frame(t, out, 1, "gray")), 0)
 }
@@ -238,8 +239,8 @@ func TestCaptionBurnBoxAndColours(t *testing.T) {
 		"subtitles": b.url(t, "box.srt", []byte("1\n00:00:00,500 --> 00:00:03,000\nMMMM MMMM\n"))},
 		map[string]any{"fontColor": "#FF0000", "boxEnabled": true, "boxColor": "#0000FF", "boxOpacity": 1, "outlineWidth": 6,
 			"shadow": 0, "fontSize": 40, "marginV": 20})
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	px := frame(t, out, 1, "rgb24")
 	var red, blue, other int
@@ -283,8 +284,8 @@ func TestCaptionBurnTranscribed(t *testing.T) {
 	tr := transcribe.Router{Fast: transcribe.Pocketsphinx{Sandbox: sb}}
 	res, out := b.run(t, &runner.Captions{FFmpeg: b.ff, Transcriber: tr}, "caption.burn",
 		map[string]string{"source": b.url(t, "source.mp4", nil)}, map[string]any{"language": "en", "fontSize": 24, "maxCharsPerLine": 20})
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	// The speech lasts under two seconds: captions appear during it and are gone after it.
 	plain := frame(t, filepath.Join(b.dir, "source.mp4"), 1, "gray")
@@ -312,8 +313,8 @@ func TestCaptionBurnBadSubtitles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := b.run(t, &runner.Captions{FFmpeg: b.ff}, "caption.burn", map[string]string{"source": b.url(t, "source.mp4", nil),
 				"subtitles": b.url(t, strings.ReplaceAll(tc.name, " ", "_")+".srt", tc.content)}, nil)
-			if res.Error == nil || res.Error.Code != problem.CodeValidation || !strings.Contains(res.Error.Message, "inputs.subtitles") ||
-				!strings.Contains(res.Error.Message, tc.want) || len(res.Files) != 0 {
+			if failed(res) == nil || failed(res).Code != problem.CodeValidation || !strings.Contains(failed(res).Message, "inputs.subtitles") ||
+				!strings.Contains(failed(res).Message, tc.want) || len(res.Files) != 0 {
 				t.Fatalf("result: %+v", res)
 			}
 		})
@@ -327,8 +328,8 @@ func TestCaptionBurnOverrideNeutralised(t *testing.T) {
 	res, out := b.run(t, &runner.Captions{FFmpeg: b.ff}, "caption.burn", map[string]string{"source": b.url(t, "source.mp4", nil),
 		"subtitles": b.url(t, "evil.srt", []byte("1\n00:00:00,500 --> 00:00:03,000\n{\\fn/etc/passwd\\an8\\fs200}HELLO \\N {\\pos(10,10)}\n"))},
 		map[string]any{"fontSize": 24, "marginV": 10})
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	onlyBand(t, bands(frame(t, filepath.Join(b.dir, "source.mp4"), 1, "gray"), frame(t, out, 1, "gray")), 2)
 }
@@ -339,8 +340,8 @@ func TestCaptionsAnimate(t *testing.T) {
 	words := `[{"word":"ONE","start":0.5,"end":1.0},{"word":"TWO","start":1.5,"end":2.0},{"word":"THREE","start":2.0,"end":3.0}]`
 	res, out := b.run(t, &runner.Animate{FFmpeg: b.ff}, "captions.animate", map[string]string{"source": b.url(t, "source.mp4", nil),
 		"transcript": b.url(t, "words.json", []byte(words))}, map[string]any{"preset": "pop", "fontSize": 32, "highlightColor": "#FF0000"})
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	plain := frame(t, filepath.Join(b.dir, "source.mp4"), 1, "gray")
 	first, second := frame(t, out, 1.2, "gray"), frame(t, out, 1.7, "gray")
@@ -356,7 +357,7 @@ func TestExtractMetadata(t *testing.T) {
 	t.Parallel()
 	b := captionSetup(t)
 	res, _ := b.run(t, &runner.Metadata{FFmpeg: b.ff}, "extract.metadata", map[string]string{"source": b.url(t, "source.mp4", nil)}, nil)
-	if res.Error != nil || len(res.Files) != 0 || res.ComputeMs <= 0 {
+	if failed(res) != nil || len(res.Files) != 0 || res.ComputeMs <= 0 {
 		t.Fatalf("result: %+v", res)
 	}
 	var md struct {

@@ -2,68 +2,108 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
-	"github.com/mediajobs/mediajobs/core/asset"
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
-// Fetcher brings a job's inputs into its work directory: uploaded assets straight from the blob
-// store (after checking they are the job's account's), everything else through the SSRF-guarded
-// client.
+// Fetcher brings a job's inputs into its work directory: uploaded assets through the job's
+// lease (the control plane checks they are the job's account's), everything else through the
+// SSRF-guarded client.
 type Fetcher struct {
 	Client   *http.Client
-	Assets   asset.Store
-	Blobs    service.BlobStore
+	Queue    workqueue.Queue
 	MaxBytes int64
+	// Log receives the causes that clients are not shown (resolver answers, raw errors).
+	Log *slog.Logger
 }
 
-// Fetch writes the input at url to dst. Failures are INPUT_FETCH_FAILED job errors naming the
-// URL and the reason.
-func (f Fetcher) Fetch(ctx context.Context, a service.Assignment, url, dst string) *job.Error {
-	fail := func(reason string) *job.Error {
-		return job.NewError(problem.CodeInputFetchFailed, fmt.Sprintf("input %s could not be fetched: %s", url, reason), nil)
+// Fetch writes the input at url to dst. A failure names the URL and says why in the user's
+// terms; the raw cause goes to the log.
+func (f Fetcher) Fetch(ctx context.Context, a workqueue.Assignment, url, dst string) *workqueue.Failure {
+	fail := func(reason string) *workqueue.Failure {
+		return fetchFail(fmt.Sprintf("input %s could not be fetched: %s", url, reason))
 	}
 	if id, ok := ffmpegjob.AssetID(url, a.AssetURLPrefix); ok {
-		as, err := f.Assets.GetAsset(ctx, id)
-		if err != nil || as.AccountID != a.AccountID {
-			return fail("no such uploaded asset")
-		}
-		b, err := f.Blobs.Open(ctx, asset.BlobKey(id))
+		src, err := f.Queue.OpenAsset(ctx, a.Lease, id)
 		if err != nil {
-			return fail("the asset's content is missing")
+			f.log("asset input", a, url, err)
+			return fail("no such uploaded asset, or its content is missing")
 		}
-		defer b.Close()
+		defer src.Close()
 		out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {
-			return fail("the runner could not write it")
+			f.log("asset input", a, url, err)
+			return &workqueue.Failure{Kind: workqueue.KindInternal, Message: "staging an input"}
 		}
 		defer out.Close()
-		if _, err := io.Copy(out, b); err != nil {
-			return fail("copy failed")
+		if _, err := io.Copy(out, src); err != nil {
+			f.log("asset input", a, url, err)
+			return fail("the download was interrupted")
 		}
 		return nil
 	}
 	if _, err := safehttp.Download(ctx, f.Client, url, dst, f.MaxBytes); err != nil {
-		var blocked *safehttp.BlockedError
-		switch {
-		case errors.As(err, &blocked), errors.Is(err, safehttp.ErrBlockedAddress):
-			return fail("its address is on a refused (private, loopback or reserved) range")
-		case errors.Is(err, safehttp.ErrScheme):
-			return fail("only https URLs are fetched")
-		case errors.Is(err, safehttp.ErrTooLarge):
-			return fail(fmt.Sprintf("it is larger than %d bytes", f.MaxBytes))
-		default:
-			return fail(err.Error())
-		}
+		f.log("remote input", a, url, err)
+		return fail(reason(err, f.MaxBytes))
 	}
 	return nil
+}
+
+func (f Fetcher) log(what string, a workqueue.Assignment, url string, err error) {
+	if f.Log != nil {
+		f.Log.Warn("runner: "+what+" could not be fetched", "job", a.Lease.JobID, "url", url, "err", err)
+	}
+}
+
+// reason says why a download failed in the user's terms: never a resolver address or a raw Go
+// error.
+func reason(err error, maxBytes int64) string {
+	var (
+		blocked *safehttp.BlockedError
+		status  *safehttp.StatusError
+		dnsErr  *net.DNSError
+		netErr  net.Error
+	)
+	switch {
+	case errors.As(err, &blocked), errors.Is(err, safehttp.ErrBlockedAddress):
+		return "its address is on a refused (private, loopback or reserved) range"
+	case errors.Is(err, safehttp.ErrScheme):
+		return "only https URLs are fetched"
+	case errors.Is(err, safehttp.ErrTooLarge):
+		return fmt.Sprintf("it is larger than %d bytes", maxBytes)
+	case errors.As(err, &status):
+		return fmt.Sprintf("the server answered %d", status.Code)
+	case errors.As(err, &dnsErr):
+		return "its host name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "the server did not answer in time"
+	case isTLS(err):
+		return "its TLS certificate is not valid"
+	default:
+		return "the connection failed"
+	}
+}
+
+// isTLS tells a certificate or handshake failure.
+func isTLS(err error) bool {
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		verify   *tls.CertificateVerificationError
+		record   tls.RecordHeaderError
+	)
+	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &verify) || errors.As(err, &record)
 }

@@ -19,8 +19,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // FFmpeg executes `ffmpeg` jobs: fetch, stage, substitute, run in the sandbox, collect, probe,
@@ -28,8 +27,9 @@ import (
 type FFmpeg struct {
 	Sandbox *sandbox.Sandbox
 	Fetch   Fetcher
-	Blobs   service.BlobStore
-	Limits  sandbox.Limits
+	// Queue stores the outputs, through the job's lease.
+	Queue  workqueue.Queue
+	Limits sandbox.Limits
 	// Log receives the runner's own failures, which clients are not shown; nil discards them.
 	Log *slog.Logger
 	// MaxProbes bounds how many output files get their meta probed (a long HLS ladder has
@@ -38,15 +38,15 @@ type FFmpeg struct {
 }
 
 // Execute runs one ffmpeg job.
-func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
+func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := ffmpegjob.Parse(a.Inputs, a.Params)
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
+		return workqueue.Result{Failure: invalid(err.Error())}
 	}
 	// The validator runs again here: the runner trusts nothing the queue carried.
 	res, err := req.Validate(a.AssetURLPrefix)
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
+		return workqueue.Result{Failure: invalid(err.Error())}
 	}
 	plan := res.Plan
 
@@ -55,7 +55,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 		inputs[name] = true
 		if in.Content != nil {
 			if err := os.WriteFile(filepath.Join(work, name), []byte(*in.Content), 0o644); err != nil {
-				return service.RunResult{Error: job.NewError(problem.CodeRunnerError, "staging inline input "+name+" failed", nil)}
+				return workqueue.Result{Failure: f.internal(a.Lease.JobID, "staging inline input "+name, err)}
 			}
 		}
 	}
@@ -65,10 +65,11 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 			continue // the same URL under one name twice
 		}
 		if e := f.Fetch.Fetch(ctx, a, d.URL, filepath.Join(work, d.Name)); e != nil {
-			return service.RunResult{Error: e}
+			return workqueue.Result{Failure: e}
 		}
 	}
 
+	h.Executing()
 	// Progress: FFmpeg's -progress lines give out_time_us; the first input's duration, probed
 	// alongside the run so it adds no latency, turns it into a fraction.
 	var (
@@ -93,7 +94,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 		d := durUs
 		durMu.Unlock()
 		if d > 0 {
-			progress(min(float64(outUs)/float64(d), 0.99))
+			h.Progress(min(float64(outUs)/float64(d), 0.99))
 		}
 	}}
 	args := append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, plan.Args...)
@@ -103,32 +104,32 @@ func (f *FFmpeg) Execute(ctx context.Context, a service.Assignment, work string,
 	computeMs := run.Wall.Milliseconds()
 	switch {
 	case run.TimedOut:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeRunnerTimeout,
+		return workqueue.Result{ComputeMs: computeMs, Failure: timeoutFail(
 			fmt.Sprintf("the job ran past its time limit of %d seconds", int(a.Timeout/time.Second)), run.StderrTail)}
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeCancelled, "the job was cancelled", nil)}
+		return workqueue.Result{ComputeMs: computeMs, Failure: cancelled()}
 	case err != nil:
-		return service.RunResult{Error: f.internal(a.JobID, "the sandbox could not run FFmpeg", err)}
+		return workqueue.Result{Failure: f.internal(a.Lease.JobID, "the sandbox could not run FFmpeg", err)}
 	case run.ExitCode != 0:
-		return service.RunResult{ComputeMs: computeMs, Error: job.NewError(problem.CodeRunnerError,
+		return workqueue.Result{ComputeMs: computeMs, Failure: exitFail(
 			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
 	}
 
-	files, err := f.collect(ctx, a.JobID, work, inputs)
+	files, err := f.collect(ctx, a, work, inputs)
 	if err != nil {
-		return service.RunResult{ComputeMs: computeMs, Error: f.internal(a.JobID, "storing the outputs failed", err)}
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
 	}
-	return service.RunResult{Files: files, ComputeMs: computeMs}
+	return workqueue.Result{Files: files, ComputeMs: computeMs}
 }
 
-// internal turns a failure of the runner itself (its disk, its bubblewrap, its host paths) into
-// the job error clients see, which names no host detail, and logs the cause for the operator.
-// It is RUNNER_LOST: retryable and not charged, since the job was not at fault.
-func (f *FFmpeg) internal(jobID, what string, err error) *job.Error {
+// internal is a failure of the runner itself (its disk, its bubblewrap, storage): clients see
+// what step failed and nothing of the host; the cause goes to the operator's log. The core
+// makes it INTERNAL_ERROR, retryable and not charged, since the job was not at fault.
+func (f *FFmpeg) internal(jobID, what string, err error) *workqueue.Failure {
 	if f.Log != nil {
 		f.Log.Error("runner: "+what, "job", jobID, "err", err)
 	}
-	return job.NewError(problem.CodeRunnerLost, "the runner failed ("+what+"); the job can be retried", nil)
+	return &workqueue.Failure{Kind: workqueue.KindInternal, Message: what}
 }
 
 // firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none).
@@ -144,7 +145,7 @@ func firstLocalInput(args []string, inputs map[string]bool) string {
 // collect stores every regular file the command wrote (inputs excepted) and probes their meta.
 // Files in the work directory are untrusted: they are opened without following symlinks, and
 // anything but a regular file is ignored.
-func (f *FFmpeg) collect(ctx context.Context, jobID, work string, inputs map[string]bool) ([]job.File, error) {
+func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, inputs map[string]bool) ([]job.File, error) {
 	entries, err := os.ReadDir(work)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (f *FFmpeg) collect(ctx context.Context, jobID, work string, inputs map[str
 	}
 	wg.Wait()
 	for i, n := range names {
-		size, err := f.store(ctx, jobID, filepath.Join(work, n), n)
+		size, err := f.store(ctx, a.Lease, filepath.Join(work, n), n)
 		if err != nil {
 			return nil, err
 		}
@@ -207,13 +208,13 @@ func (f *FFmpeg) collect(ctx context.Context, jobID, work string, inputs map[str
 	return files, nil
 }
 
-func (f *FFmpeg) store(ctx context.Context, jobID, path, name string) (int64, error) {
+func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string) (int64, error) {
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer fd.Close()
-	return f.Blobs.Put(ctx, service.OutputKey(jobID, name), fd, 0)
+	return f.Queue.PutOutput(ctx, l, name, fd, 0)
 }
 
 // progressWriter reads FFmpeg's -progress key=value lines.

@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,17 +18,38 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
-	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
-type noAssets struct{}
+// outputsOnly is a fake control plane for the executors' own tests: outputs go to a blob
+// directory under their account's and job's key, no asset exists, and the queue calls an
+// executor never makes fail. The real control plane is tested with the agent and end to end.
+type outputsOnly struct {
+	blobs *blobfs.Store
+}
 
-func (noAssets) CreateAsset(context.Context, asset.Asset) error { return nil }
-func (noAssets) GetAsset(context.Context, string) (asset.Asset, error) {
-	return asset.Asset{}, problem.ErrNotFound
+func (outputsOnly) Claim(context.Context, workqueue.ClaimParams) ([]workqueue.Assignment, error) {
+	return nil, errors.New("outputsOnly: no claims")
+}
+func (outputsOnly) Heartbeat(context.Context, workqueue.Beat) (workqueue.Ack, error) {
+	return workqueue.Ack{}, errors.New("outputsOnly: no heartbeats")
+}
+func (outputsOnly) Report(context.Context, workqueue.Lease, workqueue.Result) error {
+	return errors.New("outputsOnly: no reports")
+}
+func (outputsOnly) OpenAsset(context.Context, workqueue.Lease, string) (io.ReadCloser, error) {
+	return nil, problem.ErrNotFound
+}
+func (q outputsOnly) PutOutput(ctx context.Context, l workqueue.Lease, name string, r io.Reader, max int64) (int64, error) {
+	return q.blobs.Put(ctx, blob.OutputKey("acc_1", l.JobID, name), r, max)
+}
+
+// hooks records an executor's progress.
+func hooks(last *atomic.Value) runner.Hooks {
+	return runner.Hooks{Progress: func(p float64) { last.Store(p) }, Executing: func() {}}
 }
 
 type testBundle struct {
@@ -62,15 +85,16 @@ func newExecutor(t *testing.T, client *http.Client, maxBytes int64) (*runner.FFm
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs,
-		Fetch: runner.Fetcher{Client: client, Assets: noAssets{}, Blobs: blobs, MaxBytes: maxBytes}}
+	q := outputsOnly{blobs: blobs}
+	exec := &runner.FFmpeg{Sandbox: sb, Queue: q,
+		Fetch: runner.Fetcher{Client: client, Queue: q, MaxBytes: maxBytes}}
 	return exec, blobs, root
 }
 
-func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Duration) service.RunResult {
+func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Duration) workqueue.Result {
 	t.Helper()
 	params, _ := json.Marshal(map[string]any{"command": command})
-	a := service.Assignment{JobID: job.NewID("job"), AccountID: "acc_1", Attempt: 1, Type: "ffmpeg", Params: params,
+	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg", Params: params,
 		Timeout: timeout, AssetURLPrefix: "https://api.test/assets/"}
 	if inputs != "" {
 		a.Inputs = json.RawMessage(inputs)
@@ -80,9 +104,9 @@ func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Durat
 		t.Fatal(err)
 	}
 	var last atomic.Value
-	res := b.exec.Execute(context.Background(), a, work, func(p float64) { last.Store(p) })
+	res := b.exec.Execute(context.Background(), a, work, hooks(&last))
 	for _, f := range res.Files {
-		blob, err := b.blobs.Open(context.Background(), service.OutputKey(a.JobID, f.Path))
+		blob, err := b.blobs.Open(context.Background(), blob.OutputKey("acc_1", a.Lease.JobID, f.Path))
 		if err != nil {
 			t.Fatalf("output %s not stored: %v", f.Path, err)
 		}
@@ -98,8 +122,8 @@ func TestSingleFileWithMeta(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=1:size=320x240:rate=10 -pix_fmt yuv420p out.mp4", 60*time.Second)
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	if len(res.Files) != 1 || res.Files[0].Path != "out.mp4" || res.Files[0].Type != job.FileVideo {
 		t.Fatalf("files: %+v", res.Files)
@@ -117,8 +141,8 @@ func TestHLSStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=4:size=160x120:rate=10 -c:v libx264 -g 10 -f hls -hls_time 1 -hls_list_size 0 -hls_segment_filename seg_%03d.ts index.m3u8", 60*time.Second)
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	out, err := job.NewOutput(res.Files, res.Data)
 	if err != nil || out.Pattern() != job.PatternStream || out.File.Path != "index.m3u8" || len(out.Files) < 3 {
@@ -130,11 +154,11 @@ func TestFailureKeepsStderrTail(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, `{"bad.mp4":{"content":"this is not a video"}}`, "ffmpeg -i bad.mp4 out.mp4", 30*time.Second)
-	if res.Error == nil || res.Error.Code != problem.CodeRunnerError || res.Error.Detail == nil || len(*res.Error.Detail) > job.DetailLimit {
-		t.Fatalf("error: %+v", res.Error)
+	if failed(res) == nil || failed(res).Code != problem.CodeRunnerError || failed(res).Detail == nil || len(*failed(res).Detail) > job.DetailLimit {
+		t.Fatalf("error: %+v", failed(res))
 	}
-	if !strings.Contains(*res.Error.Detail, "bad.mp4") {
-		t.Fatalf("detail does not show ffmpeg's complaint: %q", *res.Error.Detail)
+	if !strings.Contains(*failed(res).Detail, "bad.mp4") {
+		t.Fatalf("detail does not show ffmpeg's complaint: %q", *failed(res).Detail)
 	}
 }
 
@@ -142,7 +166,7 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=600:size=1280x720 -c:v libx264 out.mp4", time.Second)
-	if res.Error == nil || res.Error.Code != problem.CodeRunnerTimeout || len(res.Files) != 0 {
+	if failed(res) == nil || failed(res).Code != problem.CodeRunnerTimeout || len(res.Files) != 0 {
 		t.Fatalf("result: %+v", res)
 	}
 }
@@ -154,8 +178,8 @@ func TestRefusedInputRange(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	res := b.run(t, "", "ffmpeg -i "+srv.URL+"/in.mp4 out.mp4", 30*time.Second)
-	if res.Error == nil || res.Error.Code != problem.CodeInputFetchFailed || !strings.Contains(res.Error.Message, "refused") {
-		t.Fatalf("error: %+v", res.Error)
+	if failed(res) == nil || failed(res).Code != problem.CodeInputFetchFailed || !strings.Contains(failed(res).Message, "refused") {
+		t.Fatalf("error: %+v", failed(res))
 	}
 	if hits.Load() != 0 {
 		t.Fatal("the refused server was reached")
@@ -168,8 +192,8 @@ func TestInlineSubtitlesBurned(t *testing.T) {
 	srt := "1\n00:00:00,000 --> 00:00:01,000\nHello\n"
 	inputs, _ := json.Marshal(map[string]any{"subs.srt": map[string]string{"content": srt}})
 	res := b.run(t, string(inputs), "ffmpeg -f lavfi -i color=c=black:s=320x240:d=1 -vf subtitles=subs.srt out.mp4", 60*time.Second)
-	if res.Error != nil {
-		t.Fatalf("job failed: %+v %s", res.Error, deref(res.Error.Detail))
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
 	if len(res.Files) != 1 || res.Files[0].Path != "out.mp4" {
 		t.Fatalf("inputs were returned as outputs or output missing: %+v", res.Files)
@@ -181,4 +205,12 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// failed is the job error a result's failure becomes, by the core's rule; nil on success.
+func failed(r workqueue.Result) *job.Error {
+	if r.Failure == nil {
+		return nil
+	}
+	return r.Failure.Error()
 }

@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
-	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
-	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // Metadata executes extract.metadata jobs: fetch the source, ffprobe it in the sandbox, answer
@@ -27,27 +25,28 @@ type Metadata struct {
 }
 
 // Execute runs one extract.metadata job.
-func (m *Metadata) Execute(ctx context.Context, a service.Assignment, work string, progress func(float64)) service.RunResult {
+func (m *Metadata) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	src, err := extractmetadata.Parse(a.Inputs, a.Params)
 	if err == nil {
 		_, err = captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, a.AssetURLPrefix)
 	}
 	if err != nil {
-		return service.RunResult{Error: job.NewError(problem.CodeValidation, err.Error(), nil)}
+		return workqueue.Result{Failure: invalid(err.Error())}
 	}
 	if e := m.FFmpeg.Fetch.Fetch(ctx, a, src, filepath.Join(work, localSource)); e != nil {
-		return service.RunResult{Error: e}
+		return workqueue.Result{Failure: e}
 	}
+	h.Executing()
 	md, wall, err := probeMetadata(ctx, m.FFmpeg.Sandbox, work, localSource, a.Timeout)
 	if err != nil {
-		return service.RunResult{ComputeMs: wall.Milliseconds(), Error: job.NewError(problem.CodeRunnerError, "the source could not be read as media: "+err.Error(), nil)}
+		return workqueue.Result{ComputeMs: wall.Milliseconds(), Failure: exitFail("the source could not be read as media: "+err.Error(), nil)}
 	}
 	data, err := json.Marshal(md)
 	if err != nil {
-		return service.RunResult{Error: m.FFmpeg.internal(a.JobID, "encoding the metadata failed", err)}
+		return workqueue.Result{Failure: m.FFmpeg.internal(a.Lease.JobID, "encoding the metadata failed", err)}
 	}
-	progress(1)
-	return service.RunResult{Data: data, ComputeMs: max(1, wall.Milliseconds())}
+	h.Progress(1)
+	return workqueue.Result{Data: data, ComputeMs: max(1, wall.Milliseconds())}
 }
 
 // containerFormat is formatName, except that a file staged without an extension and read by

@@ -233,7 +233,7 @@ func Download(ctx context.Context, client *http.Client, rawURL, dst string, maxB
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return 0, fmt.Errorf("%w: %s from %s", ErrStatus, resp.Status, redact(req.URL))
+		return 0, &StatusError{Code: resp.StatusCode, URL: redact(req.URL)}
 	}
 	if resp.ContentLength > maxBytes {
 		return 0, fmt.Errorf("%w: %d bytes announced, limit %d", ErrTooLarge, resp.ContentLength, maxBytes)
@@ -255,6 +255,18 @@ func Download(ctx context.Context, client *http.Client, rawURL, dst string, maxB
 	}
 	return n, nil
 }
+
+// StatusError is a non-2xx answer; it matches ErrStatus.
+type StatusError struct {
+	Code int
+	URL  string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%v: %d %s from %s", ErrStatus, e.Code, http.StatusText(e.Code), e.URL)
+}
+
+func (e *StatusError) Is(target error) bool { return target == ErrStatus }
 
 // redact drops the query, which for presigned URLs is a credential.
 func redact(u *url.URL) string {

@@ -126,7 +126,7 @@ func (s *Store) ListBatches(ctx context.Context, p batch.ListParams) (batch.Page
 // CountJob locks the batch, records the (batch, job) pair and, when the pair is new, applies
 // fn and writes the batch and its outbox messages, all in one transaction.
 func (s *Store) CountJob(ctx context.Context, batchID, jobID string, fn func(*batch.Batch) error) (bool, error) {
-	counted := false
+	counted, emitted := false, false
 	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var r batchRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", batchID), false).Scan(ctx); err != nil {
@@ -159,10 +159,14 @@ func (s *Store) CountJob(ctx context.Context, batchID, jobID string, fn func(*ba
 			return err
 		}
 		counted = true
+		emitted = len(b.Outbox) > 0
 		return nil
 	})
 	if err != nil {
 		return false, err
+	}
+	if emitted {
+		s.outboxWritten()
 	}
 	return counted, nil
 }

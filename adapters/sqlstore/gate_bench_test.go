@@ -12,6 +12,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	core "github.com/mediajobs/mediajobs/core/ratelimit"
@@ -33,13 +34,21 @@ func BenchmarkSubmitGate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := &service.Service{Jobs: s, Accounts: s, Assets: s, Types: types, Clock: clock.System{}, Pricing: billing.Default(), Ledger: s,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute}}
-	acc := account.Account{ID: "acc_bench", Plan: account.PlanPro, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
-	if err := svc.OpenAccount(ctx, acc); err != nil {
+	pricing := billing.Default()
+	submit, err := service.NewSubmit(service.SubmitPorts{Jobs: s, Clock: clock.System{}, Waker: noWake{},
+		Gate: service.GatePorts{Pricing: pricing, Ledger: s, Types: types, Assets: s, AssetURLPrefix: "https://api.test/assets/"}})
+	if err != nil {
 		b.Fatal(err)
 	}
-	limiter := ratelimit.NewMemory()
+	credits, err := service.NewCredits(service.CreditsPorts{Accounts: s, Ledger: s, Pricing: pricing, Clock: clock.System{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	acc := account.Account{ID: "acc_bench", Plan: account.PlanPro, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	if err := credits.OpenAccount(ctx, acc); err != nil {
+		b.Fatal(err)
+	}
+	gate := core.NewGate(ratelimit.NewMemory(), func(account.Account) int { return 1 << 30 }, nil)
 	req := jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(`{"command":"ffmpeg -i https://example.com/in.mp4 -vf scale=320:-2 -c:v libx264 out.mp4"}`)}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -47,11 +56,11 @@ func BenchmarkSubmitGate(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			// A budget large enough never to refuse: the limiter's cost is measured, not its answer.
-			if _, err := limiter.Allow(ctx, core.Key(acc.ID), 1<<30); err != nil {
+			if _, err := gate.Allow(ctx, acc); err != nil {
 				b.Error(err)
 				return
 			}
-			if _, err := svc.SubmitJob(ctx, acc, req); err != nil {
+			if _, err := submit.Submit(ctx, acc, req); err != nil {
 				b.Error(err)
 				return
 			}
@@ -59,3 +68,7 @@ func BenchmarkSubmitGate(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
 }
+
+type noWake struct{}
+
+func (noWake) Wake(context.Context, job.Class) {}

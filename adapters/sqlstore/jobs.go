@@ -33,11 +33,13 @@ type jobRow struct {
 	Cost         *string    `bun:"cost"`
 	ComputeMs    int64      `bun:"compute_ms"`
 	Attempt      int        `bun:"attempt"`
+	Requeues     int        `bun:"requeues"`
 	LeaseUntil   *time.Time `bun:"lease_until"`
 	CreatedAt    time.Time  `bun:"created_at"`
 	UpdatedAt    time.Time  `bun:"updated_at"`
 	DispatchedAt *time.Time `bun:"dispatched_at"`
 	StartedAt    *time.Time `bun:"started_at"`
+	ExecStarted  *time.Time `bun:"exec_started_at"`
 	FinishedAt   *time.Time `bun:"finished_at"`
 }
 
@@ -92,9 +94,9 @@ func toRow(j *job.Job) (*jobRow, error) {
 	r := &jobRow{
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID,
-		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt,
+		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
 		LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
-		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), FinishedAt: utc(j.FinishedAt),
+		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
 	var err error
 	if j.Output != nil {
@@ -119,9 +121,9 @@ func (r *jobRow) job() (*job.Job, error) {
 	j := &job.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID,
-		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt,
+		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), FinishedAt: utc(r.FinishedAt),
+		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
 	}
 	var err error
 	if j.Output, err = textJSON[job.Output](r.Output); err != nil {
@@ -199,6 +201,7 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 // transaction. fn's error rolls back and is returned as is.
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
+	emitted := false
 	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var r jobRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
@@ -218,12 +221,16 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 		if err := enqueue(ctx, tx, j.Outbox, j.UpdatedAt); err != nil {
 			return err
 		}
+		emitted = len(j.Outbox) > 0
 		j.Outbox = nil
 		out = j
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if emitted {
+		s.outboxWritten()
 	}
 	return out, nil
 }

@@ -33,6 +33,15 @@ type Store struct {
 	postgres bool
 	// group batches job Creates into shared transactions on SQLite; nil on PostgreSQL.
 	group *committer
+	// OnOutbox, when set, is called after a transaction that wrote outbox messages commits,
+	// so that the relay hands them on at once rather than at its next poll.
+	OnOutbox func()
+}
+
+func (s *Store) outboxWritten() {
+	if s.OnOutbox != nil {
+		s.OnOutbox()
+	}
 }
 
 var (

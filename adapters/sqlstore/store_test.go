@@ -154,7 +154,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -89,7 +89,8 @@ type testBundle struct {
 	store *sqlstore.Store
 	path  string
 	clock *clocktest.Fake
-	svc   *service.Service
+	hooks *service.Webhooks
+	fan   *service.FanOut
 	acct  account.Account
 	http  safehttp.Config // opens 127.0.0.0/8 and trusts the receivers
 	recv  *receiver
@@ -126,8 +127,13 @@ func (b *testBundle) open(t testing.TB) {
 		t.Fatal(err)
 	}
 	b.store = s
-	b.svc = &service.Service{Jobs: s, Accounts: s, Clock: b.clock, Signer: signer, Webhooks: s,
-		URLCheck: webhookout.URLChecker{HTTP: b.http}, Config: service.Config{URLTTL: time.Hour, Lease: time.Minute}}
+	if b.hooks, err = service.NewWebhooks(service.WebhooksPorts{Store: s, URLs: webhookout.URLChecker{HTTP: b.http}, Clock: b.clock}); err != nil {
+		t.Fatal(err)
+	}
+	if b.fan, err = service.NewFanOut(service.FanOutPorts{Store: s, Jobs: s, Batches: s,
+		Viewer: service.Viewer{Signer: signer, Clock: b.clock, URLTTL: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (b *testBundle) deliverer(cfg webhookout.Config) *webhookout.Deliverer {
@@ -143,7 +149,7 @@ func (b *testBundle) endpoint(t testing.TB, url string, events ...string) servic
 	if len(events) == 0 {
 		events = []string{webhook.EventJobCompleted}
 	}
-	e, err := b.svc.CreateWebhookEndpoint(b.ctx, b.acct, service.WebhookEndpointParams{Name: "receiver", URL: url, SubscribedEvents: events})
+	e, err := b.hooks.CreateWebhookEndpoint(b.ctx, b.acct, service.WebhookEndpointParams{Name: "receiver", URL: url, SubscribedEvents: events})
 	if err != nil {
 		t.Fatalf("CreateWebhookEndpoint: %v", err)
 	}
@@ -172,13 +178,13 @@ func (b *testBundle) complete(t testing.TB) *job.Job {
 	if err := b.store.Create(b.ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	payload, err := json.Marshal(service.Event{Event: service.EventCompleted, JobID: j.ID, Output: j.Output, Cost: j.Cost, Timing: j.Timing()})
+	payload, err := json.Marshal(service.Event{Event: webhook.EventJobCompleted, JobID: j.ID, Output: j.Output, Cost: j.Cost, Timing: j.Timing()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := job.Message{Key: service.EventCompleted + ":" + j.ID, Topic: service.TopicEvents, Payload: payload}
+	m := job.Message{Key: webhook.EventJobCompleted + ":" + j.ID, Topic: service.TopicEvents, Payload: payload}
 	for range 2 { // a message handled twice after a crash makes one delivery
-		if err := b.svc.FanOut(b.ctx, m); err != nil {
+		if err := b.fan.Handle(b.ctx, m); err != nil {
 			t.Fatalf("FanOut: %v", err)
 		}
 	}
@@ -187,7 +193,7 @@ func (b *testBundle) complete(t testing.TB) *job.Job {
 
 func (b *testBundle) deliveries(t testing.TB, endpointID string) []service.DeliveryView {
 	t.Helper()
-	ds, _, err := b.svc.ListDeliveries(b.ctx, b.acct, endpointID, webhook.ListParams{})
+	ds, _, err := b.hooks.ListDeliveries(b.ctx, b.acct, endpointID, webhook.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +374,7 @@ func TestRotationSignsWithBothSecretsFor24Hours(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	e := b.endpoint(t, b.recv.srv.URL)
-	rotated, err := b.svc.RotateWebhookSecret(b.ctx, b.acct, e.ID)
+	rotated, err := b.hooks.RotateWebhookSecret(b.ctx, b.acct, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,13 +413,16 @@ func TestPrivateAddressesRefused(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			// No allow-list: the production policy, with a resolver that answers a private address.
-			b.svc.URLCheck = webhookout.URLChecker{HTTP: safehttp.Config{LookupIP: lookup}}
-			_, err := b.svc.CreateWebhookEndpoint(b.ctx, b.acct, service.WebhookEndpointParams{Name: "x", URL: url,
+			hooks, err := service.NewWebhooks(service.WebhooksPorts{Store: b.store, URLs: webhookout.URLChecker{HTTP: safehttp.Config{LookupIP: lookup}}, Clock: b.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = hooks.CreateWebhookEndpoint(b.ctx, b.acct, service.WebhookEndpointParams{Name: "x", URL: url,
 				SubscribedEvents: []string{webhook.EventJobFailed}})
 			if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), "blocked") {
 				t.Fatalf("CreateWebhookEndpoint(%s): %v, want a VALIDATION_ERROR saying it is blocked", url, err)
 			}
-			if es, _ := b.svc.ListWebhookEndpoints(b.ctx, b.acct); len(es) != 0 {
+			if es, _ := b.hooks.ListWebhookEndpoints(b.ctx, b.acct); len(es) != 0 {
 				t.Fatalf("a refused endpoint was saved: %+v", es)
 			}
 		})
@@ -440,7 +449,7 @@ func TestDisabledEndpointGetsNothing(t *testing.T) {
 	e := b.endpoint(t, b.recv.srv.URL)
 	b.complete(t)
 	off := false
-	if _, err := b.svc.UpdateWebhookEndpoint(b.ctx, b.acct, e.ID, service.WebhookEndpointPatch{Enabled: &off}); err != nil {
+	if _, err := b.hooks.UpdateWebhookEndpoint(b.ctx, b.acct, e.ID, service.WebhookEndpointPatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
 	b.complete(t) // no delivery for a disabled endpoint

@@ -37,6 +37,9 @@ type Limits struct {
 	GPU               bool          `json:"gpu"`
 	// Concurrency is how many jobs of the account run at once; more wait in `waiting`.
 	Concurrency int `json:"concurrency"`
+	// JobBytes and JobFiles cap what one job may write: bytes in all, and files.
+	JobBytes int64 `json:"jobBytes"`
+	JobFiles int   `json:"jobFiles"`
 }
 
 // Account is a customer of the service.

@@ -33,6 +33,10 @@ type Plan struct {
 	GPU                 bool  `json:"gpu"`
 	// Concurrency is how many jobs of an account are dispatched or running at once.
 	Concurrency int `json:"concurrency"`
+	// JobBytes caps what one job may write in all, JobFiles how many files it may leave;
+	// the runner stops a job that passes either (LIMIT_EXCEEDED).
+	JobBytes int64 `json:"jobBytes"`
+	JobFiles int   `json:"jobFiles"`
 }
 
 // Pack is a credit pack sold on every plan.
@@ -95,8 +99,8 @@ func (p *Pricing) validate() error {
 			errs = append(errs, fmt.Errorf("plan %q is missing", name))
 			continue
 		}
-		if pl.RequestsPerMinute < 1 || pl.ExecutionCapSeconds < 1 || pl.Concurrency < 1 {
-			errs = append(errs, fmt.Errorf("plan %q: requestsPerMinute, executionCapSeconds and concurrency must be at least 1", name))
+		if pl.RequestsPerMinute < 1 || pl.ExecutionCapSeconds < 1 || pl.Concurrency < 1 || pl.JobBytes < 1 || pl.JobFiles < 1 {
+			errs = append(errs, fmt.Errorf("plan %q: requestsPerMinute, executionCapSeconds, concurrency, jobBytes and jobFiles must be at least 1", name))
 		}
 		if pl.StarterGrant < 0 || pl.MonthlyCredits < 0 || pl.PackBonusPercent < 0 || pl.MonthlyFeeCents < 0 {
 			errs = append(errs, fmt.Errorf("plan %q: amounts must not be negative", name))
@@ -129,7 +133,7 @@ func (p *Pricing) Plan(name account.Plan) Plan {
 func (p *Pricing) Limits(name account.Plan) account.Limits {
 	pl := p.Plan(name)
 	return account.Limits{RequestsPerMinute: pl.RequestsPerMinute, ExecutionCap: time.Duration(pl.ExecutionCapSeconds) * time.Second,
-		GPU: pl.GPU, Concurrency: pl.Concurrency}
+		GPU: pl.GPU, Concurrency: pl.Concurrency, JobBytes: pl.JobBytes, JobFiles: pl.JobFiles}
 }
 
 // Concurrency maps each plan to its concurrency limit, as job.ClaimParams takes it.
@@ -159,7 +163,8 @@ func (p *Pricing) Rate(c job.Class) int64 {
 	return p.CPUPerSecond
 }
 
-// BillableSeconds rounds a measured run up to whole seconds, and up to the minimum.
+// BillableSeconds is the rounding rule, stated once: a measured run is billed in whole seconds,
+// rounded up, and never less than the pricing's minimum (1 s by default).
 func (p *Pricing) BillableSeconds(computeMs int64) int64 {
 	s := (max(computeMs, 0) + 999) / 1000
 	return max(s, p.MinimumSeconds)

@@ -56,6 +56,8 @@ type Job struct {
 	// Attempt counts dispatches; a lease older than LeaseUntil belongs to a lost runner.
 	Attempt    int
 	LeaseUntil *time.Time
+	// Requeues counts the times the job went back to waiting after a dispatch (MaxRequeues).
+	Requeues int
 
 	// Outbox holds the messages emitted by this change; Store.Update writes them in the same
 	// transaction and clears it. It is never read back.
@@ -65,7 +67,10 @@ type Job struct {
 	UpdatedAt    time.Time
 	DispatchedAt *time.Time
 	StartedAt    *time.Time
-	FinishedAt   *time.Time
+	// ExecStartedAt is when the runner said the job's compute (the FFmpeg step) began; nil while
+	// it fetches inputs, and for jobs that never got that far. Billing reads it.
+	ExecStartedAt *time.Time
+	FinishedAt    *time.Time
 }
 
 // NewParams are what New needs.
@@ -152,6 +157,36 @@ func (j *Job) Heartbeat(now time.Time, lease time.Duration, progress float64) er
 	return nil
 }
 
+// MaxRequeues is how many times a job goes back to waiting before a lapsed lease fails it.
+const MaxRequeues = 1
+
+// Requeue moves dispatched or running → waiting: the runner that held the job lost it before
+// its compute began, or handed it back. It gives up the lease; the next dispatch is a new
+// attempt, and the job starts afresh.
+func (j *Job) Requeue(now time.Time) error {
+	if j.Requeues >= MaxRequeues {
+		return fmt.Errorf("job %s: %w: requeued %d times already", j.ID, ErrIllegalTransition, j.Requeues)
+	}
+	if err := j.move(StatusWaiting, now); err != nil {
+		return err
+	}
+	j.Requeues++
+	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress = nil, nil, nil, nil, 0
+	return nil
+}
+
+// Executing records that the job's compute began, once; a running job only.
+func (j *Job) Executing(now time.Time) error {
+	if j.Status != StatusRunning {
+		return fmt.Errorf("job %s: %w: executing while %s", j.ID, ErrIllegalTransition, j.Status)
+	}
+	if j.ExecStartedAt == nil {
+		t := stamp(now)
+		j.ExecStartedAt = &t
+	}
+	return nil
+}
+
 // Complete moves running → complete with an output that satisfies the invariants.
 func (j *Job) Complete(now time.Time, out Output, computeMs int64) error {
 	if len(out.Files) == 0 && (len(out.Data) == 0 || string(out.Data) == "null") {
@@ -217,6 +252,7 @@ func (j *Job) Clone() *Job {
 		return &v
 	}
 	c.LeaseUntil, c.DispatchedAt, c.StartedAt, c.FinishedAt = cp(j.LeaseUntil), cp(j.DispatchedAt), cp(j.StartedAt), cp(j.FinishedAt)
+	c.ExecStartedAt = cp(j.ExecStartedAt)
 	if j.Output != nil {
 		o := *j.Output
 		o.Data = append(json.RawMessage(nil), j.Output.Data...)

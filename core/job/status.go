@@ -39,16 +39,19 @@ func (s Status) Terminal() bool {
 	return s == StatusComplete || s == StatusFailed || s == StatusCancelled
 }
 
-// transitions is the spec's table plus our two documented extensions:
-//   - running → cancelled: a user cancel kills the run; billed for the compute used.
+// transitions is the spec's table plus our documented extensions:
+//   - running → cancelled: a user cancel kills the run; billed for the compute used up to the stop.
 //   - dispatched/running → failed: also reached when a runner is lost (RUNNER_LOST, retryable,
 //     not charged), besides a runner's error result or the time limit.
+//   - dispatched/running → waiting: a job whose runner let its lease lapse before its compute
+//     (the FFmpeg step) began, or handed it back when stopping, goes back to the queue to be
+//     dispatched again, as a new attempt — once (MaxRequeues); after that it fails RUNNER_LOST.
 //
 // (new) → waiting is not here: New creates jobs in waiting and nothing else does.
 var transitions = map[Status][]Status{
 	StatusWaiting:    {StatusDispatched, StatusCancelled},
-	StatusDispatched: {StatusRunning, StatusCancelled, StatusFailed},
-	StatusRunning:    {StatusComplete, StatusFailed, StatusCancelled},
+	StatusDispatched: {StatusRunning, StatusCancelled, StatusFailed, StatusWaiting},
+	StatusRunning:    {StatusComplete, StatusFailed, StatusCancelled, StatusWaiting},
 }
 
 // CanTransition reports whether the table allows from → to.

@@ -22,6 +22,8 @@ func TestTransitionTable(t *testing.T) {
 		{job.StatusRunning, job.StatusComplete}:     true,
 		{job.StatusRunning, job.StatusFailed}:       true,
 		{job.StatusRunning, job.StatusCancelled}:    true, // user cancel kills the run (our extension)
+		{job.StatusDispatched, job.StatusWaiting}:   true, // lease lapsed before the run began (our extension)
+		{job.StatusRunning, job.StatusWaiting}:      true, // ... or before its compute began, or handed back
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil)
@@ -33,6 +35,7 @@ func TestTransitionTable(t *testing.T) {
 			return j.Fail(now, job.NewError(problem.CodeRunnerError, "exit 1", nil), 10)
 		},
 		job.StatusCancelled: func(j *job.Job) error { return j.Cancel(now) },
+		job.StatusWaiting:   func(j *job.Job) error { return j.Requeue(now) },
 	}
 	for _, from := range job.Statuses {
 		for _, to := range job.Statuses {
@@ -43,13 +46,7 @@ func TestTransitionTable(t *testing.T) {
 					t.Fatalf("CanTransition = %v, want %v", got, want)
 				}
 				j := jobIn(t, from)
-				move, ok := moves[to]
-				if !ok { // nothing moves a job into waiting: only New does
-					if want {
-						t.Fatal("a legal move into waiting has no method")
-					}
-					return
-				}
+				move := moves[to]
 				before := *j
 				err := move(j)
 				if want {
@@ -162,4 +159,37 @@ func jobIn(t *testing.T, s job.Status) *job.Job {
 		}
 	}
 	return j
+}
+
+// A job goes back to waiting once; the second lapse is refused, so the caller fails it.
+func TestRequeueOnce(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j := jobIn(t, job.StatusDispatched)
+	if err := j.Requeue(now); err != nil || j.Status != job.StatusWaiting || j.LeaseUntil != nil || j.Requeues != 1 {
+		t.Fatalf("first requeue: %v %+v", err, j)
+	}
+	if err := j.Dispatch(now, time.Minute); err != nil || j.Attempt != 2 {
+		t.Fatalf("dispatch again: %v, attempt %d", err, j.Attempt)
+	}
+	if err := j.Requeue(now); !errors.Is(err, job.ErrIllegalTransition) || j.Status != job.StatusDispatched {
+		t.Fatalf("second requeue: %v, status %s", err, j.Status)
+	}
+}
+
+func TestExecutingOnlyWhileRunning(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j := jobIn(t, job.StatusDispatched)
+	if err := j.Executing(now); !errors.Is(err, job.ErrIllegalTransition) {
+		t.Fatalf("executing while dispatched: %v", err)
+	}
+	_ = j.Start(now, time.Minute)
+	if err := j.Executing(now); err != nil || j.ExecStartedAt == nil {
+		t.Fatalf("executing: %v", err)
+	}
+	first := *j.ExecStartedAt
+	if err := j.Executing(now.Add(time.Second)); err != nil || !j.ExecStartedAt.Equal(first) {
+		t.Fatal("a second Executing moved the start")
+	}
 }

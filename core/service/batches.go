@@ -9,12 +9,38 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/batch"
-	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
+
+// BatchesPorts are what batches need.
+type BatchesPorts struct {
+	Gate    GatePorts
+	Batches batch.Store
+	Clock   clock.Clock
+	Waker   Waker
+}
+
+// Batches is POST /batches and its reads, and the counting of a batch's finished jobs.
+type Batches struct {
+	gate    gate
+	batches batch.Store
+	clock   clock.Clock
+	waker   Waker
+}
+
+// NewBatches returns the Batches use case.
+func NewBatches(p BatchesPorts) (*Batches, error) {
+	g, err := newGate(p.Gate)
+	err = errors.Join(err, need("Batches", port{"a batch store", p.Batches}, port{"a clock", p.Clock}, port{"a waker", p.Waker}))
+	if err != nil {
+		return nil, err
+	}
+	return &Batches{gate: g, batches: p.Batches, clock: p.Clock, waker: p.Waker}, nil
+}
 
 // BatchView is a batch as clients read it.
 type BatchView struct {
@@ -65,47 +91,43 @@ type BatchJobDone struct {
 	Status  job.Status `json:"status"`
 }
 
-// SubmitBatch runs the submit gate over every request of a batch, then saves the batch and its
-// jobs in one transaction. The gate's steps run in the order of a single job's, each over the
-// whole batch: the plan of every job, the balance against the sum of the jobs' minimum
-// charges, then each job's own validation. A rejection names the job's index
-// ("jobs[3].params.command: ...") and saves nothing.
-func (s *Service) SubmitBatch(ctx context.Context, a account.Account, reqs []jobtype.Request) (*batch.Batch, []*job.Job, error) {
-	if s.Batches == nil {
-		return nil, nil, errors.New("service: no batch store")
-	}
+// Submit runs the submit gate over every request of a batch, then saves the batch and its jobs
+// in one transaction. The gate's steps run in the order of a single job's, each over the whole
+// batch: the plan of every job, the balance against the sum of the jobs' minimum charges, then
+// each job's own validation. A rejection names the job's index ("jobs[3].params.command: ...")
+// and saves nothing.
+func (s *Batches) Submit(ctx context.Context, a account.Account, reqs []jobtype.Request) (*batch.Batch, []*job.Job, error) {
 	if len(reqs) == 0 || len(reqs) > batch.MaxJobs {
 		return nil, nil, problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, len(reqs))
 	}
-	env := jobtype.Env{AssetURLPrefix: s.AssetURLPrefix()}
 	specs := make([]jobtype.Spec, len(reqs))
 	invalid := make([]error, len(reqs))
 	for i, req := range reqs {
-		specs[i], invalid[i] = s.Types.Prepare(req, env)
+		specs[i], invalid[i] = s.gate.prepare(req)
 	}
 	var need int64
 	for i := range reqs {
 		class := job.ClassCPU
 		if invalid[i] == nil {
-			if err := s.checkPlan(a, specs[i]); err != nil {
+			if err := s.gate.checkPlan(a, specs[i]); err != nil {
 				return nil, nil, atIndex(i, err)
 			}
 			class = specs[i].Class
 		}
-		need += s.pricing().MinimumCharge(class)
+		need += s.gate.Pricing.MinimumCharge(class)
 	}
-	if err := s.checkBatchBalance(ctx, a, need, len(reqs)); err != nil {
+	if err := s.gate.checkBalance(ctx, a, need, fmt.Sprintf("the batch's %d jobs", len(reqs))); err != nil {
 		return nil, nil, err
 	}
 	for i := range reqs {
 		if invalid[i] != nil {
 			return nil, nil, atIndex(i, invalid[i])
 		}
-		if err := s.checkRunnable(ctx, a, specs[i]); err != nil {
+		if err := s.gate.checkAssets(ctx, a, specs[i]); err != nil {
 			return nil, nil, atIndex(i, err)
 		}
 	}
-	now := s.Clock.Now()
+	now := s.clock.Now()
 	id := job.NewID("bat")
 	jobs := make([]*job.Job, len(reqs))
 	ids := make([]string, len(reqs))
@@ -121,14 +143,14 @@ func (s *Service) SubmitBatch(ctx context.Context, a account.Account, reqs []job
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.Batches.CreateBatch(ctx, b, jobs); err != nil {
+	if err := s.batches.CreateBatch(ctx, b, jobs); err != nil {
 		return nil, nil, err
 	}
 	woken := map[job.Class]bool{}
 	for _, j := range jobs {
 		if !woken[j.Class] {
 			woken[j.Class] = true
-			s.wake(ctx, j.Class)
+			s.waker.Wake(ctx, j.Class)
 		}
 	}
 	return b, jobs, nil
@@ -167,52 +189,29 @@ func startsWithField(msg string) bool {
 	return false
 }
 
-// checkBatchBalance is the balance step of a batch: the balance must cover the sum of its
-// jobs' minimum charges.
-func (s *Service) checkBatchBalance(ctx context.Context, a account.Account, need int64, n int) error {
-	if s.Ledger == nil {
-		return nil
-	}
-	bal, err := s.Ledger.Balance(ctx, a.ID)
-	if err != nil {
-		return err
-	}
-	if bal < need {
-		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, problem.Reject(problem.CodeInsufficientCredits,
-			"the balance of %s does not cover the minimum charges of %s for the batch's %d jobs", billing.Format(bal), billing.Format(need), n))
-	}
-	return nil
-}
-
 // ownBatch returns the account's batch; another account's is NOT_FOUND, as a missing one is.
-func (s *Service) ownBatch(ctx context.Context, a account.Account, id string) (*batch.Batch, error) {
+func (s *Batches) own(ctx context.Context, a account.Account, id string) (*batch.Batch, error) {
 	notFound := problem.Reject(problem.CodeNotFound, "batch %q not found", id)
-	if s.Batches == nil {
-		return nil, notFound
-	}
-	b, err := s.Batches.GetBatch(ctx, id)
+	b, err := s.batches.GetBatch(ctx, id)
 	if errors.Is(err, problem.ErrNotFound) || (err == nil && b.AccountID != a.ID) {
 		return nil, notFound
 	}
 	return b, err
 }
 
-// GetBatch returns the account's batch.
-func (s *Service) GetBatch(ctx context.Context, a account.Account, id string) (BatchView, error) {
-	b, err := s.ownBatch(ctx, a, id)
+// Get returns the account's batch.
+func (s *Batches) Get(ctx context.Context, a account.Account, id string) (BatchView, error) {
+	b, err := s.own(ctx, a, id)
 	if err != nil {
 		return BatchView{}, err
 	}
 	return NewBatchView(b), nil
 }
 
-// ListBatches returns a page of the account's batches, newest first.
-func (s *Service) ListBatches(ctx context.Context, a account.Account, p batch.ListParams) ([]BatchView, string, error) {
-	if s.Batches == nil {
-		return []BatchView{}, "", nil
-	}
+// List returns a page of the account's batches, newest first.
+func (s *Batches) List(ctx context.Context, a account.Account, p batch.ListParams) ([]BatchView, string, error) {
 	p.AccountID = a.ID
-	page, err := s.Batches.ListBatches(ctx, p)
+	page, err := s.batches.ListBatches(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -225,7 +224,7 @@ func (s *Service) ListBatches(ctx context.Context, a account.Account, p batch.Li
 
 // countInBatch records, in the change that made a batch's job terminal, that its batch must
 // count it: the relay hands the message to HandleBatchJobDone after the commit.
-func (s *Service) countInBatch(j *job.Job) error {
+func countInBatch(j *job.Job) error {
 	if j.BatchID == "" || !j.Status.Terminal() {
 		return nil
 	}
@@ -240,17 +239,17 @@ func (s *Service) countInBatch(j *job.Job) error {
 // BatchCompletedKey is the outbox key of a batch's batch.completed event.
 func BatchCompletedKey(batchID string) string { return webhook.EventBatchCompleted + ":" + batchID }
 
-// HandleBatchJobDone is the relay handler of TopicBatchJobDone. It counts the job in its batch
+// HandleJobDone is the relay handler of TopicBatchJobDone. It counts the job in its batch
 // once however often it runs (the store keeps one record per batch and job), and the count
 // that completes the batch writes its batch.completed event to the outbox in the same
 // transaction, whence the relay hands it to FanOut like any job event.
-func (s *Service) HandleBatchJobDone(ctx context.Context, m job.Message) error {
+func (s *Batches) HandleJobDone(ctx context.Context, m job.Message) error {
 	var d BatchJobDone
 	if err := json.Unmarshal(m.Payload, &d); err != nil {
 		return fmt.Errorf("batch job done %s: %w", m.Key, err)
 	}
-	_, err := s.Batches.CountJob(ctx, d.BatchID, d.JobID, func(b *batch.Batch) error {
-		done, err := b.Count(d.Status, s.Clock.Now())
+	_, err := s.batches.CountJob(ctx, d.BatchID, d.JobID, func(b *batch.Batch) error {
+		done, err := b.Count(d.Status, s.clock.Now())
 		if err != nil || !done {
 			return err
 		}
@@ -266,9 +265,6 @@ func (s *Service) HandleBatchJobDone(ctx context.Context, m job.Message) error {
 	if errors.Is(err, problem.ErrNotFound) {
 		// A batch that is gone has nothing left to count.
 		return nil
-	}
-	if err == nil && s.OutboxNotify != nil {
-		s.OutboxNotify()
 	}
 	return err
 }

@@ -11,76 +11,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/batch"
-	"github.com/mediajobs/mediajobs/core/batch/batchtest"
-	"github.com/mediajobs/mediajobs/core/billing"
-	"github.com/mediajobs/mediajobs/core/billing/billingtest"
-	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
-	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook"
-	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
+// batchBundle is the harness, with every batch.job_done message the relay handed on.
 type batchBundle struct {
-	svc      *service.Service
-	store    *batchtest.Memory
-	ledger   *billingtest.Memory
-	hooks    *webhooktest.Memory
-	clock    *clocktest.Fake
-	relay    *service.Relay
-	ctx      context.Context
+	*harness
 	mu       sync.Mutex
-	jobsDone []job.Message // every batch.job_done message the relay handed on
+	jobsDone []job.Message
 }
 
 func batchSetup(t *testing.T) *batchBundle {
 	t.Helper()
-	reg, err := jobtype.NewRegistry(testType{}, ffmpegjob.Type{})
-	if err != nil {
-		t.Fatal(err)
+	b := &batchBundle{harness: setup(t)}
+	b.relay.Handlers[service.TopicBatchJobDone] = func(ctx context.Context, m job.Message) error {
+		b.mu.Lock()
+		b.jobsDone = append(b.jobsDone, m)
+		b.mu.Unlock()
+		return b.batches.HandleJobDone(ctx, m)
 	}
-	b := &batchBundle{store: batchtest.NewMemory(nil), ledger: billingtest.NewMemory(), hooks: webhooktest.NewMemory(),
-		clock: clocktest.New(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), ctx: context.Background()}
-	b.svc = &service.Service{Jobs: b.store, Batches: b.store, Accounts: accounttest.NewMemory(), Assets: &assets{m: nil},
-		Types: reg, Clock: b.clock, Signer: signer{}, Pricing: billing.Default(), Ledger: b.ledger, Webhooks: b.hooks,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, GPURunners: true}}
-	b.relay = &service.Relay{Outbox: b.store, Clock: b.clock, Handlers: map[string]service.Handler{
-		billing.TopicCharge: b.svc.HandleCharge,
-		service.TopicBatchJobDone: func(ctx context.Context, m job.Message) error {
-			b.mu.Lock()
-			b.jobsDone = append(b.jobsDone, m)
-			b.mu.Unlock()
-			return b.svc.HandleBatchJobDone(ctx, m)
-		},
-		service.TopicEvents: b.svc.FanOut,
-	}}
 	return b
-}
-
-// open makes an account of plan with the given balance.
-func (b *batchBundle) open(t *testing.T, plan account.Plan, balance int64) account.Account {
-	t.Helper()
-	a := account.Account{ID: job.NewID("acc"), Plan: plan}
-	if err := b.svc.OpenAccount(b.ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	have, _ := b.ledger.Balance(b.ctx, a.ID)
-	if _, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: a.ID, Kind: billing.KindAdjustment, Amount: balance - have, Note: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
-func (b *batchBundle) drain(t *testing.T) {
-	t.Helper()
-	if _, err := b.relay.Drain(b.ctx); err != nil {
-		t.Fatalf("Drain: %v", err)
-	}
 }
 
 // deliveries returns the bodies of the endpoint's deliveries of event.
@@ -128,7 +84,7 @@ func TestSubmitBatchGate(t *testing.T) {
 		{"gpu on free names its index", account.PlanFree, 100, reqs(`{}`, `{"gpu":true}`), problem.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
 		{"timeout over the cap", account.PlanFree, 100, reqs(`{}`, `{}`, `{"timeout":301}`), problem.CodeValidation, "jobs[2].params.timeout 301 exceeds"},
 		{"balance under the sum of minimum charges", account.PlanFree, 2, reqs(`{}`, `{}`, `{}`), problem.CodeInsufficientCredits,
-			"does not cover the minimum charges of 3 credits for the batch's 3 jobs"},
+			"does not cover the minimum charge of 3 credits for the batch's 3 jobs"},
 		{"gpu minimum charges add up", account.PlanPro, 20, reqs(`{"gpu":true}`, `{"gpu":true}`, `{}`), problem.CodeInsufficientCredits, "21 credits"},
 		{"plan before balance", account.PlanFree, 0, reqs(`{"gpu":true}`), problem.CodePlanLimit, "jobs[0]"},
 		{"balance before validation", account.PlanFree, 1, reqs(`{}`, `{"x":1}`), problem.CodeInsufficientCredits, "2 credits"},
@@ -144,7 +100,7 @@ func TestSubmitBatchGate(t *testing.T) {
 			t.Parallel()
 			b := batchSetup(t)
 			a := b.open(t, tc.plan, tc.balance)
-			got, jobs, err := b.svc.SubmitBatch(b.ctx, a, tc.reqs)
+			got, jobs, err := b.batches.Submit(b.ctx, a, tc.reqs)
 			if tc.wantCode == "" {
 				if err != nil {
 					t.Fatalf("SubmitBatch: %v", err)
@@ -174,16 +130,13 @@ func TestSubmitBatchGate(t *testing.T) {
 
 // finishAll runs the batch's waiting jobs, claimed one at a time, to the results given in
 // order: nil completes a job, an error fails it.
-func (b *batchBundle) finishAll(t *testing.T, results ...*job.Error) {
+func (b *batchBundle) finishAll(t *testing.T, results ...*workqueue.Failure) {
 	t.Helper()
-	for _, e := range results {
-		as, err := b.svc.Claim(b.ctx, job.ClassCPU, 1)
-		if err != nil || len(as) != 1 {
-			t.Fatalf("Claim: %v %v", as, err)
-		}
-		res := service.RunResult{ComputeMs: 1500, Data: json.RawMessage(`{"ok":true}`), Error: e}
+	for _, f := range results {
+		a := b.claim(t, job.ClassCPU)
+		res := workqueue.Result{ComputeMs: 1500, Started: true, Data: json.RawMessage(`{"ok":true}`), Failure: f}
 		b.clock.Advance(time.Second)
-		if err := b.svc.HandleReport(b.ctx, service.RunnerReport{JobID: as[0].JobID, Attempt: as[0].Attempt, Kind: service.ReportResult, Result: &res}); err != nil {
+		if err := b.runs.Report(b.ctx, a.Lease, res); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,24 +146,24 @@ func TestBatchCountsEveryOutcome(t *testing.T) {
 	t.Parallel()
 	b := batchSetup(t)
 	a := b.open(t, account.PlanPro, 1000)
-	ep, err := b.svc.CreateWebhookEndpoint(b.ctx, a, service.WebhookEndpointParams{Name: "batches", URL: "https://hooks.example.com/in",
+	ep, err := b.webhooks.CreateWebhookEndpoint(b.ctx, a, service.WebhookEndpointParams{Name: "batches", URL: "https://hooks.example.com/in",
 		SubscribedEvents: []string{webhook.EventBatchCompleted}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	created := b.clock.Now()
-	bat, jobs, err := b.svc.SubmitBatch(b.ctx, a, reqs(`{}`, `{}`, `{}`, `{}`))
+	bat, jobs, err := b.batches.Submit(b.ctx, a, reqs(`{}`, `{}`, `{}`, `{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The last job is cancelled while it waits; the others complete, fail, complete.
 	b.clock.Advance(time.Second)
-	if _, err := b.svc.CancelJob(b.ctx, a, jobs[3].ID); err != nil {
+	if _, err := b.cancel.Cancel(b.ctx, a, jobs[3].ID); err != nil {
 		t.Fatal(err)
 	}
-	b.finishAll(t, nil, job.NewError(problem.CodeRunnerError, "exit 1", nil))
+	b.finishAll(t, nil, exitFailure("exit 1"))
 	b.drain(t)
-	v, err := b.svc.GetBatch(b.ctx, a, bat.ID)
+	v, err := b.batches.Get(b.ctx, a, bat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +179,7 @@ func TestBatchCountsEveryOutcome(t *testing.T) {
 	b.finishAll(t, nil)
 	done := b.clock.Now()
 	b.drain(t)
-	v, err = b.svc.GetBatch(b.ctx, a, bat.ID)
+	v, err = b.batches.Get(b.ctx, a, bat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +203,7 @@ func TestBatchCountsEveryOutcome(t *testing.T) {
 	}
 	// Every job shows its batch.
 	for _, id := range bat.JobIDs {
-		jv, err := b.svc.GetJob(b.ctx, a, id)
+		jv, err := b.jobs.Get(b.ctx, a, id)
 		if err != nil || jv.BatchID != bat.ID {
 			t.Fatalf("job %s: batchId %q, %v", id, jv.BatchID, err)
 		}
@@ -261,12 +214,12 @@ func TestBatchCompletedExactlyOnce(t *testing.T) {
 	t.Parallel()
 	b := batchSetup(t)
 	a := b.open(t, account.PlanPro, 1000)
-	ep, err := b.svc.CreateWebhookEndpoint(b.ctx, a, service.WebhookEndpointParams{Name: "all", URL: "https://hooks.example.com/in",
+	ep, err := b.webhooks.CreateWebhookEndpoint(b.ctx, a, service.WebhookEndpointParams{Name: "all", URL: "https://hooks.example.com/in",
 		SubscribedEvents: webhook.Events})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bat, _, err := b.svc.SubmitBatch(b.ctx, a, reqs(`{}`, `{}`))
+	bat, _, err := b.batches.Submit(b.ctx, a, reqs(`{}`, `{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +231,12 @@ func TestBatchCompletedExactlyOnce(t *testing.T) {
 	// The relay hands every message on again, as after a crash before its ack; a result
 	// reported twice emits nothing new.
 	for _, m := range b.jobsDone {
-		if err := b.svc.HandleBatchJobDone(b.ctx, m); err != nil {
+		if err := b.batches.HandleJobDone(b.ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b.drain(t)
-	v, err := b.svc.GetBatch(b.ctx, a, bat.ID)
+	v, err := b.batches.Get(b.ctx, a, bat.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +249,7 @@ func TestBatchCompletedExactlyOnce(t *testing.T) {
 	// A batch.completed message handed to FanOut twice still makes one delivery.
 	msg := job.Message{Key: service.BatchCompletedKey(bat.ID), Topic: service.TopicEvents,
 		Payload: []byte(`{"event":"batch.completed","batchId":"` + bat.ID + `","total":2,"succeeded":2,"failed":0,"cancelled":0,"timing":{"createdAt":0,"completedAt":0}}`)}
-	if err := b.svc.FanOut(b.ctx, msg); err != nil {
+	if err := b.fanOut.Handle(b.ctx, msg); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.deliveries(t, ep.ID, webhook.EventBatchCompleted); len(got) != 1 {
@@ -308,19 +261,18 @@ func TestSweptJobCountsInItsBatch(t *testing.T) {
 	t.Parallel()
 	b := batchSetup(t)
 	a := b.open(t, account.PlanFree, 100)
-	bat, _, err := b.svc.SubmitBatch(b.ctx, a, reqs(`{}`))
+	bat, _, err := b.batches.Submit(b.ctx, a, reqs(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if as, err := b.svc.Claim(b.ctx, job.ClassCPU, 1); err != nil || len(as) != 1 {
-		t.Fatalf("Claim: %v %v", as, err)
-	}
+	as := b.claim(t, job.ClassCPU)
+	b.beat(t, as.Lease, 0, true)
 	b.clock.Advance(2 * time.Minute)
-	if n, err := b.svc.Sweep(b.ctx); err != nil || n != 1 {
+	if n, err := b.runs.Sweep(b.ctx); err != nil || n != 1 {
 		t.Fatalf("Sweep: %d %v", n, err)
 	}
 	b.drain(t)
-	v, err := b.svc.GetBatch(b.ctx, a, bat.ID)
+	v, err := b.batches.Get(b.ctx, a, bat.ID)
 	if err != nil || v.Status != batch.StatusComplete || v.Failed != 1 {
 		t.Fatalf("batch of a lost job: %+v %v", v, err)
 	}
@@ -331,7 +283,7 @@ func TestBatchesOfOtherAccountsAreNotFound(t *testing.T) {
 	b := batchSetup(t)
 	a := b.open(t, account.PlanFree, 100)
 	other := b.open(t, account.PlanFree, 100)
-	bat, _, err := b.svc.SubmitBatch(b.ctx, a, reqs(`{}`))
+	bat, _, err := b.batches.Submit(b.ctx, a, reqs(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,15 +291,15 @@ func TestBatchesOfOtherAccountsAreNotFound(t *testing.T) {
 		who account.Account
 		id  string
 	}{{other, bat.ID}, {a, "bat_missing"}} {
-		if _, err := b.svc.GetBatch(b.ctx, tc.who, tc.id); problem.CodeOf(err) != problem.CodeNotFound {
+		if _, err := b.batches.Get(b.ctx, tc.who, tc.id); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("GetBatch %s as %s: %v, want NOT_FOUND", tc.id, tc.who.ID, err)
 		}
 	}
-	views, next, err := b.svc.ListBatches(b.ctx, other, batch.ListParams{})
+	views, next, err := b.batches.List(b.ctx, other, batch.ListParams{})
 	if err != nil || len(views) != 0 || next != "" {
 		t.Fatalf("other account's listing: %v %q %v", views, next, err)
 	}
-	views, _, err = b.svc.ListBatches(b.ctx, a, batch.ListParams{})
+	views, _, err = b.batches.List(b.ctx, a, batch.ListParams{})
 	if err != nil || len(views) != 1 || views[0].ID != bat.ID {
 		t.Fatalf("owner's listing: %v %v", views, err)
 	}

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,72 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/account/accounttest"
 	"github.com/mediajobs/mediajobs/core/billing"
-	"github.com/mediajobs/mediajobs/core/billing/billingtest"
-	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
-	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/webhook"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
-
-type billingBundle struct {
-	svc    *service.Service
-	jobs   *jobtest.Memory
-	ledger *billingtest.Memory
-	relay  *service.Relay
-	events *[]string
-	ctx    context.Context
-}
-
-func billingSetup(t *testing.T) billingBundle {
-	t.Helper()
-	reg, err := jobtype.NewRegistry(testType{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := billingBundle{jobs: jobtest.NewMemory(), ledger: billingtest.NewMemory(), ctx: context.Background()}
-	clk := clocktest.New(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
-	b.svc = &service.Service{Jobs: b.jobs, Accounts: accounttest.NewMemory(), Assets: &assets{m: nil}, Types: reg, Clock: clk,
-		Signer: signer{}, Pricing: billing.Default(), Ledger: b.ledger,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, GPURunners: true}}
-	var (
-		mu     sync.Mutex
-		events []string
-	)
-	b.events = &events
-	b.relay = &service.Relay{Outbox: b.jobs, Clock: clk, Handlers: map[string]service.Handler{
-		billing.TopicCharge: b.svc.HandleCharge,
-		service.TopicEvents: func(_ context.Context, m job.Message) error {
-			mu.Lock()
-			defer mu.Unlock()
-			events = append(events, string(m.Payload))
-			return nil
-		},
-	}}
-	return b
-}
-
-// open makes an account with the given balance (its plan's grants adjusted away).
-func (b billingBundle) open(t *testing.T, plan account.Plan, balance int64) account.Account {
-	t.Helper()
-	a := account.Account{ID: job.NewID("acc"), Plan: plan}
-	if err := b.svc.OpenAccount(b.ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.jobs.CreateAccount(b.ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	have, _ := b.ledger.Balance(b.ctx, a.ID)
-	if have != balance {
-		if _, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: a.ID, Kind: billing.KindAdjustment, Amount: balance - have, Note: "test"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return a
-}
 
 func TestSubmitGateOrder(t *testing.T) {
 	t.Parallel()
@@ -106,9 +47,9 @@ func TestSubmitGateOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := billingSetup(t)
+			b := setup(t)
 			a := b.open(t, tt.plan, tt.balance)
-			j, err := b.svc.SubmitJob(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(tt.params)})
+			j, err := b.submit.Submit(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(tt.params)})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("rejected: %v", err)
@@ -124,34 +65,11 @@ func TestSubmitGateOrder(t *testing.T) {
 			if tt.want == problem.CodeInsufficientCredits && !errors.Is(err, billing.ErrInsufficientCredits) {
 				t.Fatalf("%v does not wrap billing.ErrInsufficientCredits", err)
 			}
-			if page, _ := b.jobs.List(b.ctx, job.ListParams{AccountID: a.ID}); len(page.Jobs) != 0 {
+			if page, _ := b.store.List(b.ctx, job.ListParams{AccountID: a.ID}); len(page.Jobs) != 0 {
 				t.Fatal("a rejected submission saved a job")
 			}
 		})
 	}
-}
-
-// run takes the account's next job through a runner: claimed, started, and the given result
-// reported (twice when dup is set, as a redelivered report would).
-func (b billingBundle) run(t *testing.T, class job.Class, res service.RunResult, dup bool) service.Assignment {
-	t.Helper()
-	as, err := b.svc.Claim(b.ctx, class, 1)
-	if err != nil || len(as) != 1 {
-		t.Fatalf("claim: %v, %v", as, err)
-	}
-	a := as[0]
-	for _, r := range []service.RunnerReport{{Kind: service.ReportStarted}, {Kind: service.ReportResult, Result: &res}} {
-		r.JobID, r.Attempt = a.JobID, a.Attempt
-		if err := b.svc.HandleReport(b.ctx, r); err != nil {
-			t.Fatal(err)
-		}
-		if dup && r.Kind == service.ReportResult {
-			if err := b.svc.HandleReport(b.ctx, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return a
 }
 
 func TestBillingOutcomes(t *testing.T) {
@@ -160,22 +78,25 @@ func TestBillingOutcomes(t *testing.T) {
 	tests := []struct {
 		name   string
 		params string
-		res    service.RunResult
+		res    workqueue.Result
 		want   int64 // cost.amount, and the charge
 	}{
-		{"complete rounds up", `{}`, service.RunResult{Files: file, ComputeMs: 1500}, 2},
-		{"exact seconds", `{}`, service.RunResult{Files: file, ComputeMs: 3000}, 3},
-		{"minimum one second", `{}`, service.RunResult{Files: file, ComputeMs: 0}, 1},
-		{"gpu rate", `{"gpu":true}`, service.RunResult{Files: file, ComputeMs: 2001}, 30},
-		{"failed is billed", `{}`, service.RunResult{ComputeMs: 4200, Error: job.NewError(problem.CodeRunnerError, "exit 1", nil)}, 5},
-		{"timeout is free", `{}`, service.RunResult{ComputeMs: 300000, Error: job.NewError(problem.CodeRunnerTimeout, "too long", nil)}, 0},
+		{"complete rounds up", `{}`, workqueue.Result{Files: file, ComputeMs: 1500}, 2},
+		{"exact seconds", `{}`, workqueue.Result{Files: file, ComputeMs: 3000}, 3},
+		{"minimum one second", `{}`, workqueue.Result{Files: file, ComputeMs: 0}, 1},
+		{"gpu rate", `{"gpu":true}`, workqueue.Result{Files: file, ComputeMs: 2001}, 30},
+		{"failed is billed", `{}`, workqueue.Result{ComputeMs: 4200, Failure: exitFailure("exit 1")}, 5},
+		{"timeout is free", `{}`, workqueue.Result{ComputeMs: 300000, Failure: &workqueue.Failure{Kind: workqueue.KindTimeout}}, 0},
+		{"an input that failed to download is free", `{}`, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch}}, 0},
+		{"a runner fault (a full disk) is free", `{}`, workqueue.Result{ComputeMs: 2000, Failure: &workqueue.Failure{Kind: workqueue.KindInternal}}, 0},
+		{"a per-job cap is billed", `{}`, workqueue.Result{ComputeMs: 1200, Failure: &workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_files", Max: 10}}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := billingSetup(t)
+			b := setup(t)
 			a := b.open(t, account.PlanPro, 1000)
-			j, err := b.svc.SubmitJob(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(tt.params)})
+			j, err := b.submit.Submit(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(tt.params)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,19 +104,25 @@ func TestBillingOutcomes(t *testing.T) {
 			if strings.Contains(tt.params, "gpu") {
 				class = job.ClassGPU
 			}
-			b.run(t, class, tt.res, true)
+			if tt.res.Failure != nil && tt.res.Failure.Kind == workqueue.KindFetch {
+				// A download fails before the compute begins.
+				a := b.claim(t, class)
+				b.beat(t, a.Lease, 0, false)
+				if err := b.runs.Report(b.ctx, a.Lease, tt.res); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				b.run(t, class, tt.res, true)
+			}
 			// The relay hands the charge over again: still one entry.
 			if _, err := b.relay.Drain(b.ctx); err != nil {
 				t.Fatal(err)
 			}
-			got, err := b.jobs.Get(b.ctx, j.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := b.job(t, j.ID)
 			if d := cmp.Diff(&job.Cost{Amount: tt.want, Currency: "credits", Formatted: billing.Format(tt.want)}, got.Cost); d != "" {
 				t.Fatalf("cost (-want +got):\n%s", d)
 			}
-			if v := b.svc.View(got); v.Cost == nil || v.Cost.Amount != tt.want {
+			if v, _ := b.jobs.Get(b.ctx, a, got.ID); v.Cost == nil || v.Cost.Amount != tt.want {
 				t.Fatalf("view cost %+v", v.Cost)
 			}
 			if bal, _ := b.ledger.Balance(b.ctx, a.ID); bal != 1000-tt.want {
@@ -213,8 +140,8 @@ func TestBillingOutcomes(t *testing.T) {
 			}
 			if got.Status == job.StatusComplete {
 				var ev service.Event
-				for _, e := range *b.events {
-					if strings.Contains(e, service.EventCompleted) {
+				for _, e := range b.drain(t) {
+					if strings.Contains(e, webhook.EventJobCompleted) {
 						_ = json.Unmarshal([]byte(e), &ev)
 					}
 				}
@@ -226,53 +153,56 @@ func TestBillingOutcomes(t *testing.T) {
 	}
 }
 
+// Cancels race a job's start: whatever the moment, a job whose compute never began costs
+// nothing, and a running one pays for what ran. 200 submit-then-cancel races, none charged.
 func TestCancelBilling(t *testing.T) {
 	t.Parallel()
-	b := billingSetup(t)
-	a := b.open(t, account.PlanPro, 100)
-	submit := func() *job.Job {
-		j, err := b.svc.SubmitJob(b.ctx, a, jobtype.Request{Type: "test"})
-		if err != nil {
-			t.Fatal(err)
+	b := setup(t)
+	a := b.open(t, account.PlanPro, 1000)
+	for i := range 200 {
+		j := b.submitJob(t, a, `{}`)
+		// Half the cancels land after the claim, some after the first heartbeat.
+		if i%2 == 1 {
+			as := b.claim(t, job.ClassCPU)
+			if i%4 == 3 {
+				b.beat(t, as.Lease, 0, false)
+			}
 		}
-		return j
+		v, err := b.cancel.Cancel(b.ctx, a, j.ID)
+		if err != nil || v.Cost == nil || v.Cost.Amount != 0 {
+			t.Fatalf("cancel %d: %+v %v", i, v.Cost, err)
+		}
 	}
-	waiting := submit()
-	if _, err := b.svc.CancelJob(b.ctx, a, waiting.ID); err != nil {
+	b.drain(t)
+	if bal, _ := b.ledger.Balance(b.ctx, a.ID); bal != 1000 {
+		t.Fatalf("balance %d after 200 cancelled jobs; want 1000", bal)
+	}
+
+	running := b.submitJob(t, a, `{}`)
+	as := b.claim(t, job.ClassCPU)
+	b.beat(t, as.Lease, 0, true)
+	b.clock.Advance(2500 * time.Millisecond)
+	if _, err := b.cancel.Cancel(b.ctx, a, running.ID); err != nil {
 		t.Fatal(err)
 	}
-	running := submit()
-	as, _ := b.svc.Claim(b.ctx, job.ClassCPU, 1)
-	if len(as) != 1 || as[0].JobID != running.ID {
-		t.Fatalf("claimed %v", as)
-	}
-	if err := b.svc.HandleReport(b.ctx, service.RunnerReport{JobID: running.ID, Attempt: 1, Kind: service.ReportStarted}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.svc.CancelJob(b.ctx, a, running.ID); err != nil {
-		t.Fatal(err)
-	}
-	killed := service.RunnerReport{JobID: running.ID, Attempt: 1, Kind: service.ReportResult,
-		Result: &service.RunResult{ComputeMs: 2500, Error: job.NewError(problem.CodeCancelled, "killed", nil)}}
+	killed := workqueue.Result{ComputeMs: 2600, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}
 	for range 2 {
-		if err := b.svc.HandleReport(b.ctx, killed); err != nil {
+		if err := b.runs.Report(b.ctx, as.Lease, killed); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _ = b.relay.Drain(b.ctx)
-	w, _ := b.jobs.Get(b.ctx, waiting.ID)
-	r, _ := b.jobs.Get(b.ctx, running.ID)
-	if w.Cost != nil || r.Cost == nil || r.Cost.Amount != 3 {
-		t.Fatalf("costs: cancelled waiting %+v, cancelled running %+v; want none and 3", w.Cost, r.Cost)
+	b.drain(t)
+	if r := b.job(t, running.ID); r.Cost == nil || r.Cost.Amount != 3 {
+		t.Fatalf("cancelled running job costs %+v; want 3", r.Cost)
 	}
-	if bal, _ := b.ledger.Balance(b.ctx, a.ID); bal != 97 {
-		t.Fatalf("balance %d; want 97", bal)
+	if bal, _ := b.ledger.Balance(b.ctx, a.ID); bal != 997 {
+		t.Fatalf("balance %d; want 997", bal)
 	}
 }
 
 func TestPlanGrantsAndPurchases(t *testing.T) {
 	t.Parallel()
-	b := billingSetup(t)
+	b := setup(t)
 	p := billing.Default()
 	free := b.open(t, account.PlanFree, p.Plans["free"].StarterGrant)
 	pk, _ := p.Pack("small")
@@ -283,24 +213,24 @@ func TestPlanGrantsAndPurchases(t *testing.T) {
 		want int64
 	}{
 		{"free purchase has no bonus", func() error {
-			_, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Pack: "small", Reference: "o1"})
+			_, err := b.credits.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Pack: "small", Reference: "o1"})
 			return err
 		}, free.ID, p.Plans["free"].StarterGrant + pk.Credits},
 		{"the same order again records nothing", func() error {
-			_, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Pack: "small", Reference: "o1"})
+			_, err := b.credits.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Pack: "small", Reference: "o1"})
 			return err
 		}, free.ID, p.Plans["free"].StarterGrant + pk.Credits},
 		{"upgrade includes the month once", func() error {
-			if err := b.svc.SetPlan(b.ctx, free.ID, account.PlanPro); err != nil {
+			if err := b.credits.SetPlan(b.ctx, free.ID, account.PlanPro); err != nil {
 				return err
 			}
-			if n, err := b.svc.GrantMonthly(b.ctx); err != nil || n != 0 {
+			if n, err := b.credits.GrantMonthly(b.ctx); err != nil || n != 0 {
 				return fmt.Errorf("GrantMonthly granted %d again: %v", n, err)
 			}
-			return b.svc.SetPlan(b.ctx, free.ID, account.PlanPro)
+			return b.credits.SetPlan(b.ctx, free.ID, account.PlanPro)
 		}, free.ID, p.Plans["free"].StarterGrant + pk.Credits + p.Plans["pro"].MonthlyCredits},
 		{"pro purchase gets its bonus", func() error {
-			got, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Amount: 1000, Reference: "o2"})
+			got, err := b.credits.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindPurchase, Amount: 1000, Reference: "o2"})
 			if err == nil && (len(got) != 2 || got[1].Kind != billing.KindBonus || got[1].Amount != 200) {
 				return fmt.Errorf("entries %+v; want the purchase and a bonus of 200", got)
 			}
@@ -315,7 +245,7 @@ func TestPlanGrantsAndPurchases(t *testing.T) {
 			t.Fatalf("%s: balance %d; want %d", tt.name, bal, tt.want)
 		}
 	}
-	if _, err := b.svc.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindGrant, Amount: -5}); problem.CodeOf(err) != problem.CodeValidation {
+	if _, err := b.credits.AddCredits(b.ctx, service.Credit{AccountID: free.ID, Kind: billing.KindGrant, Amount: -5}); problem.CodeOf(err) != problem.CodeValidation {
 		t.Fatalf("negative grant: %v", err)
 	}
 }
@@ -328,7 +258,7 @@ func TestPlanGrantsAndPurchases(t *testing.T) {
 // committed but not yet in the ledger (at most one per runner). See README, "Billing".
 func TestConcurrentSubmissionsAndResults(t *testing.T) {
 	t.Parallel()
-	b := billingSetup(t)
+	b := setup(t)
 	const (
 		submissions = 1000
 		start       = 800
@@ -345,7 +275,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 	)
 	for i := range submissions {
 		submitted.Go(func() {
-			_, err := b.svc.SubmitJob(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(fmt.Sprintf(`{"timeout":%d}`, 60+i%60))})
+			_, err := b.submit.Submit(b.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(fmt.Sprintf(`{"timeout":%d}`, 60+i%60))})
 			switch {
 			case err == nil:
 				accepted.Add(1)
@@ -364,7 +294,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 		work.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(r), 7))
 			for {
-				as, err := b.svc.Claim(b.ctx, job.ClassCPU, 1)
+				as, err := b.runs.Claim(b.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
 				if err != nil {
 					t.Error(err)
 					return
@@ -372,7 +302,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 				if len(as) == 0 {
 					// Empty: nothing waits, the cap holds the rest back, or the jobs claimed
 					// failed for want of credits. Stop only when nothing waits.
-					if w, _ := b.jobs.List(b.ctx, job.ListParams{AccountID: a.ID, Status: job.StatusWaiting, Limit: 1}); subsDone.Load() && len(w.Jobs) == 0 {
+					if w, _ := b.store.List(b.ctx, job.ListParams{AccountID: a.ID, Status: job.StatusWaiting, Limit: 1}); subsDone.Load() && len(w.Jobs) == 0 {
 						return
 					}
 					time.Sleep(50 * time.Microsecond)
@@ -380,22 +310,23 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 				}
 				x := as[0]
 				ms := rng.Int64N(5000)
-				res := service.RunResult{Files: []job.File{{Path: "o.mp4", Type: "video", Size: 1}}, ComputeMs: ms}
+				res := workqueue.Result{Files: []job.File{{Path: "o.mp4", Type: "video", Size: 1}}, ComputeMs: ms, Started: true}
 				switch rng.IntN(10) {
 				case 0:
-					res = service.RunResult{ComputeMs: ms, Error: job.NewError(problem.CodeRunnerError, "exit 1", nil)}
+					res = workqueue.Result{ComputeMs: ms, Started: true, Failure: exitFailure("exit 1")}
 				case 1:
-					res = service.RunResult{ComputeMs: ms, Error: job.NewError(problem.CodeRunnerTimeout, "limit", nil)}
+					res = workqueue.Result{ComputeMs: ms, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindTimeout}}
 				}
 				if c := billing.Default().Price(job.ClassCPU, ms); c > maxCharge.Load() {
 					maxCharge.Store(c)
 				}
-				_ = b.svc.HandleReport(b.ctx, service.RunnerReport{JobID: x.JobID, Attempt: x.Attempt, Kind: service.ReportStarted})
-				report := service.RunnerReport{JobID: x.JobID, Attempt: x.Attempt, Kind: service.ReportResult, Result: &res}
+				if _, err := b.runs.Heartbeat(b.ctx, workqueue.Beat{Lease: x.Lease, Executing: true}); err != nil {
+					t.Error(err)
+				}
 				var dup sync.WaitGroup
 				for range 1 + rng.IntN(2) {
 					dup.Go(func() {
-						if err := b.svc.HandleReport(b.ctx, report); err != nil {
+						if err := b.runs.Report(b.ctx, x.Lease, res); err != nil {
 							t.Error(err)
 						}
 					})
@@ -427,7 +358,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 		statuses = map[job.Status]int{}
 	)
 	for cursor := ""; ; {
-		page, err := b.jobs.List(b.ctx, job.ListParams{AccountID: a.ID, Cursor: cursor, Limit: 100})
+		page, err := b.store.List(b.ctx, job.ListParams{AccountID: a.ID, Cursor: cursor, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,14 +7,46 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
+// CreditsPorts are what accounts' plans and credits need.
+type CreditsPorts struct {
+	Accounts account.Store
+	Ledger   billing.Ledger
+	Pricing  *billing.Pricing
+	Clock    clock.Clock
+}
+
+// Credits opens accounts, changes their plans, keeps their credits and tells their limits.
+type Credits struct {
+	accounts account.Store
+	ledger   billing.Ledger
+	pricing  *billing.Pricing
+	clock    clock.Clock
+}
+
+// NewCredits returns the Credits use case.
+func NewCredits(p CreditsPorts) (*Credits, error) {
+	if err := need("Credits", port{"an account store", p.Accounts}, port{"a ledger", p.Ledger}, port{"pricing", p.Pricing},
+		port{"a clock", p.Clock}); err != nil {
+		return nil, err
+	}
+	return &Credits{accounts: p.Accounts, ledger: p.Ledger, pricing: p.Pricing, clock: p.Clock}, nil
+}
+
+// Limits are the account's plan limits under the configured pricing.
+func (s *Credits) Limits(a account.Account) account.Limits { return s.pricing.Limits(a.Plan) }
+
+// Pricing is the configured pricing.
+func (s *Credits) Pricing() *billing.Pricing { return s.pricing }
+
 // OpenAccount saves a new account and gives what its plan grants on opening: Free's one-time
 // starter grant, Pro's inclusion for the current month.
-func (s *Service) OpenAccount(ctx context.Context, a account.Account) error {
-	if err := s.Accounts.CreateAccount(ctx, a); err != nil {
+func (s *Credits) OpenAccount(ctx context.Context, a account.Account) error {
+	if err := s.accounts.CreateAccount(ctx, a); err != nil {
 		return err
 	}
 	return s.planGrants(ctx, a)
@@ -22,23 +54,20 @@ func (s *Service) OpenAccount(ctx context.Context, a account.Account) error {
 
 // SetPlan changes an account's plan. Moving to Pro includes the current month's credits at once
 // (once per month, however often the plan changes); the starter grant is given once per account.
-func (s *Service) SetPlan(ctx context.Context, accountID string, p account.Plan) error {
-	if err := s.Accounts.SetPlan(ctx, accountID, p); err != nil {
+func (s *Credits) SetPlan(ctx context.Context, accountID string, p account.Plan) error {
+	if err := s.accounts.SetPlan(ctx, accountID, p); err != nil {
 		return err
 	}
-	a, err := s.Accounts.GetAccount(ctx, accountID)
+	a, err := s.accounts.GetAccount(ctx, accountID)
 	if err != nil {
 		return err
 	}
 	return s.planGrants(ctx, a)
 }
 
-func (s *Service) planGrants(ctx context.Context, a account.Account) error {
-	if s.Ledger == nil {
-		return nil
-	}
-	now := s.Clock.Now()
-	pl := s.pricing().Plan(a.Plan)
+func (s *Credits) planGrants(ctx context.Context, a account.Account) error {
+	now := s.clock.Now()
+	pl := s.pricing.Plan(a.Plan)
 	var grants []billing.Entry
 	if a.Plan == account.PlanFree && pl.StarterGrant > 0 {
 		grants = append(grants, billing.Entry{Key: billing.StarterKey(a.ID), AccountID: a.ID, Kind: billing.KindGrant,
@@ -50,7 +79,7 @@ func (s *Service) planGrants(ctx context.Context, a account.Account) error {
 	if len(grants) == 0 {
 		return nil
 	}
-	_, err := s.Ledger.Append(ctx, grants...)
+	_, err := s.ledger.Append(ctx, grants...)
 	return err
 }
 
@@ -62,18 +91,15 @@ func monthly(accountID string, credits int64, now time.Time) billing.Entry {
 // GrantMonthly gives every account on a plan with monthly credits its inclusion for the current
 // month, once: the entry's key is per account and month, so running it again (every hour, on
 // every replica) grants nothing twice. It returns how many it granted.
-func (s *Service) GrantMonthly(ctx context.Context) (int, error) {
-	if s.Ledger == nil {
-		return 0, nil
-	}
-	now := s.Clock.Now()
+func (s *Credits) GrantMonthly(ctx context.Context) (int, error) {
+	now := s.clock.Now()
 	n := 0
-	for name, pl := range s.pricing().Plans {
+	for name, pl := range s.pricing.Plans {
 		if pl.MonthlyCredits <= 0 {
 			continue
 		}
 		for after := ""; ; {
-			page, err := s.Accounts.ListAccounts(ctx, account.ListParams{Plan: account.Plan(name), After: after, Limit: 200})
+			page, err := s.accounts.ListAccounts(ctx, account.ListParams{Plan: account.Plan(name), After: after, Limit: 200})
 			if err != nil {
 				return n, err
 			}
@@ -82,7 +108,7 @@ func (s *Service) GrantMonthly(ctx context.Context) (int, error) {
 				entries[i] = monthly(a.ID, pl.MonthlyCredits, now)
 			}
 			if len(entries) > 0 {
-				got, err := s.Ledger.Append(ctx, entries...)
+				got, err := s.ledger.Append(ctx, entries...)
 				if err != nil {
 					return n, err
 				}
@@ -110,17 +136,11 @@ type Credit struct {
 	Reference string
 }
 
-// ErrNoLedger is an operation on credits without a configured ledger.
-var ErrNoLedger = errors.New("no ledger is configured")
-
 // AddCredits records an operator's grant, purchase or adjustment. A purchase on a plan with a
 // pack bonus adds the bonus as its own entry, in the same transaction. It returns the entries
 // written: none when the reference was recorded before.
-func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, error) {
-	if s.Ledger == nil {
-		return nil, ErrNoLedger
-	}
-	a, err := s.Accounts.GetAccount(ctx, c.AccountID)
+func (s *Credits) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, error) {
+	a, err := s.accounts.GetAccount(ctx, c.AccountID)
 	if errors.Is(err, problem.ErrNotFound) {
 		return nil, problem.Reject(problem.CodeNotFound, "account %q not found", c.AccountID)
 	}
@@ -128,7 +148,7 @@ func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, er
 		return nil, err
 	}
 	if c.Pack != "" {
-		pk, ok := s.pricing().Pack(c.Pack)
+		pk, ok := s.pricing.Pack(c.Pack)
 		if !ok || c.Kind != billing.KindPurchase {
 			return nil, problem.Reject(problem.CodeValidation, "pack %q is not a pack of the pricing, or the operation is not a purchase", c.Pack)
 		}
@@ -147,15 +167,15 @@ func (s *Service) AddCredits(ctx context.Context, c Credit) ([]billing.Entry, er
 	if ref == "" {
 		ref = job.NewID(string(c.Kind))
 	}
-	now := s.Clock.Now()
+	now := s.clock.Now()
 	entries := []billing.Entry{{Key: string(c.Kind) + ":" + ref, AccountID: a.ID, Kind: c.Kind, Amount: c.Amount, Note: c.Note, CreatedAt: now}}
 	if c.Kind == billing.KindPurchase {
-		if bonus := s.pricing().Bonus(a.Plan, c.Amount); bonus > 0 {
+		if bonus := s.pricing.Bonus(a.Plan, c.Amount); bonus > 0 {
 			entries = append(entries, billing.Entry{Key: "bonus:" + ref, AccountID: a.ID, Kind: billing.KindBonus, Amount: bonus,
 				Note: "plan " + string(a.Plan) + " bonus on purchase " + ref, CreatedAt: now})
 		}
 	}
-	return s.Ledger.Append(ctx, entries...)
+	return s.ledger.Append(ctx, entries...)
 }
 
 // AccountSummary is an account as GET /account shows it.
@@ -169,25 +189,30 @@ type AccountSummary struct {
 }
 
 // Summary returns the account's plan, limits, balance and this month's usage.
-func (s *Service) Summary(ctx context.Context, a account.Account) (AccountSummary, error) {
-	sum := AccountSummary{Account: a, Limits: s.Limits(a), MonthStart: billing.MonthStart(s.Clock.Now())}
-	if s.Ledger == nil {
-		return sum, nil
-	}
+func (s *Credits) Summary(ctx context.Context, a account.Account) (AccountSummary, error) {
+	sum := AccountSummary{Account: a, Limits: s.Limits(a), MonthStart: billing.MonthStart(s.clock.Now())}
 	var err error
-	if sum.Balance, err = s.Ledger.Balance(ctx, a.ID); err != nil {
+	if sum.Balance, err = s.ledger.Balance(ctx, a.ID); err != nil {
 		return sum, err
 	}
-	if sum.SpentThisMonth, err = s.Ledger.Spent(ctx, a.ID, sum.MonthStart); err != nil {
+	if sum.SpentThisMonth, err = s.ledger.Spent(ctx, a.ID, sum.MonthStart); err != nil {
 		return sum, err
 	}
 	return sum, nil
 }
 
 // LedgerPage returns a page of the account's ledger, newest first.
-func (s *Service) LedgerPage(ctx context.Context, a account.Account, cursor string, limit int) (billing.EntryPage, error) {
-	if s.Ledger == nil {
-		return billing.EntryPage{}, nil
+func (s *Credits) LedgerPage(ctx context.Context, a account.Account, cursor string, limit int) (billing.EntryPage, error) {
+	return s.ledger.Entries(ctx, billing.EntriesParams{AccountID: a.ID, Cursor: cursor, Limit: limit})
+}
+
+// HandleCharge is the relay handler of billing.TopicCharge: it appends the job's charge to the
+// ledger, once however often it runs.
+func (s *Credits) HandleCharge(ctx context.Context, m job.Message) error {
+	c, err := billing.DecodeCharge(m.Payload)
+	if err != nil {
+		return err
 	}
-	return s.Ledger.Entries(ctx, billing.EntriesParams{AccountID: a.ID, Cursor: cursor, Limit: limit})
+	_, err = s.ledger.Append(ctx, c.Entry(m.CreatedAt))
+	return err
 }

@@ -3,222 +3,46 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
-	"github.com/mediajobs/mediajobs/core/clock/clocktest"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
-	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
-// testType accepts params {"gpu":bool,"timeout":int,"asset":string}.
-type testType struct{}
-
-func (testType) Name() string { return "test" }
-func (testType) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) {
-	var p struct {
-		GPU     bool   `json:"gpu"`
-		Timeout int    `json:"timeout"`
-		Asset   string `json:"asset"`
-	}
-	if len(req.Params) > 0 {
-		if err := jobtype.DecodeStrictAt("params.", req.Params, &p); err != nil {
-			return jobtype.Spec{}, err
+// Every use case refuses to be built without a port it needs, naming it: a missing port is a
+// wiring mistake, never a feature quietly switched off.
+func TestUseCasesNeedTheirPorts(t *testing.T) {
+	t.Parallel()
+	checks := map[string]error{}
+	_, checks["Auth"] = service.NewAuth(nil)
+	_, checks["Submit"] = service.NewSubmit(service.SubmitPorts{})
+	_, checks["Jobs"] = service.NewJobs(service.JobsPorts{})
+	_, checks["Cancel"] = service.NewCancel(service.CancelPorts{})
+	_, checks["Runs"] = service.NewRuns(service.RunsPorts{})
+	_, checks["Uploads"] = service.NewUploads(service.UploadsPorts{})
+	_, checks["Batches"] = service.NewBatches(service.BatchesPorts{})
+	_, checks["Credits"] = service.NewCredits(service.CreditsPorts{})
+	_, checks["Webhooks"] = service.NewWebhooks(service.WebhooksPorts{})
+	_, checks["FanOut"] = service.NewFanOut(service.FanOutPorts{})
+	for name, err := range checks {
+		if err == nil || !strings.Contains(err.Error(), "needs") {
+			t.Errorf("%s built without ports: %v", name, err)
 		}
 	}
-	spec := jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}
-	if p.GPU {
-		spec.Class = job.ClassGPU
+	if _, err := service.NewSubmit(service.SubmitPorts{}); !strings.Contains(fmt.Sprint(err), "a ledger") {
+		t.Errorf("Submit does not name its missing ledger: %v", err)
 	}
-	if p.Timeout > 0 {
-		spec.Timeout = time.Duration(p.Timeout) * time.Second
-	}
-	if p.Asset != "" {
-		spec.Assets = []string{p.Asset}
-	}
-	return spec, nil
-}
-
-type accounts struct {
-	mu   sync.Mutex
-	accs map[string]account.Account
-	keys map[string]account.Key
-}
-
-func (a *accounts) CreateAccount(_ context.Context, acc account.Account) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.accs[acc.ID] = acc
-	return nil
-}
-func (a *accounts) GetAccount(_ context.Context, id string) (account.Account, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	acc, ok := a.accs[id]
-	if !ok {
-		return account.Account{}, problem.ErrNotFound
-	}
-	return acc, nil
-}
-func (a *accounts) SetPlan(context.Context, string, account.Plan) error { return nil }
-func (a *accounts) CreateKey(_ context.Context, k account.Key) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.keys[k.Hash] = k
-	return nil
-}
-func (a *accounts) AccountByKeyHash(_ context.Context, h string) (account.Account, account.Key, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	k, ok := a.keys[h]
-	if !ok || k.RevokedAt != nil {
-		return account.Account{}, account.Key{}, problem.ErrNotFound
-	}
-	return a.accs[k.AccountID], k, nil
-}
-func (a *accounts) ListAccounts(context.Context, account.ListParams) ([]account.Account, error) {
-	return nil, nil
-}
-func (a *accounts) RevokeKey(_ context.Context, accID, keyID string, at time.Time) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for h, k := range a.keys {
-		if k.ID == keyID && k.AccountID == accID {
-			k.RevokedAt = &at
-			a.keys[h] = k
-			return nil
-		}
-	}
-	return problem.ErrNotFound
-}
-
-type assets struct {
-	mu sync.Mutex
-	m  map[string]asset.Asset
-}
-
-func (s *assets) CreateAsset(_ context.Context, a asset.Asset) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[a.ID] = a
-	return nil
-}
-func (s *assets) GetAsset(_ context.Context, id string) (asset.Asset, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.m[id]
-	if !ok {
-		return asset.Asset{}, problem.ErrNotFound
-	}
-	return a, nil
-}
-
-type blobs struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (b *blobs) Put(_ context.Context, key string, r io.Reader, max int64) (int64, error) {
-	data, _ := io.ReadAll(r)
-	if max > 0 && int64(len(data)) > max {
-		return 0, service.ErrTooLarge
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.m[key] = data
-	return int64(len(data)), nil
-}
-func (b *blobs) Open(context.Context, string) (service.Blob, error) { return nil, problem.ErrNotFound }
-
-type signer struct{}
-
-func (signer) SignFile(jobID string, p job.Pattern, file string, exp time.Time) string {
-	return fmt.Sprintf("https://x/%s/%s/%s?e=%d", p, jobID, file, exp.Unix())
-}
-
-type bus struct {
-	mu  sync.Mutex
-	msg []string
-}
-
-func (b *bus) Publish(_ context.Context, topic string, payload []byte) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.msg = append(b.msg, topic+" "+string(payload))
-	return nil
-}
-func (b *bus) topics(prefix string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, m := range b.msg {
-		if strings.HasPrefix(m, prefix) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-type bundle struct {
-	svc       *service.Service
-	relay     *service.Relay
-	events    *[]string
-	clock     *clocktest.Fake
-	bus       *bus
-	jobs      *jobtest.Memory
-	free, pro account.Account
-	assets    *assets
-}
-
-func setup(t *testing.T) bundle {
-	t.Helper()
-	reg, err := jobtype.NewRegistry(testType{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := bundle{clock: clocktest.New(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)), bus: &bus{},
-		jobs: jobtest.NewMemory(), assets: &assets{m: map[string]asset.Asset{}},
-		free: account.Account{ID: "acc_free", Plan: account.PlanFree}, pro: account.Account{ID: "acc_pro", Plan: account.PlanPro}}
-	accs := &accounts{accs: map[string]account.Account{b.free.ID: b.free, b.pro.ID: b.pro}, keys: map[string]account.Key{}}
-	b.svc = &service.Service{Jobs: b.jobs, Accounts: accs, Assets: b.assets, Blobs: &blobs{m: map[string][]byte{}},
-		Types: reg, Clock: b.clock, Signer: signer{}, Bus: b.bus,
-		Config: service.Config{BaseURL: "https://api.test", URLTTL: time.Hour, Lease: time.Minute, GPURunners: true, MaxUpload: 10}}
-	var events []string
-	b.events = &events
-	b.relay = &service.Relay{Outbox: b.jobs, Clock: b.clock, Handlers: map[string]service.Handler{
-		service.TopicEvents: func(_ context.Context, m job.Message) error {
-			events = append(events, string(m.Payload))
-			return nil
-		},
-	}}
-	return b
-}
-
-// drain runs the relay and returns every event it has handed on so far.
-func (b bundle) drain(t *testing.T) []string {
-	t.Helper()
-	if _, err := b.relay.Drain(context.Background()); err != nil {
-		t.Fatalf("Drain: %v", err)
-	}
-	return *b.events
-}
-
-func submit(t *testing.T, b bundle, a account.Account, params string) *job.Job {
-	t.Helper()
-	j, err := b.svc.SubmitJob(context.Background(), a, jobtype.Request{Type: "test", Params: json.RawMessage(params)})
-	if err != nil {
-		t.Fatalf("SubmitJob: %v", err)
-	}
-	return j
 }
 
 func TestSubmitGate(t *testing.T) {
@@ -232,29 +56,26 @@ func TestSubmitGate(t *testing.T) {
 	}{
 		{"cpu on free", account.PlanFree, jobtype.Request{Type: "test"}, "", ""},
 		{"gpu on free", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, problem.CodePlanLimit, "Pro plan"},
-		{"gpu on pro", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, "", ""},
+		{"gpu on pro waits for a gpu runner", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, "", ""},
 		{"timeout over free cap", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":301}`)}, problem.CodeValidation, "cap of 300 seconds"},
 		{"timeout within pro cap", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":900}`)}, "", ""},
 		{"unknown type", account.PlanPro, jobtype.Request{Type: "nope"}, problem.CodeValidation, `"nope"`},
 		{"bad params", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"x":1}`)}, problem.CodeValidation, `"params.x"`},
 		{"missing asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_nope"}`)}, problem.CodeValidation, "ast_nope/content"},
-		{"other account's asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_free"}`)}, problem.CodeValidation, "not an uploaded asset of this account"},
+		{"other account's asset", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"asset":"ast_other"}`)}, problem.CodeValidation, "not an uploaded asset of this account"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			_ = b.assets.CreateAsset(context.Background(), asset.Asset{ID: "ast_free", AccountID: b.free.ID})
-			a := b.free
-			if tc.plan == account.PlanPro {
-				a = b.pro
-			}
-			j, err := b.svc.SubmitJob(context.Background(), a, tc.req)
+			h := setup(t)
+			a := h.open(t, tc.plan, 1000)
+			_ = h.assets.CreateAsset(h.ctx, asset.Asset{ID: "ast_other", AccountID: "acc_other"})
+			j, err := h.submit.Submit(h.ctx, a, tc.req)
 			if tc.wantCode == "" {
 				if err != nil || j.Status != job.StatusWaiting {
-					t.Fatalf("SubmitJob: %v %v", j, err)
+					t.Fatalf("Submit: %v %v", j, err)
 				}
-				if len(b.bus.topics(service.TopicDispatchPrefix)) != 1 {
+				if h.hints.Wakes() != 1 {
 					t.Fatal("runners were not woken")
 				}
 				return
@@ -262,8 +83,7 @@ func TestSubmitGate(t *testing.T) {
 			if problem.CodeOf(err) != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Fatalf("got %v (%s), want %s containing %q", err, problem.CodeOf(err), tc.wantCode, tc.wantMsg)
 			}
-			page, _ := b.jobs.List(context.Background(), job.ListParams{AccountID: a.ID})
-			if len(page.Jobs) != 0 {
+			if page, _ := h.store.List(h.ctx, job.ListParams{AccountID: a.ID}); len(page.Jobs) != 0 {
 				t.Fatal("a rejected request stored a job")
 			}
 		})
@@ -272,275 +92,415 @@ func TestSubmitGate(t *testing.T) {
 
 func TestAuthenticate(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	secret, k := account.NewKey(b.free.ID, "key_1", b.clock.Now())
-	_ = b.svc.Accounts.CreateKey(ctx, k)
-	if a, err := b.svc.Authenticate(ctx, secret); err != nil || a.ID != b.free.ID {
-		t.Fatalf("good key: %v %v", a, err)
+	h := setup(t)
+	a := h.open(t, account.PlanFree, 10)
+	secret, k := account.NewKey(a.ID, "key_1", h.clock.Now())
+	_ = h.accounts.CreateKey(h.ctx, k)
+	if got, err := h.auth.Authenticate(h.ctx, secret); err != nil || got.ID != a.ID {
+		t.Fatalf("good key: %v %v", got, err)
 	}
 	for _, bad := range []string{"", "mj_wrong", secret + "x", "Bearer " + secret, strings.Repeat("m", 200)} {
-		if _, err := b.svc.Authenticate(ctx, bad); problem.CodeOf(err) != problem.CodeUnauthorized {
+		if _, err := h.auth.Authenticate(h.ctx, bad); problem.CodeOf(err) != problem.CodeUnauthorized {
 			t.Errorf("key %q: %v", bad, err)
 		}
 	}
-	_ = b.svc.Accounts.RevokeKey(ctx, b.free.ID, "key_1", b.clock.Now())
-	if _, err := b.svc.Authenticate(ctx, secret); problem.CodeOf(err) != problem.CodeUnauthorized {
+	_ = h.accounts.RevokeKey(h.ctx, a.ID, "key_1", h.clock.Now())
+	if _, err := h.auth.Authenticate(h.ctx, secret); problem.CodeOf(err) != problem.CodeUnauthorized {
 		t.Fatalf("revoked key: %v", err)
 	}
 }
 
 func TestOtherAccountsJobIsNotFound(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	j := submit(t, b, b.free, `{}`)
+	h := setup(t)
+	owner, other := h.open(t, account.PlanFree, 10), h.open(t, account.PlanPro, 10)
+	j := h.submitJob(t, owner, `{}`)
 	for name, call := range map[string]func() error{
-		"get":    func() error { _, err := b.svc.GetJob(ctx, b.pro, j.ID); return err },
-		"cancel": func() error { _, err := b.svc.CancelJob(ctx, b.pro, j.ID); return err },
-		"retry":  func() error { _, err := b.svc.RetryJob(ctx, b.pro, j.ID); return err },
-		"get missing": func() error {
-			_, err := b.svc.GetJob(ctx, b.free, "job_missing")
-			return err
-		},
+		"get":         func() error { _, err := h.jobs.Get(h.ctx, other, j.ID); return err },
+		"cancel":      func() error { _, err := h.cancel.Cancel(h.ctx, other, j.ID); return err },
+		"retry":       func() error { _, err := h.submit.Retry(h.ctx, other, j.ID); return err },
+		"get missing": func() error { _, err := h.jobs.Get(h.ctx, owner, "job_missing"); return err },
 	} {
 		if err := call(); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("%s: %v, want NOT_FOUND", name, err)
 		}
 	}
-	if v, err := b.svc.GetJob(ctx, b.free, j.ID); err != nil || v.Status != job.StatusWaiting {
+	if v, err := h.jobs.Get(h.ctx, owner, j.ID); err != nil || v.Status != job.StatusWaiting {
 		t.Fatalf("owner: %v %v", v, err)
 	}
 }
 
-func runToResult(t *testing.T, b bundle, res service.RunResult) (service.Assignment, *job.Job) {
-	t.Helper()
-	ctx := context.Background()
-	as, err := b.svc.Claim(ctx, job.ClassCPU, 1)
-	if err != nil || len(as) != 1 {
-		t.Fatalf("Claim: %v %v", as, err)
-	}
-	a := as[0]
-	for _, r := range []service.RunnerReport{
-		{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportStarted},
-		{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportProgress, Progress: 0.5},
-		{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportResult, Result: &res},
-	} {
-		if err := b.svc.HandleReport(ctx, r); err != nil {
-			t.Fatalf("HandleReport %s: %v", r.Kind, err)
-		}
-	}
-	j, _ := b.jobs.Get(ctx, a.JobID)
-	return a, j
-}
-
 func TestRunToCompleteAndEvents(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	submitted := submit(t, b, b.free, `{}`)
-	a, j := runToResult(t, b, service.RunResult{Files: []job.File{{Path: "out.mp4", Size: 3}}, ComputeMs: 1500})
-	if a.JobID != submitted.ID || a.AccountID != b.free.ID || a.AssetURLPrefix != "https://api.test/assets/" || a.Timeout != 120*time.Second {
+	h := setup(t)
+	acc := h.open(t, account.PlanFree, 100)
+	submitted := h.submitJob(t, acc, `{}`)
+	a := h.run(t, job.ClassCPU, workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 3}}, ComputeMs: 1500}, false)
+	if a.Lease.JobID != submitted.ID || a.AccountID != acc.ID || a.AssetURLPrefix != "https://api.test/assets/" || a.Timeout != 120*time.Second ||
+		a.LeaseFor != lease || a.Limits.Files != 1000 || a.Limits.Bytes != 4<<30 {
 		t.Fatalf("assignment: %+v", a)
 	}
-	if j.Status != job.StatusComplete || j.ComputeMs != 1500 || j.Output.Pattern() != job.PatternSingle {
+	if a.OutputsURL != "https://api.test/internal/runner/jobs/"+submitted.ID+"/outputs/" ||
+		a.AssetsURL != "https://api.test/internal/runner/jobs/"+submitted.ID+"/assets/" {
+		t.Fatalf("assignment URLs: %q %q", a.OutputsURL, a.AssetsURL)
+	}
+	j := h.job(t, submitted.ID)
+	if j.Status != job.StatusComplete || j.ComputeMs != 1500 || j.Output.Pattern() != job.PatternSingle || j.ExecStartedAt == nil {
 		t.Fatalf("job: %+v", j)
 	}
-	v, _ := b.svc.GetJob(ctx, b.free, j.ID)
-	if v.Output == nil || v.Output.File == nil || v.Output.File.URL == "" || v.Output.Check(b.clock.Now()) != nil {
+	v, _ := h.jobs.Get(h.ctx, acc, j.ID)
+	if v.Output == nil || v.Output.File == nil || v.Output.File.URL == "" || v.Output.Check(h.clock.Now()) != nil {
 		t.Fatalf("view output: %+v", v.Output)
 	}
-	b.clock.Advance(2 * time.Hour)
-	v2, _ := b.svc.GetJob(ctx, b.free, j.ID)
-	if v2.Output.File.URL == v.Output.File.URL || v2.Output.Check(b.clock.Now()) != nil {
+	h.clock.Advance(2 * time.Hour)
+	v2, _ := h.jobs.Get(h.ctx, acc, j.ID)
+	if v2.Output.File.URL == v.Output.File.URL || v2.Output.Check(h.clock.Now()) != nil {
 		t.Fatal("expired URLs were not minted afresh")
 	}
-	events := b.drain(t)
+	events := h.drain(t)
 	if len(events) != 2 || !strings.Contains(events[0], `"event":"job.running"`) || !strings.Contains(events[1], `"event":"job.completed"`) {
 		t.Fatalf("events: %v", events)
 	}
 
 	// A second result is harmless: no change, no second event.
-	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: a.JobID, Attempt: a.Attempt, Kind: service.ReportResult,
-		Result: &service.RunResult{Error: job.NewError(problem.CodeRunnerError, "late", nil)}})
-	again, _ := b.jobs.Get(ctx, a.JobID)
-	if again.Status != job.StatusComplete || len(b.drain(t)) != 2 {
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Failure: exitFailure("late")}); err != nil {
+		t.Fatalf("late result: %v", err)
+	}
+	if again := h.job(t, a.Lease.JobID); again.Status != job.StatusComplete || len(h.drain(t)) != 2 {
 		t.Fatal("a duplicate result changed the job")
 	}
-	// A stale attempt is ignored.
-	if err := b.svc.HandleReport(ctx, service.RunnerReport{JobID: a.JobID, Attempt: 7, Kind: service.ReportStarted}); err != nil {
-		t.Fatalf("stale report: %v", err)
+}
+
+// A lease is the runner's proof: a forged token, another attempt's token, or another job's,
+// is refused, and changes nothing.
+func TestLeasesAreChecked(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 100)
+	first, second := h.submitJob(t, acc, `{}`), h.submitJob(t, acc, `{}`)
+	a1, a2 := h.claim(t, job.ClassCPU), h.claim(t, job.ClassCPU)
+	if a1.Lease.JobID != first.ID || a2.Lease.JobID != second.ID {
+		t.Fatal("claim order")
+	}
+	bad := map[string]workqueue.Lease{
+		"forged token":       {JobID: a1.Lease.JobID, Attempt: a1.Lease.Attempt, Token: a1.Lease.Token + "x"},
+		"another job's":      {JobID: a1.Lease.JobID, Attempt: a1.Lease.Attempt, Token: a2.Lease.Token},
+		"another attempt's":  {JobID: a1.Lease.JobID, Attempt: a1.Lease.Attempt + 1, Token: h.tokens.Issue(a1.Lease.JobID, a1.Lease.Attempt+1)},
+		"no token":           {JobID: a1.Lease.JobID, Attempt: a1.Lease.Attempt},
+		"a job that is none": {JobID: "job_none", Attempt: 1, Token: h.tokens.Issue("job_none", 1)},
+	}
+	for name, l := range bad {
+		if _, err := h.runs.Heartbeat(h.ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("heartbeat with %s lease: %v", name, err)
+		}
+		if err := h.runs.Report(h.ctx, l, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("report with %s lease: %v", name, err)
+		}
+		if _, err := h.runs.PutOutput(h.ctx, l, "x.mp4", strings.NewReader("x"), 0); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("output with %s lease: %v", name, err)
+		}
+	}
+	if j := h.job(t, first.ID); j.Status != job.StatusDispatched {
+		t.Fatalf("refused calls changed the job: %s", j.Status)
+	}
+}
+
+// Outputs go to per-account, per-job keys; assets are read through the lease of a job of the
+// same account only.
+func TestOutputsAndAssetsThroughTheLease(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc, other := h.open(t, account.PlanPro, 100), h.open(t, account.PlanPro, 100)
+	mine, err := h.uploads.Upload(h.ctx, acc, "in.srt", "", strings.NewReader("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := h.uploads.Upload(h.ctx, other, "in.srt", "", strings.NewReader("2"))
+	j := h.submitJob(t, acc, `{}`)
+	a := h.claim(t, job.ClassCPU)
+	r, err := h.runs.OpenAsset(h.ctx, a.Lease, mine.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := h.runs.OpenAsset(h.ctx, a.Lease, theirs.ID); problem.CodeOf(err) != problem.CodeNotFound {
+		t.Fatalf("another account's asset: %v", err)
+	}
+	if n, err := h.runs.PutOutput(h.ctx, a.Lease, "out.mp4", strings.NewReader("video"), 0); err != nil || n != 5 {
+		t.Fatalf("PutOutput: %d %v", n, err)
+	}
+	if _, err := h.blobs.Open(h.ctx, blob.OutputKey(acc.ID, j.ID, "out.mp4")); err != nil {
+		t.Fatalf("output not under its account and job: %v (keys %v)", err, h.blobs.Keys())
+	}
+	for _, name := range []string{"../x", "a/b", "", ".."} {
+		if _, err := h.runs.PutOutput(h.ctx, a.Lease, name, strings.NewReader("x"), 0); problem.CodeOf(err) != problem.CodeValidation {
+			t.Errorf("output name %q: %v", name, err)
+		}
+	}
+	if _, err := h.runs.PutOutput(h.ctx, a.Lease, "big.bin", strings.NewReader("0123456789"), 5); problem.CodeOf(err) != problem.CodePayloadTooLarge {
+		t.Fatalf("output over its cap: %v", err)
 	}
 }
 
 func TestFailureAndRetry(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	submit(t, b, b.free, `{"timeout":60}`)
-	_, failed := runToResult(t, b, service.RunResult{ComputeMs: 200, Error: job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("boom"))})
+	h := setup(t)
+	acc := h.open(t, account.PlanFree, 100)
+	submitted := h.submitJob(t, acc, `{"timeout":60}`)
+	h.run(t, job.ClassCPU, workqueue.Result{ComputeMs: 200, Failure: exitFailure("boom")}, false)
+	failed := h.job(t, submitted.ID)
 	if failed.Status != job.StatusFailed || failed.Error.Code != problem.CodeRunnerError || *failed.Error.Detail != "boom" {
 		t.Fatalf("failed job: %+v", failed)
 	}
-	if !strings.Contains(strings.Join(b.drain(t), "\n"), `"event":"job.failed"`) {
+	if !strings.Contains(strings.Join(h.drain(t), "\n"), `"event":"job.failed"`) {
 		t.Fatal("no job.failed event")
 	}
-	retry, err := b.svc.RetryJob(ctx, b.free, failed.ID)
+	retry, err := h.submit.Retry(h.ctx, acc, failed.ID)
 	if err != nil || retry.RetryOf != failed.ID || retry.Status != job.StatusWaiting || string(retry.Params) != `{"timeout":60}` {
 		t.Fatalf("retry: %+v %v", retry, err)
 	}
-	if _, err := b.svc.RetryJob(ctx, b.free, retry.ID); problem.CodeOf(err) != problem.CodeConflict {
+	if _, err := h.submit.Retry(h.ctx, acc, retry.ID); problem.CodeOf(err) != problem.CodeConflict {
 		t.Fatalf("retry of a waiting job: %v", err)
+	}
+}
+
+// The one rule from run outcome to error code lives in the core: each failure kind a runner
+// reports becomes one code, retryable or not.
+func TestFailureKindsBecomeCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		f         workqueue.Failure
+		code      problem.Code
+		retryable bool
+		msg       string
+	}{
+		{workqueue.Failure{Kind: workqueue.KindExit, Message: "ffmpeg exited with status 1", Detail: "x"}, problem.CodeRunnerError, false, "status 1"},
+		{workqueue.Failure{Kind: workqueue.KindTimeout}, problem.CodeRunnerTimeout, false, "time limit"},
+		{workqueue.Failure{Kind: workqueue.KindFetch, Message: "input https://x/a.mp4 could not be fetched: the server answered 404"}, problem.CodeInputFetchFailed, true, "404"},
+		{workqueue.Failure{Kind: workqueue.KindInvalid, Message: "flag -x is not allowed"}, problem.CodeValidation, false, "-x"},
+		{workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_bytes", Max: 1000}, problem.CodeLimitExceeded, false, "1000 bytes (job_bytes)"},
+		{workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_files", Max: 1000}, problem.CodeLimitExceeded, false, "1000 files (job_files)"},
+		{workqueue.Failure{Kind: workqueue.KindNoOutput}, problem.CodeRunnerError, false, "no output"},
+		{workqueue.Failure{Kind: workqueue.KindInternal, Message: "storing the outputs"}, problem.CodeInternal, true, "storing the outputs"},
+		{workqueue.Failure{Kind: workqueue.KindHandBack}, problem.CodeRunnerLost, true, "stopped"},
+		{workqueue.Failure{Kind: "something new"}, problem.CodeInternal, true, "retried"},
+	}
+	for _, tc := range tests {
+		e := tc.f.Error()
+		if e.Code != tc.code || e.Retryable != tc.retryable || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%s: %+v; want %s retryable %v with %q", tc.f.Kind, e, tc.code, tc.retryable, tc.msg)
+		}
 	}
 }
 
 func TestEmptyResultFails(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	submit(t, b, b.free, `{}`)
-	_, j := runToResult(t, b, service.RunResult{ComputeMs: 10})
-	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerError || !strings.Contains(j.Error.Message, "no output") {
-		t.Fatalf("job: %+v", j.Error)
+	h := setup(t)
+	j := h.submitJob(t, h.open(t, account.PlanFree, 10), `{}`)
+	h.run(t, job.ClassCPU, workqueue.Result{ComputeMs: 10}, false)
+	if got := h.job(t, j.ID); got.Status != job.StatusFailed || got.Error.Code != problem.CodeRunnerError || !strings.Contains(got.Error.Message, "no output") {
+		t.Fatalf("job: %+v", got.Error)
 	}
 }
 
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	waiting := submit(t, b, b.free, `{}`)
-	v, err := b.svc.CancelJob(ctx, b.free, waiting.ID)
-	if err != nil || v.Status != job.StatusCancelled {
-		t.Fatalf("cancel waiting: %v %v", v, err)
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 100)
+	waiting := h.submitJob(t, acc, `{}`)
+	v, err := h.cancel.Cancel(h.ctx, acc, waiting.ID)
+	if err != nil || v.Status != job.StatusCancelled || v.Cost == nil || v.Cost.Amount != 0 {
+		t.Fatalf("cancel waiting: %+v %v", v, err)
 	}
-	if as, _ := b.svc.Claim(ctx, job.ClassCPU, 5); len(as) != 0 {
+	if as, _ := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 5}); len(as) != 0 {
 		t.Fatal("a cancelled job was dispatched")
 	}
-	if _, err := b.svc.CancelJob(ctx, b.free, waiting.ID); problem.CodeOf(err) != problem.CodeConflict {
+	if _, err := h.cancel.Cancel(h.ctx, acc, waiting.ID); problem.CodeOf(err) != problem.CodeConflict {
 		t.Fatalf("second cancel: %v", err)
 	}
+	if len(h.hints.Stopped()) != 0 {
+		t.Fatal("a job no runner held was stopped")
+	}
 
-	running := submit(t, b, b.free, `{}`)
-	as, _ := b.svc.Claim(ctx, job.ClassCPU, 1)
-	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: running.ID, Attempt: as[0].Attempt, Kind: service.ReportStarted})
-	if _, err := b.svc.CancelJob(ctx, b.free, running.ID); err != nil {
-		t.Fatal(err)
+	running := h.submitJob(t, acc, `{}`)
+	a := h.claim(t, job.ClassCPU)
+	h.beat(t, a.Lease, 0, true)
+	h.clock.Advance(2500 * time.Millisecond)
+	v, err = h.cancel.Cancel(h.ctx, acc, running.ID)
+	if err != nil || v.Status != job.StatusCancelled || v.Cost == nil || v.Cost.Amount != 3 {
+		t.Fatalf("cancel running: %+v %v", v.Cost, err)
 	}
-	if got := b.bus.topics(service.TopicCancel); len(got) != 2 || !strings.HasSuffix(got[1], running.ID) {
-		t.Fatalf("cancel messages: %v", got)
+	if got := h.hints.Stopped(); len(got) != 1 || got[0] != running.ID {
+		t.Fatalf("stops: %v", got)
 	}
-	// The killed run reports its compute; the job stays cancelled and keeps it for billing.
-	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: running.ID, Attempt: as[0].Attempt, Kind: service.ReportResult,
-		Result: &service.RunResult{ComputeMs: 700, Error: job.NewError(problem.CodeCancelled, "cancelled", nil)}})
-	j, _ := b.jobs.Get(ctx, running.ID)
-	if j.Status != job.StatusCancelled || j.ComputeMs != 700 {
-		t.Fatalf("cancelled running job: %s %d", j.Status, j.ComputeMs)
+	// The runner hears it at its next heartbeat, and its report changes nothing.
+	if ack := h.beat(t, a.Lease, 0.6, true); !ack.Cancelled {
+		t.Fatal("the heartbeat of a cancelled job does not say so")
+	}
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{ComputeMs: 2600, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}); err != nil {
+		t.Fatalf("report of the killed run: %v", err)
+	}
+	if j := h.job(t, running.ID); j.Status != job.StatusCancelled || j.Cost.Amount != 3 || j.ComputeMs != 2500 {
+		t.Fatalf("cancelled running job: %s %+v %d", j.Status, j.Cost, j.ComputeMs)
+	}
+	events := strings.Join(h.drain(t), "\n")
+	if strings.Count(events, `"event":"job.cancelled"`) != 2 || !strings.Contains(events, `"amount":3`) {
+		t.Fatalf("events: %s", events)
 	}
 }
 
-func TestSweepFailsLostRunners(t *testing.T) {
+func TestSweepActsOnLostRunners(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	lost := submit(t, b, b.free, `{}`)
-	alive := submit(t, b, b.free, `{}`)
-	as, _ := b.svc.Claim(ctx, job.ClassCPU, 2)
-	if len(as) != 2 {
-		t.Fatal("claim")
-	}
-	b.clock.Advance(50 * time.Second)
-	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: alive.ID, Attempt: 1, Kind: service.ReportProgress, Progress: 0.1})
-	b.clock.Advance(20 * time.Second)
-	n, err := b.svc.Sweep(ctx)
-	if err != nil || n != 1 {
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 100)
+	lost, neverStarted, alive := h.submitJob(t, acc, `{}`), h.submitJob(t, acc, `{}`), h.submitJob(t, acc, `{}`)
+	a1, a2, a3 := h.claim(t, job.ClassCPU), h.claim(t, job.ClassCPU), h.claim(t, job.ClassCPU)
+	h.beat(t, a1.Lease, 0, true) // its compute began
+	h.beat(t, a2.Lease, 0, false)
+	h.clock.Advance(50 * time.Second)
+	h.beat(t, a3.Lease, 0.1, false)
+	h.clock.Advance(20 * time.Second)
+	n, err := h.runs.Sweep(h.ctx)
+	if err != nil || n != 2 {
 		t.Fatalf("Sweep: %d %v", n, err)
 	}
-	if events := b.drain(t); len(events) != 1 || !strings.Contains(events[0], lost.ID) || !strings.Contains(events[0], "RUNNER_LOST") {
-		t.Fatalf("events: %v", events)
+	j := h.job(t, lost.ID)
+	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost || !j.Error.Retryable || j.Cost.Amount != 0 {
+		t.Fatalf("lost job: %s %+v %+v", j.Status, j.Error, j.Cost)
 	}
-	j, _ := b.jobs.Get(ctx, lost.ID)
-	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost || !j.Error.Retryable || j.ComputeMs != 0 {
-		t.Fatalf("lost job: %s %+v", j.Status, j.Error)
+	requeued := h.job(t, neverStarted.ID)
+	if requeued.Status != job.StatusWaiting || requeued.Requeues != 1 {
+		t.Fatalf("job whose compute never began: %s, %d requeues", requeued.Status, requeued.Requeues)
 	}
-	a, _ := b.jobs.Get(ctx, alive.ID)
-	if a.Status != job.StatusDispatched || a.Progress != 0.1 {
+	if a := h.job(t, alive.ID); a.Status != job.StatusRunning || a.Progress != 0.1 {
 		t.Fatalf("alive job: %s %v", a.Status, a.Progress)
+	}
+	// The old lease no longer holds; the requeued job is claimed again as a new attempt.
+	if err := h.runs.Report(h.ctx, a2.Lease, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("report on an expired lease: %v", err)
+	}
+	again := h.claim(t, job.ClassCPU)
+	if again.Lease.JobID != neverStarted.ID || again.Lease.Attempt != a2.Lease.Attempt+1 {
+		t.Fatalf("reclaimed %+v", again.Lease)
+	}
+	// Lost a second time: no more requeues.
+	h.beat(t, again.Lease, 0, false)
+	h.clock.Advance(2 * lease)
+	h.beat(t, a3.Lease, 0.2, false)
+	if n, err := h.runs.Sweep(h.ctx); err != nil || n != 1 {
+		t.Fatalf("second sweep: %d %v", n, err)
+	}
+	if j := h.job(t, neverStarted.ID); j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost {
+		t.Fatalf("twice lost: %s %+v", j.Status, j.Error)
+	}
+	if strings.Count(strings.Join(h.drain(t), "\n"), "RUNNER_LOST") != 2 {
+		t.Fatal("job.failed events of lost runners")
+	}
+}
+
+// A stopping runner hands its job back: it is queued again once, then fails RUNNER_LOST.
+func TestHandBack(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 100)
+	j := h.submitJob(t, acc, `{}`)
+	for attempt, want := range []job.Status{job.StatusWaiting, job.StatusFailed} {
+		a := h.claim(t, job.ClassCPU)
+		h.beat(t, a.Lease, 0, true)
+		if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{ComputeMs: 900, Started: true,
+			Failure: &workqueue.Failure{Kind: workqueue.KindHandBack}}); err != nil {
+			t.Fatal(err)
+		}
+		got := h.job(t, j.ID)
+		if got.Status != want {
+			t.Fatalf("hand-back %d: %s, want %s", attempt+1, got.Status, want)
+		}
+		if want == job.StatusFailed && (got.Error.Code != problem.CodeRunnerLost || got.Cost.Amount != 0) {
+			t.Fatalf("second hand-back: %+v %+v", got.Error, got.Cost)
+		}
+	}
+}
+
+// Claim waits for work when asked to, and a submit wakes it.
+func TestClaimWaitsForWork(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 100)
+	got := make(chan []workqueue.Assignment)
+	go func() {
+		as, _ := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: time.Minute})
+		got <- as
+	}()
+	j := h.submitJob(t, acc, `{}`)
+	if as := <-got; len(as) != 1 || as[0].Lease.JobID != j.ID {
+		t.Fatalf("waiting claim got %v", as)
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Millisecond)
+	defer cancel()
+	if as, err := h.runs.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: time.Minute}); err != nil || len(as) != 0 {
+		t.Fatalf("claim with nothing waiting: %v %v", as, err)
 	}
 }
 
 func TestUploadCap(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	as, err := b.svc.Upload(ctx, b.free, "a.srt", "text/plain", strings.NewReader("1234"))
-	if err != nil || as.Size != 4 || as.AccountID != b.free.ID || b.svc.AssetURL(as.ID) != "https://api.test/assets/"+as.ID+"/content" {
+	h := setup(t)
+	acc, other := h.open(t, account.PlanFree, 10), h.open(t, account.PlanPro, 10)
+	as, err := h.uploads.Upload(h.ctx, acc, "a.srt", "text/plain", strings.NewReader("1234"))
+	if err != nil || as.Size != 4 || as.AccountID != acc.ID || h.uploads.URL(as.ID) != "https://api.test/assets/"+as.ID+"/content" {
 		t.Fatalf("upload: %+v %v", as, err)
 	}
-	if _, err := b.svc.Upload(ctx, b.free, "big", "", strings.NewReader(strings.Repeat("x", 11))); problem.CodeOf(err) != problem.CodePayloadTooLarge {
+	if _, err := h.blobs.Open(h.ctx, blob.AssetKey(acc.ID, as.ID)); err != nil {
+		t.Fatalf("asset not under its account: %v", err)
+	}
+	if _, err := h.uploads.Upload(h.ctx, acc, "big", "", strings.NewReader(strings.Repeat("x", 11))); problem.CodeOf(err) != problem.CodePayloadTooLarge {
 		t.Fatalf("oversized upload: %v", err)
 	}
-	if _, _, err := b.svc.OpenAsset(ctx, b.pro, as.ID); problem.CodeOf(err) != problem.CodeNotFound {
+	if _, _, err := h.uploads.Open(h.ctx, other, as.ID); problem.CodeOf(err) != problem.CodeNotFound {
 		t.Fatalf("other account's asset: %v", err)
 	}
 }
 
 func TestRelayRetriesFailedHandlers(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	j := submit(t, b, b.free, `{}`)
+	h := setup(t)
+	h.submitJob(t, h.open(t, account.PlanFree, 10), `{}`)
 	calls := 0
-	b.relay.Handlers[service.TopicEvents] = func(context.Context, job.Message) error {
+	h.relay.Handlers[service.TopicEvents] = func(context.Context, job.Message) error {
 		calls++
 		if calls == 1 {
 			return fmt.Errorf("receiver down")
 		}
 		return nil
 	}
-	as, _ := b.svc.Claim(ctx, job.ClassCPU, 1)
-	_ = b.svc.HandleReport(ctx, service.RunnerReport{JobID: j.ID, Attempt: as[0].Attempt, Kind: service.ReportStarted})
-	if n, err := b.relay.Drain(ctx); n != 0 || err != nil || calls != 1 {
+	a := h.claim(t, job.ClassCPU)
+	h.beat(t, a.Lease, 0, false)
+	if n, err := h.relay.Drain(h.ctx); n != 0 || err != nil || calls != 1 {
 		t.Fatalf("first drain: %d %v calls %d", n, err, calls)
 	}
-	if n, _ := b.relay.Drain(ctx); n != 0 {
+	if n, _ := h.relay.Drain(h.ctx); n != 0 {
 		t.Fatal("a failed message came back before its lease")
 	}
-	b.clock.Advance(time.Minute)
-	if n, err := b.relay.Drain(ctx); n != 1 || err != nil || calls != 2 {
+	h.clock.Advance(time.Minute)
+	if n, err := h.relay.Drain(h.ctx); n != 1 || err != nil || calls != 2 {
 		t.Fatalf("after the lease: %d %v calls %d", n, err, calls)
 	}
 }
 
-// Without runners of the gpu class a GPU job would wait forever: it is refused at submit, after
-// the plan check (Free still hears PLAN_LIMIT), and nothing is stored.
-func TestGPUJobsNeedGPURunners(t *testing.T) {
+// The balance is checked again at dispatch: a job whose account can no longer pay fails,
+// uncharged, with INSUFFICIENT_CREDITS.
+func TestUnfundedJobsFailAtDispatch(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.svc.Config.GPURunners = false
-	ctx := context.Background()
-	gpu := jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}
-	if _, err := b.svc.SubmitJob(ctx, b.pro, gpu); problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), "no GPU runners") {
-		t.Fatalf("pro GPU job: %v", err)
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1)
+	j := h.submitJob(t, acc, `{}`)
+	if _, err := h.credits.AddCredits(h.ctx, service.Credit{AccountID: acc.ID, Kind: billing.KindAdjustment, Amount: -1}); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.svc.SubmitJob(ctx, b.free, gpu); problem.CodeOf(err) != problem.CodePlanLimit {
-		t.Fatalf("free GPU job: %v, want PLAN_LIMIT first", err)
+	if as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1}); err != nil || len(as) != 0 {
+		t.Fatalf("claim: %v %v", as, err)
 	}
-	if page, _ := b.jobs.List(ctx, job.ListParams{AccountID: b.pro.ID}); len(page.Jobs) != 0 {
-		t.Fatal("a refused GPU job was stored")
-	}
-	if _, err := b.svc.SubmitJob(ctx, b.pro, jobtype.Request{Type: "test"}); err != nil {
-		t.Fatalf("CPU job: %v", err)
-	}
-}
-
-func TestReportOfAnUnknownJobIsDropped(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	for _, kind := range []string{service.ReportStarted, service.ReportProgress, service.ReportResult} {
-		err := b.svc.HandleReport(context.Background(), service.RunnerReport{JobID: "job_elsewhere", Attempt: 1, Kind: kind,
-			Result: &service.RunResult{ComputeMs: 5, Error: job.NewError(problem.CodeRunnerError, "x", nil)}})
-		if err != nil {
-			t.Errorf("%s report of an unknown job: %v, want nil (dropped)", kind, err)
-		}
+	if got := h.job(t, j.ID); got.Status != job.StatusFailed || got.Error.Code != problem.CodeInsufficientCredits || got.Cost.Amount != 0 {
+		t.Fatalf("unfunded job: %s %+v", got.Status, got.Error)
 	}
 }

@@ -4,19 +4,34 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
-// URLChecker vets a webhook endpoint's URL before it is saved: where the host resolves must be
-// a public address. It needs DNS, so an adapter implements it (over safehttp); the deliverer
-// checks again at every delivery, since DNS answers change.
-type URLChecker interface {
-	CheckURL(ctx context.Context, rawURL string) error
+// WebhooksPorts are what managing webhook endpoints needs.
+type WebhooksPorts struct {
+	Store webhook.Store
+	URLs  URLChecker
+	Clock clock.Clock
+}
+
+// Webhooks manages an account's webhook endpoints and their deliveries.
+type Webhooks struct {
+	store webhook.Store
+	urls  URLChecker
+	clock clock.Clock
+}
+
+// NewWebhooks returns the Webhooks use case.
+func NewWebhooks(p WebhooksPorts) (*Webhooks, error) {
+	if err := need("Webhooks", port{"a webhook store", p.Store}, port{"a URL checker", p.URLs}, port{"a clock", p.Clock}); err != nil {
+		return nil, err
+	}
+	return &Webhooks{store: p.Store, urls: p.URLs, clock: p.Clock}, nil
 }
 
 // WebhookEndpointView is an endpoint as clients read it. Secret is shown only by create and
@@ -111,11 +126,8 @@ type WebhookEndpointPatch struct {
 	Enabled          *bool
 }
 
-func (s *Service) checkURL(ctx context.Context, raw string) error {
-	if s.URLCheck == nil {
-		return nil
-	}
-	if err := s.URLCheck.CheckURL(ctx, raw); err != nil {
+func (s *Webhooks) checkURL(ctx context.Context, raw string) error {
+	if err := s.urls.CheckURL(ctx, raw); err != nil {
 		return problem.Reject(problem.CodeValidation, "url %q cannot receive webhooks: %v", raw, err)
 	}
 	return nil
@@ -123,24 +135,24 @@ func (s *Service) checkURL(ctx context.Context, raw string) error {
 
 // CreateWebhookEndpoint saves an enabled endpoint with a new secret, which the view shows this
 // once.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, a account.Account, p WebhookEndpointParams) (WebhookEndpointView, error) {
+func (s *Webhooks) CreateWebhookEndpoint(ctx context.Context, a account.Account, p WebhookEndpointParams) (WebhookEndpointView, error) {
 	e, err := webhook.NewEndpoint(webhook.NewEndpointParams{ID: job.NewID("we"), AccountID: a.ID, Name: p.Name, URL: p.URL,
-		Events: p.SubscribedEvents, Now: s.Clock.Now()})
+		Events: p.SubscribedEvents, Now: s.clock.Now()})
 	if err != nil {
 		return WebhookEndpointView{}, err
 	}
 	if err := s.checkURL(ctx, e.URL); err != nil {
 		return WebhookEndpointView{}, err
 	}
-	if err := s.Webhooks.CreateEndpoint(ctx, e); err != nil {
+	if err := s.store.CreateEndpoint(ctx, e); err != nil {
 		return WebhookEndpointView{}, err
 	}
 	return endpointView(e, true), nil
 }
 
 // ownEndpoint returns the account's endpoint; another account's is NOT_FOUND, as a missing one.
-func (s *Service) ownEndpoint(ctx context.Context, a account.Account, id string) (webhook.Endpoint, error) {
-	e, err := s.Webhooks.GetEndpoint(ctx, id)
+func (s *Webhooks) ownEndpoint(ctx context.Context, a account.Account, id string) (webhook.Endpoint, error) {
+	e, err := s.store.GetEndpoint(ctx, id)
 	if errors.Is(err, problem.ErrNotFound) || (err == nil && e.AccountID != a.ID) {
 		return webhook.Endpoint{}, problem.Reject(problem.CodeNotFound, "webhook endpoint %q not found", id)
 	}
@@ -148,7 +160,7 @@ func (s *Service) ownEndpoint(ctx context.Context, a account.Account, id string)
 }
 
 // GetWebhookEndpoint returns the account's endpoint, without its secret.
-func (s *Service) GetWebhookEndpoint(ctx context.Context, a account.Account, id string) (WebhookEndpointView, error) {
+func (s *Webhooks) GetWebhookEndpoint(ctx context.Context, a account.Account, id string) (WebhookEndpointView, error) {
 	e, err := s.ownEndpoint(ctx, a, id)
 	if err != nil {
 		return WebhookEndpointView{}, err
@@ -157,8 +169,8 @@ func (s *Service) GetWebhookEndpoint(ctx context.Context, a account.Account, id 
 }
 
 // ListWebhookEndpoints returns the account's endpoints, oldest first.
-func (s *Service) ListWebhookEndpoints(ctx context.Context, a account.Account) ([]WebhookEndpointView, error) {
-	es, err := s.Webhooks.ListEndpoints(ctx, a.ID)
+func (s *Webhooks) ListWebhookEndpoints(ctx context.Context, a account.Account) ([]WebhookEndpointView, error) {
+	es, err := s.store.ListEndpoints(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +182,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, a account.Account) (
 }
 
 // UpdateWebhookEndpoint changes the fields the patch gives; a new URL is vetted as at creation.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, a account.Account, id string, p WebhookEndpointPatch) (WebhookEndpointView, error) {
+func (s *Webhooks) UpdateWebhookEndpoint(ctx context.Context, a account.Account, id string, p WebhookEndpointPatch) (WebhookEndpointView, error) {
 	if _, err := s.ownEndpoint(ctx, a, id); err != nil {
 		return WebhookEndpointView{}, err
 	}
@@ -183,7 +195,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, a account.Account, 
 			return WebhookEndpointView{}, err
 		}
 	}
-	e, err := s.Webhooks.UpdateEndpoint(ctx, id, func(e *webhook.Endpoint) error {
+	e, err := s.store.UpdateEndpoint(ctx, id, func(e *webhook.Endpoint) error {
 		if p.Name != nil {
 			if err := e.SetName(*p.Name); err != nil {
 				return err
@@ -202,7 +214,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, a account.Account, 
 		if p.Enabled != nil {
 			e.Enabled = *p.Enabled
 		}
-		e.UpdatedAt = s.Clock.Now().UTC()
+		e.UpdatedAt = s.clock.Now().UTC()
 		return nil
 	})
 	if err != nil {
@@ -212,21 +224,21 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, a account.Account, 
 }
 
 // DeleteWebhookEndpoint removes the account's endpoint and its deliveries.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, a account.Account, id string) error {
+func (s *Webhooks) DeleteWebhookEndpoint(ctx context.Context, a account.Account, id string) error {
 	if _, err := s.ownEndpoint(ctx, a, id); err != nil {
 		return err
 	}
-	return s.Webhooks.DeleteEndpoint(ctx, id)
+	return s.store.DeleteEndpoint(ctx, id)
 }
 
 // RotateWebhookSecret gives the endpoint a new secret, shown this once. For
 // webhook.RotationWindow deliveries carry both signatures.
-func (s *Service) RotateWebhookSecret(ctx context.Context, a account.Account, id string) (WebhookEndpointView, error) {
+func (s *Webhooks) RotateWebhookSecret(ctx context.Context, a account.Account, id string) (WebhookEndpointView, error) {
 	if _, err := s.ownEndpoint(ctx, a, id); err != nil {
 		return WebhookEndpointView{}, err
 	}
-	e, err := s.Webhooks.UpdateEndpoint(ctx, id, func(e *webhook.Endpoint) error {
-		now := s.Clock.Now()
+	e, err := s.store.UpdateEndpoint(ctx, id, func(e *webhook.Endpoint) error {
+		now := s.clock.Now()
 		e.Rotate(now)
 		e.UpdatedAt = now.UTC()
 		return nil
@@ -245,7 +257,7 @@ type TestEvent struct {
 }
 
 // SendTestWebhook queues a signed webhook.test delivery to the endpoint, sent as any other.
-func (s *Service) SendTestWebhook(ctx context.Context, a account.Account, id string) (DeliveryView, error) {
+func (s *Webhooks) SendTestWebhook(ctx context.Context, a account.Account, id string) (DeliveryView, error) {
 	e, err := s.ownEndpoint(ctx, a, id)
 	if err != nil {
 		return DeliveryView{}, err
@@ -253,7 +265,7 @@ func (s *Service) SendTestWebhook(ctx context.Context, a account.Account, id str
 	if !e.Enabled {
 		return DeliveryView{}, problem.Reject(problem.CodeConflict, "webhook endpoint %s is disabled; enable it to send a test", id)
 	}
-	now := s.Clock.Now()
+	now := s.clock.Now()
 	body, err := json.Marshal(TestEvent{Event: webhook.EventTest, EndpointID: e.ID, CreatedAt: now.UnixMilli()})
 	if err != nil {
 		return DeliveryView{}, err
@@ -261,19 +273,19 @@ func (s *Service) SendTestWebhook(ctx context.Context, a account.Account, id str
 	delID := job.NewID("del")
 	d := webhook.NewDelivery(webhook.NewDeliveryParams{ID: delID, Key: "test:" + delID, Event: webhook.EventTest,
 		Endpoint: e, Body: body, Now: now})
-	if err := s.Webhooks.CreateDelivery(ctx, d); err != nil {
+	if err := s.store.CreateDelivery(ctx, d); err != nil {
 		return DeliveryView{}, err
 	}
 	return NewDeliveryView(d), nil
 }
 
 // ListDeliveries returns a page of the endpoint's deliveries, newest first.
-func (s *Service) ListDeliveries(ctx context.Context, a account.Account, endpointID string, p webhook.ListParams) ([]DeliveryView, string, error) {
+func (s *Webhooks) ListDeliveries(ctx context.Context, a account.Account, endpointID string, p webhook.ListParams) ([]DeliveryView, string, error) {
 	if _, err := s.ownEndpoint(ctx, a, endpointID); err != nil {
 		return nil, "", err
 	}
 	p.EndpointID = endpointID
-	page, err := s.Webhooks.ListDeliveries(ctx, p)
+	page, err := s.store.ListDeliveries(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -286,8 +298,8 @@ func (s *Service) ListDeliveries(ctx context.Context, a account.Account, endpoin
 
 // Redeliver sends a delivery's body again as a new delivery (a new del_ ID, a fresh retry
 // schedule, redeliveryOf naming the original), whatever the original's state.
-func (s *Service) Redeliver(ctx context.Context, a account.Account, deliveryID string) (DeliveryView, error) {
-	orig, err := s.Webhooks.GetDelivery(ctx, deliveryID)
+func (s *Webhooks) Redeliver(ctx context.Context, a account.Account, deliveryID string) (DeliveryView, error) {
+	orig, err := s.store.GetDelivery(ctx, deliveryID)
 	if errors.Is(err, problem.ErrNotFound) || (err == nil && orig.AccountID != a.ID) {
 		return DeliveryView{}, problem.Reject(problem.CodeNotFound, "delivery %q not found", deliveryID)
 	}
@@ -300,80 +312,10 @@ func (s *Service) Redeliver(ctx context.Context, a account.Account, deliveryID s
 	}
 	delID := job.NewID("del")
 	d := webhook.NewDelivery(webhook.NewDeliveryParams{ID: delID, Key: "redeliver:" + delID, Event: orig.Event,
-		JobID: orig.JobID, Endpoint: e, Body: orig.Body, Now: s.Clock.Now()})
+		JobID: orig.JobID, Endpoint: e, Body: orig.Body, Now: s.clock.Now()})
 	d.RedeliveryOf = orig.ID
-	if err := s.Webhooks.CreateDelivery(ctx, d); err != nil {
+	if err := s.store.CreateDelivery(ctx, d); err != nil {
 		return DeliveryView{}, err
 	}
 	return NewDeliveryView(d), nil
-}
-
-// FanOut is the Relay handler of TopicEvents: it writes one delivery per enabled endpoint of
-// the job's (or, for batch.completed, the batch's) account subscribed to the event. The body is fixed here, output URLs minted here
-// for Config.URLTTL, so every attempt sends the same bytes. It is idempotent: a delivery's key
-// is the message key and the endpoint, and a key already stored is skipped.
-func (s *Service) FanOut(ctx context.Context, m job.Message) error {
-	if s.Webhooks == nil {
-		return nil
-	}
-	var ev Event
-	if err := json.Unmarshal(m.Payload, &ev); err != nil {
-		return fmt.Errorf("event %s: %w", m.Key, err)
-	}
-	var (
-		accountID string
-		body      []byte
-	)
-	if ev.Event == webhook.EventBatchCompleted {
-		// A batch event is sent as written: it has no file URLs to mint.
-		var be BatchEvent
-		if err := json.Unmarshal(m.Payload, &be); err != nil {
-			return fmt.Errorf("event %s: %w", m.Key, err)
-		}
-		if s.Batches == nil {
-			return nil
-		}
-		b, err := s.Batches.GetBatch(ctx, be.BatchID)
-		if errors.Is(err, problem.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		accountID, body = b.AccountID, m.Payload
-	} else {
-		j, err := s.Jobs.Get(ctx, ev.JobID)
-		if errors.Is(err, problem.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		accountID = j.AccountID
-	}
-	es, err := s.Webhooks.ListEndpoints(ctx, accountID)
-	if err != nil {
-		return err
-	}
-	now := s.Clock.Now()
-	for _, e := range es {
-		if !e.Subscribed(ev.Event) {
-			continue
-		}
-		if body == nil {
-			if ev.Output != nil && s.Signer != nil {
-				o := ev.Output.Sign(ev.JobID, s.Signer, now.Add(s.Config.URLTTL))
-				ev.Output = &o
-			}
-			if body, err = json.Marshal(ev); err != nil {
-				return err
-			}
-		}
-		d := webhook.NewDelivery(webhook.NewDeliveryParams{ID: job.NewID("del"), Key: m.Key + "|" + e.ID, Event: ev.Event,
-			JobID: ev.JobID, Endpoint: e, Body: body, Now: now})
-		if err := s.Webhooks.CreateDelivery(ctx, d); err != nil && !errors.Is(err, problem.ErrConflict) {
-			return err
-		}
-	}
-	return nil
 }

@@ -20,13 +20,14 @@ const (
 	EventJobRunning     = "job.running"
 	EventJobCompleted   = "job.completed"
 	EventJobFailed      = "job.failed"
+	EventJobCancelled   = "job.cancelled"
 	EventBatchCompleted = "batch.completed"
 	// EventTest is sent by SendTest only; it cannot be subscribed to.
 	EventTest = "webhook.test"
 )
 
 // Events are the names an endpoint may subscribe to.
-var Events = []string{EventJobCompleted, EventJobFailed, EventJobRunning, EventBatchCompleted}
+var Events = []string{EventJobCompleted, EventJobFailed, EventJobRunning, EventJobCancelled, EventBatchCompleted}
 
 // Limits of the spec.
 const (

@@ -58,7 +58,7 @@ func runAccounts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	if args[0] == "set-plan" {
-		if err := a.Service.SetPlan(ctx, id, p); err != nil {
+		if err := a.UC.Credits.SetPlan(ctx, id, p); err != nil {
 			fmt.Fprintf(stderr, "mediajobs accounts set-plan: account %q: %v\n", id, err)
 			return 1
 		}

@@ -35,12 +35,12 @@ func runCredits(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer a.Close()
-	written, err := a.Service.AddCredits(ctx, c)
+	written, err := a.UC.Credits.AddCredits(ctx, c)
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs credits %s: %v\n", args[0], err)
 		return 1
 	}
-	bal, err := a.Service.Ledger.Balance(ctx, c.AccountID)
+	bal, err := a.Store.Balance(ctx, c.AccountID)
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs credits %s: %v\n", args[0], err)
 		return 1

@@ -85,7 +85,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		path := filepath.Join(cfg.Data, "dev-account.json")
 		var dev devAccount
 		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &dev) == nil && dev.APIKey != "" {
-			if _, err := a.Service.Authenticate(ctx, dev.APIKey); err != nil {
+			if _, err := a.UC.Auth.Authenticate(ctx, dev.APIKey); err != nil {
 				dev = devAccount{}
 			}
 		}
@@ -124,7 +124,7 @@ func createAccount(ctx context.Context, a *app.App, plan account.Plan) (devAccou
 	now := time.Now()
 	acc := account.Account{ID: job.NewID("acc"), Plan: plan, CreatedAt: now.UTC().Truncate(time.Microsecond)}
 	// The service, not the store: opening an account gives its plan's grants.
-	if err := a.Service.OpenAccount(ctx, acc); err != nil {
+	if err := a.UC.Credits.OpenAccount(ctx, acc); err != nil {
 		return devAccount{}, err
 	}
 	secret, key := account.NewKey(acc.ID, job.NewID("key"), now)

@@ -4,10 +4,10 @@ package app
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +37,7 @@ import (
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -44,7 +45,9 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype/captionsanimate"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -83,7 +86,12 @@ type Config struct {
 	// BusURL carries hints and reports between replicas over NATS JetStream (nats://host:port);
 	// empty: in process.
 	BusURL string
-	Log    *slog.Logger
+	// WorkerToken authenticates `mediajobs worker` processes on /internal/runner and on the
+	// broker; empty: no remote workers are accepted.
+	WorkerToken string
+	// Lease is how long a runner holds a job without a heartbeat before it counts as lost.
+	Lease time.Duration
+	Log   *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
@@ -106,7 +114,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
 	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("MEDIAJOBS_REDIS_URL", ""), "redis://host:port/db to share rate limits between API replicas; empty: in memory (MEDIAJOBS_REDIS_URL)")
-	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels, dispatch hints and runner reports over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
+	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels and dispatch hints over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
+	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
+	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
 }
 
 func env(key, def string) string {
@@ -141,7 +151,7 @@ func envBool(key string, def bool) bool {
 type App struct {
 	Config  Config
 	Store   *sqlstore.Store
-	Service *service.Service
+	UC      UseCases
 	Handler http.Handler
 	Bus     *bus.Bus
 	Relay   *service.Relay
@@ -154,6 +164,21 @@ type App struct {
 	relayWake   chan struct{}
 	// closeLimiter releases the rate limiter's connections, if it has any.
 	closeLimiter func() error
+}
+
+// UseCases are the application's use cases, composed over the adapters.
+type UseCases struct {
+	Auth      *service.Auth
+	Submit    *service.Submit
+	Jobs      *service.Jobs
+	Cancel    *service.Cancel
+	Batches   *service.Batches
+	Uploads   *service.Uploads
+	Webhooks  *service.Webhooks
+	FanOut    *service.FanOut
+	Credits   *service.Credits
+	Runs      *service.Runs
+	RateLimit *ratelimit.Gate
 }
 
 // Open connects the store (running migrations), and composes the service.
@@ -268,13 +293,22 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		}
 		return nil, err
 	}
-	svc := &service.Service{Pricing: pricing, Ledger: store, Jobs: store, Batches: store, Accounts: store, Assets: store, Blobs: blobs, Types: types,
-		Clock: clock.System{}, Signer: signer, Bus: b,
-		Config: service.Config{BaseURL: cfg.BaseURL, URLTTL: cfg.URLTTL, Lease: 30 * time.Second, MaxUpload: cfg.MaxUpload}}
-	api := httpapi.New(svc, httpapi.Options{
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	a := &App{Config: cfg, Store: store, Bus: b, Log: cfg.Log, transcriber: tr,
+		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
+	uc, err := a.useCases(store, blobs, signer, types, pricing, key, limiter)
+	if err != nil {
+		a.closeAll()
+		return nil, err
+	}
+	a.UC = uc
+	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
+		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs}, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
-		Ready: store.Ping, Logger: cfg.Log,
-		Authenticated: []httpapi.Middleware{httpapi.RateLimit(limiter, func(a account.Account) int { return svc.Limits(a).RequestsPerMinute }, cfg.Log)},
+		Ready: store.Ping, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
+		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
 	wasm, err := os.ReadFile(cfg.ValidatorWASM)
@@ -285,35 +319,33 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/", api)
-	// MCP spends the REST rate limit: one limiter instance, one budget per account.
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		hosts = []string{u.Host}
 	}
-	mux.Handle("/mcp", mcpserver.New(svc, mcpserver.Options{Limiter: limiter, Logger: cfg.Log, AllowedHosts: hosts,
-		Limits: svc.Limits,
-		Fetch:  safehttp.NewClient(fetch)}))
+	// MCP drives the same use cases as REST, with the same rate-limit gate.
+	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
+		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)}))
+	a.Handler = mux
 
-	a := &App{Config: cfg, Store: store, Service: svc, Handler: mux, Bus: b, Log: cfg.Log, transcriber: tr,
-		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
-	svc.Webhooks, svc.URLCheck = store, webhookout.URLChecker{HTTP: a.fetch}
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
 		// Job charges go to the ledger, once each.
-		billing.TopicCharge: svc.HandleCharge,
+		billing.TopicCharge: uc.Credits.HandleCharge,
 		// A batch's finished jobs are counted once each; the last writes batch.completed.
-		service.TopicBatchJobDone: svc.HandleBatchJobDone,
+		service.TopicBatchJobDone: uc.Batches.HandleJobDone,
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
-			if err := svc.FanOut(ctx, m); err != nil {
+			if err := uc.FanOut.Handle(ctx, m); err != nil {
 				return err
 			}
 			a.Deliverer.Wake()
 			return b.Publish(ctx, service.TopicEvents, m.Payload)
 		},
 	}}
-	svc.OutboxNotify = func() {
+	store.OnOutbox = func() {
 		select {
 		case a.relayWake <- struct{}{}:
 		default:
@@ -322,13 +354,93 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	return a, nil
 }
 
+// useCases composes the application's use cases over the adapters.
+func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.Signer, types *jobtype.Registry,
+	pricing *billing.Pricing, key []byte, limiter ratelimit.Limiter) (UseCases, error) {
+	cfg, clk := a.Config, clock.System{}
+	tokens, err := workqueue.NewTokens(leaseKey(key))
+	if err != nil {
+		return UseCases{}, err
+	}
+	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
+		Pricing: pricing, Clock: clk, Tokens: tokens, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
+		RunnerURL: cfg.BaseURL, Log: a.Log})
+	if err != nil {
+		return UseCases{}, err
+	}
+	viewer := service.Viewer{Signer: signer, Clock: clk, URLTTL: cfg.URLTTL}
+	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/"}
+	waker := &dispatchHints{runs: runs, bus: a.Bus, log: a.Log}
+	uc := UseCases{Runs: runs, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
+		return pricing.Limits(acc.Plan).RequestsPerMinute
+	}, a.Log)}
+	var errs []error
+	collect := func(err error) { errs = append(errs, err) }
+	uc.Auth, err = service.NewAuth(store)
+	collect(err)
+	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
+	collect(err)
+	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
+	collect(err)
+	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer})
+	collect(err)
+	uc.Batches, err = service.NewBatches(service.BatchesPorts{Gate: gate, Batches: store, Clock: clk, Waker: waker})
+	collect(err)
+	uc.Uploads, err = service.NewUploads(service.UploadsPorts{Assets: store, Blobs: blobs, Clock: clk, MaxUpload: cfg.MaxUpload,
+		AssetURLPrefix: cfg.BaseURL + "/assets/"})
+	collect(err)
+	uc.Webhooks, err = service.NewWebhooks(service.WebhooksPorts{Store: store, URLs: webhookout.URLChecker{HTTP: a.fetch}, Clock: clk})
+	collect(err)
+	uc.FanOut, err = service.NewFanOut(service.FanOutPorts{Store: store, Jobs: store, Batches: store, Viewer: viewer})
+	collect(err)
+	uc.Credits, err = service.NewCredits(service.CreditsPorts{Accounts: store, Ledger: store, Pricing: pricing, Clock: clk})
+	collect(err)
+	return uc, errors.Join(errs...)
+}
+
+// leaseKey derives the key of lease tokens from the URL signing key, so that one secret is
+// configured per deployment and the two uses never share a key.
+func leaseKey(signing []byte) []byte {
+	m := hmac.New(sha256.New, signing)
+	m.Write([]byte("mediajobs lease tokens"))
+	return m.Sum(nil)
+}
+
+// dispatchHints wakes the runners of a class when work is submitted: the claims waiting in
+// this replica at once, and the other replicas' through the bus.
+type dispatchHints struct {
+	runs *service.Runs
+	bus  *bus.Bus
+	log  *slog.Logger
+}
+
+func (d *dispatchHints) Wake(ctx context.Context, c job.Class) {
+	d.runs.Wake(ctx, c)
+	if err := d.bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c)); err != nil {
+		d.log.Warn("dispatch hint not published; runners find the job at their next poll", "err", err)
+	}
+}
+
+// cancelHints tells every replica's runners to stop a cancelled job at once; the heartbeat
+// tells them too.
+type cancelHints struct {
+	bus *bus.Bus
+	log *slog.Logger
+}
+
+func (c cancelHints) Stop(ctx context.Context, jobID string) {
+	if err := c.bus.Publish(ctx, service.TopicCancel, []byte(jobID)); err != nil {
+		c.log.Warn("cancel hint not published; the runner learns it at its next heartbeat", "job", jobID, "err", err)
+	}
+}
+
 // workRoot is where job work directories go. The sandbox runs as an unprivileged user that must
 // search every parent of a work directory: <data>/work when it can (the usual case), else a
 // private directory under /var/tmp (world-searchable), because a checkout in root's home (/root
 // is 0700) would otherwise fail every job. --work-dir chooses explicitly, and is checked too.
-func workRoot(sb *sandbox.Sandbox, cfg Config, log *slog.Logger) (string, error) {
-	if cfg.WorkDir != "" {
-		abs, err := filepath.Abs(cfg.WorkDir)
+func workRoot(sb *sandbox.Sandbox, data, workDir string, log *slog.Logger) (string, error) {
+	if workDir != "" {
+		abs, err := filepath.Abs(workDir)
 		if err != nil {
 			return "", err
 		}
@@ -337,16 +449,19 @@ func workRoot(sb *sandbox.Sandbox, cfg Config, log *slog.Logger) (string, error)
 		}
 		return abs, nil
 	}
-	if sb.Reachable(cfg.Data) == nil {
-		return filepath.Join(cfg.Data, "work"), nil
+	if data == "" {
+		return "", errors.New("a work directory is required: set --work-dir")
 	}
-	sum := sha256.Sum256([]byte(cfg.Data))
+	if sb.Reachable(data) == nil {
+		return filepath.Join(data, "work"), nil
+	}
+	sum := sha256.Sum256([]byte(data))
 	fallback := filepath.Join("/var/tmp", "mediajobs-"+hex.EncodeToString(sum[:6]))
 	if err := sb.Reachable(filepath.Dir(fallback)); err != nil {
-		return "", fmt.Errorf("the sandbox user cannot reach %s nor /var/tmp; set --work-dir: %w", cfg.Data, err)
+		return "", fmt.Errorf("the sandbox user cannot reach %s nor /var/tmp; set --work-dir: %w", data, err)
 	}
 	log.Info("job work directories are outside the data directory, which the sandbox user cannot reach",
-		"data", cfg.Data, "work", fallback)
+		"data", data, "work", fallback)
 	return fallback, nil
 }
 
@@ -403,56 +518,44 @@ func signingKey(cfg Config) ([]byte, error) {
 
 // Close releases the store and the bus.
 func (a *App) Close() {
-	a.Bus.Close()
+	a.closeAll()
 	a.Store.Close()
+}
+
+func (a *App) closeAll() {
+	a.Bus.Close()
 	if a.closeLimiter != nil {
 		_ = a.closeLimiter()
 	}
 }
 
-// Run serves the API on ln and runs the control plane (runner reports, lease sweep) and, when
-// configured, the in-process runner agent, until ctx ends; then it drains and returns.
+// Run serves the API on ln and runs the control plane (lease sweep, outbox relay, webhook
+// deliveries) and, when configured, the in-process runner agent, until ctx ends; then it
+// drains and returns.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-
-	if err := a.Bus.Subscribe(ctx, service.TopicRunner, func(ctx context.Context, p []byte) error {
-		var r service.RunnerReport
-		if err := json.Unmarshal(p, &r); err != nil {
-			a.Log.Warn("dropping a malformed runner report", "err", err)
+	// Work submitted on other replicas wakes the claims waiting here.
+	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
+		if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(c), func(ctx context.Context, _ []byte) error {
+			a.UC.Runs.Wake(ctx, c)
 			return nil
-		}
-		return a.Service.HandleReport(ctx, r)
-	}); err != nil {
-		return err
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.sweep(ctx)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.grantMonthly(ctx)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.relay(ctx)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.Deliverer.Run(ctx)
-	}()
-	if a.Config.Runner {
-		agent, err := a.startRunner(ctx, &wg)
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		_ = agent
+	}
+	for _, loop := range []func(context.Context){a.sweep, a.grantMonthly, a.relay, a.Deliverer.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(ctx)
+		}()
+	}
+	if a.Config.Runner {
+		if err := a.startRunner(ctx, &wg); err != nil {
+			return err
+		}
 	}
 
 	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -493,15 +596,27 @@ func (a *App) relay(ctx context.Context) {
 	}
 }
 
-// sweep fails jobs whose runner went silent, every few seconds.
+// sweep acts on jobs whose runner went silent. It starts one lease after the control plane
+// does: runners that kept working while it was down (a restart, an upgrade) renew their leases
+// in that time instead of losing their jobs.
 func (a *App) sweep(ctx context.Context) {
-	t := time.NewTicker(5 * time.Second)
+	grace := time.NewTimer(a.Config.Lease)
+	defer grace.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-grace.C:
+	}
+	t := time.NewTicker(min(5*time.Second, max(a.Config.Lease/4, 100*time.Millisecond)))
 	defer t.Stop()
 	for {
-		if n, err := a.Service.Sweep(ctx); err != nil && ctx.Err() == nil {
+		if n, err := a.UC.Runs.Sweep(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("lease sweep failed", "err", err)
 		} else if n > 0 {
-			a.Log.Info("failed jobs of lost runners", "count", n)
+			a.Log.Info("acted on jobs of lost runners", "count", n)
+			for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
+				_ = a.Bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -511,46 +626,30 @@ func (a *App) sweep(ctx context.Context) {
 	}
 }
 
-func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) (*runner.Agent, error) {
-	sb, err := sandbox.New(sandbox.Config{})
+// startRunner runs the in-process runner agent: it takes work from this replica's Runs
+// directly, the embedded default's work queue.
+func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) error {
+	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
+		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log}, a.UC.Runs)
 	if err != nil {
-		return nil, err
-	}
-	if err := sb.Available(ctx); err != nil {
-		return nil, fmt.Errorf("the runner needs the bubblewrap sandbox: %w", err)
-	}
-	tr := a.transcriber
-	blobs := a.Service.Blobs
-	exec := &runner.FFmpeg{Sandbox: sb, Blobs: blobs, Log: a.Log, Fetch: runner.Fetcher{
-		Client: safehttp.NewClient(a.fetch), Assets: a.Store, Blobs: blobs, MaxBytes: 2 << 30}}
-	work, err := workRoot(sb, a.Config, a.Log)
-	if err != nil {
-		return nil, err
-	}
-	agent, err := runner.New(runner.Config{Class: job.ClassCPU, Slots: a.Config.Slots,
-		WorkRoot: work, Log: a.Log},
-		a.Service, runner.BusReporter{Bus: a.Bus}, map[string]runner.Executor{ffmpegjob.Name: exec,
-			extractmetadata.Name: &runner.Metadata{FFmpeg: exec}, captionburn.Name: &runner.Captions{FFmpeg: exec, Transcriber: tr},
-			captionsanimate.Name: &runner.Animate{FFmpeg: exec, Transcriber: tr}})
-	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(job.ClassCPU), func(context.Context, []byte) error {
 		agent.Wake()
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.Bus.Subscribe(ctx, service.TopicCancel, func(_ context.Context, p []byte) error {
 		agent.Cancel(string(p))
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		agent.Run(ctx)
 	}()
-	return agent, nil
+	return nil
 }

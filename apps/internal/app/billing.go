@@ -49,7 +49,7 @@ func (a *App) grantMonthly(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if n, err := a.Service.GrantMonthly(ctx); err != nil && ctx.Err() == nil {
+		if n, err := a.UC.Credits.GrantMonthly(ctx); err != nil && ctx.Err() == nil {
 			a.Log.Warn("monthly credit grant failed; retried within the hour", "err", err)
 		} else if n > 0 {
 			a.Log.Info("granted monthly credits", "accounts", n)

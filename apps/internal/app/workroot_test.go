@@ -47,10 +47,11 @@ func TestWorkRoot(t *testing.T) {
 		{"data in a private parent", Config{Data: closed}, "/var/tmp/mediajobs-*", ""},
 		{"explicit work dir", Config{Data: closed, WorkDir: filepath.Join(open, "jobs")}, filepath.Join(open, "jobs"), ""},
 		{"explicit unreachable", Config{Data: open, WorkDir: filepath.Join(closed, "jobs")}, "", "work-dir"},
+		{"a worker with neither", Config{}, "", "--work-dir"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := workRoot(sb, tc.cfg, log)
+			got, err := workRoot(sb, tc.cfg.Data, tc.cfg.WorkDir, log)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

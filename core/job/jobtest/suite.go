@@ -126,10 +126,20 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 			t.Fatal(err)
 		}
 		want, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+			// A first dispatch whose runner was lost before the compute began, then a second.
+			if err := j.Dispatch(base, time.Minute); err != nil {
+				return err
+			}
+			if err := j.Requeue(base.Add(500 * time.Millisecond)); err != nil {
+				return err
+			}
 			if err := j.Dispatch(base.Add(time.Second), time.Minute); err != nil {
 				return err
 			}
 			if err := j.Start(base.Add(2*time.Second), time.Minute); err != nil {
+				return err
+			}
+			if err := j.Executing(base.Add(2500 * time.Millisecond)); err != nil {
 				return err
 			}
 			if err := j.Heartbeat(base.Add(3*time.Second), time.Minute, 0.5); err != nil {
@@ -150,6 +160,9 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		}
 		if got.Output.File == nil || got.Output.File.Path != "master.m3u8" || got.Output.Pattern() != job.PatternStream {
 			t.Fatalf("output headline lost: %+v", got.Output)
+		}
+		if got.Requeues != 1 || got.Attempt != 2 || got.ExecStartedAt == nil || !got.ExecStartedAt.Equal(base.Add(2500*time.Millisecond)) {
+			t.Fatalf("requeues %d, attempt %d, exec started %v", got.Requeues, got.Attempt, got.ExecStartedAt)
 		}
 
 		failed := newJob(t, "acc_1", base, job.ClassCPU)

@@ -1,0 +1,3 @@
+ALTER TABLE jobs DROP COLUMN exec_started_at;
+--bun:split
+ALTER TABLE jobs DROP COLUMN requeues;

@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/webhook"
+)
+
+// CancelPorts are what cancelling a job needs.
+type CancelPorts struct {
+	Jobs    job.Store
+	Pricing *billing.Pricing
+	Clock   clock.Clock
+	Stopper Stopper
+	Viewer  Viewer
+}
+
+// Cancel is POST /jobs/{id}/cancel.
+type Cancel struct {
+	jobs    job.Store
+	bill    biller
+	clock   clock.Clock
+	stopper Stopper
+	viewer  Viewer
+}
+
+// NewCancel returns the Cancel use case.
+func NewCancel(p CancelPorts) (*Cancel, error) {
+	err := errors.Join(need("Cancel", port{"a job store", p.Jobs}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
+		port{"a stopper", p.Stopper}), p.Viewer.check())
+	if err != nil {
+		return nil, err
+	}
+	return &Cancel{jobs: p.Jobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer}, nil
+}
+
+// Cancel stops the account's job and returns it as GET /jobs/{id} does, cost included. A waiting
+// or dispatched job never runs and costs nothing; a running one is killed and, once its compute
+// had begun, billed for the compute used up to now, measured by the control plane from when the
+// runner said its compute began. job.cancelled goes to subscribers. A job already terminal is a
+// CONFLICT.
+func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View, error) {
+	if _, err := ownJob(ctx, s.jobs, a, id); err != nil {
+		return View{}, err
+	}
+	var wasRunning bool
+	j, err := s.jobs.Update(ctx, id, func(j *job.Job) error {
+		now := s.clock.Now()
+		wasRunning = j.Status == job.StatusRunning
+		if err := j.Cancel(now); err != nil {
+			return err
+		}
+		if j.ExecStartedAt != nil {
+			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
+		}
+		return finished(j, s.bill, webhook.EventJobCancelled)
+	})
+	if errors.Is(err, job.ErrIllegalTransition) {
+		cur, gerr := s.jobs.Get(ctx, id)
+		if gerr != nil {
+			return View{}, gerr
+		}
+		return View{}, problem.Reject(problem.CodeConflict, "job %s is %s and can no longer be cancelled", id, cur.Status)
+	}
+	if err != nil {
+		return View{}, err
+	}
+	if wasRunning || j.DispatchedAt != nil {
+		s.stopper.Stop(ctx, j.ID)
+	}
+	return s.viewer.View(j), nil
+}

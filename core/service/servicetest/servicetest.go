@@ -1,0 +1,255 @@
+// Package servicetest composes every use case over in-memory adapters and a fake clock, for
+// the tests of the core and of the drivers (REST, MCP, the runner transports) alike.
+package servicetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/account/accounttest"
+	"github.com/mediajobs/mediajobs/core/asset/assettest"
+	"github.com/mediajobs/mediajobs/core/batch/batchtest"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/blob/blobtest"
+	"github.com/mediajobs/mediajobs/core/clock/clocktest"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// Options shape a Harness; every field has a default.
+type Options struct {
+	// BaseURL is {base_url}; default https://api.test.
+	BaseURL string
+	// Types are the job types; required.
+	Types *jobtype.Registry
+	// Signer mints file URLs; default a fake that writes the expiry into the URL.
+	Signer job.Signer
+	// Blobs keeps bytes; default in memory.
+	Blobs blob.Store
+	// URLs vets webhook URLs; default accepts every URL.
+	URLs service.URLChecker
+	// MaxUpload caps uploads; default 1 MiB.
+	MaxUpload int64
+	// Lease is the runners' lease; default one minute.
+	Lease time.Duration
+	// Start is the fake clock's start; default 2026-11-22 12:00 UTC.
+	Start time.Time
+	// Log receives the use cases' warnings; default discarded.
+	Log *slog.Logger
+}
+
+// Harness is every use case over in-memory adapters.
+type Harness struct {
+	Clock    *clocktest.Fake
+	Store    *batchtest.Memory // jobs, batches and the outbox
+	Accounts *accounttest.Memory
+	Assets   *assettest.Memory
+	Ledger   *billingtest.Memory
+	Hooks    *webhooktest.Memory
+	Blobs    blob.Store
+	Tokens   workqueue.Tokens
+	Pricing  *billing.Pricing
+	Hints    *Hints
+
+	Auth     *service.Auth
+	Submit   *service.Submit
+	Jobs     *service.Jobs
+	Cancel   *service.Cancel
+	Runs     *service.Runs
+	Uploads  *service.Uploads
+	Batches  *service.Batches
+	Credits  *service.Credits
+	Webhooks *service.Webhooks
+	FanOut   *service.FanOut
+	Relay    *service.Relay
+
+	mu     sync.Mutex
+	events []string
+}
+
+// New composes a Harness; it fails the test on a wiring error.
+func New(t testing.TB, o Options) *Harness {
+	t.Helper()
+	if o.Types == nil {
+		t.Fatal("servicetest: Options.Types is required")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = "https://api.test"
+	}
+	if o.Signer == nil {
+		o.Signer = fakeSigner{}
+	}
+	if o.Blobs == nil {
+		o.Blobs = blobtest.NewMemory()
+	}
+	if o.URLs == nil {
+		o.URLs = acceptAll{}
+	}
+	if o.MaxUpload == 0 {
+		o.MaxUpload = 1 << 20
+	}
+	if o.Lease == 0 {
+		o.Lease = time.Minute
+	}
+	if o.Start.IsZero() {
+		o.Start = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	tokens, err := workqueue.NewTokens([]byte(strings.Repeat("k", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
+		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
+		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}}
+	prefix := o.BaseURL + "/assets/"
+	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
+	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
+		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Lease: o.Lease, AssetURLPrefix: prefix,
+		RunnerURL: o.BaseURL, Log: o.Log})
+	must(err)
+	h.Hints.runs = h.Runs
+	h.Auth, err = service.NewAuth(h.Accounts)
+	must(err)
+	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints})
+	must(err)
+	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
+	must(err)
+	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer})
+	must(err)
+	h.Uploads, err = service.NewUploads(service.UploadsPorts{Assets: h.Assets, Blobs: h.Blobs, Clock: h.Clock, MaxUpload: o.MaxUpload,
+		AssetURLPrefix: prefix})
+	must(err)
+	h.Batches, err = service.NewBatches(service.BatchesPorts{Gate: gate, Batches: h.Store, Clock: h.Clock, Waker: h.Hints})
+	must(err)
+	h.Credits, err = service.NewCredits(service.CreditsPorts{Accounts: h.Accounts, Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock})
+	must(err)
+	h.Webhooks, err = service.NewWebhooks(service.WebhooksPorts{Store: h.Hooks, URLs: o.URLs, Clock: h.Clock})
+	must(err)
+	h.FanOut, err = service.NewFanOut(service.FanOutPorts{Store: h.Hooks, Jobs: h.Store, Batches: h.Store, Viewer: viewer})
+	must(err)
+	h.Relay = &service.Relay{Outbox: h.Store, Clock: h.Clock, Log: o.Log, Handlers: map[string]service.Handler{
+		billing.TopicCharge:       h.Credits.HandleCharge,
+		service.TopicBatchJobDone: h.Batches.HandleJobDone,
+		service.TopicEvents: func(ctx context.Context, m job.Message) error {
+			h.mu.Lock()
+			h.events = append(h.events, string(m.Payload))
+			h.mu.Unlock()
+			return h.FanOut.Handle(ctx, m)
+		},
+	}}
+	return h
+}
+
+// Open makes an account of plan holding balance credits (its plan's grants adjusted to it) and
+// an API key for it; it returns the account and the key's secret.
+func (h *Harness) Open(t testing.TB, id string, plan account.Plan, balance int64) (account.Account, string) {
+	t.Helper()
+	ctx := context.Background()
+	if id == "" {
+		id = job.NewID("acc")
+	}
+	a := account.Account{ID: id, Plan: plan, CreatedAt: h.Clock.Now().UTC().Truncate(time.Microsecond)}
+	if err := h.Credits.OpenAccount(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Store.CreateAccount(ctx, a); err != nil { // the job store's plans, for concurrency caps
+		t.Fatal(err)
+	}
+	if have, _ := h.Ledger.Balance(ctx, a.ID); have != balance {
+		if _, err := h.Credits.AddCredits(ctx, service.Credit{AccountID: a.ID, Kind: billing.KindAdjustment, Amount: balance - have, Note: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret, k := account.NewKey(a.ID, job.NewID("key"), h.Clock.Now())
+	if err := h.Accounts.CreateKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	return a, secret
+}
+
+// Drain runs the relay once and returns every event it has handed on so far.
+func (h *Harness) Drain(t testing.TB) []string {
+	t.Helper()
+	if _, err := h.Relay.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	return h.Events()
+}
+
+// Events are the job and batch events the relay handed on so far.
+func (h *Harness) Events() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.events...)
+}
+
+// Hints records the wake-ups and stops the use cases send, and wakes the claims waiting in
+// Runs as a deployment's hints would.
+type Hints struct {
+	mu    sync.Mutex
+	woken []job.Class
+	stops []string
+	runs  *service.Runs
+}
+
+// Wake records the wake-up and wakes the waiting claims.
+func (h *Hints) Wake(ctx context.Context, c job.Class) {
+	h.mu.Lock()
+	h.woken = append(h.woken, c)
+	h.mu.Unlock()
+	if h.runs != nil {
+		h.runs.Wake(ctx, c)
+	}
+}
+
+// Stop records the stop.
+func (h *Hints) Stop(_ context.Context, jobID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stops = append(h.stops, jobID)
+}
+
+// Stopped lists the jobs stopped so far.
+func (h *Hints) Stopped() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.stops...)
+}
+
+// Wakes counts the wake-ups so far.
+func (h *Hints) Wakes() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.woken)
+}
+
+type fakeSigner struct{}
+
+func (fakeSigner) SignFile(jobID string, p job.Pattern, file string, exp time.Time) string {
+	return fmt.Sprintf("https://x/%s/%s/%s?e=%d", p, jobID, file, exp.Unix())
+}
+
+type acceptAll struct{}
+
+func (acceptAll) CheckURL(context.Context, string) error { return nil }

@@ -1,0 +1,94 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
+)
+
+// UploadsPorts are what uploads need.
+type UploadsPorts struct {
+	Assets asset.Store
+	Blobs  blob.Store
+	Clock  clock.Clock
+	// MaxUpload caps an uploaded asset, in bytes.
+	MaxUpload int64
+	// AssetURLPrefix is "{base_url}/assets/".
+	AssetURLPrefix string
+}
+
+// Uploads is POST /uploads and the content of uploaded assets.
+type Uploads struct {
+	p UploadsPorts
+}
+
+// NewUploads returns the Uploads use case.
+func NewUploads(p UploadsPorts) (*Uploads, error) {
+	err := need("Uploads", port{"an asset store", p.Assets}, port{"a blob store", p.Blobs}, port{"a clock", p.Clock})
+	if p.MaxUpload <= 0 {
+		err = errors.Join(err, errors.New("Uploads needs a positive MaxUpload"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Uploads{p: p}, nil
+}
+
+// MaxUpload is the largest asset, in bytes.
+func (s *Uploads) MaxUpload() int64 { return s.p.MaxUpload }
+
+// URL is an asset's content URL.
+func (s *Uploads) URL(id string) string { return s.p.AssetURLPrefix + id + "/content" }
+
+// Upload stores an asset for the account and returns its record; its content URL is URL(ID).
+// An unnamed upload is called "upload".
+func (s *Uploads) Upload(ctx context.Context, a account.Account, name, contentType string, r io.Reader) (asset.Asset, error) {
+	if name == "" {
+		name = "upload"
+	}
+	if err := asset.CheckName(name); err != nil {
+		return asset.Asset{}, err
+	}
+	as := asset.Asset{ID: job.NewID("ast"), AccountID: a.ID, Name: name, ContentType: contentType,
+		CreatedAt: s.p.Clock.Now().UTC().Truncate(time.Microsecond)}
+	n, err := s.p.Blobs.Put(ctx, blob.AssetKey(a.ID, as.ID), r, s.p.MaxUpload)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return asset.Asset{}, problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", s.p.MaxUpload)
+	}
+	if err != nil {
+		return asset.Asset{}, err
+	}
+	as.Size = n
+	if err := s.p.Assets.CreateAsset(ctx, as); err != nil {
+		_ = s.p.Blobs.Delete(ctx, blob.AssetKey(a.ID, as.ID))
+		return asset.Asset{}, err
+	}
+	return as, nil
+}
+
+// Open returns the account's asset and its bytes; another account's is NOT_FOUND.
+func (s *Uploads) Open(ctx context.Context, a account.Account, id string) (asset.Asset, blob.Blob, error) {
+	as, err := s.p.Assets.GetAsset(ctx, id)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && as.AccountID != a.ID) {
+		return asset.Asset{}, nil, problem.Reject(problem.CodeNotFound, "asset %q not found", id)
+	}
+	if err != nil {
+		return asset.Asset{}, nil, err
+	}
+	b, err := s.p.Blobs.Open(ctx, blob.AssetKey(as.AccountID, id))
+	if err != nil {
+		return asset.Asset{}, nil, err
+	}
+	return as, b, nil
+}
+
+// URLPrefix is "{base_url}/assets/", under which asset content URLs live.
+func (s *Uploads) URLPrefix() string { return s.p.AssetURLPrefix }

@@ -1,0 +1,116 @@
+// Package workqueue is the port between the control plane and its runners: what a runner needs
+// to take a job, keep it, and hand back its result, with no database and no signing keys. The
+// control plane implements it in process (the embedded default); adapters carry it over HTTP
+// and over a message broker, and all of them pass one shared suite (workqueuetest).
+package workqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+)
+
+// Queue is what a runner asks of the control plane. Every call after Claim names the Lease it
+// was given: a lease that expired, that belongs to an older attempt, or whose token is forged is
+// refused with ErrLeaseRefused, and the runner must drop the job.
+type Queue interface {
+	// Claim takes up to Max waiting jobs of a class, waiting up to Wait for one to appear.
+	// It returns no jobs (and no error) when none came in time.
+	Claim(ctx context.Context, p ClaimParams) ([]Assignment, error)
+	// Heartbeat keeps the lease and records progress. The first heartbeat moves the job to
+	// running; one with Executing set records that its compute began. Cancelled tells the
+	// runner to stop.
+	Heartbeat(ctx context.Context, b Beat) (Ack, error)
+	// Report ends the attempt with its result. Reporting the same result again is harmless,
+	// so a runner re-sends a result it did not see acknowledged.
+	Report(ctx context.Context, l Lease, r Result) error
+	// OpenAsset reads an uploaded asset the job takes as an input.
+	OpenAsset(ctx context.Context, l Lease, assetID string) (io.ReadCloser, error)
+	// PutOutput stores one output file of the job, at most max bytes (0: no cap).
+	PutOutput(ctx context.Context, l Lease, name string, r io.Reader, max int64) (int64, error)
+}
+
+// ErrLeaseRefused is a call on a lease the control plane no longer honours: expired, of an
+// older attempt, forged, or of a job that has finished.
+var ErrLeaseRefused = errors.New("lease refused")
+
+// ClaimParams select the work a runner takes.
+type ClaimParams struct {
+	Class job.Class
+	Max   int
+	// Worker names the runner, for the operator's logs and the registry of live workers.
+	Worker string
+	// Wait is how long Claim may wait for work; zero returns at once.
+	Wait time.Duration
+}
+
+// Lease is one attempt of a job held by one runner. Token is the attempt's secret: the runner
+// proves with it that the lease is its own.
+type Lease struct {
+	JobID   string `json:"jobId"`
+	Attempt int    `json:"attempt"`
+	Token   string `json:"token"`
+}
+
+// Assignment is a job handed to a runner: everything it needs to run it.
+type Assignment struct {
+	Lease     Lease           `json:"lease"`
+	AccountID string          `json:"accountId"`
+	Type      string          `json:"type"`
+	Class     job.Class       `json:"class"`
+	Inputs    json.RawMessage `json:"inputs,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	// Timeout is the run's deadline: min(params.timeout, plan cap).
+	Timeout time.Duration `json:"timeout"`
+	// LeaseFor is how long the lease lasts without a heartbeat; a runner beats well within it.
+	LeaseFor time.Duration `json:"leaseFor"`
+	// AssetURLPrefix tells uploaded-asset URLs from remote ones in the job's inputs.
+	AssetURLPrefix string `json:"assetUrlPrefix"`
+	// AssetsURL and OutputsURL are where runners outside the control plane's process read the
+	// job's uploaded assets (AssetsURL + asset ID) and write its outputs (OutputsURL + file
+	// name), with the lease token as their bearer credential. The control plane may answer
+	// either with a redirect to presigned storage URLs. Empty for in-process runners.
+	AssetsURL  string `json:"assetsUrl,omitempty"`
+	OutputsURL string `json:"outputsUrl,omitempty"`
+	// Limits are the per-job caps of the account's plan.
+	Limits Limits `json:"limits"`
+}
+
+// Limits cap what one job may write.
+type Limits struct {
+	// Bytes is the most the job may write in all; Files the most files it may leave.
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files"`
+}
+
+// Beat is one heartbeat.
+type Beat struct {
+	Lease    Lease   `json:"lease"`
+	Progress float64 `json:"progress"`
+	// Executing says that the job's compute (the FFmpeg step) has begun.
+	Executing bool `json:"executing,omitempty"`
+}
+
+// Ack answers a heartbeat.
+type Ack struct {
+	// Cancelled tells the runner that the job was cancelled: stop it and report.
+	Cancelled bool `json:"cancelled"`
+	// LeaseUntil is when the lease ends without another heartbeat.
+	LeaseUntil time.Time `json:"leaseUntil"`
+}
+
+// Result is how an attempt ended: the files it stored through PutOutput, or its data; or a
+// Failure.
+type Result struct {
+	Files []job.File      `json:"files,omitempty"`
+	Data  json.RawMessage `json:"data,omitempty"`
+	// ComputeMs is the execution time measured by the runner, file transfers excluded.
+	ComputeMs int64 `json:"computeMs"`
+	// Started tells that the compute step began (billing reads it).
+	Started bool     `json:"started"`
+	Failure *Failure `json:"failure,omitempty"`
+}
