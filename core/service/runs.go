@@ -294,7 +294,10 @@ func (s *Runs) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result
 		if err := s.holds(j, l); err != nil {
 			return err
 		}
-		if j.Status.Terminal() {
+		switch {
+		case j.Status == job.StatusFailed && j.Error != nil && j.Error.Code == problem.CodeRunnerLost:
+			return s.refused(l, "the lease expired and the job failed RUNNER_LOST")
+		case j.Status.Terminal():
 			return errUnchanged // cancelled meanwhile, or this result was taken already
 		}
 		now := s.p.Clock.Now()

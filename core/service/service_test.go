@@ -15,9 +15,12 @@ import (
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
 )
 
 // Every use case refuses to be built without a port it needs, naming it: a missing port is a
@@ -503,4 +506,17 @@ func TestUnfundedJobsFailAtDispatch(t *testing.T) {
 	if got := h.job(t, j.ID); got.Status != job.StatusFailed || got.Error.Code != problem.CodeInsufficientCredits || got.Cost.Amount != 0 {
 		t.Fatalf("unfunded job: %s %+v", got.Status, got.Error)
 	}
+}
+
+// Runs is the in-process work queue: the embedded default passes the suite every transport does.
+func TestRunsPassesTheWorkQueueSuite(t *testing.T) {
+	t.Parallel()
+	workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
+		types, err := jobtype.NewRegistry(ffmpegjob.Type{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := servicetest.New(t, servicetest.Options{Types: types})
+		return h.QueueHarness(t, h.Runs)
+	})
 }

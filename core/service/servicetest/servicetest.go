@@ -3,8 +3,11 @@
 package servicetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -25,6 +28,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
 )
 
 // Options shape a Harness; every field has a default.
@@ -74,6 +78,7 @@ type Harness struct {
 	FanOut   *service.FanOut
 	Relay    *service.Relay
 
+	lease  time.Duration
 	mu     sync.Mutex
 	events []string
 }
@@ -114,7 +119,7 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
 		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
-		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}}
+		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, lease: o.Lease}
 	prefix := o.BaseURL + "/assets/"
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
 	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix}
@@ -253,3 +258,67 @@ func (fakeSigner) SignFile(jobID string, p job.Pattern, file string, exp time.Ti
 type acceptAll struct{}
 
 func (acceptAll) CheckURL(context.Context, string) error { return nil }
+
+// QueueHarness is the work-queue suite's harness over this control plane, with q the adapter
+// under test (h.Runs itself in process). Jobs are submitted by a Pro account of its own.
+func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Harness {
+	t.Helper()
+	acct, _ := h.Open(t, "", account.PlanPro, 100_000)
+	ctx := context.Background()
+	return workqueuetest.Harness{
+		Queue: q,
+		Submit: func(t *testing.T, class job.Class) string {
+			t.Helper()
+			params := `{"command":"ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"}`
+			if class == job.ClassGPU {
+				params = `{"command":"ffmpeg -f lavfi -i testsrc=duration=1 -c:v h264_nvenc out.mp4"}`
+			}
+			j, err := h.Submit.Submit(ctx, acct, jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(params)})
+			if err != nil {
+				t.Fatalf("Submit: %v", err)
+			}
+			// Claims are oldest first: keep the submit order the claim order.
+			h.Clock.Advance(time.Millisecond)
+			return j.ID
+		},
+		Upload: func(t *testing.T, content []byte) string {
+			t.Helper()
+			a, err := h.Uploads.Upload(ctx, acct, "in.vtt", "text/vtt", bytes.NewReader(content))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a.ID
+		},
+		Cancel: func(t *testing.T, id string) {
+			t.Helper()
+			if _, err := h.Cancel.Cancel(ctx, acct, id); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Expire: func(t *testing.T) {
+			t.Helper()
+			h.Clock.Advance(h.lease + time.Second)
+			if _, err := h.Runs.Sweep(ctx); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Job: func(t *testing.T, id string) *job.Job {
+			t.Helper()
+			j, err := h.Store.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
+		Output: func(t *testing.T, jobID, name string) []byte {
+			t.Helper()
+			b, err := h.Blobs.Open(ctx, blob.OutputKey(acct.ID, jobID, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			data, _ := io.ReadAll(b)
+			return data
+		},
+	}
+}

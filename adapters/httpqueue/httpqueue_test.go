@@ -1,0 +1,139 @@
+package httpqueue_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/adapters/httpqueue"
+	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/contracts"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+const token = "worker-token-of-the-test"
+
+// logBuffer is a log the test can read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// serve runs the REST API, /internal/runner included when workerToken is set, over a fresh
+// in-memory control plane.
+func serve(t *testing.T, workerToken string, log *logBuffer) (*servicetest.Harness, string) {
+	t.Helper()
+	types, err := jobtype.NewRegistry(ffmpegjob.Type{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handler http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types})
+	logger := slog.New(slog.DiscardHandler)
+	if log != nil {
+		logger = slog.New(slog.NewTextHandler(log, nil))
+	}
+	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs},
+		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
+			WorkerToken: workerToken, Logger: logger})
+	return h, srv.URL
+}
+
+type noVerifier struct{}
+
+func (noVerifier) Verify(urlsign.Kind, string, string, string, time.Time) error { return nil }
+
+func TestSuite(t *testing.T) {
+	t.Parallel()
+	workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
+		h, url := serve(t, token, nil)
+		c, err := httpqueue.New(httpqueue.Config{URL: url, Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.QueueHarness(t, c)
+	})
+}
+
+// A missing or wrong worker token is refused, and the refusal is logged with the caller.
+func TestWorkerTokenIsRequired(t *testing.T) {
+	t.Parallel()
+	var log logBuffer
+	h, url := serve(t, token, &log)
+	qh := h.QueueHarness(t, nil)
+	qh.Submit(t, job.ClassCPU)
+	for _, bad := range []string{"wrong", token + "x", strings.ToUpper(token)} {
+		c, err := httpqueue.New(httpqueue.Config{URL: url, Token: bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1}); !errors.Is(err, httpqueue.ErrUnauthorized) {
+			t.Fatalf("token %q: %v", bad, err)
+		}
+	}
+	resp, err := http.Post(url+"/internal/runner/claim", "application/json", strings.NewReader(`{"class":"cpu","max":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", resp.StatusCode)
+	}
+	if n := strings.Count(log.String(), "missing or wrong worker token"); n != 4 {
+		t.Fatalf("%d refusals logged, want 4:\n%s", n, log.String())
+	}
+	// Nothing was claimed.
+	c, _ := httpqueue.New(httpqueue.Config{URL: url, Token: token})
+	if as, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 5}); err != nil || len(as) != 1 {
+		t.Fatalf("the right token claims the job: %v %v", as, err)
+	}
+}
+
+// Without a worker token the control plane takes no remote workers: the routes are not there.
+func TestNoWorkerTokenNoRoutes(t *testing.T) {
+	t.Parallel()
+	_, url := serve(t, "", nil)
+	c, _ := httpqueue.New(httpqueue.Config{URL: url, Token: token})
+	_, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
+	if err == nil || !strings.Contains(err.Error(), "takes no remote workers") {
+		t.Fatalf("claim: %v", err)
+	}
+}
+
+func TestConfigRefusals(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []httpqueue.Config{{URL: "nats://x:4222", Token: "t"}, {URL: "http://x", Token: ""}, {URL: "x", Token: "t"}} {
+		if _, err := httpqueue.New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+// Package workqueuetest is the shared suite every workqueue.Queue adapter passes: in process,
+// over HTTP, over a message broker.
+package workqueuetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// Harness is one adapter under test and the control plane behind it.
+type Harness struct {
+	// Queue is the adapter, as a runner uses it.
+	Queue workqueue.Queue
+	// Submit saves a waiting job of class and returns its ID.
+	Submit func(t *testing.T, class job.Class) string
+	// Upload stores an asset of the account of the jobs Submit makes and returns its ID.
+	Upload func(t *testing.T, content []byte) string
+	// Cancel cancels a job as its owner would.
+	Cancel func(t *testing.T, id string)
+	// Expire lets every lease lapse and runs the control plane's sweep.
+	Expire func(t *testing.T)
+	// Job reads a job from the store.
+	Job func(t *testing.T, id string) *job.Job
+	// Output reads a stored output file of a job.
+	Output func(t *testing.T, jobID, name string) []byte
+}
+
+// Exercise runs the suite; newHarness makes a fresh control plane for each test.
+func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("ClaimOnceUnderConcurrency", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		const jobs, runners = 12, 6
+		want := map[string]bool{}
+		for range jobs {
+			want[h.Submit(t, job.ClassCPU)] = true
+		}
+		var (
+			mu  sync.Mutex
+			got = map[string]int{}
+			wg  sync.WaitGroup
+		)
+		for range runners {
+			wg.Go(func() {
+				for {
+					as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Worker: "suite"})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(as) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, a := range as {
+						got[a.Lease.JobID]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if len(got) != jobs {
+			t.Fatalf("%d of %d jobs claimed", len(got), jobs)
+		}
+		for id, n := range got {
+			if n != 1 || !want[id] {
+				t.Fatalf("job %s claimed %d times (submitted: %v)", id, n, want[id])
+			}
+		}
+	})
+
+	t.Run("ClaimTakesOnlyItsClass", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		gpu := h.Submit(t, job.ClassGPU)
+		if as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 4}); err != nil || len(as) != 0 {
+			t.Fatalf("a cpu claim took %v, %v", as, err)
+		}
+		as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassGPU, Max: 4})
+		if err != nil || len(as) != 1 || as[0].Lease.JobID != gpu || as[0].Class != job.ClassGPU {
+			t.Fatalf("a gpu claim took %v, %v", as, err)
+		}
+	})
+
+	t.Run("ClaimWaitsForWork", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		got := make(chan []workqueue.Assignment, 1)
+		errc := make(chan error, 1)
+		go func() {
+			as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: 20 * time.Second})
+			got <- as
+			errc <- err
+		}()
+		// The claim is waiting, or about to: a job submitted now is the one it returns.
+		id := h.Submit(t, job.ClassCPU)
+		if as := <-got; len(as) != 1 || as[0].Lease.JobID != id {
+			t.Fatalf("the waiting claim got %v, %v", as, <-errc)
+		}
+	})
+
+	t.Run("AssignmentCarriesTheJob", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		j := h.Job(t, id)
+		if a.Lease.JobID != id || a.Lease.Attempt != 1 || a.Lease.Token == "" || a.AccountID != j.AccountID || a.Type != j.Type ||
+			a.Timeout != j.Timeout || a.LeaseFor <= 0 || a.Limits.Bytes <= 0 || a.Limits.Files <= 0 {
+			t.Fatalf("assignment %+v of job %+v", a, j)
+		}
+		if !bytes.Equal(compact(a.Params), compact(j.Params)) {
+			t.Fatalf("params %s, want %s", a.Params, j.Params)
+		}
+		if j.Status != job.StatusDispatched {
+			t.Fatalf("a claimed job is %s", j.Status)
+		}
+	})
+
+	t.Run("HeartbeatRunsAndKeepsTheJob", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease})
+		if err != nil || ack.Cancelled || ack.LeaseUntil.IsZero() {
+			t.Fatalf("first heartbeat: %+v %v", ack, err)
+		}
+		if j := h.Job(t, id); j.Status != job.StatusRunning || j.ExecStartedAt != nil {
+			t.Fatalf("after the first heartbeat: %s, exec %v", j.Status, j.ExecStartedAt)
+		}
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.4, Executing: true}); err != nil {
+			t.Fatal(err)
+		}
+		if j := h.Job(t, id); j.Progress != 0.4 || j.ExecStartedAt == nil {
+			t.Fatalf("after an executing heartbeat: progress %v, exec %v", j.Progress, j.ExecStartedAt)
+		}
+	})
+
+	t.Run("CancelSeenThroughTheHeartbeat", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+			t.Fatal(err)
+		}
+		h.Cancel(t, id)
+		ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.5, Executing: true})
+		if err != nil || !ack.Cancelled {
+			t.Fatalf("heartbeat after the cancel: %+v %v", ack, err)
+		}
+		// The killed run's report is taken and changes nothing.
+		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{ComputeMs: 10, Started: true,
+			Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}); err != nil {
+			t.Fatalf("report of the cancelled run: %v", err)
+		}
+		if j := h.Job(t, id); j.Status != job.StatusCancelled {
+			t.Fatalf("job %s", j.Status)
+		}
+	})
+
+	t.Run("OutputsAndResultComplete", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		asset := h.Upload(t, []byte("WEBVTT\n"))
+		a := claimOne(t, h)
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := h.Queue.OpenAsset(ctx, a.Lease, asset)
+		if err != nil {
+			t.Fatalf("OpenAsset: %v", err)
+		}
+		in, _ := io.ReadAll(r)
+		r.Close()
+		if string(in) != "WEBVTT\n" {
+			t.Fatalf("asset read %q", in)
+		}
+		video := bytes.Repeat([]byte{0, 1, 2, 3}, 100<<10)
+		if n, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil || n != int64(len(video)) {
+			t.Fatalf("PutOutput: %d %v", n, err)
+		}
+		res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: int64(len(video))}}, ComputeMs: 1500, Started: true}
+		for range 2 { // a re-sent result is harmless
+			if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
+				t.Fatalf("Report: %v", err)
+			}
+		}
+		j := h.Job(t, id)
+		if j.Status != job.StatusComplete || j.ComputeMs != 1500 || j.Cost == nil || j.Cost.Amount != 2 {
+			t.Fatalf("job %s, compute %d, cost %+v", j.Status, j.ComputeMs, j.Cost)
+		}
+		if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
+			t.Fatalf("stored output has %d bytes, want %d", len(got), len(video))
+		}
+	})
+
+	t.Run("FailureIsMappedByTheCore", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch,
+			Message: "input https://media.example/a.mp4 could not be fetched: the server answered 404"}}); err != nil {
+			t.Fatal(err)
+		}
+		j := h.Job(t, id)
+		if j.Status != job.StatusFailed || j.Error.Code != problem.CodeInputFetchFailed || !j.Error.Retryable || j.Cost.Amount != 0 {
+			t.Fatalf("job %s %+v %+v", j.Status, j.Error, j.Cost)
+		}
+	})
+
+	t.Run("ExpiredLeaseIsRefused", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+			t.Fatal(err)
+		}
+		h.Expire(t)
+		j := h.Job(t, id)
+		if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost {
+			t.Fatalf("after the lease lapsed: %s %+v", j.Status, j.Error)
+		}
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Fatalf("heartbeat on an expired lease: %v", err)
+		}
+		err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{"late":true}`), ComputeMs: 1, Started: true})
+		if !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Fatalf("report on an expired lease: %v", err)
+		}
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, "late.mp4", bytes.NewReader([]byte("x")), 0); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Fatalf("output on an expired lease: %v", err)
+		}
+		if j := h.Job(t, id); j.Status != job.StatusFailed || j.Output != nil {
+			t.Fatal("a refused report changed the job")
+		}
+	})
+
+	t.Run("ForeignOrForgedLeaseIsRefused", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		first, second := h.Submit(t, job.ClassCPU), h.Submit(t, job.ClassCPU)
+		as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2})
+		if err != nil || len(as) != 2 {
+			t.Fatalf("claim: %v %v", as, err)
+		}
+		mine, other := as[0].Lease, as[1].Lease
+		leases := map[string]workqueue.Lease{
+			"another job's token": {JobID: mine.JobID, Attempt: mine.Attempt, Token: other.Token},
+			"a forged token":      {JobID: mine.JobID, Attempt: mine.Attempt, Token: "AAAA" + mine.Token[4:]},
+			"a later attempt":     {JobID: mine.JobID, Attempt: mine.Attempt + 1, Token: mine.Token},
+			"no token":            {JobID: mine.JobID, Attempt: mine.Attempt},
+		}
+		for name, l := range leases {
+			if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+				t.Errorf("heartbeat with %s: %v", name, err)
+			}
+			if err := h.Queue.Report(ctx, l, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+				t.Errorf("report with %s: %v", name, err)
+			}
+		}
+		for _, id := range []string{first, second} {
+			if j := h.Job(t, id); j.Status != job.StatusDispatched {
+				t.Fatalf("refused calls changed job %s: %s", id, j.Status)
+			}
+		}
+	})
+
+	t.Run("JobWhoseComputeNeverBeganIsRequeued", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		h.Expire(t)
+		if j := h.Job(t, id); j.Status != job.StatusWaiting {
+			t.Fatalf("a job lost before it ran is %s, want waiting", j.Status)
+		}
+		again := claimOne(t, h)
+		if again.Lease.JobID != id || again.Lease.Attempt != a.Lease.Attempt+1 || again.Lease.Token == a.Lease.Token {
+			t.Fatalf("reclaimed lease %+v after %+v", again.Lease, a.Lease)
+		}
+		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Fatalf("the first attempt's report: %v", err)
+		}
+	})
+}
+
+func claimOne(t *testing.T, h Harness) workqueue.Assignment {
+	t.Helper()
+	as, err := h.Queue.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: "suite"})
+	if err != nil || len(as) != 1 {
+		t.Fatalf("claim: %v %v", as, err)
+	}
+	return as[0]
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
