@@ -95,6 +95,12 @@ type server struct {
 	Data string
 	env  []string
 	log  *lockedBuffer
+	opts serverOpts
+	addr string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 type lockedBuffer struct {
@@ -174,14 +180,26 @@ func startServer(t testing.TB, opts serverOpts) *server {
 		}
 	}
 	addr := freeAddr(t)
-	s := &server{Base: "http://" + addr, Data: data, env: env, log: &lockedBuffer{}}
+	s := &server{Base: "http://" + addr, Data: data, env: env, log: &lockedBuffer{}, opts: opts, addr: addr}
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			t.Logf("server log (%s, %s):\n%s", opts.Backend, s.Base, tail(s.log.String(), 8000))
+		}
+	})
+	s.start(t)
+	return s
+}
 
-	cmd := exec.Command(binary, "serve", "--addr", addr, "--data", data)
-	if opts.RelativeData {
-		cmd = exec.Command(binary, "serve", "--addr", addr, "--data", "./"+filepath.Base(data))
-		cmd.Dir = filepath.Dir(data)
+// start runs the server process and waits until it is ready.
+func (s *server) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--addr", s.addr, "--data", s.Data)
+	if s.opts.RelativeData {
+		cmd = exec.Command(binary, "serve", "--addr", s.addr, "--data", "./"+filepath.Base(s.Data))
+		cmd.Dir = filepath.Dir(s.Data)
 	}
-	cmd.Env = env
+	cmd.Env = s.env
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -192,19 +210,9 @@ func startServer(t testing.TB, opts serverOpts) *server {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-			t.Errorf("mediajobs serve did not stop within 15 s of SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("server log (%s, %s):\n%s", opts.Backend, s.Base, tail(s.log.String(), 8000))
-		}
-	})
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
 
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -218,7 +226,7 @@ func startServer(t testing.TB, opts serverOpts) *server {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return
 			}
 		}
 		if time.Now().After(deadline) {
@@ -226,6 +234,38 @@ func startServer(t testing.TB, opts serverOpts) *server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// stop sends SIGTERM and waits for the server to exit, killing it after 15 s.
+func (s *server) stop(t testing.TB) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		t.Errorf("mediajobs serve did not stop within 15 s of SIGTERM")
+	}
+}
+
+// kill ends the server with SIGKILL, as a crash would.
+func (s *server) kill() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
 }
 
 func tail(s string, n int) string {

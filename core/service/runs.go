@@ -52,6 +52,9 @@ type Runs struct {
 	// wake holds, per class, a channel closed when work of the class may be waiting.
 	mu   sync.Mutex
 	wake map[job.Class]chan struct{}
+	// stopping is closed when the control plane stops: waiting claims return at once.
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 var _ workqueue.Queue = (*Runs)(nil)
@@ -72,7 +75,13 @@ func NewRuns(p RunsPorts) (*Runs, error) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}}, nil
+	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{})}, nil
+}
+
+// Stop ends every claim waiting for work, and the waits of claims to come: the control plane
+// is shutting down, and a long poll must not hold it up. The runners claim again elsewhere.
+func (s *Runs) Stop() {
+	s.stopOnce.Do(func() { close(s.stopping) })
 }
 
 // Wake tells the runners waiting in Claim for work of class c that some may be there. It is
@@ -123,6 +132,8 @@ func (s *Runs) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.
 		case <-deadline:
 			return nil, nil
 		case <-ctx.Done():
+			return nil, nil
+		case <-s.stopping:
 			return nil, nil
 		}
 	}

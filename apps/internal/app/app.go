@@ -73,12 +73,7 @@ type Config struct {
 	WorkDir string
 	// ValidatorWASM is the validator.wasm the playground page runs in the browser.
 	ValidatorWASM string
-	// Transcription beyond the embedded English engine: an OpenAI-compatible
-	// /v1/audio/transcriptions server (OpenAI, whisper.cpp, faster-whisper) for other languages.
-	TranscribeURL       string
-	TranscribeKey       string
-	TranscribeModel     string
-	TranscribeLanguages string
+	Transcription
 	// Pricing is a pricing JSON file (plans, prices, packs); empty: the built-in pricing.
 	Pricing string
 	// RedisURL makes API replicas share rate limits in Redis; empty: in process memory.
@@ -91,7 +86,10 @@ type Config struct {
 	WorkerToken string
 	// Lease is how long a runner holds a job without a heartbeat before it counts as lost.
 	Lease time.Duration
-	Log   *slog.Logger
+	// DrainTimeout is how long, on stop, the in-process runner lets running jobs finish
+	// before it hands them back.
+	DrainTimeout time.Duration
+	Log          *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
@@ -105,10 +103,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
-	fs.StringVar(&c.TranscribeURL, "transcribe-url", env("MEDIAJOBS_TRANSCRIBE_URL", ""), "OpenAI-compatible transcription server for languages beyond English, e.g. http://127.0.0.1:8081 (MEDIAJOBS_TRANSCRIBE_URL)")
-	fs.StringVar(&c.TranscribeKey, "transcribe-key", env("MEDIAJOBS_TRANSCRIBE_KEY", ""), "bearer key of the transcription server (MEDIAJOBS_TRANSCRIBE_KEY)")
-	fs.StringVar(&c.TranscribeModel, "transcribe-model", env("MEDIAJOBS_TRANSCRIBE_MODEL", "whisper-1"), "model name sent to the transcription server (MEDIAJOBS_TRANSCRIBE_MODEL)")
-	fs.StringVar(&c.TranscribeLanguages, "transcribe-languages", env("MEDIAJOBS_TRANSCRIBE_LANGUAGES", defaultTranscribeLanguages), "ISO-639-1 codes sent to the transcription server (MEDIAJOBS_TRANSCRIBE_LANGUAGES)")
+	c.Transcription.Flags(fs)
 	fs.StringVar(&c.WorkDir, "work-dir", env("MEDIAJOBS_WORK_DIR", ""), "job work directories; default <data>/work, or /var/tmp/mediajobs-* when the sandbox user cannot reach <data> (MEDIAJOBS_WORK_DIR)")
 	fs.StringVar(&c.ValidatorWASM, "validator-wasm", env("MEDIAJOBS_VALIDATOR_WASM", "validator/cmd/wasm/validator.wasm"), "validator.wasm served to the playground at /playground/ (MEDIAJOBS_VALIDATOR_WASM)")
 	fs.BoolVar(&c.Runner, "runner", envBool("MEDIAJOBS_RUNNER", true), "run the in-process runner agent (MEDIAJOBS_RUNNER)")
@@ -117,6 +112,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels and dispatch hints over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
 	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 10*time.Second), "on SIGTERM, how long the in-process runner's jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 }
 
 func env(key, def string) string {
@@ -468,10 +464,29 @@ func workRoot(sb *sandbox.Sandbox, data, workDir string, log *slog.Logger) (stri
 // defaultTranscribeLanguages are languages Whisper-family servers transcribe well.
 const defaultTranscribeLanguages = "ar,cs,da,de,el,en,es,fi,fr,he,hi,hu,id,it,ja,ko,nl,no,pl,pt,ro,ru,sv,th,tr,uk,vi,zh"
 
+// Transcription configures transcription beyond the embedded English engine: an
+// OpenAI-compatible /v1/audio/transcriptions server (OpenAI, whisper.cpp, faster-whisper) for
+// other languages. serve (which checks languages at submit) and worker (which transcribes)
+// take the same flags.
+type Transcription struct {
+	TranscribeURL       string
+	TranscribeKey       string
+	TranscribeModel     string
+	TranscribeLanguages string
+}
+
+// Flags registers the transcription flags on fs.
+func (c *Transcription) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.TranscribeURL, "transcribe-url", env("MEDIAJOBS_TRANSCRIBE_URL", ""), "OpenAI-compatible transcription server for languages beyond English, e.g. http://127.0.0.1:8081 (MEDIAJOBS_TRANSCRIBE_URL)")
+	fs.StringVar(&c.TranscribeKey, "transcribe-key", env("MEDIAJOBS_TRANSCRIBE_KEY", ""), "bearer key of the transcription server (MEDIAJOBS_TRANSCRIBE_KEY)")
+	fs.StringVar(&c.TranscribeModel, "transcribe-model", env("MEDIAJOBS_TRANSCRIBE_MODEL", "whisper-1"), "model name sent to the transcription server (MEDIAJOBS_TRANSCRIBE_MODEL)")
+	fs.StringVar(&c.TranscribeLanguages, "transcribe-languages", env("MEDIAJOBS_TRANSCRIBE_LANGUAGES", defaultTranscribeLanguages), "ISO-639-1 codes sent to the transcription server (MEDIAJOBS_TRANSCRIBE_LANGUAGES)")
+}
+
 // transcriber is the embedded English engine, plus the configured multilingual server. The
 // server's address is the operator's own configuration, not user input, so it is reached with a
 // plain client (it is often on the same host) rather than the SSRF guard user URLs go through.
-func (cfg Config) transcriber() (transcribe.Router, error) {
+func (cfg Transcription) transcriber() (transcribe.Router, error) {
 	r, err := transcribe.Embedded()
 	if err != nil || cfg.TranscribeURL == "" {
 		return r, err
@@ -568,6 +583,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.UC.Runs.Stop() // long-poll claims return now, not when their wait ends
 	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
 	err := srv.Shutdown(shutdown)
@@ -630,7 +646,7 @@ func (a *App) sweep(ctx context.Context) {
 // directly, the embedded default's work queue.
 func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) error {
 	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
-		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log}, a.UC.Runs)
+		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log, Runner: runner.Config{DrainTimeout: a.Config.DrainTimeout}}, a.UC.Runs)
 	if err != nil {
 		return err
 	}

@@ -16,12 +16,12 @@ func TestTranscriberConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "embedded only", cfg: Config{}, wantNot: []string{"fr", "de"}},
-		{name: "server with default languages", cfg: Config{TranscribeURL: "http://127.0.0.1:8081", TranscribeLanguages: defaultTranscribeLanguages},
+		{name: "server with default languages", cfg: Config{Transcription: Transcription{TranscribeURL: "http://127.0.0.1:8081", TranscribeLanguages: defaultTranscribeLanguages}},
 			want: []string{"fr", "de", "ja"}},
-		{name: "server with chosen languages", cfg: Config{TranscribeURL: "https://whisper.example", TranscribeLanguages: " fr , es,"},
+		{name: "server with chosen languages", cfg: Config{Transcription: Transcription{TranscribeURL: "https://whisper.example", TranscribeLanguages: " fr , es,"}},
 			want: []string{"fr", "es"}, wantNot: []string{"de"}},
-		{name: "not a URL", cfg: Config{TranscribeURL: "whisper:8081"}, wantErr: "not an http(s) URL"},
-		{name: "wrong scheme", cfg: Config{TranscribeURL: "ftp://x"}, wantErr: "not an http(s) URL"},
+		{name: "not a URL", cfg: Config{Transcription: Transcription{TranscribeURL: "whisper:8081"}}, wantErr: "not an http(s) URL"},
+		{name: "wrong scheme", cfg: Config{Transcription: Transcription{TranscribeURL: "ftp://x"}}, wantErr: "not an http(s) URL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

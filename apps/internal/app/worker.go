@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/httpqueue"
+	"github.com/mediajobs/mediajobs/adapters/runner"
+	"github.com/mediajobs/mediajobs/adapters/safehttp"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// WorkerConfig is the configuration of `mediajobs worker`: a runner agent in a process of its
+// own, with no database and no signing keys, taking work from a control plane.
+type WorkerConfig struct {
+	// Control is the control plane: http(s)://host:port for the HTTP transport, nats://host:port
+	// or postgres://… for the broker transport.
+	Control string
+	// Token is the worker token, the same on serve and on its workers.
+	Token        string
+	Class        string
+	Concurrency  int
+	WorkDir      string
+	DrainTimeout time.Duration
+	// Name names the worker in the control plane's logs; default host/pid.
+	Name string
+	// AllowPrivate opens address ranges to the input fetcher (tests and local use only).
+	AllowPrivate string
+	Transcription
+	Log *slog.Logger
+}
+
+// Flags registers the worker's flags on fs, each defaulting to its MEDIAJOBS_* variable.
+func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Control, "control", env("MEDIAJOBS_CONTROL", ""), "the control plane: http://host:port (HTTP transport), nats://host:port or postgres://… (broker transport) (MEDIAJOBS_CONTROL)")
+	fs.StringVar(&c.Class, "class", env("MEDIAJOBS_CLASS", "cpu"), "compute class of the jobs this worker runs: cpu or gpu (MEDIAJOBS_CLASS)")
+	fs.IntVar(&c.Concurrency, "concurrency", envInt("MEDIAJOBS_CONCURRENCY", 2), "jobs run at once (MEDIAJOBS_CONCURRENCY)")
+	fs.StringVar(&c.WorkDir, "work-dir", env("MEDIAJOBS_WORK_DIR", ""), "job work directories, reachable by the sandbox user; required (MEDIAJOBS_WORK_DIR)")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM, how long running jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
+	fs.StringVar(&c.Name, "name", env("MEDIAJOBS_WORKER_NAME", ""), "this worker's name in the control plane's logs; default host/pid (MEDIAJOBS_WORKER_NAME)")
+	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the input fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
+	c.Transcription.Flags(fs)
+	// The token comes from the environment only: a flag would show it in the process list.
+	c.Token = os.Getenv("MEDIAJOBS_WORKER_TOKEN")
+}
+
+// RunWorker runs a worker until ctx ends, then drains: it takes no new work, lets running jobs
+// finish for up to DrainTimeout, hands back the rest, and returns.
+func RunWorker(ctx context.Context, cfg WorkerConfig) error {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	class := job.Class(cfg.Class)
+	if class != job.ClassCPU && class != job.ClassGPU {
+		return fmt.Errorf("class %q is not cpu or gpu", cfg.Class)
+	}
+	if cfg.Concurrency < 1 || cfg.Concurrency > 64 {
+		return fmt.Errorf("concurrency %d is not between 1 and 64", cfg.Concurrency)
+	}
+	if cfg.WorkDir == "" {
+		return errors.New("a work directory is required: set --work-dir (MEDIAJOBS_WORK_DIR)")
+	}
+	if cfg.Token == "" {
+		return errors.New("a worker token is required: set MEDIAJOBS_WORKER_TOKEN, the same as on serve")
+	}
+	allow, err := safehttp.ParseAllowList(cfg.AllowPrivate)
+	if err != nil {
+		return fmt.Errorf("allow-private-networks: %w", err)
+	}
+	tr, err := cfg.transcriber()
+	if err != nil {
+		return err
+	}
+	queue, closeQueue, err := openQueue(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeQueue()
+	agent, err := NewAgent(ctx, AgentConfig{Class: class, Slots: cfg.Concurrency, WorkDir: cfg.WorkDir, Transcriber: tr,
+		Fetch: safehttp.Config{AllowPrivate: allow}, Log: cfg.Log,
+		Runner: runner.Config{Worker: cfg.Name, ClaimWait: 20 * time.Second, DrainTimeout: cfg.DrainTimeout}}, queue)
+	if err != nil {
+		return err
+	}
+	cfg.Log.Info("mediajobs worker running", "control", redactURL(cfg.Control), "class", class, "concurrency", cfg.Concurrency,
+		"workDir", cfg.WorkDir)
+	agent.Run(ctx)
+	cfg.Log.Info("mediajobs worker stopped")
+	return nil
+}
+
+// openQueue is the transport of cfg.Control.
+func openQueue(_ context.Context, cfg WorkerConfig) (workqueue.Queue, func(), error) {
+	switch {
+	case strings.HasPrefix(cfg.Control, "http://"), strings.HasPrefix(cfg.Control, "https://"):
+		q, err := httpqueue.New(httpqueue.Config{URL: cfg.Control, Token: cfg.Token})
+		return q, func() {}, err
+	case cfg.Control == "":
+		return nil, nil, errors.New("the control plane is required: set --control (MEDIAJOBS_CONTROL)")
+	}
+	return nil, nil, fmt.Errorf("control %q: use http(s)://host:port, nats://host:port or postgres://…", redactURL(cfg.Control))
+}
+
+// redactURL drops a URL's password, for logs and messages.
+func redactURL(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if at := strings.LastIndex(raw, "@"); at > i {
+			return raw[:i+3] + "…@" + raw[at+1:]
+		}
+	}
+	return raw
+}

@@ -1,0 +1,205 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const workerToken = "fleet-worker-token-of-the-tests"
+
+// worker is a running `mediajobs worker`.
+type worker struct {
+	Name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    *lockedBuffer
+}
+
+// startWorker runs `mediajobs worker --control control` with a work directory of its own and an
+// environment that holds nothing of the control plane's but the worker token: no database, no
+// signing key. It is stopped (SIGTERM) when the test ends.
+func startWorker(t *testing.T, control string, concurrency int, extra ...string) *worker {
+	t.Helper()
+	env := []string{"MEDIAJOBS_WORKER_TOKEN=" + workerToken}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MEDIAJOBS_") && !strings.HasPrefix(kv, "SSL_CERT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, extra...)
+	w := &worker{Name: "w_" + randomHex(3), log: &lockedBuffer{}, exited: make(chan struct{})}
+	w.cmd = exec.Command(binary, "worker", "--control", control, "--work-dir", dataDir(t), "--concurrency", fmt.Sprint(concurrency),
+		"--name", w.Name, "--drain-timeout", "5s")
+	w.cmd.Env = env
+	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatalf("start mediajobs worker: %v", err)
+	}
+	go func() {
+		_ = w.cmd.Wait()
+		close(w.exited)
+	}()
+	t.Cleanup(func() {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.exited:
+		case <-time.After(20 * time.Second):
+			_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+			<-w.exited
+			t.Errorf("worker %s did not stop within 20 s of SIGTERM", w.Name)
+		}
+		if t.Failed() {
+			t.Logf("worker %s log:\n%s", w.Name, tail(w.log.String(), 6000))
+		}
+	})
+	return w
+}
+
+// kill ends the worker and everything it started with SIGKILL, as a crash would.
+func (w *worker) kill() {
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	<-w.exited
+}
+
+// fleetServer is `serve --runner=false` taking remote workers, with a short lease so that a
+// lost worker's jobs are settled within seconds.
+func fleetServer(t *testing.T, b backend, env map[string]string) *server {
+	t.Helper()
+	e := map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken, "MEDIAJOBS_LEASE": "3s"}
+	for k, v := range env {
+		e[k] = v
+	}
+	return startServer(t, serverOpts{Backend: b, Unthrottled: true, Env: e})
+}
+
+// pacedCommand runs for about the given seconds at real-time pace, cheaply, writing name.
+func pacedCommand(name string, seconds int) string {
+	return fmt.Sprintf("ffmpeg -re -f lavfi -i testsrc=duration=%d:size=32x32:rate=5 -c:v mpeg4 %s", seconds, name)
+}
+
+// charges counts the ledger's charges per job of the client's account.
+func charges(t *testing.T, c *client) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for cursor := ""; ; {
+		var page struct {
+			Data []struct {
+				Kind  string `json:"kind"`
+				JobID string `json:"jobId"`
+			} `json:"data"`
+			Pagination struct {
+				NextCursor *string `json:"nextCursor"`
+			} `json:"pagination"`
+		}
+		target := "/account/ledger?limit=100"
+		if cursor != "" {
+			target += "&cursor=" + cursor
+		}
+		r := c.do(http.MethodGet, target, nil, nil)
+		if err := json.Unmarshal(r.Body, &page); err != nil || r.Status != http.StatusOK {
+			t.Fatalf("ledger: %d %s", r.Status, r.Body)
+		}
+		for _, e := range page.Data {
+			if e.Kind == "charge" {
+				out[e.JobID]++
+			}
+		}
+		if page.Pagination.NextCursor == nil {
+			return out
+		}
+		cursor = *page.Pagination.NextCursor
+	}
+}
+
+// TestFleetOverHTTP is the smallest fleet, with nothing but the binary: an API-only `serve` on
+// its embedded default (SQLite, local blobs) and two workers that reach it over HTTP, owning no
+// database. Jobs run end to end with their outputs uploaded back through the lease and served
+// by the API; then one worker is killed with SIGKILL mid-run: every job still ends, the lost
+// ones RUNNER_LOST and free, none charged twice.
+func TestFleetOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv := fleetServer(t, sqliteBackend, nil)
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	a := startWorker(t, srv.Base, 2)
+	startWorker(t, srv.Base, 2)
+	runFleet(t, c, a)
+}
+
+// runFleet runs short jobs through the fleet, then kills worker a while four paced jobs run
+// on the two workers' four slots.
+func runFleet(t *testing.T, c *client, a *worker) {
+	t.Helper()
+	var ids []string
+	for i := range 6 {
+		ids = append(ids, c.submit(ffmpegJob(fmt.Sprintf("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p out%d.mp4", i), nil, nil)))
+	}
+	for _, id := range ids {
+		j := c.waitTerminal(id)
+		if j.Status != "complete" || j.Output == nil || j.Output.File == nil {
+			t.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+		}
+		if body := c.mustGet(j.Output.File.URL); int64(len(body)) != j.Output.File.Size || len(body) == 0 {
+			t.Fatalf("job %s: downloaded %d bytes of %d", id, len(body), j.Output.File.Size)
+		}
+	}
+
+	marker := "fleet_" + randomHex(4)
+	var paced []string
+	for i := range 4 {
+		paced = append(paced, c.submit(ffmpegJob(pacedCommand(fmt.Sprintf("%s_%d.mp4", marker, i), 8), nil, map[string]any{"timeout": 120})))
+	}
+	for _, id := range paced {
+		c.waitFor(id, "running", func(j jobView) bool { return j.Status == "running" })
+	}
+	// Four FFmpeg processes: both workers' slots are taken.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(processesWith(marker, "ffmpeg")) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 4 paced jobs run FFmpeg", len(processesWith(marker, "ffmpeg")))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.kill()
+	counts := map[string]int{}
+	for _, id := range paced {
+		j := c.waitTerminal(id)
+		switch {
+		case j.Status == "complete":
+			counts["complete"]++
+		case j.Status == "failed" && j.Error.Code == "RUNNER_LOST" && j.Error.Retryable && j.Cost != nil && j.Cost.Amount == 0:
+			counts["lost"]++
+		default:
+			t.Errorf("job %s ended %s: %s (cost %+v)", id, j.Status, errorText(j), j.Cost)
+		}
+	}
+	if counts["complete"] != 2 || counts["lost"] != 2 {
+		t.Errorf("after killing a worker: %v, want the survivor's 2 complete and the lost worker's 2 RUNNER_LOST", counts)
+	}
+	for id, n := range charges(t, c) {
+		if n != 1 {
+			t.Errorf("job %s charged %d times", id, n)
+		}
+	}
+	waitNoProcesses(t, marker)
+}
+
+// waitNoProcesses waits until no process with marker is left: a killed worker's sandboxes die
+// with it.
+func waitNoProcesses(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(processesWith(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes with %q outlive their workers: %v", marker, processesWith(marker))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
