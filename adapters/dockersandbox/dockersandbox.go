@@ -303,7 +303,12 @@ func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host 
 	defer cancelWait()
 	wait := s.cli.ContainerWait(waitCtx, created.ID, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	start := time.Now()
-	if _, err := s.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+	// The start is not abandoned half-way when ctx ends (the container may already be running,
+	// writing past a cap): it completes, and the loop below kills.
+	startCtx, cancelStart := cleanupCtx()
+	_, err = s.cli.ContainerStart(startCtx, created.ID, client.ContainerStartOptions{})
+	cancelStart()
+	if err != nil {
 		return res, fmt.Errorf("%w: start container: %v", sandbox.ErrSetup, err)
 	}
 

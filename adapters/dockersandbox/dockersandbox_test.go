@@ -255,9 +255,9 @@ func TestRunRefusesBeforeTheEngine(t *testing.T) {
 	}
 }
 
-// fakeEngine answers the Engine API's ping and image inspection on loopback: a fake, since no
+// pingOnlyEngine answers the Engine API's ping and image inspection on loopback: a fake, since no
 // engine runs here, to check what Available tells an operator.
-func fakeEngine(t *testing.T, image http.HandlerFunc) string {
+func pingOnlyEngine(t *testing.T, image http.HandlerFunc) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/_ping", func(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +283,7 @@ func TestAvailableSaysWhatIsMissing(t *testing.T) {
 		want []string
 	}{
 		{"no engine", "tcp://127.0.0.1:1", []string{"no Docker engine answers at tcp://127.0.0.1:1"}},
-		{"image not built", fakeEngine(t, notFound), []string{`image "mediajobs/ffmpeg:bookworm" is not on the engine`, "docker build -t mediajobs/ffmpeg:bookworm adapters/dockersandbox"}},
+		{"image not built", pingOnlyEngine(t, notFound), []string{`image "mediajobs/ffmpeg:bookworm" is not on the engine`, "docker build -t mediajobs/ffmpeg:bookworm adapters/dockersandbox"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,6 +75,9 @@ type Watcher struct {
 	caps  Caps
 	stop  func()
 	inote *os.File // nil when inotify could not be had
+	// inoteFD is inote's descriptor, kept apart: File.Fd would switch it to blocking mode,
+	// and Close could then no longer wake the reader.
+	inoteFD int
 
 	mu        sync.Mutex
 	entries   map[string]int64 // path relative to root → bytes accounted
@@ -85,6 +88,7 @@ type Watcher struct {
 	exceeded  *Exceeded
 	err       error
 	stopped   bool
+	closing   bool // set before inote closes: no watch is added after
 
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -114,7 +118,7 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 		if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 			// A non-blocking descriptor makes the File pollable: Read parks in the runtime's
 			// poller, and Close wakes it.
-			w.inote = os.NewFile(uintptr(fd), "inotify")
+			w.inote, w.inoteFD = os.NewFile(uintptr(fd), "inotify"), fd
 		}
 	}
 	// Watches go on before the count so that nothing made in between is missed.
@@ -134,11 +138,13 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 // or nil. The error is non-nil when the directory could not be measured.
 func (w *Watcher) Close() (*Exceeded, error) {
 	close(w.quit)
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
 	w.closeInotify()
 	w.wg.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.inote = nil // closed: the last measure walks without adding watches
 	if w.exceeded == nil && w.err == nil {
 		if err := w.recountLocked(); err != nil {
 			w.err = err
@@ -323,10 +329,10 @@ func (w *Watcher) rel(path string) string {
 }
 
 func (w *Watcher) addWatchLocked(path, rel string) error {
-	if w.inote == nil {
+	if w.inote == nil || w.closing {
 		return nil
 	}
-	wd, err := unix.InotifyAddWatch(int(w.inote.Fd()), path, watchMask)
+	wd, err := unix.InotifyAddWatch(w.inoteFD, path, watchMask)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil // gone, or replaced by a file, since it was listed
 	}
