@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
 
 // Programs the default sandbox agrees to run. Nothing else is reachable through Run.
@@ -39,6 +41,41 @@ const (
 	DefaultMemoryBytes   = 4 << 30
 	DefaultProcesses     = 256
 	DefaultOpenFiles     = 1024
+	// The per-job caps on the work directory: the Free plan's bytes (Pro's are 20 GiB, passed
+	// by the runner), and the files of either plan.
+	DefaultJobBytes = 4 << 30
+	DefaultJobFiles = 1000
+)
+
+// Names of the per-job caps, as Exceeded.Limit reports them.
+const (
+	LimitJobBytes = workcap.JobBytes
+	LimitJobFiles = workcap.JobFiles
+)
+
+// Exceeded says which per-job cap stopped a run: Limit (LimitJobBytes or LimitJobFiles), Max
+// (the cap) and Seen (the usage measured when the run was stopped). Its Message names the limit
+// and its value, for the job's error.
+type Exceeded = workcap.Exceeded
+
+// Runner is what the job runner needs of a sandbox. The bubblewrap Sandbox and the Docker
+// adapter implement it; sandboxtest.Exercise holds every implementation to the same behaviour.
+type Runner interface {
+	// Run runs spec.Program in the sandbox and waits for it (see Sandbox.Run).
+	Run(ctx context.Context, spec Spec) (Result, error)
+	// Available reports whether this sandbox can run here, naming the obstacle when not.
+	Available(ctx context.Context) error
+}
+
+// GPUChecker is implemented by sandboxes that can pass a GPU through; a GPU worker calls it at
+// start.
+type GPUChecker interface {
+	CheckGPU(ctx context.Context) error
+}
+
+var (
+	_ Runner     = (*Sandbox)(nil)
+	_ GPUChecker = (*Sandbox)(nil)
 )
 
 const (
@@ -75,6 +112,9 @@ type Config struct {
 	// default 65534. Root would make the sandbox user host root outside its namespace and would
 	// let it bypass RLIMIT_NPROC, so the sandbox never runs as root.
 	HostUID, HostGID int
+	// GPU, from FindGPU, passes the NVIDIA device nodes and driver libraries through; nil is a
+	// CPU sandbox, whose /dev holds only bubblewrap's null, zero, full, random, urandom and tty.
+	GPU *GPU
 }
 
 // Sandbox runs allowlisted programs under bubblewrap. It is safe for concurrent use.
@@ -98,13 +138,21 @@ type Spec struct {
 	Stdout io.Writer
 }
 
-// Limits are rlimits applied to the program; a zero field takes its default.
+// Limits are rlimits applied to the program, and caps on the whole job; a zero field takes its
+// default.
 type Limits struct {
 	CPUSeconds    int64 // RLIMIT_CPU; default Timeout × CPUs
 	FileSizeBytes int64 // RLIMIT_FSIZE, per file written
 	MemoryBytes   int64 // RLIMIT_AS
 	Processes     int64 // RLIMIT_NPROC, threads included, counted per sandbox
 	OpenFiles     int64 // RLIMIT_NOFILE
+
+	// JobBytes caps the bytes the run adds to the work directory, all files together (each
+	// counted as the larger of its length and the disk it holds). The staged inputs, there
+	// before the run, are not counted.
+	JobBytes int64
+	// JobFiles caps the entries (files, directories, links) the run adds to the work directory.
+	JobFiles int
 }
 
 // Result is the outcome of a run that started. A non-zero exit is a Result, not an error.
@@ -117,6 +165,11 @@ type Result struct {
 	Wall time.Duration
 	// StderrTail is at most StderrTailBytes of the end of stderr, starting on a UTF-8 boundary.
 	StderrTail []byte
+	// LimitExceeded names the per-job cap (JobBytes, JobFiles) that stopped the run, or is nil.
+	// The sandbox was killed as soon as the cap was passed (ExitCode is then 137, SIGKILL, or
+	// 153, SIGXFSZ, when the file-size limit set to the byte cap stopped the write first); what
+	// the run wrote stays in the work directory for the caller to remove.
+	LimitExceeded *Exceeded
 }
 
 // New returns a Sandbox for cfg with defaults filled in.
@@ -155,6 +208,13 @@ func New(cfg Config) (*Sandbox, error) {
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 			return nil, fmt.Errorf("sandbox: read-only path %q must be a clean absolute path", p)
 		}
+	}
+	if cfg.GPU != nil {
+		gpu, err := cfg.GPU.checked()
+		if err != nil {
+			return nil, err
+		}
+		cfg.GPU = gpu
 	}
 	return &Sandbox{cfg: cfg}, nil
 }
@@ -247,9 +307,12 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
+	// killCtx ends when the run must: its deadline, the caller, or a cap passed.
+	killCtx, kill := context.WithCancel(runCtx)
+	defer kill()
 
-	stderr := newTailWriter(StderrTailBytes)
-	cmd := exec.CommandContext(runCtx, sb.cfg.Bwrap, sb.args(spec, lim)...)
+	stderr := NewTailWriter(StderrTailBytes)
+	cmd := exec.CommandContext(killCtx, sb.cfg.Bwrap, sb.args(spec, lim)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdout = spec.Stdout
@@ -283,9 +346,17 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 		statusW.Close()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
+	// The watcher measures the directory before the program starts, so staged inputs are not
+	// counted, and kills the whole sandbox the moment a cap is passed.
+	watcher, err := workcap.Watch(spec.Dir, workcap.Caps{Bytes: lim.JobBytes, Files: int64(lim.JobFiles)}, kill)
+	if err != nil {
+		statusW.Close()
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		statusW.Close()
+		_, _ = watcher.Close()
 		return Result{}, fmt.Errorf("%w: start bwrap: %v", ErrSetup, err)
 	}
 	statusW.Close()
@@ -300,9 +371,18 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	if st.exitCode != nil {
 		res.ExitCode = *st.exitCode
 	}
+	if res.ExitCode == 128+int(syscall.SIGXFSZ) && lim.fsizeIsJobBytes() {
+		watcher.PassedBytes()
+	}
+	exceeded, watchErr := watcher.Close()
 	switch {
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("sandbox: %w", ctx.Err())
+	case exceeded != nil:
+		res.LimitExceeded = exceeded
+		return res, nil
+	case watchErr != nil:
+		return res, fmt.Errorf("sandbox: %w", watchErr)
 	case runCtx.Err() != nil:
 		res.TimedOut = true
 		res.ExitCode = -1
@@ -331,6 +411,11 @@ func (sb *Sandbox) args(spec Spec, lim Limits) []string {
 		"--setenv", "XDG_CACHE_HOME", "/tmp",
 		// Few malloc arenas keep the address-space limit about memory, not reserved arenas.
 		"--setenv", "MALLOC_ARENA_MAX", "4",
+	}
+	if dirs := sb.cfg.GPU.libraryPath(); dirs != "" {
+		a = append(a, "--setenv", "LD_LIBRARY_PATH", dirs)
+	}
+	a = append(a,
 		"--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/lib", "/lib",
@@ -340,13 +425,22 @@ func (sb *Sandbox) args(spec Spec, lim Limits) []string {
 		"--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
 		"--ro-bind-try", "/etc/fonts", "/etc/fonts",
 		"--ro-bind-try", "/var/cache/fontconfig", "/var/cache/fontconfig",
-	}
+	)
 	for _, p := range sb.cfg.ReadOnlyPaths {
 		a = append(a, "--ro-bind-try", p, p)
+	}
+	for _, l := range sb.cfg.GPU.boundLibraries() {
+		a = append(a, "--ro-bind", l.Source, l.Target)
 	}
 	a = append(a,
 		"--proc", "/proc",
 		"--dev", "/dev",
+	)
+	// Device nodes go over the fresh /dev, so nothing else of the host's /dev is there.
+	for _, d := range sb.cfg.GPU.devices() {
+		a = append(a, "--dev-bind", d.Source, d.Target)
+	}
+	a = append(a,
 		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
 		"--bind-fd", strconv.Itoa(workFD), WorkDir,
 		"--remount-ro", "/",
@@ -355,8 +449,8 @@ func (sb *Sandbox) args(spec Spec, lim Limits) []string {
 		"--",
 		sb.cfg.Prlimit,
 		"--cpu="+strconv.FormatInt(lim.CPUSeconds, 10),
-		"--fsize="+strconv.FormatInt(lim.FileSizeBytes, 10),
-		"--as="+strconv.FormatInt(lim.MemoryBytes, 10),
+		"--fsize="+strconv.FormatInt(min(lim.FileSizeBytes, lim.JobBytes), 10),
+		"--as="+sb.addressSpace(lim),
 		"--nproc="+strconv.FormatInt(lim.Processes, 10),
 		"--nofile="+strconv.FormatInt(lim.OpenFiles, 10),
 		"--core=0",
@@ -383,8 +477,34 @@ func (l Limits) withDefaults(timeout time.Duration) Limits {
 	if l.OpenFiles <= 0 {
 		l.OpenFiles = DefaultOpenFiles
 	}
+	if l.JobBytes <= 0 {
+		l.JobBytes = DefaultJobBytes
+	}
+	if l.JobFiles <= 0 {
+		l.JobFiles = DefaultJobFiles
+	}
 	return l
 }
+
+// addressSpace is the RLIMIT_AS value. A CUDA context reserves virtual address space for all
+// of the GPU's and the host's memory at once (unified addressing), far past any useful limit,
+// and fails to start under one; so a GPU sandbox leaves it unlimited, and the GPU's own memory
+// bounds what an NVENC job can hold there.
+func (sb *Sandbox) addressSpace(lim Limits) string {
+	if sb.cfg.GPU != nil {
+		return "unlimited"
+	}
+	return strconv.FormatInt(lim.MemoryBytes, 10)
+}
+
+// fsizeIsJobBytes tells whether the file-size rlimit is the job's byte cap: no single file can
+// pass the cap without the job passing it, and the kernel stops that write exactly where the
+// watcher would stop it a little later.
+func (l Limits) fsizeIsJobBytes() bool { return l.JobBytes < l.FileSizeBytes }
+
+// WithDefaults fills the zero fields of l with the defaults for a run of timeout; other
+// sandbox implementations apply the same limits through it.
+func (l Limits) WithDefaults(timeout time.Duration) Limits { return l.withDefaults(timeout) }
 
 // bwrapStatus is what --json-status-fd told us. bwrap reports the child pid before the mounts
 // are made, so it cannot tell a mount failure from the program's own; Available checks the

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -76,40 +75,6 @@ func ffmpegArgs(args ...string) []string {
 	return append([]string{"-hide_banner", "-nostdin", "-loglevel", "error"}, args...)
 }
 
-func TestRunEncodes(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-
-	res := b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "out.mp4")})
-
-	if res.ExitCode != 0 || res.TimedOut {
-		t.Fatalf("ExitCode = %d, TimedOut = %v, stderr: %s", res.ExitCode, res.TimedOut, res.StderrTail)
-	}
-	fi, err := os.Stat(filepath.Join(b.dir, "out.mp4"))
-	if err != nil || fi.Size() == 0 {
-		t.Fatalf("output not in work dir: %v", err)
-	}
-	if res.Wall <= 0 {
-		t.Errorf("Wall = %v, want > 0", res.Wall)
-	}
-}
-
-func TestRunStdout(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "in.mp4")})
-
-	var out bytes.Buffer
-	res := b.run(t, Spec{Program: FFprobe, Args: []string{"-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "in.mp4"}, Stdout: &out})
-
-	if res.ExitCode != 0 {
-		t.Fatalf("ffprobe exited %d: %s", res.ExitCode, res.StderrTail)
-	}
-	if diff := cmp.Diff("160,120", strings.TrimSpace(out.String())); diff != "" {
-		t.Errorf("ffprobe output (-want +got):\n%s", diff)
-	}
-}
-
 func TestRunProgramNotAllowed(t *testing.T) {
 	t.Parallel()
 	sb, err := New(Config{})
@@ -136,70 +101,6 @@ func TestNewRejectsProgramsOutsideUsr(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) = nil error, want one", cfg)
 		}
-	}
-}
-
-func TestRunNonZeroExitKeepsStderrTail(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-
-	// Debug logging makes far more than 2 KB of stderr before the missing input fails the run.
-	res := b.run(t, Spec{Args: []string{"-loglevel", "debug", "-f", "lavfi", "-i", "testsrc=duration=1", "-i", "missing-input.mp4", "-y", "out.mp4"}})
-
-	if res.ExitCode == 0 {
-		t.Fatal("ExitCode = 0, want failure")
-	}
-	if n := len(res.StderrTail); n == 0 || n > StderrTailBytes {
-		t.Errorf("len(StderrTail) = %d, want 1..%d", n, StderrTailBytes)
-	}
-	if !utf8.Valid(res.StderrTail) {
-		t.Error("StderrTail is not valid UTF-8")
-	}
-	if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
-		t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
-	}
-}
-
-func TestRunTimeoutKillsEverything(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	marker := fmt.Sprintf("sandbox-timeout-%d", time.Now().UnixNano())
-
-	res := b.run(t, Spec{
-		Args:    ffmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-"),
-		Timeout: time.Second,
-	})
-
-	if !res.TimedOut || res.ExitCode != -1 {
-		t.Fatalf("TimedOut = %v, ExitCode = %d; want true, -1", res.TimedOut, res.ExitCode)
-	}
-	// The pid namespace dies with bwrap, asynchronously; give the kernel a moment.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pids := processesWith(t, marker)
-		if len(pids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes survived the timeout: %v", pids)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func TestRunContextCancel(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-
-	res, err := b.sb.Run(ctx, Spec{Dir: b.dir, Program: FFmpeg, Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-f", "null", "-")})
-
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Run error = %v, want the caller's context error", err)
-	}
-	if res.TimedOut {
-		t.Error("TimedOut = true for a caller cancellation; want false (not the job's own deadline)")
 	}
 }
 
@@ -329,6 +230,7 @@ func TestSandboxHoldsArbitraryCode(t *testing.T) {
 		{"no passwd or shadow", "test ! -e /etc/passwd && test ! -e /etc/shadow"},
 		{"no home or root", "test ! -e /home && test ! -e /root"},
 		{"no sys", "test ! -e /sys"},
+		{"dev holds only the basic nodes", `test "$(ls /dev | tr '\n' ' ')" = "core fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "`},
 		{"var holds only the font cache", `test "$(ls /var)" = cache && test "$(ls /var/cache)" = fontconfig`},
 		{"etc holds only the allowed entries", `test "$(ls /etc | tr '\n' ' ')" = "alternatives fonts ld.so.cache "`},
 		{"usr is read-only", "! touch /usr/x 2>/dev/null"},

@@ -2,18 +2,19 @@ package sandbox
 
 import "unicode/utf8"
 
-// tailWriter keeps only the last max bytes written to it, so a chatty FFmpeg cannot make the
-// runner hold its whole stderr in memory.
-type tailWriter struct {
+// TailWriter keeps only the last max bytes written to it, so a chatty FFmpeg cannot make the
+// runner hold its whole stderr in memory. It is not safe for concurrent writes.
+type TailWriter struct {
 	max int
 	buf []byte
 }
 
-func newTailWriter(max int) *tailWriter {
-	return &tailWriter{max: max, buf: make([]byte, 0, 2*max)}
+// NewTailWriter returns a TailWriter keeping max bytes.
+func NewTailWriter(max int) *TailWriter {
+	return &TailWriter{max: max, buf: make([]byte, 0, 2*max)}
 }
 
-func (w *tailWriter) Write(p []byte) (int, error) {
+func (w *TailWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if len(p) >= w.max {
 		w.buf = append(w.buf[:0], p[len(p)-w.max:]...)
@@ -30,7 +31,7 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 
 // Bytes returns the tail, starting on a UTF-8 boundary so the job error's detail is valid text
 // where FFmpeg wrote valid text.
-func (w *tailWriter) Bytes() []byte {
+func (w *TailWriter) Bytes() []byte {
 	b := w.buf
 	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
 		b = b[1:]

@@ -26,7 +26,7 @@ func TestTailWriter(t *testing.T) {
 		{"4-byte rune whole", 5, []string{"a😀b"}, "😀b"},
 	}
 	for _, tt := range tests {
-		w := newTailWriter(tt.max)
+		w := NewTailWriter(tt.max)
 		for _, s := range tt.writes {
 			if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
 				t.Fatalf("%s: Write = %d, %v", tt.name, n, err)
@@ -40,7 +40,7 @@ func TestTailWriter(t *testing.T) {
 			t.Errorf("%s: tail %q is over %d bytes or invalid UTF-8", tt.name, got, tt.max)
 		}
 	}
-	w := newTailWriter(StderrTailBytes)
+	w := NewTailWriter(StderrTailBytes)
 	for range 1000 {
 		w.Write([]byte(strings.Repeat("é", 7) + "\n"))
 	}

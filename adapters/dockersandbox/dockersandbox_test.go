@@ -1,0 +1,341 @@
+package dockersandbox
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
+)
+
+// TestSuite holds the Docker sandbox to the suite every sandbox implementation passes. It needs
+// an engine on this machine and the image; without them it skips, saying which is missing.
+func TestSuite(t *testing.T) {
+	t.Parallel()
+	sb, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	if err := sb.Available(context.Background()); err != nil {
+		t.Skipf("Docker sandbox not available here: %v", err)
+	}
+	sandboxtest.Exercise(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return sb })
+}
+
+// TestRealGPU runs NVENC in a container through the NVIDIA Container Toolkit.
+func TestRealGPU(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/nvidia0"); err != nil {
+		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
+	}
+	sb, err := New(Config{GPU: &GPU{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	if err := sb.Available(context.Background()); err != nil {
+		t.Skipf("Docker sandbox not available here: %v", err)
+	}
+	if err := sb.CheckGPU(context.Background()); err != nil {
+		t.Fatalf("CheckGPU: %v", err)
+	}
+}
+
+func limits() sandbox.Limits {
+	return sandbox.Limits{CPUSeconds: 120, FileSizeBytes: 8 << 30, MemoryBytes: 4 << 30, Processes: 256, OpenFiles: 1024, JobBytes: 4 << 30, JobFiles: 1000}
+}
+
+// wantCPU is the container of a CPU run of FFmpeg with limits(), as the runner would ask.
+func wantCPU() (*container.Config, *container.HostConfig) {
+	pids := int64(256)
+	return &container.Config{
+			Image:    DefaultImage,
+			User:     "65534:65534",
+			Hostname: "sandbox",
+			// The work dir is the only writable path; the program runs there.
+			WorkingDir: "/work",
+			Env: []string{
+				"PATH=/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", "XDG_CACHE_HOME=/tmp", "MALLOC_ARENA_MAX=4",
+			},
+			Entrypoint:      []string{"/usr/bin/ffmpeg"},
+			Cmd:             []string{"-i", "in.mp4", "out.mp4"},
+			AttachStdout:    true,
+			AttachStderr:    true,
+			NetworkDisabled: true,
+			Labels:          map[string]string{"io.mediajobs.sandbox": "ffmpeg"},
+		}, &container.HostConfig{
+			NetworkMode:    "none",
+			IpcMode:        "none",
+			ReadonlyRootfs: true,
+			CapDrop:        []string{"ALL"},
+			SecurityOpt:    []string{"no-new-privileges"},
+			LogConfig:      container.LogConfig{Type: "none"},
+			Tmpfs:          map[string]string{"/tmp": "rw,noexec,nosuid,nodev,mode=1777,size=67108864"},
+			Mounts: []mount.Mount{{
+				Type: mount.TypeBind, Source: "/var/lib/mediajobs/work/job_1", Target: "/work",
+				BindOptions: &mount.BindOptions{NonRecursive: true},
+			}},
+			Resources: container.Resources{
+				Memory: 4 << 30, MemorySwap: 4 << 30, NanoCPUs: 2e9, PidsLimit: &pids,
+				Ulimits: []*container.Ulimit{
+					{Name: "cpu", Soft: 120, Hard: 120},
+					{Name: "fsize", Soft: 4 << 30, Hard: 4 << 30},
+					{Name: "nofile", Soft: 1024, Hard: 1024},
+					{Name: "core", Soft: 0, Hard: 0},
+				},
+			},
+		}
+}
+
+func TestContainerConfig(t *testing.T) {
+	t.Parallel()
+	explicit := &sandbox.GPU{
+		Devices: []sandbox.Mount{{Source: "/dev/nvidiactl", Target: "/dev/nvidiactl"}, {Source: "/dev/nvidia0", Target: "/dev/nvidia0"}},
+		Libraries: []sandbox.Mount{
+			{Source: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Target: "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+			{Source: "/opt/nvidia/libnvidia-encode.so.1", Target: "/opt/nvidia/libnvidia-encode.so.1"},
+		},
+	}
+	tests := []struct {
+		name   string
+		cfg    Config
+		user   string
+		limits func(*sandbox.Limits)
+		want   func(*container.Config, *container.HostConfig)
+	}{
+		{name: "CPU run"},
+		{
+			name: "caller's own user when not root",
+			user: "1000:1000",
+			want: func(c *container.Config, _ *container.HostConfig) { c.User = "1000:1000" },
+		},
+		{
+			name: "image, program path and CPUs of the operator's choice",
+			cfg:  Config{Image: "example/ffmpeg:7", Programs: map[string]string{sandbox.FFmpeg: "/usr/local/bin/ffmpeg"}, CPUs: 0.5},
+			want: func(c *container.Config, h *container.HostConfig) {
+				c.Image, c.Entrypoint, h.NanoCPUs = "example/ffmpeg:7", []string{"/usr/local/bin/ffmpeg"}, 5e8
+			},
+		},
+		{
+			name:   "file-size limit tighter than the byte cap",
+			limits: func(l *sandbox.Limits) { l.FileSizeBytes = 1 << 20 },
+			want: func(_ *container.Config, h *container.HostConfig) {
+				h.Ulimits[1] = &container.Ulimit{Name: "fsize", Soft: 1 << 20, Hard: 1 << 20}
+			},
+		},
+		{
+			name:   "plan's limits",
+			limits: func(l *sandbox.Limits) { l.MemoryBytes, l.Processes, l.JobBytes = 1<<30, 64, 20<<30 },
+			want: func(_ *container.Config, h *container.HostConfig) {
+				pids := int64(64)
+				h.Memory, h.MemorySwap, h.PidsLimit = 1<<30, 1<<30, &pids
+				h.Ulimits[1] = &container.Ulimit{Name: "fsize", Soft: 8 << 30, Hard: 8 << 30}
+			},
+		},
+		{
+			name: "every GPU through the toolkit",
+			cfg:  Config{GPU: &GPU{}},
+			want: func(_ *container.Config, h *container.HostConfig) {
+				h.DeviceRequests = []container.DeviceRequest{{Driver: "nvidia", Count: -1, Capabilities: [][]string{{"gpu", "compute", "video", "utility"}}}}
+			},
+		},
+		{
+			name: "chosen GPUs through the toolkit",
+			cfg:  Config{GPU: &GPU{DeviceIDs: []string{"1", "GPU-8f6c"}}},
+			want: func(_ *container.Config, h *container.HostConfig) {
+				h.DeviceRequests = []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: []string{"1", "GPU-8f6c"}, Capabilities: [][]string{{"gpu", "compute", "video", "utility"}}}}
+			},
+		},
+		{
+			name: "GPU devices and libraries by hand",
+			cfg:  Config{GPU: &GPU{Explicit: explicit}},
+			want: func(c *container.Config, h *container.HostConfig) {
+				h.Devices = []container.DeviceMapping{
+					{PathOnHost: "/dev/nvidiactl", PathInContainer: "/dev/nvidiactl", CgroupPermissions: "rw"},
+					{PathOnHost: "/dev/nvidia0", PathInContainer: "/dev/nvidia0", CgroupPermissions: "rw"},
+				}
+				h.Mounts = append(h.Mounts,
+					mount.Mount{Type: mount.TypeBind, Source: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Target: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", ReadOnly: true},
+					mount.Mount{Type: mount.TypeBind, Source: "/opt/nvidia/libnvidia-encode.so.1", Target: "/opt/nvidia/libnvidia-encode.so.1", ReadOnly: true},
+				)
+				c.Env = append(c.Env, "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/opt/nvidia")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.cfg.CPUs == 0 {
+				tt.cfg.CPUs = 2
+			}
+			sb, err := New(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lim := limits()
+			if tt.limits != nil {
+				tt.limits(&lim)
+			}
+			user := tt.user
+			if user == "" {
+				user = "65534:65534"
+			}
+			program := sb.cfg.Programs[sandbox.FFmpeg]
+			spec := sandbox.Spec{Dir: "/var/lib/mediajobs/work/job_1", Program: sandbox.FFmpeg, Args: []string{"-i", "in.mp4", "out.mp4"}}
+
+			gotCfg, gotHost := sb.containerConfig(spec, program, lim, user)
+
+			wantCfg, wantHost := wantCPU()
+			if tt.want != nil {
+				tt.want(wantCfg, wantHost)
+			}
+			if diff := cmp.Diff(wantCfg, gotCfg); diff != "" {
+				t.Errorf("container.Config (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantHost, gotHost); diff != "" {
+				t.Errorf("container.HostConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"relative program path", Config{Programs: map[string]string{sandbox.FFmpeg: "ffmpeg"}}},
+		{"unclean program path", Config{Programs: map[string]string{sandbox.FFmpeg: "/usr/bin/../bin/ffmpeg"}}},
+		{"negative CPUs", Config{CPUs: -1}},
+		{"GPU device outside /dev", Config{GPU: &GPU{Explicit: &sandbox.GPU{Devices: []sandbox.Mount{{Source: "/dev/sda", Target: "/dev/sda"}}}}}},
+		{"bad engine address", Config{Host: "::not a url"}},
+	}
+	for _, tt := range tests {
+		if _, err := New(tt.cfg); err == nil {
+			t.Errorf("%s: New(%+v) succeeded", tt.name, tt.cfg)
+		}
+	}
+}
+
+// Run refuses what it must refuse before it speaks to any engine.
+func TestRunRefusesBeforeTheEngine(t *testing.T) {
+	t.Parallel()
+	sb, err := New(Config{Host: "tcp://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		spec sandbox.Spec
+		want error
+		msg  string
+	}{
+		{"program not allowed", sandbox.Spec{Dir: dir, Program: "/usr/bin/sh"}, sandbox.ErrProgramNotAllowed, "/usr/bin/sh"},
+		{"relative work dir", sandbox.Spec{Dir: "work", Program: sandbox.FFmpeg}, nil, "not absolute"},
+		{"missing work dir", sandbox.Spec{Dir: dir + "/missing", Program: sandbox.FFmpeg}, nil, "not a directory"},
+	}
+	for _, tt := range tests {
+		_, err := sb.Run(context.Background(), tt.spec)
+		if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: Run = %v, want an error with %q", tt.name, err, tt.msg)
+		}
+	}
+}
+
+// pingOnlyEngine answers the Engine API's ping and image inspection on loopback: a fake, since no
+// engine runs here, to check what Available tells an operator.
+func pingOnlyEngine(t *testing.T, image http.HandlerFunc) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/_ping", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.47")
+		w.Write([]byte("OK"))
+	})
+	mux.HandleFunc("/", image)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return "tcp://" + strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestAvailableSaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"message":"No such image: mediajobs/ffmpeg:bookworm"}`))
+	}
+	tests := []struct {
+		name string
+		host string
+		want []string
+	}{
+		{"no engine", "tcp://127.0.0.1:1", []string{"no Docker engine answers at tcp://127.0.0.1:1"}},
+		{"image not built", pingOnlyEngine(t, notFound), []string{`image "mediajobs/ffmpeg:bookworm" is not on the engine`, "docker build -t mediajobs/ffmpeg:bookworm adapters/dockersandbox"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := New(Config{Host: tt.host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+
+			err = sb.Available(ctx)
+
+			if !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("Available = %v, want ErrUnavailable", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Available = %q, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckGPUSaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		gpu  *GPU
+		want string
+	}{
+		{"no GPU configured", nil, "without a GPU"},
+		{"explicit device gone", &GPU{Explicit: &sandbox.GPU{Devices: []sandbox.Mount{{Source: "/nonexistent/dev/nvidia0", Target: "/dev/nvidia0"}}}}, "/nonexistent/dev/nvidia0"},
+	}
+	if _, err := os.Stat("/dev/nvidia0"); err != nil {
+		tests = append(tests, struct {
+			name string
+			gpu  *GPU
+			want string
+		}{"toolkit with no GPU on the host", &GPU{}, "/dev/nvidia0"})
+	}
+	for _, tt := range tests {
+		sb, err := New(Config{Host: "tcp://127.0.0.1:1", GPU: tt.gpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sb.CheckGPU(context.Background())
+		if !errors.Is(err, sandbox.ErrNoGPU) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: CheckGPU = %v, want ErrNoGPU naming %q", tt.name, err, tt.want)
+		}
+		sb.Close()
+	}
+}

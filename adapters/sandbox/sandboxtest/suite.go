@@ -1,0 +1,595 @@
+package sandboxtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+)
+
+// Features says what an implementation shows that the suite must allow.
+type Features struct {
+	// OwnSystem is set for a sandbox with a system of its own (a container image): its
+	// /etc/passwd exists and may be read, and must only not be the host's.
+	OwnSystem bool
+}
+
+// Exercise runs the suite against the Runner newRunner returns, which must be available (an
+// implementation's test skips before calling Exercise when it cannot run here). Each test runs
+// real FFmpeg in the sandbox; no validator runs, so the sandbox alone must stop every escape.
+func Exercise(t *testing.T, f Features, newRunner func(t *testing.T) sandbox.Runner) {
+	t.Helper()
+	if err := newRunner(t).Available(context.Background()); err != nil {
+		t.Fatalf("Available: %v (the implementation's test must skip before Exercise when it cannot run)", err)
+	}
+	t.Run("Basics", func(t *testing.T) { t.Parallel(); exerciseBasics(t, newRunner) })
+	t.Run("Caps", func(t *testing.T) { t.Parallel(); exerciseCaps(t, newRunner) })
+	t.Run("Escapes", func(t *testing.T) { t.Parallel(); exerciseEscapes(t, f, newRunner) })
+}
+
+// WorkDir makes a work dir whose parents a sandbox running as another uid can traverse, as
+// the runner's work root must be (t.TempDir's parent is 0700).
+func WorkDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// FFmpegArgs prefixes args with the quiet, non-interactive flags the runner uses.
+func FFmpegArgs(args ...string) []string {
+	return append([]string{"-hide_banner", "-nostdin", "-loglevel", "error"}, args...)
+}
+
+// run runs spec with FFmpeg, a minute and a fresh work dir unless spec says otherwise.
+func run(t *testing.T, r sandbox.Runner, spec sandbox.Spec) sandbox.Result {
+	t.Helper()
+	if spec.Dir == "" {
+		spec.Dir = WorkDir(t)
+	}
+	if spec.Program == "" {
+		spec.Program = sandbox.FFmpeg
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = time.Minute
+	}
+	res, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", spec.Args, err)
+	}
+	return res
+}
+
+func exerciseBasics(t *testing.T, newRunner func(t *testing.T) sandbox.Runner) {
+	t.Run("Encodes", func(t *testing.T) {
+		t.Parallel()
+		r, dir := newRunner(t), WorkDir(t)
+
+		res := run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "out.mp4")})
+
+		if res.ExitCode != 0 || res.TimedOut || res.LimitExceeded != nil {
+			t.Fatalf("ExitCode = %d, TimedOut = %v, LimitExceeded = %+v; stderr: %s", res.ExitCode, res.TimedOut, res.LimitExceeded, res.StderrTail)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "out.mp4")); err != nil || fi.Size() == 0 {
+			t.Fatalf("output not in work dir: %v", err)
+		}
+		if res.Wall <= 0 {
+			t.Errorf("Wall = %v, want > 0", res.Wall)
+		}
+	})
+
+	t.Run("Stdout", func(t *testing.T) {
+		t.Parallel()
+		r, dir := newRunner(t), WorkDir(t)
+		run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "in.mp4")})
+
+		var out bytes.Buffer
+		res := run(t, r, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Stdout: &out,
+			Args: []string{"-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "in.mp4"}})
+
+		if res.ExitCode != 0 {
+			t.Fatalf("ffprobe exited %d: %s", res.ExitCode, res.StderrTail)
+		}
+		if diff := cmp.Diff("160,120", strings.TrimSpace(out.String())); diff != "" {
+			t.Errorf("ffprobe output (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("NonZeroExitKeepsStderrTail", func(t *testing.T) {
+		t.Parallel()
+		// Debug logging makes far more than 2 KB of stderr before the missing input fails.
+		res := run(t, newRunner(t), sandbox.Spec{Args: []string{"-nostdin", "-loglevel", "debug", "-f", "lavfi", "-i", "testsrc=duration=1", "-i", "missing-input.mp4", "-y", "out.mp4"}})
+
+		if res.ExitCode == 0 || res.ExitCode == -1 {
+			t.Fatalf("ExitCode = %d, want FFmpeg's own failure", res.ExitCode)
+		}
+		if n := len(res.StderrTail); n == 0 || n > sandbox.StderrTailBytes {
+			t.Errorf("len(StderrTail) = %d, want 1..%d", n, sandbox.StderrTailBytes)
+		}
+		if !utf8.Valid(res.StderrTail) {
+			t.Error("StderrTail is not valid UTF-8")
+		}
+		if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
+			t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
+		}
+	})
+
+	t.Run("ExitCodes", func(t *testing.T) {
+		t.Parallel()
+		r := newRunner(t)
+		ffmpegOwn := func(code int) bool { return code > 0 && code < 128 }
+		tests := []struct {
+			name   string
+			args   []string
+			limits sandbox.Limits
+			want   func(code int) bool
+			says   string
+		}{
+			{"success", FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.1", "-f", "null", "-"), sandbox.Limits{},
+				func(code int) bool { return code == 0 }, "0"},
+			{"unknown option", FFmpegArgs("-no-such-option", "-f", "lavfi", "-i", "testsrc", "-f", "null", "-"), sandbox.Limits{},
+				ffmpegOwn, "FFmpeg's own failure status, 1..127"},
+			{"bad filter graph", FFmpegArgs("-f", "lavfi", "-i", "nosuchsource", "-f", "null", "-"), sandbox.Limits{},
+				ffmpegOwn, "FFmpeg's own failure status, 1..127"},
+			// A signal's death reads 128+N, the shell's convention, in every implementation.
+			{"killed by the file-size limit", FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=640x480:duration=30", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut"),
+				sandbox.Limits{FileSizeBytes: 1 << 20},
+				func(code int) bool { return code == 128+int(syscall.SIGXFSZ) }, "153 (SIGXFSZ)"},
+		}
+		for _, tt := range tests {
+			res := run(t, r, sandbox.Spec{Args: tt.args, Limits: tt.limits})
+			if !tt.want(res.ExitCode) || res.TimedOut {
+				t.Errorf("%s: ExitCode = %d, TimedOut = %v; want %s; stderr: %s", tt.name, res.ExitCode, res.TimedOut, tt.says, res.StderrTail)
+			}
+		}
+	})
+
+	t.Run("TimeoutKillsEverything", func(t *testing.T) {
+		t.Parallel()
+		marker := fmt.Sprintf("sandboxtest-timeout-%d", time.Now().UnixNano())
+
+		res := run(t, newRunner(t), sandbox.Spec{
+			Args:    FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-"),
+			Timeout: time.Second,
+		})
+
+		if !res.TimedOut || res.ExitCode != -1 {
+			t.Fatalf("TimedOut = %v, ExitCode = %d; want true, -1", res.TimedOut, res.ExitCode)
+		}
+		waitGone(t, marker)
+	})
+
+	t.Run("CancelKillsEverything", func(t *testing.T) {
+		t.Parallel()
+		marker := fmt.Sprintf("sandboxtest-cancel-%d", time.Now().UnixNano())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+
+		res, err := newRunner(t).Run(ctx, sandbox.Spec{Dir: WorkDir(t), Program: sandbox.FFmpeg, Timeout: time.Minute,
+			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-")})
+
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Run error = %v, want the caller's context error", err)
+		}
+		if res.TimedOut {
+			t.Error("TimedOut = true for a caller cancellation; want false (not the job's own deadline)")
+		}
+		waitGone(t, marker)
+	})
+}
+
+// waitGone waits until no process of this host has marker in its command line: a sandbox's
+// processes end with it, asynchronously.
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := ProcessesWith(t, marker)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes survived the end of the run: %v", pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ProcessesWith lists the pids of this host whose command line contains marker.
+func ProcessesWith(t *testing.T, marker string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// DirUsage is what Limits.JobBytes and JobFiles measure: the bytes (the larger of length and
+// disk held) and entries under dir.
+func DirUsage(t *testing.T, dir string) (bytes, files int64) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n := fi.Size()
+		if st, ok := fi.Sys().(interface{ Blocks() int64 }); ok {
+			n = max(n, st.Blocks()*512)
+		}
+		bytes += n
+		files++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes, files
+}
+
+func exerciseCaps(t *testing.T, newRunner func(t *testing.T) sandbox.Runner) {
+	const byteCap = 50 << 20
+
+	// A segment muxer writes without end, each file far under the per-file limit: only the
+	// job's byte cap can stop it before the deadline does.
+	t.Run("BytesAcrossManyFiles", func(t *testing.T) {
+		t.Parallel()
+		dir := WorkDir(t)
+		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
+			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "segment", "-segment_time", "0.1", "out%05d.nut")})
+
+		want := &sandbox.Exceeded{Limit: sandbox.LimitJobBytes, Max: byteCap}
+		if diff := cmp.Diff(want, res.LimitExceeded, cmp.FilterPath(isSeen, cmp.Ignore())); diff != "" {
+			t.Fatalf("LimitExceeded (-want +got):\n%s\nTimedOut = %v, stderr: %s", diff, res.TimedOut, res.StderrTail)
+		}
+		if res.TimedOut || res.ExitCode == 0 {
+			t.Errorf("TimedOut = %v, ExitCode = %d; want a killed run", res.TimedOut, res.ExitCode)
+		}
+		used, files := DirUsage(t, dir)
+		t.Logf("byte cap %d: stopped at %d bytes in %d files, %d bytes (%.1f%%) past the cap, after %v",
+			byteCap, used, files, used-byteCap, 100*float64(used-byteCap)/byteCap, res.Wall)
+		if used > 2*byteCap {
+			t.Errorf("the run wrote %d bytes under a %d cap: it was not stopped promptly", used, byteCap)
+		}
+	})
+
+	// One file growing without end meets the per-file limit, which the byte cap tightens.
+	t.Run("BytesInOneFile", func(t *testing.T) {
+		t.Parallel()
+		dir := WorkDir(t)
+		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
+			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut")})
+
+		if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobBytes || res.LimitExceeded.Max != byteCap {
+			t.Fatalf("LimitExceeded = %+v, want job_bytes at %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, byteCap, res.TimedOut, res.ExitCode, res.StderrTail)
+		}
+		used, _ := DirUsage(t, dir)
+		t.Logf("byte cap %d, one file: stopped at %d bytes (%d past the cap)", byteCap, used, used-byteCap)
+	})
+
+	t.Run("Files", func(t *testing.T) {
+		t.Parallel()
+		const fileCap = 1000
+		dir := WorkDir(t)
+		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobFiles: fileCap},
+			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=16x16:rate=100", "-frames:v", "5000", "img%05d.png")})
+
+		if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobFiles || res.LimitExceeded.Max != fileCap || res.LimitExceeded.Seen <= fileCap {
+			t.Fatalf("LimitExceeded = %+v, want job_files past %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, fileCap, res.TimedOut, res.ExitCode, res.StderrTail)
+		}
+		if !strings.Contains(res.LimitExceeded.Message(), "job_files=1000") {
+			t.Errorf("Message() = %q, want it to name job_files=1000", res.LimitExceeded.Message())
+		}
+		_, files := DirUsage(t, dir)
+		t.Logf("file cap %d: stopped at %d files (%d past the cap)", fileCap, files, files-fileCap)
+		if files >= 5000 {
+			t.Errorf("the run made all %d images under a %d cap", files, fileCap)
+		}
+	})
+
+	// Staged inputs are not the job's: a job may write its cap's worth beside them.
+	t.Run("WithinCaps", func(t *testing.T) {
+		t.Parallel()
+		dir := WorkDir(t)
+		for i := range 5 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.bin", i)), make([]byte, 1<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Limits: sandbox.Limits{JobBytes: 1 << 20, JobFiles: 3},
+			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=64x64:rate=1", "-frames:v", "3", "img%d.png")})
+
+		if res.ExitCode != 0 || res.LimitExceeded != nil {
+			t.Fatalf("ExitCode = %d, LimitExceeded = %+v; want a run within its caps; stderr: %s", res.ExitCode, res.LimitExceeded, res.StderrTail)
+		}
+	})
+}
+
+func isSeen(p cmp.Path) bool { return p.Last().String() == ".Seen" }
+
+// escapeBundle holds host resources that commands try to reach.
+type escapeBundle struct {
+	hostDir    string // outside the work dir, world-readable, so only the sandbox can stop a read
+	hostSecret string // a text file in hostDir
+	hostVideo  string // a real media file in hostDir, so a failed read is the wall, not bad input
+	httpURL    string
+	tcpAddr    string
+	extAddr    string        // a listener on a non-loopback address of this host; "" if it has none
+	hits       *atomic.Int64 // requests and connections the host listeners saw
+}
+
+func setupEscape(t *testing.T) escapeBundle {
+	t.Helper()
+	b := escapeBundle{hits: new(atomic.Int64)}
+	b.hostDir = WorkDir(t)
+	if err := os.Chmod(b.hostDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.hostSecret = filepath.Join(b.hostDir, "secret.txt")
+	if err := os.WriteFile(b.hostSecret, []byte("host-secret-canary\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.hostVideo = filepath.Join(b.hostDir, "host.mp4")
+	gen := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", b.hostVideo)
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("make host video: %v: %s", err, out)
+	}
+	if err := os.Chmod(b.hostVideo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.hits.Add(1)
+		http.ServeFile(w, r, b.hostVideo)
+	}))
+	t.Cleanup(srv.Close)
+	b.httpURL = srv.URL + "/host.mp4"
+	b.tcpAddr = countingListener(t, "127.0.0.1:0", b.hits)
+	if ip := externalIP(); ip != "" {
+		b.extAddr = countingListener(t, net.JoinHostPort(ip, "0"), b.hits)
+	}
+	return b
+}
+
+func countingListener(t *testing.T, addr string, hits *atomic.Int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// externalIP is a non-loopback IPv4 address of this host: a sandbox that reached it would reach
+// the network beyond, while the test itself stays on this machine.
+func externalIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+// hostDevices are device nodes a job must never open. Those this host lacks are skipped.
+var hostDevices = []string{
+	"/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/xvda", "/dev/mem", "/dev/kmem", "/dev/port",
+	"/dev/kmsg", "/dev/loop0", "/dev/fuse", "/dev/kvm", "/dev/hwrng", "/dev/net/tun",
+	"/dev/nvidia0", "/dev/nvidiactl", "/dev/dri/card0", "/dev/video0", "/dev/snd/timer",
+}
+
+func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sandbox.Runner) {
+	b := setupEscape(t)
+	r := newRunner(t)
+	parent := filepath.Dir(WorkDir(t))
+	tag := fmt.Sprint(time.Now().UnixNano())
+	// Parallel subtests finish before cleanups run, so this sees every attempt.
+	t.Cleanup(func() {
+		if n := b.hits.Load(); n != 0 {
+			t.Errorf("host listeners saw %d connections from the sandbox", n)
+		}
+	})
+	hostPasswd, _ := os.ReadFile("/etc/passwd")
+	selfCmdline, _ := os.ReadFile("/proc/self/cmdline")
+	selfCmdline, _, _ = bytes.Cut(selfCmdline, []byte{0}) // the test binary's host path
+
+	copyOut := func(input string) []string {
+		return FFmpegArgs("-f", "data", "-i", input, "-map", "0", "-c", "copy", "-fs", "65536", "-f", "data", "-y", "leak.bin")
+	}
+	type escape struct {
+		name string
+		args []string
+		// mayRun: the command may succeed (it reads the sandbox's own system), as long as
+		// nothing of the host comes out.
+		mayRun bool
+		// hostPaths must not exist on the host after the run.
+		hostPaths []string
+		skip      string
+	}
+	tests := []escape{
+		{name: "read /etc/passwd", args: copyOut("/etc/passwd"), mayRun: f.OwnSystem},
+		{name: "read /etc/shadow", args: copyOut("/etc/shadow"), mayRun: f.OwnSystem},
+		{name: "read file:/root", args: copyOut("file:/root/.bashrc"), mayRun: f.OwnSystem},
+		{name: "read the user's file by absolute path", args: copyOut(b.hostSecret)},
+		{name: "read the user's file by file: URL", args: copyOut("file:" + b.hostSecret)},
+		{name: "read the user's file through concat:", args: copyOut("concat:" + b.hostSecret + "|" + b.hostSecret)},
+		{name: "read the user's file by traversal", args: copyOut("../" + filepath.Base(b.hostDir) + "/secret.txt")},
+		{name: "read the user's file through /proc/1/root", args: copyOut("/proc/1/root" + b.hostSecret)},
+		{name: "read host video", args: FFmpegArgs("-i", b.hostVideo, "-frames:v", "1", "-y", "leak.png")},
+		{name: "movie filter on /etc/passwd", args: FFmpegArgs("-f", "lavfi", "-i", "movie=/etc/passwd", "-frames:v", "1", "-y", "leak.png")},
+		{name: "movie source on host video", args: FFmpegArgs("-f", "lavfi", "-i", "movie="+b.hostVideo, "-frames:v", "1", "-y", "leak.png")},
+		{name: "movie in -vf on host video", args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1", "-vf", "movie="+b.hostVideo+"[m];[in][m]overlay", "-frames:v", "1", "-y", "leak.png")},
+		{name: "host process in /proc", args: copyOut(fmt.Sprintf("/proc/%d/cmdline", os.Getpid()))},
+		{name: "host process environment in /proc", args: copyOut(fmt.Sprintf("/proc/%d/environ", os.Getpid()))},
+		{name: "host init in /proc", args: copyOut("/proc/1/cmdline"), mayRun: true},
+		{name: "http to host loopback", args: FFmpegArgs("-rw_timeout", "2000000", "-i", b.httpURL, "-frames:v", "1", "-y", "leak.png")},
+		{name: "tcp to host loopback", args: copyOut("tcp://" + b.tcpAddr + "?timeout=2000000")},
+		{
+			name: "tcp to the host's external address", args: copyOut("tcp://" + b.extAddr + "?timeout=2000000"),
+			skip: map[bool]string{true: "this host has no non-loopback IPv4 address"}[b.extAddr == ""],
+		},
+		{
+			name:      "write to host /tmp",
+			args:      FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-y", "/tmp/sandboxtest-out-"+tag+".mp4"),
+			hostPaths: []string{"/tmp/sandboxtest-out-" + tag + ".mp4"},
+		},
+		{
+			name:      "write by traversal",
+			args:      FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-y", "../escape-"+tag+".mp4"),
+			hostPaths: []string{filepath.Join(parent, "escape-"+tag+".mp4")},
+		},
+		{
+			name:      "write to host absolute path",
+			args:      FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-y", filepath.Join(b.hostDir, "abs-"+tag+".mp4")),
+			hostPaths: []string{filepath.Join(b.hostDir, "abs-"+tag+".mp4")},
+		},
+	}
+	for _, dev := range hostDevices {
+		tt := escape{name: "device " + dev, args: copyOut("file:" + dev)}
+		if _, err := os.Stat(dev); err != nil {
+			tt.skip = "this host has no " + dev
+		}
+		tests = append(tests, tt)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			dir := WorkDir(t)
+
+			res := run(t, r, sandbox.Spec{Dir: dir, Args: tt.args, Timeout: 30 * time.Second})
+
+			if res.TimedOut {
+				t.Fatalf("timed out; stderr: %s", res.StderrTail)
+			}
+			for _, p := range tt.hostPaths {
+				if _, err := os.Stat(p); err == nil {
+					os.Remove(p)
+					t.Errorf("%s was written on the host", p)
+				}
+			}
+			if tt.hostPaths == nil && !tt.mayRun && res.ExitCode == 0 {
+				t.Errorf("ffmpeg succeeded; stderr: %s", res.StderrTail)
+			}
+			assertNoLeak(t, dir, hostPasswd, selfCmdline)
+		})
+	}
+
+	// The same commands against files inside the work dir succeed, so the failures above are
+	// the wall and not a malformed command.
+	t.Run("controls", func(t *testing.T) {
+		t.Parallel()
+		dir := WorkDir(t)
+		for name, src := range map[string]string{"secret.txt": b.hostSecret, "host.mp4": b.hostVideo} {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		controls := []struct {
+			name string
+			args []string
+			out  string
+		}{
+			{"data copy", FFmpegArgs("-f", "data", "-i", "secret.txt", "-map", "0", "-c", "copy", "-f", "data", "-y", "copy.bin"), "copy.bin"},
+			{"file: URL", FFmpegArgs("-f", "data", "-i", "file:secret.txt", "-map", "0", "-c", "copy", "-f", "data", "-y", "copy2.bin"), "copy2.bin"},
+			{"movie source", FFmpegArgs("-f", "lavfi", "-i", "movie=host.mp4", "-frames:v", "1", "-y", "frame.png"), "frame.png"},
+			{"read /dev/zero", copyOutTo("file:/dev/zero", "zero.bin"), "zero.bin"},
+			{"read /dev/urandom", copyOutTo("file:/dev/urandom", "random.bin"), "random.bin"},
+		}
+		for _, tt := range controls {
+			res := run(t, r, sandbox.Spec{Dir: dir, Args: tt.args})
+			if res.ExitCode != 0 {
+				t.Errorf("%s: exit %d: %s", tt.name, res.ExitCode, res.StderrTail)
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(dir, tt.out)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: no output: %v", tt.name, err)
+			}
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "copy.bin")); !bytes.Contains(data, []byte("host-secret-canary")) {
+			t.Error("the data-copy command does not copy file contents; the escape tests would prove nothing")
+		}
+	})
+}
+
+func copyOutTo(input, out string) []string {
+	return FFmpegArgs("-f", "data", "-i", input, "-map", "0", "-c", "copy", "-fs", "65536", "-f", "data", "-y", out)
+}
+
+// assertNoLeak fails when anything in dir carries host data.
+func assertNoLeak(t *testing.T, dir string, hostPasswd, selfCmdline []byte) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if bytes.Contains(data, []byte("host-secret-canary")) {
+			t.Errorf("%s holds the host canary: a host file leaked into the work dir", e.Name())
+		}
+		if len(hostPasswd) > 0 && bytes.Equal(data, hostPasswd) {
+			t.Errorf("%s is the host's /etc/passwd", e.Name())
+		}
+		if len(selfCmdline) > 0 && bytes.Contains(data, selfCmdline) {
+			t.Errorf("%s holds this test process's command line: the host's /proc leaked", e.Name())
+		}
+		if e.Name() == "leak.png" {
+			t.Errorf("leak.png was written: a host file was decoded")
+		}
+	}
+}

@@ -1,0 +1,410 @@
+// Package workcap stops a sandboxed run the moment its work directory passes a per-job cap on
+// the bytes written into it or the entries created in it.
+//
+// Why a watcher and not the kernel: RLIMIT_FSIZE caps each file, not a job (a segment muxer
+// wrote 6 GB in 25 s under an 8 GiB per-file limit), and the kernel's per-directory tools all
+// need something a worker does not have or cannot spare: project quotas need a filesystem
+// mounted with them and root to set them; a size-limited tmpfs would hold a Pro job's 20 GiB
+// in RAM; a loop-mounted image needs root and a file per job. So the host follows the
+// directory through inotify, re-measures just the entries each event names, and kills the run
+// as soon as a cap is passed. A full recount on a short period backs the events up (a queue
+// overflow, a write through mmap that sends no event), and replaces them where inotify cannot
+// be had (the per-user instance limit).
+package workcap
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Names of the caps, as Exceeded.Limit reports them.
+const (
+	JobBytes = "job_bytes"
+	JobFiles = "job_files"
+)
+
+const (
+	// recountEvery is the backstop recount while events flow; pollEvery replaces events when
+	// inotify cannot be had, and is tight because it is then the only measure.
+	recountEvery = 250 * time.Millisecond
+	pollEvery    = 10 * time.Millisecond
+	watchMask    = unix.IN_CREATE | unix.IN_MODIFY | unix.IN_MOVED_TO | unix.IN_MOVED_FROM |
+		unix.IN_DELETE | unix.IN_CLOSE_WRITE | unix.IN_ONLYDIR
+)
+
+// Caps are the most a run may add to its work directory, over what was there when Watch was
+// called (the staged inputs are not the job's doing). A field of zero or less is no cap.
+type Caps struct {
+	// Bytes counts each entry as the larger of its length and the disk it holds, so neither a
+	// sparse file (long, but small on disk, yet read in full when uploaded) nor space reserved
+	// with fallocate slips through.
+	Bytes int64
+	// Files counts entries of every kind: files, directories, links.
+	Files int64
+}
+
+// Exceeded says which cap stopped a run.
+type Exceeded struct {
+	Limit string // JobBytes or JobFiles
+	Max   int64  // the cap
+	Seen  int64  // the usage measured when the run was stopped: past Max, or Max when the
+	// file-size rlimit (set to the byte cap) stopped the write before it landed
+}
+
+// Message is the sentence a job error can carry: it names the limit and its value.
+func (e *Exceeded) Message() string {
+	if e.Limit == JobFiles {
+		return fmt.Sprintf("the job created more than %d files in its work directory (limit %s=%d)", e.Max, e.Limit, e.Max)
+	}
+	return fmt.Sprintf("the job wrote more than %d bytes to its work directory (limit %s=%d)", e.Max, e.Limit, e.Max)
+}
+
+// Watcher follows one work directory for one run.
+type Watcher struct {
+	root  string
+	caps  Caps
+	stop  func()
+	inote *os.File // nil when inotify could not be had
+	// inoteFD is inote's descriptor, kept apart: File.Fd would switch it to blocking mode,
+	// and Close could then no longer wake the reader.
+	inoteFD int
+
+	mu        sync.Mutex
+	entries   map[string]int64 // path relative to root → bytes accounted
+	bytes     int64
+	baseBytes int64
+	baseFiles int64
+	dirs      map[int]string // watch descriptor → directory relative to root
+	exceeded  *Exceeded
+	err       error
+	stopped   bool
+	closing   bool // set before inote closes: no watch is added after
+
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+// Watch measures dir as it is now, then follows it until Close. stop is called once, from
+// another goroutine, the first time a cap is passed or the directory can no longer be measured;
+// it must end the run at once.
+func Watch(dir string, caps Caps, stop func()) (*Watcher, error) {
+	return watch(dir, caps, stop, true)
+}
+
+// watch is Watch, with inotify optional so that tests can hold the polling fallback to the
+// same behaviour.
+func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("workcap: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("workcap: %s is not a directory", dir)
+	}
+	w := &Watcher{
+		root: dir, caps: caps, stop: stop,
+		entries: map[string]int64{}, dirs: map[int]string{},
+		quit: make(chan struct{}),
+	}
+	if useInotify {
+		if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
+			// A non-blocking descriptor makes the File pollable: Read parks in the runtime's
+			// poller, and Close wakes it.
+			w.inote, w.inoteFD = os.NewFile(uintptr(fd), "inotify"), fd
+		}
+	}
+	// Watches go on before the count so that nothing made in between is missed.
+	if err := w.recount(); err != nil {
+		w.closeInotify()
+		return nil, fmt.Errorf("workcap: measure %s: %w", dir, err)
+	}
+	w.baseBytes, w.baseFiles = w.bytes, int64(len(w.entries))
+	if w.inote != nil {
+		w.wg.Go(w.follow)
+	}
+	w.wg.Go(w.tick)
+	return w, nil
+}
+
+// Close stops following, measures the directory once more, and returns the cap the run passed,
+// or nil. The error is non-nil when the directory could not be measured.
+func (w *Watcher) Close() (*Exceeded, error) {
+	close(w.quit)
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
+	w.closeInotify()
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.exceeded == nil && w.err == nil {
+		if err := w.recountLocked(); err != nil {
+			w.err = err
+		}
+		w.checkLocked()
+	}
+	return w.exceeded, w.err
+}
+
+// Usage is what the run has added so far.
+func (w *Watcher) Usage() (bytes, files int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bytes - w.baseBytes, int64(len(w.entries)) - w.baseFiles
+}
+
+// PassedBytes records that the run was stopped for trying to write past the byte cap by a
+// means other than this watcher (the file-size rlimit set to the cap).
+func (w *Watcher) PassedBytes() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.exceeded == nil {
+		w.exceeded = &Exceeded{Limit: JobBytes, Max: w.caps.Bytes, Seen: max(w.caps.Bytes, w.bytes-w.baseBytes)}
+	}
+}
+
+func (w *Watcher) closeInotify() {
+	if w.inote != nil {
+		w.inote.Close()
+	}
+}
+
+// tick recounts on a period; it is the only measure when inotify could not be had.
+func (w *Watcher) tick() {
+	every := recountEvery
+	if w.inote == nil {
+		every = pollEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			if err := w.recountLocked(); err != nil {
+				w.failLocked(err)
+			}
+			w.checkLocked()
+			w.mu.Unlock()
+		}
+	}
+}
+
+// follow reads inotify events until Close, re-measuring the entries they name.
+func (w *Watcher) follow() {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.inote.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) {
+				w.mu.Lock()
+				w.failLocked(fmt.Errorf("read inotify: %w", err))
+				w.mu.Unlock()
+			}
+			return
+		}
+		w.mu.Lock()
+		// One check per read of many events: the kernel merges a burst of writes to one file
+		// into few events, and a read drains all that are queued.
+		if err := w.applyLocked(buf[:n]); err != nil {
+			w.failLocked(err)
+		}
+		w.checkLocked()
+		w.mu.Unlock()
+	}
+}
+
+func (w *Watcher) applyLocked(buf []byte) error {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		nameEnd := off + unix.SizeofInotifyEvent + int(ev.Len)
+		if nameEnd > len(buf) {
+			return errors.New("short inotify event")
+		}
+		name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:nameEnd]), "\x00")
+		off = nameEnd
+
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			return w.recountLocked()
+		}
+		dir, ok := w.dirs[int(ev.Wd)]
+		if ev.Mask&unix.IN_IGNORED != 0 {
+			delete(w.dirs, int(ev.Wd))
+			continue
+		}
+		if !ok || name == "" {
+			continue
+		}
+		rel := filepath.Join(dir, name)
+		isDir := ev.Mask&unix.IN_ISDIR != 0
+		if ev.Mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 {
+			w.forgetLocked(rel, isDir)
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(w.root, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			w.forgetLocked(rel, isDir)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_, known := w.entries[rel]
+		w.setLocked(rel, usage(fi))
+		if fi.IsDir() && (!known || ev.Mask&unix.IN_MOVED_TO != 0) {
+			// Entries made before the watch was added would send no event: walk the new tree.
+			if err := w.walkLocked(rel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recountLocked measures the whole tree afresh, adding watches to directories it has not seen.
+func (w *Watcher) recountLocked() error {
+	w.entries, w.bytes = map[string]int64{}, 0
+	return w.walkLocked(".")
+}
+
+func (w *Watcher) recount() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.recountLocked()
+}
+
+// walkLocked measures the tree under rel (relative to root), entries of rel itself excluded.
+func (w *Watcher) walkLocked(rel string) error {
+	return filepath.WalkDir(filepath.Join(w.root, rel), func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while walking: the events will say so
+		}
+		if errors.Is(err, fs.ErrPermission) && d != nil && d.IsDir() {
+			// The sandbox can make a directory it then closes (mode 000). Unless this process is
+			// root, it owns what the sandbox made, and opens it again.
+			if cerr := os.Chmod(path, 0o700); cerr == nil {
+				return w.walkLocked(w.rel(path))
+			}
+		}
+		if err != nil {
+			return err
+		}
+		r := w.rel(path)
+		if d.IsDir() {
+			if err := w.addWatchLocked(path, r); err != nil {
+				return err
+			}
+		}
+		if r == "." {
+			return nil
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		w.setLocked(r, usage(fi))
+		return nil
+	})
+}
+
+func (w *Watcher) rel(path string) string {
+	r, err := filepath.Rel(w.root, path)
+	if err != nil {
+		return path
+	}
+	return r
+}
+
+func (w *Watcher) addWatchLocked(path, rel string) error {
+	if w.inote == nil || w.closing {
+		return nil
+	}
+	wd, err := unix.InotifyAddWatch(w.inoteFD, path, watchMask)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil // gone, or replaced by a file, since it was listed
+	}
+	if errors.Is(err, unix.ENOSPC) {
+		// Out of watches (fs.inotify.max_user_watches): the periodic recount still measures
+		// this directory, only less promptly.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", path, err)
+	}
+	w.dirs[wd] = rel
+	return nil
+}
+
+func (w *Watcher) setLocked(rel string, n int64) {
+	w.bytes += n - w.entries[rel]
+	w.entries[rel] = n
+}
+
+func (w *Watcher) forgetLocked(rel string, isDir bool) {
+	w.bytes -= w.entries[rel]
+	delete(w.entries, rel)
+	if !isDir {
+		return
+	}
+	prefix := rel + string(filepath.Separator)
+	for k, n := range w.entries {
+		if strings.HasPrefix(k, prefix) {
+			w.bytes -= n
+			delete(w.entries, k)
+		}
+	}
+}
+
+func (w *Watcher) checkLocked() {
+	if w.exceeded != nil || w.err != nil {
+		return
+	}
+	bytes, files := w.bytes-w.baseBytes, int64(len(w.entries))-w.baseFiles
+	switch {
+	case w.caps.Files > 0 && files > w.caps.Files:
+		w.exceeded = &Exceeded{Limit: JobFiles, Max: w.caps.Files, Seen: files}
+	case w.caps.Bytes > 0 && bytes > w.caps.Bytes:
+		w.exceeded = &Exceeded{Limit: JobBytes, Max: w.caps.Bytes, Seen: bytes}
+	default:
+		return
+	}
+	w.stopOnceLocked()
+}
+
+// failLocked ends the run when the directory can no longer be measured: a run that cannot be
+// measured cannot be held to its caps.
+func (w *Watcher) failLocked(err error) {
+	if w.err == nil && w.exceeded == nil {
+		w.err = fmt.Errorf("workcap: measure %s: %w", w.root, err)
+		w.stopOnceLocked()
+	}
+}
+
+func (w *Watcher) stopOnceLocked() {
+	if !w.stopped {
+		w.stopped = true
+		w.stop()
+	}
+}
+
+// usage is the larger of an entry's length and the disk it holds.
+func usage(fi fs.FileInfo) int64 {
+	n := fi.Size()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		n = max(n, st.Blocks*512)
+	}
+	return n
+}
