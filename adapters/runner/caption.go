@@ -239,9 +239,11 @@ func (b *burner) ffmpeg(args []string, stdout io.Writer) *workqueue.Failure {
 		full = append([]string{"-progress", "pipe:1"}, full...)
 	}
 	run, err := b.f.Sandbox.Run(b.ctx, sandbox.Spec{Dir: b.work, Program: sandbox.FFmpeg, Args: full, Timeout: b.left(),
-		Limits: b.f.Limits, Stdout: stdout})
+		Limits: b.f.limits(b.a), Stdout: stdout})
 	b.compute += run.Wall
 	switch {
+	case run.LimitExceeded != nil:
+		return limitFail(run)
 	case run.TimedOut:
 		return timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), run.StderrTail)
 	case errors.Is(err, context.Canceled) || b.ctx.Err() != nil:

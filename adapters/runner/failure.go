@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
@@ -24,6 +25,12 @@ func cancelled() *workqueue.Failure { return &workqueue.Failure{Kind: workqueue.
 
 func fetchFail(msg string) *workqueue.Failure {
 	return &workqueue.Failure{Kind: workqueue.KindFetch, Message: msg}
+}
+
+// limitFail is a run a per-job cap stopped.
+func limitFail(run sandbox.Result) *workqueue.Failure {
+	return &workqueue.Failure{Kind: workqueue.KindLimit, Limit: run.LimitExceeded.Limit, Max: run.LimitExceeded.Max,
+		Message: run.LimitExceeded.Message(), Detail: tail(run.StderrTail)}
 }
 
 func tail(stderr []byte) string {

@@ -25,7 +25,7 @@ import (
 // FFmpeg executes `ffmpeg` jobs: fetch, stage, substitute, run in the sandbox, collect, probe,
 // store.
 type FFmpeg struct {
-	Sandbox *sandbox.Sandbox
+	Sandbox sandbox.Runner
 	Fetch   Fetcher
 	// Queue stores the outputs, through the job's lease.
 	Queue  workqueue.Queue
@@ -99,10 +99,12 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	}}
 	args := append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, plan.Args...)
 	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,
-		Limits: f.Limits, Stdout: pw})
+		Limits: f.limits(a), Stdout: pw})
 	<-probed // the probe reads the work directory, which goes when Execute returns
 	computeMs := run.Wall.Milliseconds()
 	switch {
+	case run.LimitExceeded != nil:
+		return workqueue.Result{ComputeMs: computeMs, Failure: limitFail(run)}
 	case run.TimedOut:
 		return workqueue.Result{ComputeMs: computeMs, Failure: timeoutFail(
 			fmt.Sprintf("the job ran past its time limit of %d seconds", int(a.Timeout/time.Second)), run.StderrTail)}
@@ -120,6 +122,18 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
 	}
 	return workqueue.Result{Files: files, ComputeMs: computeMs}
+}
+
+// limits are the sandbox's limits for a job: the executor's own, with the job's per-job caps.
+func (f *FFmpeg) limits(a workqueue.Assignment) sandbox.Limits {
+	l := f.Limits
+	if a.Limits.Bytes > 0 {
+		l.JobBytes = a.Limits.Bytes
+	}
+	if a.Limits.Files > 0 {
+		l.JobFiles = a.Limits.Files
+	}
+	return l
 }
 
 // internal is a failure of the runner itself (its disk, its bubblewrap, storage): clients see

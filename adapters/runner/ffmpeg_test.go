@@ -93,9 +93,14 @@ func newExecutor(t *testing.T, client *http.Client, maxBytes int64) (*runner.FFm
 
 func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Duration) workqueue.Result {
 	t.Helper()
+	return b.runCapped(t, inputs, command, timeout, workqueue.Limits{})
+}
+
+func (b testBundle) runCapped(t *testing.T, inputs, command string, timeout time.Duration, caps workqueue.Limits) workqueue.Result {
+	t.Helper()
 	params, _ := json.Marshal(map[string]any{"command": command})
 	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg", Params: params,
-		Timeout: timeout, AssetURLPrefix: "https://api.test/assets/"}
+		Timeout: timeout, AssetURLPrefix: "https://api.test/assets/", Limits: caps}
 	if inputs != "" {
 		a.Inputs = json.RawMessage(inputs)
 	}
@@ -168,6 +173,32 @@ func TestTimeout(t *testing.T) {
 	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=600:size=1280x720 -c:v libx264 out.mp4", time.Second)
 	if failed(res) == nil || failed(res).Code != problem.CodeRunnerTimeout || len(res.Files) != 0 {
 		t.Fatalf("result: %+v", res)
+	}
+}
+
+// The plan's per-job caps reach the sandbox: a job past one fails LIMIT_EXCEEDED, naming it.
+func TestPerJobCaps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name    string
+		command string
+		caps    workqueue.Limits
+		limit   string
+	}{
+		{"files", "ffmpeg -f lavfi -i testsrc=duration=100:size=32x32:rate=50 -f image2 img_%05d.png", workqueue.Limits{Files: 50, Bytes: 1 << 30}, "job_files"},
+		{"bytes", "ffmpeg -f lavfi -i testsrc=duration=600:size=640x480:rate=25 -c:v rawvideo -f segment -segment_time 1 seg_%03d.avi",
+			workqueue.Limits{Files: 1000, Bytes: 20 << 20}, "job_bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := b.runCapped(t, "", tc.command, time.Minute, tc.caps)
+			e := failed(res)
+			if e == nil || e.Code != problem.CodeLimitExceeded || !strings.Contains(e.Message, tc.limit) || len(res.Files) != 0 {
+				t.Fatalf("result %+v, error %+v; want LIMIT_EXCEEDED naming %s", res, e, tc.limit)
+			}
+		})
 	}
 }
 

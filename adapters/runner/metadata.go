@@ -101,7 +101,7 @@ type fullProbe struct {
 }
 
 // probeMetadata runs ffprobe on name in the sandbox and maps its answer to the stable shape.
-func probeMetadata(ctx context.Context, sb *sandbox.Sandbox, dir, name string, timeout time.Duration) (extractmetadata.Metadata, time.Duration, error) {
+func probeMetadata(ctx context.Context, sb sandbox.Runner, dir, name string, timeout time.Duration) (extractmetadata.Metadata, time.Duration, error) {
 	var out bytes.Buffer
 	if timeout <= 0 || timeout > time.Minute {
 		timeout = time.Minute

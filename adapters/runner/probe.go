@@ -30,7 +30,7 @@ type ffprobeOutput struct {
 }
 
 // Probe reads a file's meta with ffprobe in the sandbox. Unknown fields stay zero (omitted).
-func Probe(ctx context.Context, sb *sandbox.Sandbox, dir, name string) (*job.Meta, error) {
+func Probe(ctx context.Context, sb sandbox.Runner, dir, name string) (*job.Meta, error) {
 	var out bytes.Buffer
 	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 20 * time.Second, Stdout: &out,
 		Args: []string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams", "file:" + name}})

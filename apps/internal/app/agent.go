@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -30,20 +31,22 @@ type AgentConfig struct {
 	// Runner options of `worker`: the claim long poll, the drain on stop, the worker's name.
 	Worker string
 	Runner runner.Config
-	Log    *slog.Logger
+	// Sandbox is "bwrap" (the default) or "docker"; DockerImage and DockerHost configure the
+	// latter (empty: dockersandbox's defaults).
+	Sandbox     string
+	DockerImage string
+	DockerHost  string
+	Log         *slog.Logger
 }
 
 // NewAgent checks the sandbox and returns a runner agent over queue with every job type's
 // executor.
 func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*runner.Agent, error) {
-	sb, err := sandbox.New(sandbox.Config{})
+	sb, reach, err := newSandbox(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := sb.Available(ctx); err != nil {
-		return nil, fmt.Errorf("the runner needs the bubblewrap sandbox: %w", err)
-	}
-	work, err := workRoot(sb, cfg.Data, cfg.WorkDir, cfg.Log)
+	work, err := workRoot(reach, cfg.Data, cfg.WorkDir, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -60,4 +63,56 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 		captionburn.Name:     &runner.Captions{FFmpeg: exec, Transcriber: cfg.Transcriber},
 		captionsanimate.Name: &runner.Animate{FFmpeg: exec, Transcriber: cfg.Transcriber},
 	})
+}
+
+// newSandbox is the configured sandbox, checked: it answers, and for the gpu class it passes
+// the NVIDIA devices through and FFmpeg lists an NVENC encoder. It also returns the bubblewrap
+// sandbox that vets the work directory's reach (the sandbox user must reach it either way).
+func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.Sandbox, error) {
+	var gpu *sandbox.GPU
+	if cfg.Class == job.ClassGPU {
+		g, err := sandbox.FindGPU(ctx, sandbox.GPUConfig{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("a gpu worker needs an NVIDIA GPU with its driver: %w", err)
+		}
+		gpu = g
+	}
+	bw, err := sandbox.New(sandbox.Config{GPU: gpu})
+	if err != nil {
+		return nil, nil, err
+	}
+	var sb sandbox.Runner = bw
+	switch cfg.Sandbox {
+	case "", "bwrap":
+	case "docker":
+		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost}
+		if gpu != nil {
+			dc.GPU = &dockersandbox.GPU{Explicit: gpu}
+		}
+		d, err := dockersandbox.New(dc)
+		if err != nil {
+			return nil, nil, err
+		}
+		sb = d
+	default:
+		return nil, nil, fmt.Errorf("sandbox %q is not bwrap or docker", cfg.Sandbox)
+	}
+	if err := sb.Available(ctx); err != nil {
+		return nil, nil, fmt.Errorf("the runner's %s sandbox is not available: %w", orDefault(cfg.Sandbox, "bwrap"), err)
+	}
+	if gpu != nil {
+		if c, ok := sb.(sandbox.GPUChecker); ok {
+			if err := c.CheckGPU(ctx); err != nil {
+				return nil, nil, fmt.Errorf("a gpu worker needs FFmpeg with NVENC and the NVIDIA devices: %w", err)
+			}
+		}
+	}
+	return sb, bw, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

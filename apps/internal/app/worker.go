@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/httpqueue"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
@@ -33,6 +34,10 @@ type WorkerConfig struct {
 	Name string
 	// AllowPrivate opens address ranges to the input fetcher (tests and local use only).
 	AllowPrivate string
+	// Sandbox is bwrap (the default) or docker; DockerImage and DockerHost configure docker.
+	Sandbox     string
+	DockerImage string
+	DockerHost  string
 	Transcription
 	Log *slog.Logger
 }
@@ -46,6 +51,9 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM, how long running jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 	fs.StringVar(&c.Name, "name", env("MEDIAJOBS_WORKER_NAME", ""), "this worker's name in the control plane's logs; default host/pid (MEDIAJOBS_WORKER_NAME)")
 	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the input fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
+	fs.StringVar(&c.Sandbox, "sandbox", env("MEDIAJOBS_SANDBOX", "bwrap"), "where FFmpeg runs: bwrap (bubblewrap, the default) or docker (a container per step through the Docker Engine API) (MEDIAJOBS_SANDBOX)")
+	fs.StringVar(&c.DockerImage, "docker-image", env("MEDIAJOBS_DOCKER_IMAGE", dockersandbox.DefaultImage), "image with ffmpeg and ffprobe for --sandbox docker (MEDIAJOBS_DOCKER_IMAGE)")
+	fs.StringVar(&c.DockerHost, "docker-host", env("DOCKER_HOST", ""), "Docker Engine address for --sandbox docker; default the local socket (DOCKER_HOST)")
 	c.Transcription.Flags(fs)
 	// The token comes from the environment only: a flag would show it in the process list.
 	c.Token = os.Getenv("MEDIAJOBS_WORKER_TOKEN")
@@ -84,7 +92,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	defer closeQueue()
 	agent, err := NewAgent(ctx, AgentConfig{Class: class, Slots: cfg.Concurrency, WorkDir: cfg.WorkDir, Transcriber: tr,
-		Fetch: safehttp.Config{AllowPrivate: allow}, Log: cfg.Log,
+		Fetch: safehttp.Config{AllowPrivate: allow}, Log: cfg.Log, Sandbox: cfg.Sandbox, DockerImage: cfg.DockerImage, DockerHost: cfg.DockerHost,
 		Runner: runner.Config{Worker: cfg.Name, ClaimWait: 20 * time.Second, DrainTimeout: cfg.DrainTimeout}}, queue)
 	if err != nil {
 		return err
