@@ -25,6 +25,10 @@ wasm: ## Build validator.wasm (wasip1 reactor) for wazero and the browser
 	@cd validator && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o cmd/wasm/validator.wasm ./cmd/wasm
 	@ls -l $(WASM) | awk '{print "wasm: " $$9 " " $$5 " bytes"}'
 
+client: ## Regenerate the Go client (contracts/client) from contracts/openapi.yaml
+	@cd contracts && go generate ./client/
+	@echo "client: contracts/client/client.gen.go regenerated"
+
 build: wasm ## Build bin/mediajobs
 	@mkdir -p bin
 	@cd apps && go build -trimpath -o ../bin/mediajobs ./cmd/mediajobs
@@ -57,4 +61,4 @@ tidy: ## go mod tidy in every module
 clean: ## Remove build outputs
 	rm -rf bin $(WASM)
 
-.PHONY: help deps services wasm build run test fuzz lint bench tidy clean
+.PHONY: help deps services wasm client build run test fuzz lint bench tidy clean
