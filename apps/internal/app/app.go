@@ -284,6 +284,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
+	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
 	mux.Handle("/", api)
 	// MCP spends the REST rate limit: one limiter instance, one budget per account.
 	var hosts []string
