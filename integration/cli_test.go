@@ -471,3 +471,32 @@ func TestWebhooksVerifyCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRateLimited: `mediajobs run` right after the account's minute is spent waits out the
+// 429s of its upload, submit and polls instead of failing.
+func TestRunRateLimited(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverOpts{Backend: sqliteBackend})
+	key := createAccount(t, s, "free").APIKey
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "in.mp4"), makeMedia(t, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; rawGet(t, s.Base, key, "/account").StatusCode != http.StatusTooManyRequests; i++ {
+		if i > 40 {
+			t.Fatal("no 429 after 40 requests on the Free plan")
+		}
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	r := mediajobs(t, work, nil, "run", "--server", s.Base, "--key", key, "--output-dir", out,
+		"ffmpeg -i in.mp4 -frames:v 1 first.png")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "rate limited; trying again in ") {
+		t.Errorf("the run met no 429 (stderr %s): the test did not test the retry", r.stderr)
+	}
+	if diff := cmp.Diff([]string{"first.png"}, dirNames(t, out)); diff != "" {
+		t.Errorf("output directory (-want +got):\n%s", diff)
+	}
+}

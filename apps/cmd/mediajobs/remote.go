@@ -30,11 +30,16 @@ func (r *remote) flags(fs *flag.FlagSet) {
 		server = defaultServer
 	}
 	fs.StringVar(&r.server, "server", server, "the service's `URL` (MEDIAJOBS_SERVER)")
-	fs.StringVar(&r.key, "key", os.Getenv("MEDIAJOBS_API_KEY"), "the account's API `key`, mj_... (MEDIAJOBS_API_KEY)")
+	// The key is read from the environment after parsing, not as the flag's default, which -h
+	// would print.
+	fs.StringVar(&r.key, "key", "", "the account's API `key`, mj_... (default $MEDIAJOBS_API_KEY)")
 }
 
 // client checks the flags and makes the API client.
 func (r *remote) client() (*client.ClientWithResponses, error) {
+	if r.key == "" {
+		r.key = os.Getenv("MEDIAJOBS_API_KEY")
+	}
 	if r.key == "" {
 		return nil, errors.New("no API key: give --key or set MEDIAJOBS_API_KEY (make run prints one)")
 	}

@@ -148,7 +148,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		uploads = append(uploads, upload{f.name, f.path})
 	}
 	for _, u := range uploads {
-		url, err := uploadInput(ctx, c, u.name, u.path, stderr)
+		var url string
+		err := retryRateLimited(ctx, stderr, func() (err error) {
+			url, err = uploadInput(ctx, c, u.name, u.path, stderr)
+			return err
+		})
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
 			return exitInterrupted
@@ -165,7 +169,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
 		return 1
 	}
-	created, err := c.Submit(ctx, req)
+	var created *client.Created
+	err = retryRateLimited(ctx, stderr, func() (err error) {
+		created, err = c.Submit(ctx, req)
+		return err
+	})
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "mediajobs run: interrupted while the job was being submitted")
 		return exitInterrupted
@@ -189,6 +197,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return finish(ctx, c, j, *outDir, stdout, stderr)
+}
+
+// retryRateLimited runs fn again after the wait a 429 RATE_LIMITED answer asks for, a few
+// times: a run right after another has often spent the plan's minute on polling, and a refused
+// upload or submit stored nothing, so trying again is safe.
+func retryRateLimited(ctx context.Context, stderr io.Writer, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests || attempt == 5 {
+			return err
+		}
+		wait := max(apiErr.RetryAfter, time.Second)
+		fmt.Fprintf(stderr, "rate limited; trying again in %s\n", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // uploadInput uploads one local file under name and returns its URL for the job's inputs.
