@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -103,6 +104,9 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			err = client.ResponseError(resp.HTTPResponse, resp.Body)
 		}
+		if err == nil && resp.JSON200 == nil {
+			err = notJSON(resp.HTTPResponse)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -112,6 +116,9 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		resp, err := c.CancelJobWithResponse(ctx, positional[0])
 		if err == nil {
 			err = client.ResponseError(resp.HTTPResponse, resp.Body)
+		}
+		if err == nil && resp.JSON200 == nil {
+			err = notJSON(resp.HTTPResponse)
 		}
 		if err != nil {
 			return fail(err)
@@ -165,6 +172,9 @@ func listJobs(ctx context.Context, c *client.ClientWithResponses, f listFlags, s
 	if err == nil {
 		err = client.ResponseError(resp.HTTPResponse, resp.Body)
 	}
+	if err == nil && resp.JSON200 == nil {
+		err = notJSON(resp.HTTPResponse)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -194,6 +204,11 @@ func listJobs(ctx context.Context, c *client.ClientWithResponses, f listFlags, s
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// notJSON is a 2xx answer that is not the API's JSON: --server names something else.
+func notJSON(resp *http.Response) error {
+	return fmt.Errorf("the answer of %s is %s, not the API's JSON: is --server the service?", resp.Request.URL.Redacted(), resp.Header.Get("Content-Type"))
+}
 
 // printIndented prints v as indented JSON, for a person to read and jq to parse.
 func printIndented(w io.Writer, v any) {
