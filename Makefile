@@ -9,6 +9,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 12m
 FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 20000x
 WASM := validator/cmd/wasm/validator.wasm
+REDOC := apps/web/docs
 
 .DEFAULT_GOAL := help
 
@@ -24,6 +25,25 @@ services: ## Start local PostgreSQL, NATS and Redis when installed but down
 wasm: ## Build validator.wasm (wasip1 reactor) for wazero and the browser
 	@cd validator && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o cmd/wasm/validator.wasm ./cmd/wasm
 	@ls -l $(WASM) | awk '{print "wasm: " $$9 " " $$5 " bytes"}'
+
+client: ## Regenerate the Go client (contracts/client) from contracts/openapi.yaml
+	@cd contracts && go generate ./client/
+	@echo "client: contracts/client/client.gen.go regenerated"
+
+redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in apps/web/docs/redoc.version (needs npm)
+	@set -euo pipefail; pin() { awk -v k="$$1" '$$1 == k { print $$2 }' $(REDOC)/redoc.version; }; \
+	  version=$$(pin version); integrity=$$(pin integrity); sum=$$(pin sha256); \
+	  tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  (cd "$$tmp" && npm pack --silent "redoc@$$version" >/dev/null); \
+	  tgz="$$tmp/redoc-$$version.tgz"; \
+	  got=$$(node -e 'const c = require("crypto"), f = require("fs"); process.stdout.write("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$$tgz"); \
+	  if [ "$$got" != "$$integrity" ]; then echo "redoc: redoc@$$version from npm has integrity $$got, redoc.version pins $$integrity" >&2; exit 1; fi; \
+	  tar -xzf "$$tgz" -C "$$tmp" package/LICENSE package/bundles/redoc.standalone.js package/bundles/redoc.standalone.js.LICENSE.txt; \
+	  got=$$(sha256sum "$$tmp/package/bundles/redoc.standalone.js" | cut -d' ' -f1); \
+	  if [ "$$got" != "$$sum" ]; then echo "redoc: the bundle of redoc@$$version has sha256 $$got; set it in $(REDOC)/redoc.version if this is the version you meant" >&2; exit 1; fi; \
+	  cp "$$tmp/package/bundles/redoc.standalone.js" "$$tmp/package/bundles/redoc.standalone.js.LICENSE.txt" $(REDOC)/; \
+	  cp "$$tmp/package/LICENSE" $(REDOC)/redoc.LICENSE; \
+	  echo "redoc: $(REDOC)/redoc.standalone.js is redoc@$$version ($$sum)"
 
 build: wasm ## Build bin/mediajobs
 	@mkdir -p bin
@@ -57,4 +77,4 @@ tidy: ## go mod tidy in every module
 clean: ## Remove build outputs
 	rm -rf bin $(WASM)
 
-.PHONY: help deps services wasm build run test fuzz lint bench tidy clean
+.PHONY: help deps services wasm client redoc build run test fuzz lint bench tidy clean

@@ -314,6 +314,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
+	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
 	mux.Handle("/", api)
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {

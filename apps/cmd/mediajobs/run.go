@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/contracts/client"
+)
+
+func init() {
+	register(command{name: "run", summary: "run an FFmpeg command on a service as if it were local (upload, follow, download)", run: runRun})
+}
+
+const runUsage = `usage: mediajobs run [flags] 'ffmpeg -i in.mp4 ... out.mp4'
+       mediajobs run [flags] -- ffmpeg -i in.mp4 ... out.mp4
+
+Runs an FFmpeg command on the service as if FFmpeg were local: local input files are uploaded
+(POST /uploads), the job is submitted and followed (a progress bar on a terminal, plain lines
+otherwise), and every file it writes is downloaded into --output-dir, keeping the names of a set
+or an HLS/DASH stream so that its manifest still plays. The cost is printed at the end.
+
+An -i argument that names a file here is uploaded and staged under its base name without
+--input; anything else (https URLs, lavfi sources) goes to the service as written. --input
+NAME=PATH stages a file under a name the command uses for something other than -i (subtitles=,
+concat lists); --input NAME=https://... stages a URL.
+
+Ctrl-C cancels the job on the service and exits.
+
+Exit status: 0 complete; 1 the job failed or was cancelled (its error code and message are
+printed) or the service refused it; 2 usage error; 130 interrupted.
+
+Flags:
+`
+
+// exitInterrupted is the shell's status of a process ended by SIGINT.
+const exitInterrupted = 130
+
+// inputFlag is one --input NAME=PATH_OR_URL.
+type inputFlag struct{ name, value string }
+
+// inputFlags collect repeated --input flags.
+type inputFlags []inputFlag
+
+func (f *inputFlags) String() string { return "" }
+
+func (f *inputFlags) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	switch {
+	case !ok || name == "" || value == "":
+		return fmt.Errorf("%q: want NAME=PATH_OR_URL", s)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("%q: NAME %q must be a plain file name, the one the command uses", s, name)
+	}
+	for _, in := range *f {
+		if in.name == name {
+			return fmt.Errorf("%q: NAME %q is given twice", s, name)
+		}
+	}
+	*f = append(*f, inputFlag{name, value})
+	return nil
+}
+
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+func isRegularFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mediajobs run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var r remote
+	r.flags(fs)
+	var inputs inputFlags
+	fs.Var(&inputs, "input", "stage `NAME=PATH_OR_URL`: a local file (uploaded) or an https URL; repeatable")
+	outDir := fs.String("output-dir", ".", "`directory` the job's files are downloaded into (made if missing)")
+	compute := fs.String("compute", "", "`auto`, cpu or gpu (default: the service's, auto)")
+	timeout := fs.Int("timeout", 0, "the job's time limit in `seconds`, 1 to 900 (default: the service's, 120)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+	}
+	positional, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mediajobs run: "+format+"\n", a...)
+		return 2
+	}
+	var command string
+	switch len(positional) {
+	case 0:
+		fs.Usage()
+		return 2
+	case 1:
+		command = positional[0]
+	default:
+		if command, err = joinArgs(positional); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	switch *compute {
+	case "", "auto", "cpu", "gpu":
+	default:
+		return usageErr("--compute %q: want auto, cpu or gpu", *compute)
+	}
+	if *timeout != 0 && (*timeout < 1 || *timeout > 900) {
+		return usageErr("--timeout %d: want 1 to 900 seconds", *timeout)
+	}
+	c, err := r.client()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	// Every input is checked before anything is uploaded, so a typo costs no upload.
+	jobInputs := map[string]any{}
+	taken := map[string]bool{}
+	type upload struct{ name, path string }
+	var uploads []upload
+	for _, in := range inputs {
+		taken[in.name] = true
+		if isURL(in.value) {
+			jobInputs[in.name] = in.value
+			continue
+		}
+		if !isRegularFile(in.value) {
+			return usageErr("--input %s=%s: not a file here, nor an https URL", in.name, in.value)
+		}
+		uploads = append(uploads, upload{in.name, in.value})
+	}
+	command, found := findLocalInputs(command, taken, isRegularFile)
+	for _, f := range found {
+		uploads = append(uploads, upload{f.name, f.path})
+	}
+	for _, u := range uploads {
+		var url string
+		err := retryRateLimited(ctx, stderr, func() (err error) {
+			url, err = uploadInput(ctx, c, u.name, u.path, stderr)
+			return err
+		})
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
+			return exitInterrupted
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs run: upload %s: %s\n", u.path, apiErrorText(err))
+			return 1
+		}
+		jobInputs[u.name] = url
+	}
+
+	req, err := client.FFmpegJob{Command: command, Inputs: jobInputs, Timeout: *timeout, Compute: *compute}.Request()
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
+		return 1
+	}
+	var created *client.Created
+	err = retryRateLimited(ctx, stderr, func() (err error) {
+		created, err = c.Submit(ctx, req)
+		return err
+	})
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "mediajobs run: interrupted while the job was being submitted")
+		return exitInterrupted
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs run: %s\n", apiErrorText(err))
+		return 1
+	}
+	id := created.ID
+	fmt.Fprintf(stderr, "%s submitted\n", id)
+
+	prog := newJobProgress(stderr, id)
+	j, err := c.Wait(ctx, id, client.WithProgress(prog.update))
+	if ctx.Err() != nil {
+		prog.stop()
+		cancelOnInterrupt(c, id, stderr)
+		return exitInterrupted
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs run: %s: %s\n", id, apiErrorText(err))
+		return 1
+	}
+	return finish(ctx, c, j, *outDir, stdout, stderr)
+}
+
+// retryRateLimited runs fn again after the wait a 429 RATE_LIMITED answer asks for, a few
+// times: a run right after another has often spent the plan's minute on polling, and a refused
+// upload or submit stored nothing, so trying again is safe.
+func retryRateLimited(ctx context.Context, stderr io.Writer, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var apiErr *client.APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests || attempt == 5 {
+			return err
+		}
+		wait := max(apiErr.RetryAfter, time.Second)
+		fmt.Fprintf(stderr, "rate limited; trying again in %s\n", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// uploadInput uploads one local file under name and returns its URL for the job's inputs.
+func uploadInput(ctx context.Context, c *client.ClientWithResponses, name, path string, stderr io.Writer) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	body, done := transferReader(stderr, f, fi.Size(), "upload "+name)
+	up, err := c.Upload(ctx, name, body)
+	done()
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(stderr, "uploaded %s as %s (%d bytes)\n", path, name, up.Size)
+	return up.URL, nil
+}
+
+// cancelOnInterrupt cancels the job on the service after a Ctrl-C: the job must not go on
+// spending credits for a command its user stopped.
+func cancelOnInterrupt(c *client.ClientWithResponses, id string, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	resp, err := c.CancelJobWithResponse(ctx, id)
+	if err == nil {
+		err = client.ResponseError(resp.HTTPResponse, resp.Body)
+	}
+	var apiErr *client.APIError
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "mediajobs run: interrupted; %s cancelled\n", id)
+	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusConflict:
+		fmt.Fprintf(stderr, "mediajobs run: interrupted; %s had already ended (%s)\n", id, apiErr.Message)
+	default:
+		fmt.Fprintf(stderr, "mediajobs run: interrupted; cancelling %s failed: %s\n", id, apiErrorText(err))
+	}
+}
+
+// finish reports a job that has ended: it downloads a complete job's files and prints them and
+// the cost; a failed or cancelled job is printed with its error and is exit status 1.
+func finish(ctx context.Context, c *client.ClientWithResponses, j *client.Job, outDir string, stdout, stderr io.Writer) int {
+	switch j.Status {
+	case client.StatusComplete:
+	case client.StatusFailed:
+		if j.Error != nil {
+			fmt.Fprintf(stderr, "mediajobs run: %s failed: %s: %s\n", j.ID, j.Error.Code, j.Error.Message)
+			if j.Error.Detail != nil && *j.Error.Detail != "" {
+				fmt.Fprintf(stderr, "%s\n", indent(*j.Error.Detail))
+			}
+		} else {
+			fmt.Fprintf(stderr, "mediajobs run: %s failed\n", j.ID)
+		}
+		printCost(stdout, j)
+		return 1
+	default:
+		fmt.Fprintf(stderr, "mediajobs run: %s was %s\n", j.ID, j.Status)
+		printCost(stdout, j)
+		return 1
+	}
+	if j.Output != nil {
+		for _, f := range j.Output.Files {
+			path, err := c.Download(ctx, f, outDir)
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "mediajobs run: interrupted while downloading %s's files\n", j.ID)
+				return exitInterrupted
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
+				return 1
+			}
+			fmt.Fprintf(stdout, "%s\t%d bytes\t%s\n", path, f.Size, f.Type)
+		}
+		if j.Output.Data != nil {
+			b, _ := json.Marshal(j.Output.Data)
+			fmt.Fprintf(stdout, "data: %s\n", b)
+		}
+	}
+	printCost(stdout, j)
+	return 0
+}
+
+func printCost(w io.Writer, j *client.Job) {
+	if j.Cost != nil {
+		fmt.Fprintf(w, "cost: %s\n", j.Cost.Formatted)
+	}
+}
+
+// indent sets FFmpeg's stderr off from our own lines.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}

@@ -1,0 +1,203 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/contracts"
+)
+
+func TestDocsHandler(t *testing.T) {
+	t.Parallel()
+	doc := []byte(`{"openapi":"3.1.0","info":{"title":"t","version":"1"}}`)
+	h := web.Docs(doc)
+	tests := []struct {
+		method, path string
+		want         int
+		wantType     string
+		wantBody     string
+	}{
+		{method: "GET", path: "/", want: http.StatusOK, wantType: "text/html", wantBody: `<script src="docs.js">`},
+		{method: "GET", path: "/docs.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "Redoc.init('openapi.json'"},
+		{method: "GET", path: "/docs.css", want: http.StatusOK, wantType: "text/css"},
+		{method: "GET", path: "/redoc.standalone.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "redoc.standalone.js.LICENSE.txt"},
+		{method: "GET", path: "/redoc.standalone.js.LICENSE.txt", want: http.StatusOK, wantType: "text/plain", wantBody: "ReDoc"},
+		{method: "GET", path: "/redoc.LICENSE", want: http.StatusOK, wantType: "text/plain", wantBody: "MIT"},
+		{method: "GET", path: "/openapi.json", want: http.StatusOK, wantType: "application/json", wantBody: string(doc)},
+		{method: "HEAD", path: "/", want: http.StatusOK, wantType: "text/html"},
+		{method: "GET", path: "/index.html", want: http.StatusNotFound},
+		{method: "GET", path: "/redoc.version", want: http.StatusNotFound},
+		{method: "GET", path: "/nope.js", want: http.StatusNotFound},
+		{method: "POST", path: "/", want: http.StatusMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			if rec.Code != tt.want {
+				t.Fatalf("status %d, want %d", rec.Code, tt.want)
+			}
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, tt.wantType) {
+				t.Errorf("Content-Type %q, want %q", ct, tt.wantType)
+			}
+			if !strings.Contains(rec.Body.String(), tt.wantBody) {
+				t.Errorf("body lacks %q", tt.wantBody)
+			}
+			csp := rec.Header().Get("Content-Security-Policy")
+			if !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-eval") {
+				t.Errorf("Content-Security-Policy %q: want scripts from the page's origin only", csp)
+			}
+		})
+	}
+
+	// A reload of the megabyte of Redoc is a 304.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/redoc.standalone.js", nil))
+	req := httptest.NewRequest("GET", "/redoc.standalone.js", nil)
+	req.Header.Set("If-None-Match", rec.Header().Get("ETag"))
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotModified {
+		t.Errorf("revalidation: status %d, want 304", rec.Code)
+	}
+}
+
+// TestRedocBundle checks the vendored bundle against the version and hash recorded in
+// docs/redoc.version by `make redoc` when it took the file from the npm package: an edited,
+// truncated or silently replaced bundle fails here.
+func TestRedocBundle(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("docs/redoc.version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pinned := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, _ := strings.Cut(line, " ")
+		pinned[k] = strings.TrimSpace(v)
+	}
+	if pinned["version"] == "" || !strings.HasPrefix(pinned["integrity"], "sha512-") || len(pinned["sha256"]) != 64 {
+		t.Fatalf("docs/redoc.version pins %v: want version, integrity and sha256", pinned)
+	}
+	bundle, err := os.ReadFile("docs/redoc.standalone.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(bundle)
+	if got := hex.EncodeToString(sum[:]); got != pinned["sha256"] {
+		t.Fatalf("docs/redoc.standalone.js has sha256 %s, not the %s of redoc@%s: run `make redoc`", got, pinned["sha256"], pinned["version"])
+	}
+	notices, err := os.ReadFile("docs/redoc.standalone.js.LICENSE.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `Version: "` + pinned["version"] + `"`; !strings.Contains(string(notices), want) {
+		t.Errorf("the bundle's licence notices do not say %s: the files come from different versions", want)
+	}
+}
+
+// TestBrowserDocs renders the reference of the real OpenAPI document in headless Chromium,
+// under the handler's Content-Security-Policy, and finds an operation's heading on the page.
+func TestBrowserDocs(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(chromium); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("%s is not installed (make deps installs it); the reference is not tested in a browser", chromium)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	// Script errors (a CSP refusal among them) are reported with the failure.
+	var (
+		mu         sync.Mutex
+		exceptions []string
+	)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			mu.Lock()
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			exceptions = append(exceptions, msg)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/docs")); err != nil {
+		t.Fatalf("open /docs: %v", err)
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, time.Minute)
+	defer cancelWait()
+	// Redoc renders each operation's summary as an h2 in the middle panel.
+	heading := `[...document.querySelectorAll('h2')].some((h) => h.textContent.trim() === 'Submit a job')`
+	if _, err := chromedp.Run(waitCtx, chromedp.Poll[bool](heading, chromedp.WithPollingTimeout(50*time.Second))); err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("no 'Submit a job' heading on /docs: %v\nexceptions %q\npage %s", err, exceptions, body)
+	}
+	title, err := chromedp.Run(waitCtx, chromedp.Evaluate[string](`document.title`))
+	if err != nil || title != "mediajobs API reference" {
+		t.Errorf("title %q, %v", title, err)
+	}
+	location, err := chromedp.Run(waitCtx, chromedp.Evaluate[string](`location.pathname`))
+	if err != nil || location != "/docs/" {
+		t.Errorf("/docs ended at %q, %v; want the redirect to /docs/", location, err)
+	}
+	// The document's own words reach the page: the submit gate's description.
+	text, err := chromedp.Run(waitCtx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil || !strings.Contains(text, "Runs the submit gate") {
+		t.Errorf("the page does not show the operation's description (%v)", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(exceptions) > 0 {
+		t.Errorf("the page threw: %q", exceptions)
+	}
+}

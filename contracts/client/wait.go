@@ -1,0 +1,140 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Terminal reports whether a job in status s has ended: complete, failed or cancelled.
+func (s Status) Terminal() bool {
+	return s == StatusComplete || s == StatusFailed || s == StatusCancelled
+}
+
+// Defaults of Wait. The API asks clients to poll every 1 to 2 seconds; Wait starts faster so that
+// a job of a second does not cost a second of waiting, then backs off to the API's pace.
+const (
+	DefaultFirstPoll = 500 * time.Millisecond
+	DefaultMaxPoll   = 2 * time.Second
+	// maxTransient is how many transport failures or 5xx answers in a row Wait rides out (a
+	// restarting server) before it gives up.
+	maxTransient = 5
+)
+
+// WaitOption changes how Wait polls.
+type WaitOption func(*waitConfig)
+
+type waitConfig struct {
+	first, max time.Duration
+	onPoll     func(Job)
+	// sleep waits d or until ctx is done; tests replace it to see the waits without taking them.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// WithPollInterval sets the first interval between two reads of the job and the longest one
+// the backoff (x1.5 per read) reaches.
+func WithPollInterval(first, max time.Duration) WaitOption {
+	return func(c *waitConfig) {
+		if first > 0 {
+			c.first = first
+		}
+		if max >= c.first {
+			c.max = max
+		}
+	}
+}
+
+// WithProgress calls fn with the job after every read, the last (terminal) one included: its
+// status and, while it runs, its progress (0 to 1).
+func WithProgress(fn func(Job)) WaitOption {
+	return func(c *waitConfig) { c.onPoll = fn }
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Wait polls GET /jobs/{id} until the job is complete, failed or cancelled, and returns it; a
+// failed job is a result, not an error (read job.Error). Between reads it backs off from
+// DefaultFirstPoll to DefaultMaxPoll. A 429 RATE_LIMITED answer waits its Retry-After and polls
+// on; transport failures and 5xx answers are retried a few times with the same backoff. Any
+// other refusal (401, 404) is an *APIError; a done ctx returns ctx.Err().
+func (c *ClientWithResponses) Wait(ctx context.Context, id string, opts ...WaitOption) (*Job, error) {
+	cfg := waitConfig{first: DefaultFirstPoll, max: DefaultMaxPoll, sleep: sleepCtx}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	interval := cfg.first
+	transient := 0
+	for {
+		job, wait, err := c.poll(ctx, id)
+		switch {
+		case err == nil:
+			transient = 0
+			if cfg.onPoll != nil {
+				cfg.onPoll(*job)
+			}
+			if job.Status.Terminal() {
+				return job, nil
+			}
+			wait = interval
+		case wait > 0:
+			// Rate limited: the server said how long; it is not a failure of the server.
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case isTransient(err) && transient < maxTransient:
+			transient++
+			wait = interval
+		default:
+			return nil, err
+		}
+		if err := cfg.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		interval = min(interval*3/2, cfg.max)
+	}
+}
+
+// poll reads the job once. wait is the Retry-After of a 429 answer (at least a second).
+func (c *ClientWithResponses) poll(ctx context.Context, id string) (*Job, time.Duration, error) {
+	resp, err := c.GetJobWithResponse(ctx, id)
+	if err != nil {
+		return nil, 0, &transportError{err: fmt.Errorf("client: GET /jobs/%s: %w", id, err)}
+	}
+	if err := ResponseError(resp.HTTPResponse, resp.Body); err != nil {
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests {
+			return nil, max(apiErr.RetryAfter, time.Second), err
+		}
+		return nil, 0, err
+	}
+	if resp.JSON200 == nil {
+		return nil, 0, fmt.Errorf("client: GET /jobs/%s: answer %d is not a job", id, resp.StatusCode())
+	}
+	return &resp.JSON200.Data, 0, nil
+}
+
+// transportError is a request that got no answer.
+type transportError struct{ err error }
+
+func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// isTransient tells failures worth another try: no answer, or a 5xx one.
+func isTransient(err error) bool {
+	var te *transportError
+	if errors.As(err, &te) {
+		return true
+	}
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode >= 500
+}
