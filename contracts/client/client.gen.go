@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -29,6 +30,24 @@ func (e AccountPlan) Valid() bool {
 	case AccountPlanFree:
 		return true
 	case AccountPlanPro:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AssignmentClass.
+const (
+	AssignmentClassCPU AssignmentClass = "cpu"
+	AssignmentClassGpu AssignmentClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the AssignmentClass enum.
+func (e AssignmentClass) Valid() bool {
+	switch e {
+	case AssignmentClassCPU:
+		return true
+	case AssignmentClassGpu:
 		return true
 	default:
 		return false
@@ -166,6 +185,7 @@ const (
 	CodeINPUTFETCHFAILED    Code = "INPUT_FETCH_FAILED"
 	CodeINSUFFICIENTCREDITS Code = "INSUFFICIENT_CREDITS"
 	CodeINTERNALERROR       Code = "INTERNAL_ERROR"
+	CodeLIMITEXCEEDED       Code = "LIMIT_EXCEEDED"
 	CodeNOTFOUND            Code = "NOT_FOUND"
 	CodePAYLOADTOOLARGE     Code = "PAYLOAD_TOO_LARGE"
 	CodePLANLIMIT           Code = "PLAN_LIMIT"
@@ -173,6 +193,7 @@ const (
 	CodeRUNNERERROR         Code = "RUNNER_ERROR"
 	CodeRUNNERLOST          Code = "RUNNER_LOST"
 	CodeRUNNERTIMEOUT       Code = "RUNNER_TIMEOUT"
+	CodeSERVICEUNAVAILABLE  Code = "SERVICE_UNAVAILABLE"
 	CodeUNAUTHORIZED        Code = "UNAUTHORIZED"
 	CodeVALIDATIONERROR     Code = "VALIDATION_ERROR"
 )
@@ -192,6 +213,8 @@ func (e Code) Valid() bool {
 		return true
 	case CodeINTERNALERROR:
 		return true
+	case CodeLIMITEXCEEDED:
+		return true
 	case CodeNOTFOUND:
 		return true
 	case CodePAYLOADTOOLARGE:
@@ -205,6 +228,8 @@ func (e Code) Valid() bool {
 	case CodeRUNNERLOST:
 		return true
 	case CodeRUNNERTIMEOUT:
+		return true
+	case CodeSERVICEUNAVAILABLE:
 		return true
 	case CodeUNAUTHORIZED:
 		return true
@@ -281,6 +306,63 @@ func (e LedgerEntryKind) Valid() bool {
 	}
 }
 
+// Defines values for RunResultFailureKind.
+const (
+	RunResultFailureKindCancelled RunResultFailureKind = "cancelled"
+	RunResultFailureKindExit      RunResultFailureKind = "exit"
+	RunResultFailureKindFetch     RunResultFailureKind = "fetch"
+	RunResultFailureKindHandback  RunResultFailureKind = "handback"
+	RunResultFailureKindInternal  RunResultFailureKind = "internal"
+	RunResultFailureKindInvalid   RunResultFailureKind = "invalid"
+	RunResultFailureKindLimit     RunResultFailureKind = "limit"
+	RunResultFailureKindNoOutput  RunResultFailureKind = "no_output"
+	RunResultFailureKindTimeout   RunResultFailureKind = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the RunResultFailureKind enum.
+func (e RunResultFailureKind) Valid() bool {
+	switch e {
+	case RunResultFailureKindCancelled:
+		return true
+	case RunResultFailureKindExit:
+		return true
+	case RunResultFailureKindFetch:
+		return true
+	case RunResultFailureKindHandback:
+		return true
+	case RunResultFailureKindInternal:
+		return true
+	case RunResultFailureKindInvalid:
+		return true
+	case RunResultFailureKindLimit:
+		return true
+	case RunResultFailureKindNoOutput:
+		return true
+	case RunResultFailureKindTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunResultFailureLimit.
+const (
+	RunResultFailureLimitJobBytes RunResultFailureLimit = "job_bytes"
+	RunResultFailureLimitJobFiles RunResultFailureLimit = "job_files"
+)
+
+// Valid indicates whether the value is a known member of the RunResultFailureLimit enum.
+func (e RunResultFailureLimit) Valid() bool {
+	switch e {
+	case RunResultFailureLimitJobBytes:
+		return true
+	case RunResultFailureLimitJobFiles:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Status.
 const (
 	StatusCancelled  Status = "cancelled"
@@ -314,6 +396,7 @@ func (e Status) Valid() bool {
 // Defines values for WebhookEvent.
 const (
 	WebhookEventBatchCompleted WebhookEvent = "batch.completed"
+	WebhookEventJobCancelled   WebhookEvent = "job.cancelled"
 	WebhookEventJobCompleted   WebhookEvent = "job.completed"
 	WebhookEventJobFailed      WebhookEvent = "job.failed"
 	WebhookEventJobRunning     WebhookEvent = "job.running"
@@ -324,11 +407,31 @@ func (e WebhookEvent) Valid() bool {
 	switch e {
 	case WebhookEventBatchCompleted:
 		return true
+	case WebhookEventJobCancelled:
+		return true
 	case WebhookEventJobCompleted:
 		return true
 	case WebhookEventJobFailed:
 		return true
 	case WebhookEventJobRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunnerClaimJSONBodyClass.
+const (
+	RunnerClaimJSONBodyClassCPU RunnerClaimJSONBodyClass = "cpu"
+	RunnerClaimJSONBodyClassGpu RunnerClaimJSONBodyClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the RunnerClaimJSONBodyClass enum.
+func (e RunnerClaimJSONBodyClass) Valid() bool {
+	switch e {
+	case RunnerClaimJSONBodyClassCPU:
+		return true
+	case RunnerClaimJSONBodyClassGpu:
 		return true
 	default:
 		return false
@@ -346,7 +449,13 @@ type Account struct {
 		Concurrency         int64 `json:"concurrency"`
 		ExecutionCapSeconds int64 `json:"executionCapSeconds"`
 		Gpu                 bool  `json:"gpu"`
-		RequestsPerMinute   int64 `json:"requestsPerMinute"`
+
+		// JobBytes The most one job may write, in bytes; past it the job fails `LIMIT_EXCEEDED`.
+		JobBytes int64 `json:"jobBytes"`
+
+		// JobFiles The most files one job may write; past it the job fails `LIMIT_EXCEEDED`.
+		JobFiles          int64 `json:"jobFiles"`
+		RequestsPerMinute int64 `json:"requestsPerMinute"`
 	} `json:"limits"`
 	Plan AccountPlan `json:"plan"`
 
@@ -362,6 +471,36 @@ type Account struct {
 
 // AccountPlan defines model for Account.Plan.
 type AccountPlan string
+
+// Assignment defines model for Assignment.
+type Assignment struct {
+	AccountID      string `json:"accountId"`
+	AssetURLPrefix string `json:"assetUrlPrefix"`
+
+	// AssetsURL Where the job's uploaded inputs are read: + asset ID.
+	AssetsURL *string                 `json:"assetsUrl,omitempty"`
+	Class     AssignmentClass         `json:"class"`
+	Inputs    *map[string]interface{} `json:"inputs,omitempty"`
+	Lease     Lease                   `json:"lease"`
+
+	// LeaseFor How long the lease lasts without a heartbeat, nanoseconds.
+	LeaseFor int64 `json:"leaseFor"`
+	Limits   struct {
+		Bytes int64 `json:"bytes"`
+		Files int64 `json:"files"`
+	} `json:"limits"`
+
+	// OutputsURL Where the job's outputs are written: + file name.
+	OutputsURL *string                 `json:"outputsUrl,omitempty"`
+	Params     *map[string]interface{} `json:"params,omitempty"`
+
+	// Timeout The run's deadline, nanoseconds.
+	Timeout int64  `json:"timeout"`
+	Type    string `json:"type"`
+}
+
+// AssignmentClass defines model for Assignment.Class.
+type AssignmentClass string
 
 // Batch defines model for Batch.
 type Batch struct {
@@ -730,6 +869,15 @@ type JobRequest_Params struct {
 	union json.RawMessage
 }
 
+// Lease defines model for Lease.
+type Lease struct {
+	Attempt int64  `json:"attempt"`
+	JobID   string `json:"jobId"`
+
+	// Token The attempt's secret; show it to nobody.
+	Token string `json:"token"`
+}
+
 // LedgerEntry defines model for LedgerEntry.
 type LedgerEntry struct {
 	// Amount An amount of credits (see Billing and limits).
@@ -770,6 +918,29 @@ type Output struct {
 	File  *File  `json:"file"`
 	Files []File `json:"files"`
 }
+
+// RunResult defines model for RunResult.
+type RunResult struct {
+	ComputeMs int64       `json:"computeMs"`
+	Data      interface{} `json:"data,omitempty"`
+	Failure   *struct {
+		Detail  *string                `json:"detail,omitempty"`
+		Kind    RunResultFailureKind   `json:"kind"`
+		Limit   *RunResultFailureLimit `json:"limit,omitempty"`
+		Max     *int64                 `json:"max,omitempty"`
+		Message *string                `json:"message,omitempty"`
+	} `json:"failure,omitempty"`
+	Files *[]File `json:"files,omitempty"`
+
+	// Started The job's FFmpeg step began.
+	Started *bool `json:"started,omitempty"`
+}
+
+// RunResultFailureKind defines model for RunResult.Failure.Kind.
+type RunResultFailureKind string
+
+// RunResultFailureLimit defines model for RunResult.Failure.Limit.
+type RunResultFailureLimit string
 
 // Status defines model for Status.
 type Status string
@@ -843,6 +1014,15 @@ type EndpointID = string
 // JobID defines model for JobID.
 type JobID = string
 
+// LeaseAttempt defines model for LeaseAttempt.
+type LeaseAttempt = int64
+
+// LeaseToken defines model for LeaseToken.
+type LeaseToken = string
+
+// RunnerJobID defines model for RunnerJobID.
+type RunnerJobID = string
+
 // BadToken defines model for BadToken.
 type BadToken = ErrorEnvelope
 
@@ -875,6 +1055,9 @@ type RateLimited = ErrorEnvelope
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = ErrorEnvelope
+
+// Unavailable defines model for Unavailable.
+type Unavailable = ErrorEnvelope
 
 // ValidationError defines model for ValidationError.
 type ValidationError = ErrorEnvelope
@@ -910,6 +1093,44 @@ type HeadDownloadFileParams struct {
 // ValidateFFmpegJSONBody defines parameters for ValidateFFmpeg.
 type ValidateFFmpegJSONBody struct {
 	Command string `json:"command"`
+}
+
+// RunnerClaimJSONBody defines parameters for RunnerClaim.
+type RunnerClaimJSONBody struct {
+	Class  RunnerClaimJSONBodyClass `json:"class"`
+	Max    int64                    `json:"max"`
+	WaitMs *int64                   `json:"waitMs,omitempty"`
+
+	// Worker The runner's name, for the operator's logs.
+	Worker *string `json:"worker,omitempty"`
+}
+
+// RunnerClaimJSONBodyClass defines parameters for RunnerClaim.
+type RunnerClaimJSONBodyClass string
+
+// RunnerHeartbeatJSONBody defines parameters for RunnerHeartbeat.
+type RunnerHeartbeatJSONBody struct {
+	Executing *bool    `json:"executing,omitempty"`
+	Lease     Lease    `json:"lease"`
+	Progress  *float64 `json:"progress,omitempty"`
+}
+
+// RunnerAssetParams defines parameters for RunnerAsset.
+type RunnerAssetParams struct {
+	XLeaseAttempt LeaseAttempt `json:"X-Lease-Attempt"`
+	XLeaseToken   LeaseToken   `json:"X-Lease-Token"`
+}
+
+// RunnerOutputParams defines parameters for RunnerOutput.
+type RunnerOutputParams struct {
+	XLeaseAttempt LeaseAttempt `json:"X-Lease-Attempt"`
+	XLeaseToken   LeaseToken   `json:"X-Lease-Token"`
+}
+
+// RunnerReportJSONBody defines parameters for RunnerReport.
+type RunnerReportJSONBody struct {
+	Lease  Lease     `json:"lease"`
+	Result RunResult `json:"result"`
 }
 
 // ListJobsParams defines parameters for ListJobs.
@@ -964,6 +1185,15 @@ type SubmitBatchJSONRequestBody = BatchRequest
 
 // ValidateFFmpegJSONRequestBody defines body for ValidateFFmpeg for application/json ContentType.
 type ValidateFFmpegJSONRequestBody ValidateFFmpegJSONBody
+
+// RunnerClaimJSONRequestBody defines body for RunnerClaim for application/json ContentType.
+type RunnerClaimJSONRequestBody RunnerClaimJSONBody
+
+// RunnerHeartbeatJSONRequestBody defines body for RunnerHeartbeat for application/json ContentType.
+type RunnerHeartbeatJSONRequestBody RunnerHeartbeatJSONBody
+
+// RunnerReportJSONRequestBody defines body for RunnerReport for application/json ContentType.
+type RunnerReportJSONRequestBody RunnerReportJSONBody
 
 // SubmitJobJSONRequestBody defines body for SubmitJob for application/json ContentType.
 type SubmitJobJSONRequestBody = JobRequest
@@ -1505,6 +1735,84 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RunnerClaimWithBody Claim waiting jobs of a compute class
+	//
+	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+	// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+	RunnerClaimWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerClaim Claim waiting jobs of a compute class
+	//
+	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+	// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+	RunnerClaim(ctx context.Context, body RunnerClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerHeartbeatWithBody Keep a lease and report progress
+	//
+	// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+	// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+	// to stop the job and report.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+	RunnerHeartbeatWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerHeartbeat Keep a lease and report progress
+	//
+	// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+	// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+	// to stop the job and report.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+	RunnerHeartbeat(ctx context.Context, body RunnerHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerAsset Read an uploaded input of the job
+	//
+	// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
+	RunnerAsset(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerOutputWithBody Store one output file of the job
+	//
+	// The body is the file, streamed; it is capped at the plan's bytes per job.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /internal/runner/jobs/{job_id}/outputs/{name} (the `RunnerOutput` operationId).
+	RunnerOutputWithBody(ctx context.Context, jobID RunnerJobID, name string, params *RunnerOutputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerReportWithBody End an attempt with its result
+	//
+	// The files the job stored through the outputs route, or its data; or a failure. The
+	// control plane decides the job's error code and charge from it. Sending the same result
+	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+	RunnerReportWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunnerReport End an attempt with its result
+	//
+	// The files the job stored through the outputs route, or its data; or a failure. The
+	// control plane decides the job's error code and charge from it. Sending the same result
+	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+	RunnerReport(ctx context.Context, body RunnerReportJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListJobs List the account's jobs, newest first
 	//
 	// A page of jobs as `{ data: [Job...], pagination: { nextCursor } }`. `nextCursor` is null on
@@ -1555,8 +1863,10 @@ type ClientInterface interface {
 
 	// CancelJob Cancel a job
 	//
-	// A `waiting` or `dispatched` job never runs; a `running` one is killed and billed for the
-	// compute it used. A terminal job is 409 `CONFLICT`. Answers the cancelled job. No body.
+	// A `waiting` or `dispatched` job never runs and costs nothing; a `running` one is killed
+	// and, if its FFmpeg step had started, billed for the compute it used up to the cancel.
+	// Answers the cancelled job as `GET /jobs/{id}` does, `cost` included, and sends
+	// `job.cancelled` to subscribed endpoints. A terminal job is 409 `CONFLICT`. No body.
 	//
 	// Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 	CancelJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1965,6 +2275,164 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// RunnerClaimWithBody Claim waiting jobs of a compute class
+//
+// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+func (c *Client) RunnerClaimWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerClaimRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerClaim Claim waiting jobs of a compute class
+//
+// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+func (c *Client) RunnerClaim(ctx context.Context, body RunnerClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerClaimRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerHeartbeatWithBody Keep a lease and report progress
+//
+// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+// to stop the job and report.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+func (c *Client) RunnerHeartbeatWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerHeartbeatRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerHeartbeat Keep a lease and report progress
+//
+// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+// to stop the job and report.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+func (c *Client) RunnerHeartbeat(ctx context.Context, body RunnerHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerHeartbeatRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerAsset Read an uploaded input of the job
+//
+// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
+func (c *Client) RunnerAsset(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerAssetRequest(c.Server, jobID, assetID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerOutputWithBody Store one output file of the job
+//
+// The body is the file, streamed; it is capped at the plan's bytes per job.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /internal/runner/jobs/{job_id}/outputs/{name} (the `RunnerOutput` operationId).
+func (c *Client) RunnerOutputWithBody(ctx context.Context, jobID RunnerJobID, name string, params *RunnerOutputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerOutputRequestWithBody(c.Server, jobID, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerReportWithBody End an attempt with its result
+//
+// The files the job stored through the outputs route, or its data; or a failure. The
+// control plane decides the job's error code and charge from it. Sending the same result
+// again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+func (c *Client) RunnerReportWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerReportRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunnerReport End an attempt with its result
+//
+// The files the job stored through the outputs route, or its data; or a failure. The
+// control plane decides the job's error code and charge from it. Sending the same result
+// again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+func (c *Client) RunnerReport(ctx context.Context, body RunnerReportJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunnerReportRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListJobs List the account's jobs, newest first
 //
 // A page of jobs as `{ data: [Job...], pagination: { nextCursor } }`. `nextCursor` is null on
@@ -2055,8 +2523,10 @@ func (c *Client) GetJob(ctx context.Context, id JobID, reqEditors ...RequestEdit
 
 // CancelJob Cancel a job
 //
-// A `waiting` or `dispatched` job never runs; a `running` one is killed and billed for the
-// compute it used. A terminal job is 409 `CONFLICT`. Answers the cancelled job. No body.
+// A `waiting` or `dispatched` job never runs and costs nothing; a `running` one is killed
+// and, if its FFmpeg step had started, billed for the compute it used up to the cancel.
+// Answers the cancelled job as `GET /jobs/{id}` does, `cost` included, and sends
+// `job.cancelled` to subscribed endpoints. A terminal job is 409 `CONFLICT`. No body.
 //
 // Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 func (c *Client) CancelJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2878,6 +3348,254 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewRunnerClaimRequest calls the generic RunnerClaim builder with application/json body
+func NewRunnerClaimRequest(server string, body RunnerClaimJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunnerClaimRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRunnerClaimRequestWithBody constructs an http.Request for the RunnerClaim method, with any body, and a specified content type
+func NewRunnerClaimRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/runner/claim")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRunnerHeartbeatRequest calls the generic RunnerHeartbeat builder with application/json body
+func NewRunnerHeartbeatRequest(server string, body RunnerHeartbeatJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunnerHeartbeatRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRunnerHeartbeatRequestWithBody constructs an http.Request for the RunnerHeartbeat method, with any body, and a specified content type
+func NewRunnerHeartbeatRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/runner/heartbeat")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRunnerAssetRequest constructs an http.Request for the RunnerAsset method
+func NewRunnerAssetRequest(server string, jobID RunnerJobID, assetID string, params *RunnerAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "job_id", jobID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "asset_id", assetID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/runner/jobs/%s/assets/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Lease-Attempt", params.XLeaseAttempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Lease-Attempt", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Lease-Token", params.XLeaseToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Lease-Token", headerParam1)
+
+	}
+
+	return req, nil
+}
+
+// NewRunnerOutputRequestWithBody constructs an http.Request for the RunnerOutput method, with any body, and a specified content type
+func NewRunnerOutputRequestWithBody(server string, jobID RunnerJobID, name string, params *RunnerOutputParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "job_id", jobID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/runner/jobs/%s/outputs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Lease-Attempt", params.XLeaseAttempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Lease-Attempt", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Lease-Token", params.XLeaseToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("X-Lease-Token", headerParam1)
+
+	}
+
+	return req, nil
+}
+
+// NewRunnerReportRequest calls the generic RunnerReport builder with application/json body
+func NewRunnerReportRequest(server string, body RunnerReportJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunnerReportRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRunnerReportRequestWithBody constructs an http.Request for the RunnerReport method, with any body, and a specified content type
+func NewRunnerReportRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/runner/report")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3850,6 +4568,86 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
+	// RunnerClaimWithBodyWithResponse Claim waiting jobs of a compute class
+	//
+	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+	// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+	RunnerClaimWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerClaimResponse, error)
+
+	// RunnerClaimWithResponse Claim waiting jobs of a compute class
+	//
+	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+	// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+	RunnerClaimWithResponse(ctx context.Context, body RunnerClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerClaimResponse, error)
+
+	// RunnerHeartbeatWithBodyWithResponse Keep a lease and report progress
+	//
+	// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+	// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+	// to stop the job and report.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+	RunnerHeartbeatWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerHeartbeatResponse, error)
+
+	// RunnerHeartbeatWithResponse Keep a lease and report progress
+	//
+	// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+	// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+	// to stop the job and report.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+	RunnerHeartbeatWithResponse(ctx context.Context, body RunnerHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerHeartbeatResponse, error)
+
+	// RunnerAssetWithResponse Read an uploaded input of the job
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
+	RunnerAssetWithResponse(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*RunnerAssetResponse, error)
+
+	// RunnerOutputWithBodyWithResponse Store one output file of the job
+	//
+	// The body is the file, streamed; it is capped at the plan's bytes per job.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /internal/runner/jobs/{job_id}/outputs/{name} (the `RunnerOutput` operationId).
+	RunnerOutputWithBodyWithResponse(ctx context.Context, jobID RunnerJobID, name string, params *RunnerOutputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerOutputResponse, error)
+
+	// RunnerReportWithBodyWithResponse End an attempt with its result
+	//
+	// The files the job stored through the outputs route, or its data; or a failure. The
+	// control plane decides the job's error code and charge from it. Sending the same result
+	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+	RunnerReportWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerReportResponse, error)
+
+	// RunnerReportWithResponse End an attempt with its result
+	//
+	// The files the job stored through the outputs route, or its data; or a failure. The
+	// control plane decides the job's error code and charge from it. Sending the same result
+	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+	RunnerReportWithResponse(ctx context.Context, body RunnerReportJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerReportResponse, error)
+
 	// ListJobsWithResponse List the account's jobs, newest first
 	//
 	// A page of jobs as `{ data: [Job...], pagination: { nextCursor } }`. `nextCursor` is null on
@@ -3904,8 +4702,10 @@ type ClientWithResponsesInterface interface {
 
 	// CancelJobWithResponse Cancel a job
 	//
-	// A `waiting` or `dispatched` job never runs; a `running` one is killed and billed for the
-	// compute it used. A terminal job is 409 `CONFLICT`. Answers the cancelled job. No body.
+	// A `waiting` or `dispatched` job never runs and costs nothing; a `running` one is killed
+	// and, if its FFmpeg step had started, billed for the compute it used up to the cancel.
+	// Answers the cancelled job as `GET /jobs/{id}` does, `cost` included, and sends
+	// `job.cancelled` to subscribed endpoints. A terminal job is 409 `CONFLICT`. No body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4080,6 +4880,11 @@ type GetAccountResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetAccountResponse503Headers the declared response headers of an HTTP 503 response for GetAccount
+type GetAccountResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4093,10 +4898,14 @@ type GetAccountResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAccountResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAccountResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4119,6 +4928,11 @@ func (r GetAccountResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAccountResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAccountResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4160,6 +4974,11 @@ type GetAccountLedgerResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetAccountLedgerResponse503Headers the declared response headers of an HTTP 503 response for GetAccountLedger
+type GetAccountLedgerResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetAccountLedgerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4178,10 +4997,14 @@ type GetAccountLedgerResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAccountLedgerResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAccountLedgerResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAccountLedgerResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4212,6 +5035,11 @@ func (r GetAccountLedgerResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAccountLedgerResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAccountLedgerResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4264,6 +5092,11 @@ type GetAssetContentResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetAssetContentResponse503Headers the declared response headers of an HTTP 503 response for GetAssetContent
+type GetAssetContentResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetAssetContentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4279,6 +5112,8 @@ type GetAssetContentResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAssetContentResponse200Headers
 	// Headers206 the parsed response headers for an HTTP 206 response
@@ -4287,6 +5122,8 @@ type GetAssetContentResponse struct {
 	Headers401 *GetAssetContentResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAssetContentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAssetContentResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -4317,6 +5154,11 @@ func (r GetAssetContentResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAssetContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAssetContentResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4369,6 +5211,11 @@ type HeadAssetContentResponse429Headers struct {
 	RetryAfter int64
 }
 
+// HeadAssetContentResponse503Headers the declared response headers of an HTTP 503 response for HeadAssetContent
+type HeadAssetContentResponse503Headers struct {
+	RetryAfter int64
+}
+
 type HeadAssetContentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4384,6 +5231,8 @@ type HeadAssetContentResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *HeadAssetContentResponse200Headers
 	// Headers206 the parsed response headers for an HTTP 206 response
@@ -4392,6 +5241,8 @@ type HeadAssetContentResponse struct {
 	Headers401 *HeadAssetContentResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadAssetContentResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadAssetContentResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -4422,6 +5273,11 @@ func (r HeadAssetContentResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r HeadAssetContentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r HeadAssetContentResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4463,6 +5319,11 @@ type ListBatchesResponse429Headers struct {
 	RetryAfter int64
 }
 
+// ListBatchesResponse503Headers the declared response headers of an HTTP 503 response for ListBatches
+type ListBatchesResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListBatchesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4481,10 +5342,14 @@ type ListBatchesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListBatchesResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBatchesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBatchesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4515,6 +5380,11 @@ func (r ListBatchesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBatchesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBatchesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4561,6 +5431,11 @@ type SubmitBatchResponse429Headers struct {
 	RetryAfter int64
 }
 
+// SubmitBatchResponse503Headers the declared response headers of an HTTP 503 response for SubmitBatch
+type SubmitBatchResponse503Headers struct {
+	RetryAfter int64
+}
+
 type SubmitBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4582,12 +5457,16 @@ type SubmitBatchResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SubmitBatchResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitBatchResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitBatchResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4632,6 +5511,11 @@ func (r SubmitBatchResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmitBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r SubmitBatchResponse) GetBody() []byte {
 	return r.Body
@@ -4671,6 +5555,11 @@ type GetBatchResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetBatchResponse503Headers the declared response headers of an HTTP 503 response for GetBatch
+type GetBatchResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4686,10 +5575,14 @@ type GetBatchResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetBatchResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBatchResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4717,6 +5610,11 @@ func (r GetBatchResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBatchResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -4758,6 +5656,11 @@ type RedeliverResponse429Headers struct {
 	RetryAfter int64
 }
 
+// RedeliverResponse503Headers the declared response headers of an HTTP 503 response for Redeliver
+type RedeliverResponse503Headers struct {
+	RetryAfter int64
+}
+
 type RedeliverResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4771,10 +5674,14 @@ type RedeliverResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RedeliverResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RedeliverResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -4800,6 +5707,11 @@ func (r RedeliverResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RedeliverResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RedeliverResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5106,6 +6018,440 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
+// RunnerClaimResponse401Headers the declared response headers of an HTTP 401 response for RunnerClaim
+type RunnerClaimResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RunnerClaimResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Assignment `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RunnerClaimResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunnerClaimResponse) GetJSON200() *struct {
+	Data []Assignment `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunnerClaimResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunnerClaimResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunnerClaimResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunnerClaimResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RunnerClaimResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunnerClaimResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunnerClaimResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunnerClaimResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunnerHeartbeatResponse401Headers the declared response headers of an HTTP 401 response for RunnerHeartbeat
+type RunnerHeartbeatResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RunnerHeartbeatResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cancelled  bool      `json:"cancelled"`
+			LeaseUntil time.Time `json:"leaseUntil"`
+		} `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RunnerHeartbeatResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON200() *struct {
+	Data struct {
+		Cancelled  bool      `json:"cancelled"`
+		LeaseUntil time.Time `json:"leaseUntil"`
+	} `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RunnerHeartbeatResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunnerHeartbeatResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunnerHeartbeatResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunnerHeartbeatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunnerAssetResponse401Headers the declared response headers of an HTTP 401 response for RunnerAsset
+type RunnerAssetResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RunnerAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RunnerAssetResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunnerAssetResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunnerAssetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunnerAssetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunnerAssetResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunnerAssetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RunnerAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunnerAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunnerAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunnerAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunnerOutputResponse401Headers the declared response headers of an HTTP 401 response for RunnerOutput
+type RunnerOutputResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RunnerOutputResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data struct {
+			Size int64 `json:"size"`
+		} `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RunnerOutputResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RunnerOutputResponse) GetJSON201() *struct {
+	Data struct {
+		Size int64 `json:"size"`
+	} `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunnerOutputResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunnerOutputResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunnerOutputResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunnerOutputResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RunnerOutputResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunnerOutputResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RunnerOutputResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunnerOutputResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunnerOutputResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunnerOutputResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunnerReportResponse401Headers the declared response headers of an HTTP 401 response for RunnerReport
+type RunnerReportResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type RunnerReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data map[string]interface{} `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RunnerReportResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunnerReportResponse) GetJSON200() *struct {
+	Data map[string]interface{} `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunnerReportResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunnerReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RunnerReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RunnerReportResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunnerReportResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RunnerReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunnerReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunnerReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunnerReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListJobsResponse401Headers the declared response headers of an HTTP 401 response for ListJobs
 type ListJobsResponse401Headers struct {
 	WWWAuthenticate string
@@ -5113,6 +6459,11 @@ type ListJobsResponse401Headers struct {
 
 // ListJobsResponse429Headers the declared response headers of an HTTP 429 response for ListJobs
 type ListJobsResponse429Headers struct {
+	RetryAfter int64
+}
+
+// ListJobsResponse503Headers the declared response headers of an HTTP 503 response for ListJobs
+type ListJobsResponse503Headers struct {
 	RetryAfter int64
 }
 
@@ -5134,10 +6485,14 @@ type ListJobsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListJobsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListJobsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListJobsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5168,6 +6523,11 @@ func (r ListJobsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListJobsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListJobsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5214,6 +6574,11 @@ type SubmitJobResponse429Headers struct {
 	RetryAfter int64
 }
 
+// SubmitJobResponse503Headers the declared response headers of an HTTP 503 response for SubmitJob
+type SubmitJobResponse503Headers struct {
+	RetryAfter int64
+}
+
 type SubmitJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5235,12 +6600,16 @@ type SubmitJobResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SubmitJobResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitJobResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitJobResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitJobResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5285,6 +6654,11 @@ func (r SubmitJobResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmitJobResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r SubmitJobResponse) GetBody() []byte {
 	return r.Body
@@ -5324,6 +6698,11 @@ type GetJobResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetJobResponse503Headers the declared response headers of an HTTP 503 response for GetJob
+type GetJobResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5337,10 +6716,14 @@ type GetJobResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetJobResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetJobResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetJobResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5366,6 +6749,11 @@ func (r GetJobResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetJobResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetJobResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5407,6 +6795,11 @@ type CancelJobResponse429Headers struct {
 	RetryAfter int64
 }
 
+// CancelJobResponse503Headers the declared response headers of an HTTP 503 response for CancelJob
+type CancelJobResponse503Headers struct {
+	RetryAfter int64
+}
+
 type CancelJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5422,10 +6815,14 @@ type CancelJobResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CancelJobResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CancelJobResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelJobResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5456,6 +6853,11 @@ func (r CancelJobResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CancelJobResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelJobResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5502,6 +6904,11 @@ type RetryJobResponse429Headers struct {
 	RetryAfter int64
 }
 
+// RetryJobResponse503Headers the declared response headers of an HTTP 503 response for RetryJob
+type RetryJobResponse503Headers struct {
+	RetryAfter int64
+}
+
 type RetryJobResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5531,12 +6938,16 @@ type RetryJobResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RetryJobResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RetryJobResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RetryJobResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RetryJobResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5590,6 +7001,11 @@ func (r RetryJobResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RetryJobResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RetryJobResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5720,6 +7136,11 @@ type UploadResponse429Headers struct {
 	RetryAfter int64
 }
 
+// UploadResponse503Headers the declared response headers of an HTTP 503 response for Upload
+type UploadResponse503Headers struct {
+	RetryAfter int64
+}
+
 type UploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5737,10 +7158,14 @@ type UploadResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UploadResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UploadResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5773,6 +7198,11 @@ func (r UploadResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UploadResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UploadResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5982,6 +7412,11 @@ type ListWebhookEndpointsResponse429Headers struct {
 	RetryAfter int64
 }
 
+// ListWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListWebhookEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5995,10 +7430,14 @@ type ListWebhookEndpointsResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListWebhookEndpointsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookEndpointsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEndpointsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6021,6 +7460,11 @@ func (r ListWebhookEndpointsResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6067,6 +7511,11 @@ type CreateWebhookEndpointResponse429Headers struct {
 	RetryAfter int64
 }
 
+// CreateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type CreateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6082,12 +7531,16 @@ type CreateWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateWebhookEndpointResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateWebhookEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookEndpointResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6118,6 +7571,11 @@ func (r CreateWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6159,6 +7617,11 @@ type DeleteWebhookEndpointResponse429Headers struct {
 	RetryAfter int64
 }
 
+// DeleteWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type DeleteWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6170,10 +7633,14 @@ type DeleteWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteWebhookEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6194,6 +7661,11 @@ func (r DeleteWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6235,6 +7707,11 @@ type GetWebhookEndpointResponse429Headers struct {
 	RetryAfter int64
 }
 
+// GetWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6248,10 +7725,14 @@ type GetWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWebhookEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6277,6 +7758,11 @@ func (r GetWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6318,6 +7804,11 @@ type UpdateWebhookEndpointResponse429Headers struct {
 	RetryAfter int64
 }
 
+// UpdateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type UpdateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6335,10 +7826,14 @@ type UpdateWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateWebhookEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6374,6 +7869,11 @@ func (r UpdateWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6415,6 +7915,11 @@ type ListDeliveriesResponse429Headers struct {
 	RetryAfter int64
 }
 
+// ListDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListDeliveries
+type ListDeliveriesResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6435,10 +7940,14 @@ type ListDeliveriesResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListDeliveriesResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeliveriesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6474,6 +7983,11 @@ func (r ListDeliveriesResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListDeliveriesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDeliveriesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6515,6 +8029,11 @@ type RotateWebhookSecretResponse429Headers struct {
 	RetryAfter int64
 }
 
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RetryAfter int64
+}
+
 type RotateWebhookSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6528,10 +8047,14 @@ type RotateWebhookSecretResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RotateWebhookSecretResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6557,6 +8080,11 @@ func (r RotateWebhookSecretResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RotateWebhookSecretResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6598,6 +8126,11 @@ type TestWebhookEndpointResponse429Headers struct {
 	RetryAfter int64
 }
 
+// TestWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for TestWebhookEndpoint
+type TestWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type TestWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6613,10 +8146,14 @@ type TestWebhookEndpointResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TestWebhookEndpointResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *TestWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TestWebhookEndpointResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -6647,6 +8184,11 @@ func (r TestWebhookEndpointResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TestWebhookEndpointResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TestWebhookEndpointResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6910,6 +8452,134 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
+// RunnerClaimWithBodyWithResponse Claim waiting jobs of a compute class
+//
+// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+func (c *ClientWithResponses) RunnerClaimWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerClaimResponse, error) {
+	rsp, err := c.RunnerClaimWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerClaimResponse(rsp)
+}
+
+// RunnerClaimWithResponse Claim waiting jobs of a compute class
+//
+// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
+// up to `waitMs` (at most 30 s) for one to appear. An empty list when none came in time.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/claim (the `RunnerClaim` operationId).
+func (c *ClientWithResponses) RunnerClaimWithResponse(ctx context.Context, body RunnerClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerClaimResponse, error) {
+	rsp, err := c.RunnerClaim(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerClaimResponse(rsp)
+}
+
+// RunnerHeartbeatWithBodyWithResponse Keep a lease and report progress
+//
+// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+// to stop the job and report.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+func (c *ClientWithResponses) RunnerHeartbeatWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerHeartbeatResponse, error) {
+	rsp, err := c.RunnerHeartbeatWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerHeartbeatResponse(rsp)
+}
+
+// RunnerHeartbeatWithResponse Keep a lease and report progress
+//
+// The first heartbeat moves the job to `running` (`job.running`); one with `executing`
+// records that its FFmpeg step began (billing reads it). `cancelled: true` tells the runner
+// to stop the job and report.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/heartbeat (the `RunnerHeartbeat` operationId).
+func (c *ClientWithResponses) RunnerHeartbeatWithResponse(ctx context.Context, body RunnerHeartbeatJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerHeartbeatResponse, error) {
+	rsp, err := c.RunnerHeartbeat(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerHeartbeatResponse(rsp)
+}
+
+// RunnerAssetWithResponse Read an uploaded input of the job
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
+func (c *ClientWithResponses) RunnerAssetWithResponse(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*RunnerAssetResponse, error) {
+	rsp, err := c.RunnerAsset(ctx, jobID, assetID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerAssetResponse(rsp)
+}
+
+// RunnerOutputWithBodyWithResponse Store one output file of the job
+//
+// The body is the file, streamed; it is capped at the plan's bytes per job.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /internal/runner/jobs/{job_id}/outputs/{name} (the `RunnerOutput` operationId).
+func (c *ClientWithResponses) RunnerOutputWithBodyWithResponse(ctx context.Context, jobID RunnerJobID, name string, params *RunnerOutputParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerOutputResponse, error) {
+	rsp, err := c.RunnerOutputWithBody(ctx, jobID, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerOutputResponse(rsp)
+}
+
+// RunnerReportWithBodyWithResponse End an attempt with its result
+//
+// The files the job stored through the outputs route, or its data; or a failure. The
+// control plane decides the job's error code and charge from it. Sending the same result
+// again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+func (c *ClientWithResponses) RunnerReportWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunnerReportResponse, error) {
+	rsp, err := c.RunnerReportWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerReportResponse(rsp)
+}
+
+// RunnerReportWithResponse End an attempt with its result
+//
+// The files the job stored through the outputs route, or its data; or a failure. The
+// control plane decides the job's error code and charge from it. Sending the same result
+// again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
+func (c *ClientWithResponses) RunnerReportWithResponse(ctx context.Context, body RunnerReportJSONRequestBody, reqEditors ...RequestEditorFn) (*RunnerReportResponse, error) {
+	rsp, err := c.RunnerReport(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunnerReportResponse(rsp)
+}
+
 // ListJobsWithResponse List the account's jobs, newest first
 //
 // A page of jobs as `{ data: [Job...], pagination: { nextCursor } }`. `nextCursor` is null on
@@ -6988,8 +8658,10 @@ func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id JobID, 
 
 // CancelJobWithResponse Cancel a job
 //
-// A `waiting` or `dispatched` job never runs; a `running` one is killed and billed for the
-// compute it used. A terminal job is 409 `CONFLICT`. Answers the cancelled job. No body.
+// A `waiting` or `dispatched` job never runs and costs nothing; a `running` one is killed
+// and, if its FFmpeg step had started, billed for the compute it used up to the cancel.
+// Answers the cancelled job as `GET /jobs/{id}` does, `cost` included, and sends
+// `job.cancelled` to subscribed endpoints. A terminal job is 409 `CONFLICT`. No body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7299,6 +8971,13 @@ func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7322,6 +9001,16 @@ func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7381,6 +9070,13 @@ func ParseGetAccountLedgerResponse(rsp *http.Response) (*GetAccountLedgerRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7404,6 +9100,16 @@ func ParseGetAccountLedgerResponse(rsp *http.Response) (*GetAccountLedgerRespons
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAccountLedgerResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7468,6 +9174,13 @@ func ParseGetAssetContentResponse(rsp *http.Response) (*GetAssetContentResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7518,6 +9231,16 @@ func ParseGetAssetContentResponse(rsp *http.Response) (*GetAssetContentResponse,
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAssetContentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7582,6 +9305,13 @@ func ParseHeadAssetContentResponse(rsp *http.Response) (*HeadAssetContentRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7632,6 +9362,16 @@ func ParseHeadAssetContentResponse(rsp *http.Response) (*HeadAssetContentRespons
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadAssetContentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7691,6 +9431,13 @@ func ParseListBatchesResponse(rsp *http.Response) (*ListBatchesResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7714,6 +9461,16 @@ func ParseListBatchesResponse(rsp *http.Response) (*ListBatchesResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBatchesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7791,6 +9548,13 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7824,6 +9588,16 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SubmitBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7880,6 +9654,13 @@ func ParseGetBatchResponse(rsp *http.Response) (*GetBatchResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7903,6 +9684,16 @@ func ParseGetBatchResponse(rsp *http.Response) (*GetBatchResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7957,6 +9748,13 @@ func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -7980,6 +9778,16 @@ func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8234,6 +10042,382 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 	return response, nil
 }
 
+// ParseRunnerClaimResponse parses an HTTP response from a RunnerClaimWithResponse call
+func ParseRunnerClaimResponse(rsp *http.Response) (*RunnerClaimResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunnerClaimResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Assignment `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RunnerClaimResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunnerHeartbeatResponse parses an HTTP response from a RunnerHeartbeatWithResponse call
+func ParseRunnerHeartbeatResponse(rsp *http.Response) (*RunnerHeartbeatResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunnerHeartbeatResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cancelled  bool      `json:"cancelled"`
+				LeaseUntil time.Time `json:"leaseUntil"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RunnerHeartbeatResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunnerAssetResponse parses an HTTP response from a RunnerAssetWithResponse call
+func ParseRunnerAssetResponse(rsp *http.Response) (*RunnerAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunnerAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RunnerAssetResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunnerOutputResponse parses an HTTP response from a RunnerOutputWithResponse call
+func ParseRunnerOutputResponse(rsp *http.Response) (*RunnerOutputResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunnerOutputResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data struct {
+				Size int64 `json:"size"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RunnerOutputResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunnerReportResponse parses an HTTP response from a RunnerReportWithResponse call
+func ParseRunnerReportResponse(rsp *http.Response) (*RunnerReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunnerReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data map[string]interface{} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RunnerReportResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListJobsResponse parses an HTTP response from a ListJobsWithResponse call
 func ParseListJobsResponse(rsp *http.Response) (*ListJobsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -8288,6 +10472,13 @@ func ParseListJobsResponse(rsp *http.Response) (*ListJobsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8311,6 +10502,16 @@ func ParseListJobsResponse(rsp *http.Response) (*ListJobsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListJobsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8388,6 +10589,13 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8421,6 +10629,16 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SubmitJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8475,6 +10693,13 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8498,6 +10723,16 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8559,6 +10794,13 @@ func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8582,6 +10824,16 @@ func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8672,6 +10924,13 @@ func ParseRetryJobResponse(rsp *http.Response) (*RetryJobResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8705,6 +10964,16 @@ func ParseRetryJobResponse(rsp *http.Response) (*RetryJobResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RetryJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8827,6 +11096,13 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8850,6 +11126,16 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UploadResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9073,6 +11359,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9096,6 +11389,16 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9157,6 +11460,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9190,6 +11500,16 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9240,6 +11560,13 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9263,6 +11590,16 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9317,6 +11654,13 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9340,6 +11684,16 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9408,6 +11762,13 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9431,6 +11792,16 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9497,6 +11868,13 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9520,6 +11898,16 @@ func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, e
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9574,6 +11962,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9597,6 +11992,16 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9658,6 +12063,13 @@ func ParseTestWebhookEndpointResponse(rsp *http.Response) (*TestWebhookEndpointR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9681,6 +12093,16 @@ func ParseTestWebhookEndpointResponse(rsp *http.Response) (*TestWebhookEndpointR
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TestWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
