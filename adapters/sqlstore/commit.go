@@ -3,15 +3,18 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/uptrace/bun"
 )
 
-// SQLite commits one writer at a time, and a commit costs the same pages for one row as for a
-// hundred. So on SQLite, job Creates that arrive together share one transaction (group commit):
-// under load, each POST /jobs pays a fraction of a commit.
+// A commit costs the same for one row as for a hundred: SQLite writes the same pages, and
+// PostgreSQL waits for the same WAL flush. So job Creates that arrive together share one
+// multi-row INSERT in one transaction (group commit): under load, each POST /jobs pays a
+// fraction of a commit, and a burst queues here in memory instead of opening connections.
+// SQLite has one committer (one writer anyway); PostgreSQL a few, so that batches overlap.
 const maxBatch = 256
 
 var errClosed = errors.New("sqlstore: store closed")
@@ -27,10 +30,16 @@ type committer struct {
 	wg      sync.WaitGroup
 }
 
-func (s *Store) startCommitter() {
+func (s *Store) startCommitter(workers int) {
 	c := &committer{reqs: make(chan createReq), stopped: make(chan struct{})}
 	s.group = c
-	c.wg.Go(func() {
+	for range workers {
+		c.wg.Go(c.loop(s))
+	}
+}
+
+func (c *committer) loop(s *Store) func() {
+	return func() {
 		for {
 			select {
 			case <-c.stopped:
@@ -49,7 +58,7 @@ func (s *Store) startCommitter() {
 				s.commitBatch(batch)
 			}
 		}
-	})
+	}
 }
 
 func (c *committer) stop() {
@@ -71,26 +80,35 @@ func (c *committer) create(ctx context.Context, r *jobRow) error {
 	}
 }
 
-// commitBatch inserts every row of the batch in one transaction. A row refused for a taken ID
-// fails alone (SQLite undoes just that statement); any other error fails the whole batch.
+// commitBatch inserts every row of the batch with one statement in one transaction. A row whose
+// ID is taken fails alone (ON CONFLICT DO NOTHING leaves it out of RETURNING); any other error
+// fails the whole batch.
 func (s *Store) commitBatch(batch []createReq) {
-	errs := make([]error, len(batch))
+	rows := make([]*jobRow, len(batch))
+	for i, req := range batch {
+		rows[i] = req.row
+	}
+	inserted := map[string]bool{}
 	err := s.w.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
-		for i, req := range batch {
-			_, err := tx.NewInsert().Model(req.row).Exec(ctx)
-			if err = mapErr("create job "+req.row.ID, err); err != nil {
-				if !errors.Is(err, problem.ErrConflict) {
-					return err
-				}
-				errs[i] = err
-			}
+		var ids []string
+		err := tx.NewInsert().Model(&rows).On("CONFLICT (id) DO NOTHING").Returning("id").Scan(ctx, &ids)
+		if err != nil {
+			return mapErr("create jobs", err)
+		}
+		for _, id := range ids {
+			inserted[id] = true
 		}
 		return nil
 	})
-	for i, req := range batch {
-		if err != nil {
-			errs[i] = err
+	for _, req := range batch {
+		switch {
+		case err != nil:
+			req.done <- err
+		case !inserted[req.row.ID]:
+			req.done <- fmt.Errorf("create job %s: %w", req.row.ID, problem.ErrConflict)
+		default:
+			delete(inserted, req.row.ID) // a second row of the batch with this ID was the one skipped
+			req.done <- nil
 		}
-		req.done <- errs[i]
 	}
 }

@@ -73,8 +73,12 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 
 // Balance reads the running balance: one primary-key lookup, on the submit gate's path.
 func (s *Store) Balance(ctx context.Context, accountID string) (int64, error) {
+	stmt, err := s.hot.stmt(ctx, s.r, hotBalance)
+	if err != nil {
+		return 0, err
+	}
 	var b int64
-	err := s.r.NewSelect().Table("balances").Column("balance").Where("account_id = ?", accountID).Scan(ctx, &b)
+	err = stmt.QueryRowContext(ctx, accountID).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

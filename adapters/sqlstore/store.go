@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -33,6 +34,8 @@ type Store struct {
 	postgres bool
 	// group batches job Creates into shared transactions on SQLite; nil on PostgreSQL.
 	group *committer
+	// hot holds the prepared statements of the hottest reads.
+	hot hotStmts
 	// OnOutbox, when set, is called after a transaction that wrote outbox messages commits,
 	// so that the relay hands them on at once rather than at its next poll.
 	OnOutbox func()
@@ -77,7 +80,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r}
-	s.startCommitter()
+	s.startCommitter(1)
 	return open(ctx, s)
 }
 
@@ -93,18 +96,51 @@ func openSQLite(path, params string, conns int) (*bun.DB, error) {
 	return bun.NewDB(sqldb, sqlitedialect.New()), nil
 }
 
+// DefaultMaxConns bounds a PostgreSQL store's connection pool: well under the server's default
+// max_connections (100), so that several replicas and the operator's tools fit beside each
+// other. A burst beyond it waits its turn for a connection instead of failing.
+const DefaultMaxConns = 20
+
+// Option configures a store.
+type Option func(*options)
+
+type options struct {
+	maxConns int
+}
+
+// MaxConns bounds the PostgreSQL connection pool (every use of the store shares it); n ≤ 0
+// keeps DefaultMaxConns.
+func MaxConns(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxConns = n
+		}
+	}
+}
+
 // OpenPostgres connects to the PostgreSQL database of dsn (postgres://user@host:port/db?sslmode=...;
 // other query parameters, such as search_path, are sent as run-time parameters) and migrates it.
-func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if _, err := url.Parse(dsn); err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres dsn: %w", err)
 	}
-	db := bun.NewDB(sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn))), pgdialect.New())
+	o := options{maxConns: DefaultMaxConns}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
+	sqldb.SetMaxOpenConns(o.maxConns)
+	sqldb.SetMaxIdleConns(o.maxConns)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	db := bun.NewDB(sqldb, pgdialect.New())
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to postgres: %w", err)
 	}
-	return open(ctx, &Store{w: db, r: db, postgres: true})
+	s := &Store{w: db, r: db, postgres: true}
+	// A few committers, each holding at most one connection while it commits a batch.
+	s.startCommitter(min(4, max(1, o.maxConns/4)))
+	return open(ctx, s)
 }
 
 func open(ctx context.Context, s *Store) (*Store, error) {
@@ -120,6 +156,7 @@ func (s *Store) Close() error {
 	if s.group != nil {
 		s.group.stop()
 	}
+	s.hot.close()
 	if s.r == s.w {
 		return s.w.Close()
 	}

@@ -58,6 +58,8 @@ type Config struct {
 	Data        string
 	BaseURL     string
 	DatabaseURL string
+	// DBMaxConns bounds the PostgreSQL connection pool, shared by every use of the store.
+	DBMaxConns int
 	// AllowPrivate opens address ranges to the input fetcher (tests and local use only).
 	AllowPrivate string
 	// SigningKey is the hex HMAC key of download URLs; empty: one kept in <data>/signing.key.
@@ -89,6 +91,8 @@ type Config struct {
 	// DrainTimeout is how long, on stop, the in-process runner lets running jobs finish
 	// before it hands them back.
 	DrainTimeout time.Duration
+	// PprofAddr serves Go's profiles (net/http/pprof) on a separate listener; empty: off.
+	PprofAddr string
 	Log          *slog.Logger
 }
 
@@ -98,6 +102,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Data, "data", env("MEDIAJOBS_DATA", "./var"), "data directory: SQLite file, blobs, work dirs (MEDIAJOBS_DATA)")
 	fs.StringVar(&c.BaseURL, "base-url", env("MEDIAJOBS_BASE_URL", ""), "public base URL; default http://<addr> (MEDIAJOBS_BASE_URL)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("MEDIAJOBS_DATABASE_URL", ""), "postgres://... to use PostgreSQL; empty: SQLite under --data (MEDIAJOBS_DATABASE_URL)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", envInt("MEDIAJOBS_DB_MAX_CONNS", sqlstore.DefaultMaxConns), "PostgreSQL connections of this process at most; keep replicas × this under the server's max_connections (MEDIAJOBS_DB_MAX_CONNS)")
 	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
 	fs.StringVar(&c.SigningKey, "signing-key", env("MEDIAJOBS_SIGNING_KEY", ""), "hex key of download URL signatures; default one kept in <data>/signing.key (MEDIAJOBS_SIGNING_KEY)")
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
@@ -112,6 +117,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels and dispatch hints over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
 	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off (MEDIAJOBS_PPROF_ADDR)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 10*time.Second), "on SIGTERM, how long the in-process runner's jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 }
 
@@ -220,7 +226,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // OpenStore opens the configured store and runs its migrations.
 func OpenStore(ctx context.Context, cfg Config) (*sqlstore.Store, error) {
 	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
-		return sqlstore.OpenPostgres(ctx, cfg.DatabaseURL)
+		return sqlstore.OpenPostgres(ctx, cfg.DatabaseURL, sqlstore.MaxConns(cfg.DBMaxConns))
 	}
 	if cfg.DatabaseURL != "" {
 		return nil, fmt.Errorf("database URL %q: only postgres:// URLs are supported; leave it empty for SQLite", cfg.DatabaseURL)
@@ -574,6 +580,13 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		}
 	}
 
+	if a.Config.PprofAddr != "" {
+		stopPprof, err := servePprof(a.Config.PprofAddr, a.Log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
