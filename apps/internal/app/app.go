@@ -93,7 +93,7 @@ type Config struct {
 	DrainTimeout time.Duration
 	// PprofAddr serves Go's profiles (net/http/pprof) on a separate listener; empty: off.
 	PprofAddr string
-	Log          *slog.Logger
+	Log       *slog.Logger
 }
 
 // Flags registers the configuration flags on fs.
