@@ -62,6 +62,8 @@ type serverOpts struct {
 	// PrivateParent makes the data directory's parent 0700, as /root is for a checkout in root's
 	// home: the sandbox user cannot reach the data directory.
 	PrivateParent bool
+	// Data is the data directory; empty: a fresh one.
+	Data string
 }
 
 // unthrottledPricing writes the built-in pricing with every plan's request rate raised, so that
@@ -158,7 +160,10 @@ func freeAddr(t testing.TB) string {
 // printed when the test fails.
 func startServer(t testing.TB, opts serverOpts) *server {
 	t.Helper()
-	data := dataDir(t)
+	data := opts.Data
+	if data == "" {
+		data = dataDir(t)
+	}
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MEDIAJOBS_") && !strings.HasPrefix(kv, "SSL_CERT_") {

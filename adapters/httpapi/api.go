@@ -40,7 +40,9 @@ type Options struct {
 	MaxUploadBody int64
 	// OpenAPI is the document GET /openapi.json serves (contracts.OpenAPIJSON()).
 	OpenAPI []byte
-	// Ready reports whether the service can take work (store reachable, ...); nil is always ready.
+	// Ready reports whether the service can take work (store and blobs writable, ...); an error
+	// answers /readyz with 503 (its message when it is a SERVICE_UNAVAILABLE Problem). nil is
+	// always ready.
 	Ready func(context.Context) error
 	// Logger receives internal errors and recovered panics; nil means slog.Default().
 	Logger *slog.Logger

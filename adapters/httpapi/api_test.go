@@ -93,7 +93,8 @@ func TestOperations(t *testing.T) {
 	b.ready.mu.Unlock()
 	res = b.do(t, request{method: "GET", path: "/readyz"})
 	code, msg := res.errorBody(t)
-	if res.status != 500 || code != problem.CodeInternal || strings.Contains(msg, "10.0.0.5") || strings.Contains(msg, "password") {
+	if res.status != 503 || code != problem.CodeUnavailable || res.header.Get("Retry-After") == "" ||
+		strings.Contains(msg, "10.0.0.5") || strings.Contains(msg, "password") {
 		t.Fatalf("not ready: %d %s %q", res.status, code, msg)
 	}
 }

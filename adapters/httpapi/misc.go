@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bunrouter"
 
@@ -27,8 +28,11 @@ func (a *api) healthz(w http.ResponseWriter, _ bunrouter.Request) error {
 func (a *api) readyz(w http.ResponseWriter, req bunrouter.Request) error {
 	if a.opts.Ready != nil {
 		if err := a.opts.Ready(req.Context()); err != nil {
-			a.log.Error("httpapi: not ready", "error", err)
-			return problem.Reject(problem.CodeInternal, "the service is not ready")
+			// The checker logs its causes (once per interval); the answer names what, not why.
+			if p, ok := problem.As(err); ok && p.Code == problem.CodeUnavailable {
+				return p
+			}
+			return &problem.Problem{Code: problem.CodeUnavailable, Message: "the service is not ready", RetryAfter: 5 * time.Second}
 		}
 	}
 	return writeData(w, http.StatusOK, health{Status: "ready"})

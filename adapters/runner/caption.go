@@ -250,6 +250,8 @@ func (b *burner) ffmpeg(args []string, stdout io.Writer) *workqueue.Failure {
 		return cancelled()
 	case err != nil:
 		return b.f.internal(b.a.Lease.JobID, "the sandbox could not run FFmpeg", err)
+	case run.ExitCode != 0 && diskFull(b.work):
+		return b.f.internal(b.a.Lease.JobID, "its disk is full", fmt.Errorf("ffmpeg exited with status %d with %s full", run.ExitCode, b.work))
 	case run.ExitCode != 0:
 		return exitFail(fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
 	}

@@ -112,6 +112,10 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		return workqueue.Result{ComputeMs: computeMs, Failure: cancelled()}
 	case err != nil:
 		return workqueue.Result{Failure: f.internal(a.Lease.JobID, "the sandbox could not run FFmpeg", err)}
+	case run.ExitCode != 0 && diskFull(work):
+		// FFmpeg failed because the runner's disk is full: the runner's fault, not the job's.
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "its disk is full",
+			fmt.Errorf("ffmpeg exited with status %d with %s full", run.ExitCode, work))}
 	case run.ExitCode != 0:
 		return workqueue.Result{ComputeMs: computeMs, Failure: exitFail(
 			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
@@ -122,6 +126,16 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
 	}
 	return workqueue.Result{Files: files, ComputeMs: computeMs}
+}
+
+// diskFull tells whether the filesystem of dir has (almost) no space left for the sandbox's
+// user: below 1 MiB, an FFmpeg that failed there most likely failed for it.
+func diskFull(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return st.Bavail*uint64(st.Bsize) < 1<<20
 }
 
 // limits are the sandbox's limits for a job: the executor's own, with the job's per-job caps.

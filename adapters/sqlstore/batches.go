@@ -70,7 +70,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *batch.Batch, jobs []*job.Job
 			return err
 		}
 	}
-	return s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(br).Exec(ctx); err != nil {
 			return mapErr("create batch "+b.ID, err)
 		}
@@ -127,7 +127,7 @@ func (s *Store) ListBatches(ctx context.Context, p batch.ListParams) (batch.Page
 // fn and writes the batch and its outbox messages, all in one transaction.
 func (s *Store) CountJob(ctx context.Context, batchID, jobID string, fn func(*batch.Batch) error) (bool, error) {
 	counted, emitted := false, false
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var r batchRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", batchID), false).Scan(ctx); err != nil {
 			return mapErr("batch "+batchID, err)

@@ -89,7 +89,7 @@ func (s *Store) commitBatch(batch []createReq) {
 		rows[i] = req.row
 	}
 	inserted := map[string]bool{}
-	err := s.w.RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 		var ids []string
 		err := tx.NewInsert().Model(&rows).On("CONFLICT (id) DO NOTHING").Returning("id").Scan(ctx, &ids)
 		if err != nil {

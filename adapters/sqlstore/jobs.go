@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -202,7 +203,7 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var r jobRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
 			return mapErr("job "+id, err)
@@ -224,6 +225,64 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 		emitted = len(j.Outbox) > 0
 		j.Outbox = nil
 		out = j
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if emitted {
+		s.outboxWritten()
+	}
+	return out, nil
+}
+
+// UpdateMany loads the jobs with their rows locked (in ID order, so that concurrent bulk updates
+// cannot deadlock), calls fn on each, and writes back the changed ones with their outbox
+// messages, all in one transaction.
+func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) error) ([]*job.Job, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []*job.Job
+	emitted := false
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		out, emitted = out[:0], false
+		var rows []jobRow
+		if err := s.forUpdate(tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).OrderExpr("id"), false).Scan(ctx); err != nil {
+			return mapErr("jobs", err)
+		}
+		byID := make(map[string]*jobRow, len(rows))
+		for i := range rows {
+			byID[rows[i].ID] = &rows[i]
+		}
+		for _, id := range ids {
+			r, ok := byID[id]
+			if !ok {
+				continue
+			}
+			delete(byID, id) // an ID given twice is one job
+			j, err := r.job()
+			if err != nil {
+				return err
+			}
+			err = fn(j)
+			if errors.Is(err, job.ErrSkip) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			j.ID = id
+			if err := s.write(ctx, tx, j); err != nil {
+				return err
+			}
+			if err := enqueue(ctx, tx, j.Outbox, j.UpdatedAt); err != nil {
+				return err
+			}
+			emitted = emitted || len(j.Outbox) > 0
+			j.Outbox = nil
+			out = append(out, j)
+		}
 		return nil
 	})
 	if err != nil {
@@ -285,7 +344,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		return nil, nil
 	}
 	var out []*job.Job
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []jobRow
 		q := tx.NewSelect().Model(&rows).
 			Where("status = ?", string(job.StatusWaiting)).Where("class = ?", string(p.Class)).

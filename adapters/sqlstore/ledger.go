@@ -40,7 +40,7 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 		}
 	}
 	var out []billing.Entry
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		out = out[:0]
 		for _, e := range entries {
 			e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)

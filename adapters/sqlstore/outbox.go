@@ -41,7 +41,7 @@ func enqueue(ctx context.Context, tx bun.Tx, msgs []job.Message, now time.Time) 
 func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([]job.Message, error) {
 	now := p.Now.UTC().Truncate(time.Microsecond)
 	var out []job.Message
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []outboxRow
 		q := tx.NewSelect().Model(&rows).Where("available_at <= ?", now).OrderExpr("seq").Limit(int64(p.Limit))
 		if err := s.forUpdate(q, true).Scan(ctx); err != nil {
@@ -70,5 +70,12 @@ func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([
 // AckMessage deletes a handled message.
 func (s *Store) AckMessage(ctx context.Context, key string) error {
 	_, err := s.w.NewDelete().Model((*outboxRow)(nil)).Where("key = ?", key).Exec(ctx)
+	return mapErr("outbox", err)
+}
+
+// RetryMessage makes a leased message available again at at.
+func (s *Store) RetryMessage(ctx context.Context, key string, at time.Time) error {
+	_, err := s.w.NewUpdate().Model((*outboxRow)(nil)).Set("available_at = ?", at.UTC().Truncate(time.Microsecond)).
+		Where("key = ?", key).Exec(ctx)
 	return mapErr("outbox", err)
 }

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -176,6 +178,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// ProbeWrite writes one row, for readiness: a store that answers but cannot be written (its
+// disk full, a read-only replica) is not ready to take jobs.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	_, err := s.w.NewRaw("INSERT INTO health (id, at) VALUES ('probe', ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at",
+		time.Now().UTC().Truncate(time.Microsecond)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlstore: probe write: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) migrator() (*migrate.Migrator, error) {
 	dir := "migrations/sqlite"
 	if s.postgres {
@@ -246,7 +259,40 @@ const (
 	sqliteConstraintPrimaryKey = 1555
 	sqliteConstraintUnique     = 2067
 	sqliteConstraintForeignKey = 787
+	// A full disk: SQLite's SQLITE_FULL (its primary code, the low byte), PostgreSQL's
+	// disk_full and out-of-memory class.
+	sqliteFull     = 13
+	pgDiskFull     = "53100"
+	pgOutOfMemory  = "53200"
+	pgTooManyConns = "53300"
 )
+
+// ErrStorageFull is a write the store refused for want of space: the service is unavailable
+// for writes, not broken, and the client may retry later.
+var ErrStorageFull = &problem.Problem{Code: problem.CodeUnavailable, RetryAfter: 30 * time.Second,
+	Message: "the service cannot store this right now (its storage is full); retry later"}
+
+// storageFull tells a write refused for want of space (or of server resources) from other
+// failures.
+func storageFull(err error) bool {
+	var (
+		pgErr pgdriver.Error
+		slErr *sqlite.Error
+	)
+	return errors.As(err, &slErr) && slErr.Code()&0xff == sqliteFull ||
+		errors.As(err, &pgErr) && slices.Contains([]string{pgDiskFull, pgOutOfMemory, pgTooManyConns}, pgErr.Field('C')) ||
+		errors.Is(err, syscall.ENOSPC)
+}
+
+// inTx runs fn in a write transaction. A commit refused for want of space is ErrStorageFull,
+// as the statements' own errors are (mapErr).
+func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	err := s.w.RunInTx(ctx, nil, fn)
+	if err != nil && !errors.Is(err, ErrStorageFull) && storageFull(err) {
+		return fmt.Errorf("sqlstore: commit: %w: %w", ErrStorageFull, err)
+	}
+	return err
+}
 
 // mapErr turns driver errors that callers branch on into the core's sentinels: no row is
 // problem.ErrNotFound, a taken key is problem.ErrConflict, a missing referenced row is problem.ErrNotFound.
@@ -267,6 +313,8 @@ func mapErr(what string, err error) error {
 	case errors.As(err, &pgErr) && pgErr.Field('C') == pgForeignKeyViolation,
 		errors.As(err, &slErr) && slErr.Code() == sqliteConstraintForeignKey:
 		return fmt.Errorf("%s: %w", what, problem.ErrNotFound)
+	case storageFull(err):
+		return fmt.Errorf("sqlstore: %s: %w: %w", what, ErrStorageFull, err)
 	}
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }

@@ -154,7 +154,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -209,5 +209,20 @@ func TestSQLiteReopenKeepsData(t *testing.T) {
 	}
 	if d := cmp.Diff(a, got); d != "" {
 		t.Fatalf("after reopen (-want +got):\n%s", d)
+	}
+}
+
+func TestProbeWrite(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := b.open(t)
+			for range 2 {
+				if err := s.ProbeWrite(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]webhook.
 // single writer serialises the transaction).
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, fn func(*webhook.Endpoint) error) (webhook.Endpoint, error) {
 	var out webhook.Endpoint
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var r endpointRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
 			return mapErr("endpoint "+id, err)
@@ -187,7 +187,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, fn func(*webhook.
 // DeleteEndpoint implements webhook.Store; its deliveries go with it (ON DELETE CASCADE, and
 // explicitly, for a SQLite connection without foreign keys).
 func (s *Store) DeleteEndpoint(ctx context.Context, id string) error {
-	return s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewDelete().Model((*deliveryRow)(nil)).Where("endpoint_id = ?", id).Exec(ctx); err != nil {
 			return mapErr("delete deliveries of "+id, err)
 		}
@@ -225,7 +225,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (webhook.Delivery, e
 // UpdateDelivery implements webhook.Store.
 func (s *Store) UpdateDelivery(ctx context.Context, id string, fn func(*webhook.Delivery) error) (webhook.Delivery, error) {
 	var out webhook.Delivery
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var r deliveryRow
 		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
 			return mapErr("delivery "+id, err)
@@ -259,7 +259,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, p webhook.ClaimParams) ([]w
 	}
 	now := p.Now.UTC().Truncate(time.Microsecond)
 	var out []webhook.Delivery
-	err := s.w.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []deliveryRow
 		q := tx.NewSelect().Model(&rows).Where("state = ?", string(webhook.StatePending)).
 			Where("next_attempt_at <= ?", now).OrderExpr("next_attempt_at, id").Limit(int64(p.Limit))

@@ -16,6 +16,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -121,20 +122,35 @@ func (d *Deliverer) Wake() {
 func (d *Deliverer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	t := time.NewTicker(d.cfg.Poll)
-	defer t.Stop()
+	// A failing store (down, or its disk full) is retried with backoff and logged once per
+	// interval, not once per poll.
+	backoff := retry.New(d.cfg.Poll, 30*time.Second)
 	for {
+		wait := d.cfg.Poll
 		if n, err := d.start(ctx, &wg); err != nil && ctx.Err() == nil {
-			d.cfg.Log.Warn("webhook deliveries: claim failed", "err", err)
-		} else if n > 0 {
-			continue
+			if ok, muted := backoff.Log(); ok {
+				d.cfg.Log.Warn("webhook deliveries: claim failed; retrying with backoff", "err", err,
+					"failures", backoff.Failures()+1, "unlogged", muted)
+			}
+			wait = backoff.Next()
+		} else {
+			backoff.Reset()
+			if n > 0 {
+				continue
+			}
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-d.wake:
+			if wait > d.cfg.Poll {
+				<-t.C
+			}
 		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 

@@ -1888,7 +1888,10 @@ type ClientInterface interface {
 
 	// Readyz Readiness
 	//
-	// 200 when the service can take work (its store answers); 500 `INTERNAL_ERROR` otherwise.
+	// 200 when the service can take work: its store and its blob storage answer and can be
+	// written (a small probe write each, at most once a second). Otherwise 503
+	// `SERVICE_UNAVAILABLE` with `Retry-After`, saying which part cannot be written; it turns
+	// 200 by itself once the fault is gone (space freed, the database back).
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2578,7 +2581,10 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // Readyz Readiness
 //
-// 200 when the service can take work (its store answers); 500 `INTERNAL_ERROR` otherwise.
+// 200 when the service can take work: its store and its blob storage answer and can be
+// written (a small probe write each, at most once a second). Otherwise 503
+// `SERVICE_UNAVAILABLE` with `Retry-After`, saying which part cannot be written; it turns
+// 200 by itself once the fault is gone (space freed, the database back).
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4733,7 +4739,10 @@ type ClientWithResponsesInterface interface {
 
 	// ReadyzWithResponse Readiness
 	//
-	// 200 when the service can take work (its store answers); 500 `INTERNAL_ERROR` otherwise.
+	// 200 when the service can take work: its store and its blob storage answer and can be
+	// written (a small probe write each, at most once a second). Otherwise 503
+	// `SERVICE_UNAVAILABLE` with `Retry-After`, saying which part cannot be written; it turns
+	// 200 by itself once the fault is gone (space freed, the database back).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7078,13 +7087,20 @@ func (r OpenapiResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzResponse503Headers the declared response headers of an HTTP 503 response for Readyz
+type ReadyzResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HealthEnvelope
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7092,9 +7108,9 @@ func (r ReadyzResponse) GetJSON200() *HealthEnvelope {
 	return r.JSON200
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ReadyzResponse) GetJSON500() *InternalError {
-	return r.JSON500
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReadyzResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8707,7 +8723,10 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 
 // ReadyzWithResponse Readiness
 //
-// 200 when the service can take work (its store answers); 500 `INTERNAL_ERROR` otherwise.
+// 200 when the service can take work: its store and its blob storage answer and can be
+// written (a small probe write each, at most once a second). Otherwise 503
+// `SERVICE_UNAVAILABLE` with `Retry-After`, saying which part cannot be written; it turns
+// 200 by itself once the fault is gone (space freed, the database back).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11026,13 +11045,26 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -200,7 +200,7 @@ func (j *Job) Complete(now time.Time, out Output, computeMs int64) error {
 	return nil
 }
 
-// Fail moves dispatched or running → failed with err.
+// Fail moves waiting, dispatched or running → failed with err.
 func (j *Job) Fail(now time.Time, err *Error, computeMs int64) error {
 	if err == nil {
 		return fmt.Errorf("job %s: fail without an error", j.ID)

@@ -31,6 +31,9 @@ type Outbox interface {
 	ClaimMessages(ctx context.Context, p ClaimMessagesParams) ([]Message, error)
 	// AckMessage removes a handled message. An unknown key is not an error.
 	AckMessage(ctx context.Context, key string) error
+	// RetryMessage makes a message whose handler failed available again at at (a backoff),
+	// instead of at the end of its lease. An unknown key is not an error.
+	RetryMessage(ctx context.Context, key string, at time.Time) error
 }
 
 // ClaimMessagesParams selects the messages a relay takes.

@@ -43,13 +43,15 @@ func (s Status) Terminal() bool {
 //   - running → cancelled: a user cancel kills the run; billed for the compute used up to the stop.
 //   - dispatched/running → failed: also reached when a runner is lost (RUNNER_LOST, retryable,
 //     not charged), besides a runner's error result or the time limit.
+//   - waiting → failed: a job whose account can no longer pay the minimum charge fails before
+//     it runs (INSUFFICIENT_CREDITS, not charged), with the rest of that account's queue.
 //   - dispatched/running → waiting: a job whose runner let its lease lapse before its compute
 //     (the FFmpeg step) began, or handed it back when stopping, goes back to the queue to be
 //     dispatched again, as a new attempt — once (MaxRequeues); after that it fails RUNNER_LOST.
 //
 // (new) → waiting is not here: New creates jobs in waiting and nothing else does.
 var transitions = map[Status][]Status{
-	StatusWaiting:    {StatusDispatched, StatusCancelled},
+	StatusWaiting:    {StatusDispatched, StatusCancelled, StatusFailed},
 	StatusDispatched: {StatusRunning, StatusCancelled, StatusFailed, StatusWaiting},
 	StatusRunning:    {StatusComplete, StatusFailed, StatusCancelled, StatusWaiting},
 }

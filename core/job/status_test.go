@@ -16,6 +16,7 @@ func TestTransitionTable(t *testing.T) {
 	legal := map[[2]job.Status]bool{
 		{job.StatusWaiting, job.StatusDispatched}:   true,
 		{job.StatusWaiting, job.StatusCancelled}:    true,
+		{job.StatusWaiting, job.StatusFailed}:       true, // the account can no longer pay (our extension)
 		{job.StatusDispatched, job.StatusRunning}:   true,
 		{job.StatusDispatched, job.StatusCancelled}: true,
 		{job.StatusDispatched, job.StatusFailed}:    true, // runner lost (our extension)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -15,6 +16,11 @@ type Store interface {
 	// the row: concurrent Updates of a job run one after another. When fn returns an error
 	// nothing is written and Update returns that error. It returns the saved job.
 	Update(ctx context.Context, id string, fn func(*Job) error) (*Job, error)
+	// UpdateMany is Update over several jobs in one transaction holding all their rows: the
+	// bulk path of the sweep and of failing unfunded work. fn returning ErrSkip leaves that job
+	// as it was; any other error writes nothing and is returned. A missing ID is skipped. It
+	// returns the jobs it wrote, in the order of ids.
+	UpdateMany(ctx context.Context, ids []string, fn func(*Job) error) ([]*Job, error)
 	// List returns an account's jobs newest first, a page at a time.
 	List(ctx context.Context, p ListParams) (Page, error)
 	// Claim moves up to Limit waiting jobs of a class, oldest first, to dispatched with a lease,
@@ -23,6 +29,9 @@ type Store interface {
 	// Expired returns the IDs of dispatched or running jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
+
+// ErrSkip, returned by an UpdateMany function, leaves that job unchanged.
+var ErrSkip = errors.New("skip")
 
 // ListParams selects a page of an account's jobs.
 type ListParams struct {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/retry"
 )
 
 // Handler handles one outbox message. It must be idempotent: after a crash, a message may be
@@ -15,14 +17,58 @@ import (
 type Handler func(ctx context.Context, m job.Message) error
 
 // Relay moves outbox messages to their topic's handler after the change that wrote them
-// committed. A message whose handler fails comes back after its lease.
+// committed. A message whose handler fails comes back after a backoff that grows with its
+// attempts (1 s doubling to MaxRetryDelay, jittered); the failures of a topic are logged once
+// per interval, not once per try.
 type Relay struct {
 	Outbox   job.Outbox
 	Clock    clock.Clock
 	Handlers map[string]Handler
 	// Lease is how long a claimed message stays with this relay; default 30 s.
 	Lease time.Duration
-	Log   *slog.Logger
+	// MaxRetryDelay bounds a failed message's backoff; default 5 minutes.
+	MaxRetryDelay time.Duration
+	Log           *slog.Logger
+
+	mu   sync.Mutex
+	logs map[string]*retry.Backoff
+}
+
+// retryAt is when a message whose handler failed on its attempt-th try comes back.
+func (r *Relay) retryAt(now time.Time, attempts int) time.Time {
+	maxDelay := r.MaxRetryDelay
+	if maxDelay <= 0 {
+		maxDelay = 5 * time.Minute
+	}
+	b := retry.New(time.Second, maxDelay)
+	var d time.Duration
+	for range max(attempts, 1) {
+		d = b.Next()
+	}
+	return now.Add(d)
+}
+
+// logFailure logs a handler's failure, once per interval per topic.
+func (r *Relay) logFailure(m job.Message, err error) {
+	if r.Log == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.logs == nil {
+		r.logs = map[string]*retry.Backoff{}
+	}
+	gate, ok := r.logs[m.Topic]
+	if !ok {
+		gate = retry.New(time.Second, time.Minute)
+		gate.Now = r.Clock.Now
+		r.logs[m.Topic] = gate
+	}
+	logNow, muted := gate.Log()
+	r.mu.Unlock()
+	if logNow {
+		r.Log.Warn("outbox handler failed; the message is retried with backoff", "topic", m.Topic, "key", m.Key,
+			"attempt", m.Attempts, "err", err, "unlogged", muted)
+	}
 }
 
 // Drain handles the messages available now, a batch at a time, until none is left or one
@@ -49,8 +95,9 @@ func (r *Relay) Drain(ctx context.Context) (int, error) {
 				continue
 			}
 			if err := h(ctx, m); err != nil {
-				if r.Log != nil {
-					r.Log.Warn("outbox handler failed; retried after its lease", "topic", m.Topic, "key", m.Key, "attempt", m.Attempts, "err", err)
+				r.logFailure(m, err)
+				if rerr := r.Outbox.RetryMessage(ctx, m.Key, r.retryAt(r.Clock.Now(), m.Attempts)); rerr != nil {
+					return n, fmt.Errorf("retry %s: %w", m.Key, rerr)
 				}
 				continue
 			}

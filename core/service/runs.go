@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -140,25 +141,32 @@ func (s *Runs) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.
 }
 
 func (s *Runs) claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.Assignment, error) {
-	jobs, err := s.p.Jobs.Claim(ctx, job.ClaimParams{Class: p.Class, Limit: p.Max, Lease: s.p.Lease, Now: s.p.Clock.Now(),
-		Concurrency: s.p.Pricing.Concurrency()})
-	if err != nil {
-		return nil, err
-	}
-	jobs = s.funded(ctx, jobs)
-	out := make([]workqueue.Assignment, 0, len(jobs))
+	var out []workqueue.Assignment
 	plans := map[string]account.Plan{}
-	for _, j := range jobs {
-		plan, ok := plans[j.AccountID]
-		if !ok {
-			a, err := s.p.Accounts.GetAccount(ctx, j.AccountID)
-			if err != nil {
-				// Unknown plan: the strictest caps. The job runs all the same.
-				a.Plan = account.PlanFree
-			}
-			plan, plans[j.AccountID] = a.Plan, a.Plan
+	// Jobs failed for want of credits free their place: claim again, a bounded number of times.
+	for range 8 {
+		jobs, err := s.p.Jobs.Claim(ctx, job.ClaimParams{Class: p.Class, Limit: p.Max - len(out), Lease: s.p.Lease, Now: s.p.Clock.Now(),
+			Concurrency: s.p.Pricing.Concurrency()})
+		if err != nil {
+			return out, err
 		}
-		out = append(out, s.assignment(j, plan))
+		claimed := len(jobs)
+		jobs = s.funded(ctx, jobs)
+		for _, j := range jobs {
+			plan, ok := plans[j.AccountID]
+			if !ok {
+				a, err := s.p.Accounts.GetAccount(ctx, j.AccountID)
+				if err != nil {
+					// Unknown plan: the strictest caps. The job runs all the same.
+					a.Plan = account.PlanFree
+				}
+				plan, plans[j.AccountID] = a.Plan, a.Plan
+			}
+			out = append(out, s.assignment(j, plan))
+		}
+		if claimed == 0 || len(jobs) == claimed || len(out) >= p.Max {
+			break
+		}
 	}
 	return out, nil
 }
@@ -181,12 +189,16 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 // funded keeps the claimed jobs whose account can still pay the minimum charge, and fails the
 // others, uncharged, with INSUFFICIENT_CREDITS: jobs queue without reserving credits, so the
 // balance is checked again when a job is about to run. With the concurrency cap this bounds how
-// far a balance can go below zero (see README, "Billing").
+// far a balance can go below zero (see README, "Billing"). An account that cannot pay has the
+// rest of its queue of that class failed with it, in bulk: each of those jobs would meet the
+// same balance at its own dispatch.
 //
 // A job whose balance cannot be read, or whose failing does not commit, is kept dispatched: an
 // unknown balance is no reason to fail work.
 func (s *Runs) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 	balances := map[string]int64{}
+	unfunded := map[string]job.Class{}
+	var fail []string
 	kept := jobs[:0]
 	for _, j := range jobs {
 		bal, ok := balances[j.AccountID]
@@ -198,27 +210,70 @@ func (s *Runs) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 			}
 			bal, balances[j.AccountID] = b, b
 		}
-		need := s.p.Pricing.MinimumCharge(j.Class)
-		if bal >= need {
+		if bal >= s.p.Pricing.MinimumCharge(j.Class) {
 			kept = append(kept, j)
 			continue
 		}
-		_, err := s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
-			if j.Status != job.StatusDispatched {
-				return errUnchanged
+		fail = append(fail, j.ID)
+		unfunded[j.AccountID] = j.Class
+	}
+	if len(fail) == 0 {
+		return kept
+	}
+	if _, err := s.p.Jobs.UpdateMany(ctx, fail, s.failUnfunded(balances, job.StatusDispatched, "")); err != nil {
+		s.p.Log.Warn("failing unfunded jobs did not commit; they stay dispatched until their lease ends", "err", err)
+		for _, j := range jobs {
+			if slices.Contains(fail, j.ID) {
+				kept = append(kept, j)
 			}
-			msg := fmt.Sprintf("the balance of %s no longer covers the minimum charge of %s; add credits and retry the job",
-				billing.Format(bal), billing.Format(need))
-			if err := j.Fail(s.p.Clock.Now(), job.NewError(problem.CodeInsufficientCredits, msg, nil), 0); err != nil {
-				return err
-			}
-			return finished(j, s.bill, webhook.EventJobFailed)
-		})
-		if err != nil && !errors.Is(err, errUnchanged) {
-			kept = append(kept, j)
 		}
+		return kept
+	}
+	for acct, class := range unfunded {
+		s.failQueue(ctx, acct, class, balances)
 	}
 	return kept
+}
+
+// failQueue fails, in bulk, the waiting jobs of class of an account that cannot pay.
+func (s *Runs) failQueue(ctx context.Context, accountID string, class job.Class, balances map[string]int64) {
+	for cursor := ""; ; {
+		page, err := s.p.Jobs.List(ctx, job.ListParams{AccountID: accountID, Status: job.StatusWaiting, Cursor: cursor, Limit: job.MaxListLimit})
+		if err != nil {
+			s.p.Log.Warn("listing an unfunded account's queue failed", "account", accountID, "err", err)
+			return
+		}
+		ids := make([]string, 0, len(page.Jobs))
+		for _, j := range page.Jobs {
+			if j.Class == class {
+				ids = append(ids, j.ID)
+			}
+		}
+		if _, err := s.p.Jobs.UpdateMany(ctx, ids, s.failUnfunded(balances, job.StatusWaiting, class)); err != nil {
+			s.p.Log.Warn("failing an unfunded account's queue did not commit", "account", accountID, "err", err)
+			return
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return
+		}
+	}
+}
+
+// failUnfunded fails a job of status from (of class, if set) whose account's balance no longer
+// covers its minimum charge.
+func (s *Runs) failUnfunded(balances map[string]int64, from job.Status, class job.Class) func(*job.Job) error {
+	return func(j *job.Job) error {
+		if j.Status != from || (class != "" && j.Class != class) {
+			return job.ErrSkip
+		}
+		bal, need := balances[j.AccountID], s.p.Pricing.MinimumCharge(j.Class)
+		msg := fmt.Sprintf("the balance of %s no longer covers the minimum charge of %s; add credits and retry the job",
+			billing.Format(bal), billing.Format(need))
+		if err := j.Fail(s.p.Clock.Now(), job.NewError(problem.CodeInsufficientCredits, msg, nil), 0); err != nil {
+			return err
+		}
+		return finished(j, s.bill, webhook.EventJobFailed)
+	}
 }
 
 // errUnchanged ends an Update that has nothing to write.
@@ -427,21 +482,20 @@ func (s *Runs) PutOutput(ctx context.Context, l workqueue.Lease, name string, r 
 	return n, err
 }
 
-// Sweep acts on the jobs whose runner stopped renewing its lease: a job whose compute (the
-// FFmpeg step) never began goes back to waiting, once (a requeue is a new attempt); any other
-// fails RUNNER_LOST, retryable and not charged. It returns how many it changed.
+// Sweep acts on the jobs whose runner stopped renewing its lease, in bulk: a job whose compute
+// (the FFmpeg step) never began goes back to waiting, once (a requeue is a new attempt); any
+// other fails RUNNER_LOST, retryable and not charged. It returns how many it changed.
 func (s *Runs) Sweep(ctx context.Context) (int, error) {
-	now := s.p.Clock.Now()
-	ids, err := s.p.Jobs.Expired(ctx, now, 100)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	requeued := map[job.Class]bool{}
-	for _, id := range ids {
-		j, err := s.p.Jobs.Update(ctx, id, func(j *job.Job) error {
+	for {
+		now := s.p.Clock.Now()
+		ids, err := s.p.Jobs.Expired(ctx, now, 100)
+		if err != nil || len(ids) == 0 {
+			return n, err
+		}
+		changed, err := s.p.Jobs.UpdateMany(ctx, ids, func(j *job.Job) error {
 			if j.Status.Terminal() || j.LeaseUntil == nil || !j.LeaseUntil.Before(now) {
-				return errUnchanged
+				return job.ErrSkip
 			}
 			if j.ExecStartedAt == nil && j.Requeue(now) == nil {
 				return nil
@@ -452,19 +506,21 @@ func (s *Runs) Sweep(ctx context.Context) (int, error) {
 			}
 			return finished(j, s.bill, webhook.EventJobFailed)
 		})
-		if errors.Is(err, errUnchanged) {
-			continue
-		}
 		if err != nil {
 			return n, err
 		}
-		if j.Status == job.StatusWaiting {
-			requeued[j.Class] = true
+		requeued := map[job.Class]bool{}
+		for _, j := range changed {
+			if j.Status == job.StatusWaiting {
+				requeued[j.Class] = true
+			}
 		}
-		n++
+		for c := range requeued {
+			s.Wake(ctx, c)
+		}
+		n += len(changed)
+		if len(ids) < 100 || len(changed) == 0 {
+			return n, nil
+		}
 	}
-	for c := range requeued {
-		s.Wake(ctx, c)
-	}
-	return n, nil
 }

@@ -520,3 +520,39 @@ func TestRunsPassesTheWorkQueueSuite(t *testing.T) {
 		return h.QueueHarness(t, h.Runs)
 	})
 }
+
+// An account that can no longer pay has its whole queue failed at the first dispatch, in one
+// bulk change, not one job per claim.
+func TestUnfundedQueueFailsInBulk(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 10)
+	other := h.open(t, account.PlanPro, 100)
+	var ids []string
+	for range 150 {
+		ids = append(ids, h.submitJob(t, acc, `{}`).ID)
+	}
+	gpu := h.submitJob(t, acc, `{"gpu":true}`) // a gpu job waits for gpu runners: its queue is not this one
+	paid := h.submitJob(t, other, `{}`)
+	if _, err := h.credits.AddCredits(h.ctx, service.Credit{AccountID: acc.ID, Kind: billing.KindAdjustment, Amount: -10}); err != nil {
+		t.Fatal(err)
+	}
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 1 || as[0].Lease.JobID != paid.ID {
+		t.Fatalf("claim took %v; want only the funded account's job", as)
+	}
+	for _, id := range ids {
+		if j := h.job(t, id); j.Status != job.StatusFailed || j.Error.Code != problem.CodeInsufficientCredits || j.Cost.Amount != 0 {
+			t.Fatalf("job %s: %s %+v", id, j.Status, j.Error)
+		}
+	}
+	if j := h.job(t, gpu.ID); j.Status != job.StatusWaiting {
+		t.Fatalf("the gpu job is %s", j.Status)
+	}
+	if n := strings.Count(strings.Join(h.drain(t), "\n"), "INSUFFICIENT_CREDITS"); n != 150 {
+		t.Fatalf("%d job.failed events, want 150", n)
+	}
+}

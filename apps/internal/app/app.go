@@ -46,6 +46,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
+	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/validator"
@@ -309,7 +310,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
 		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs}, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
-		Ready: store.Ping, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
+		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
@@ -609,26 +610,39 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // relay hands outbox messages on as soon as a change emits them, and polls for those whose
-// handler failed or whose relay died.
+// handler failed or whose relay died. A failing outbox (the store down or full) is retried with
+// backoff and logged once per interval.
 func (a *App) relay(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
+	backoff := retry.New(time.Second, 30*time.Second)
 	for {
+		wait := time.Second
 		if _, err := a.Relay.Drain(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("outbox relay failed", "err", err)
+			if ok, muted := backoff.Log(); ok {
+				a.Log.Warn("outbox relay failed; retrying with backoff", "err", err, "failures", backoff.Failures()+1, "unlogged", muted)
+			}
+			wait = backoff.Next()
+		} else {
+			backoff.Reset()
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-a.relayWake:
+			if wait > time.Second {
+				<-t.C // a failing store is not hammered on every change
+			}
 		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 
 // sweep acts on jobs whose runner went silent. It starts one lease after the control plane
 // does: runners that kept working while it was down (a restart, an upgrade) renew their leases
-// in that time instead of losing their jobs.
+// in that time instead of losing their jobs. A failing sweep is retried with backoff and logged
+// once per interval.
 func (a *App) sweep(ctx context.Context) {
 	grace := time.NewTimer(a.Config.Lease)
 	defer grace.Stop()
@@ -637,19 +651,28 @@ func (a *App) sweep(ctx context.Context) {
 		return
 	case <-grace.C:
 	}
-	t := time.NewTicker(min(5*time.Second, max(a.Config.Lease/4, 100*time.Millisecond)))
-	defer t.Stop()
+	every := min(5*time.Second, max(a.Config.Lease/4, 100*time.Millisecond))
+	backoff := retry.New(every, time.Minute)
 	for {
+		wait := every
 		if n, err := a.UC.Runs.Sweep(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("lease sweep failed", "err", err)
-		} else if n > 0 {
-			a.Log.Info("acted on jobs of lost runners", "count", n)
-			for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
-				_ = a.Bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c))
+			if ok, muted := backoff.Log(); ok {
+				a.Log.Warn("lease sweep failed; retrying with backoff", "err", err, "failures", backoff.Failures()+1, "unlogged", muted)
+			}
+			wait = backoff.Next()
+		} else {
+			backoff.Reset()
+			if n > 0 {
+				a.Log.Info("acted on jobs of lost runners", "count", n)
+				for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
+					_ = a.Bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c))
+				}
 			}
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}

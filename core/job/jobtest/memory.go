@@ -2,6 +2,7 @@ package jobtest
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -137,6 +138,48 @@ func (m *Memory) ClaimMessages(_ context.Context, p job.ClaimMessagesParams) ([]
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+func (m *Memory) UpdateMany(_ context.Context, ids []string, fn func(*job.Job) error) ([]*job.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var changed []*job.Job
+	for _, id := range ids {
+		j, ok := m.jobs[id]
+		if !ok {
+			continue
+		}
+		c := j.Clone()
+		err := fn(c)
+		if errors.Is(err, job.ErrSkip) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		changed = append(changed, c)
+	}
+	out := make([]*job.Job, len(changed))
+	for i, c := range changed {
+		for _, msg := range c.Outbox {
+			m.enqueue(msg, c.UpdatedAt)
+		}
+		c.Outbox = nil
+		m.jobs[c.ID] = c.Clone()
+		out[i] = c
+	}
+	return out, nil
+}
+
+func (m *Memory) RetryMessage(_ context.Context, key string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.outbox {
+		if m.outbox[i].msg.Key == key {
+			m.outbox[i].available = at
+		}
+	}
+	return nil
 }
 
 func (m *Memory) AckMessage(_ context.Context, key string) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +96,85 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		}
 		if len(later) != 1 || later[0].Key != "b:"+j.ID || later[0].Attempts != 2 {
 			t.Fatalf("after the lease: %+v", later)
+		}
+		// A failed handler's message comes back at the time RetryMessage sets, not before.
+		retryAt := now.Add(2*time.Minute + 10*time.Second)
+		if err := ob.RetryMessage(ctx, "b:"+j.ID, retryAt); err != nil {
+			t.Fatal(err)
+		}
+		if err := ob.RetryMessage(ctx, "unknown", retryAt); err != nil {
+			t.Fatalf("retry of an unknown key: %v", err)
+		}
+		if early, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt.Add(-time.Second)}); len(early) != 0 {
+			t.Fatalf("a message came back before its retry time: %+v", early)
+		}
+		if back, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt}); len(back) != 1 || back[0].Attempts != 3 {
+			t.Fatalf("at its retry time: %+v", back)
+		}
+	})
+
+	t.Run("UpdateManyIsOneChange", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		ob, _ := s.(job.Outbox)
+		var ids []string
+		for range 5 {
+			j := newJob(t, "acc_many", base, job.ClassCPU)
+			mustCreate(t, s, j)
+			ids = append(ids, j.ID)
+		}
+		all := append([]string{"job_missing"}, ids...)
+		// An error on the fourth job writes nothing for any of them.
+		boom := errors.New("boom")
+		n := 0
+		if _, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
+			if n++; n == 4 {
+				return boom
+			}
+			return j.Cancel(base)
+		}); !errors.Is(err, boom) {
+			t.Fatalf("UpdateMany: %v, want boom", err)
+		}
+		for _, id := range ids {
+			if j, _ := s.Get(ctx, id); j.Status != job.StatusWaiting {
+				t.Fatalf("a failed UpdateMany changed %s to %s", id, j.Status)
+			}
+		}
+		// Skipped jobs stay; the others change, with their outbox messages.
+		got, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
+			if j.ID == ids[1] {
+				return job.ErrSkip
+			}
+			j.Emit("events", "many:"+j.ID, []byte(`{}`))
+			return j.Cancel(base.Add(time.Second))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 4 || got[0].ID != ids[0] || got[1].ID != ids[2] || len(got[0].Outbox) != 0 {
+			t.Fatalf("UpdateMany returned %d jobs: %v", len(got), got)
+		}
+		for i, id := range ids {
+			j, _ := s.Get(ctx, id)
+			want := job.StatusCancelled
+			if i == 1 {
+				want = job.StatusWaiting
+			}
+			if j.Status != want {
+				t.Fatalf("job %d is %s, want %s", i, j.Status, want)
+			}
+		}
+		if ob != nil {
+			msgs, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 100, Lease: time.Minute, Now: base.Add(time.Hour)})
+			seen := 0
+			for _, m := range msgs {
+				if strings.HasPrefix(m.Key, "many:") {
+					seen++
+				}
+			}
+			if seen != 4 {
+				t.Fatalf("%d outbox messages of UpdateMany, want 4", seen)
+			}
 		}
 	})
 
