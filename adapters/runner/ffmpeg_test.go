@@ -68,6 +68,7 @@ func setup(t *testing.T) testBundle {
 // user can reach (t.TempDir's parent is 0700), fetching with client; it skips without the sandbox.
 func newExecutor(t *testing.T, client *http.Client, maxBytes int64) (*runner.FFmpeg, *blobfs.Store, string) {
 	t.Helper()
+	t.Cleanup(client.CloseIdleConnections)
 	if err := sandbox.Available(); err != nil {
 		t.Skipf("bubblewrap sandbox unavailable here: %v", err)
 	}

@@ -294,7 +294,8 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 		work.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(r), 7))
 			for {
-				as, err := b.runs.Claim(b.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
+				// A short long-poll: a submit wakes it, so no runner spins on an empty queue.
+				as, err := b.runs.Claim(b.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: 20 * time.Millisecond})
 				if err != nil {
 					t.Error(err)
 					return
@@ -305,7 +306,6 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 					if w, _ := b.store.List(b.ctx, job.ListParams{AccountID: a.ID, Status: job.StatusWaiting, Limit: 1}); subsDone.Load() && len(w.Jobs) == 0 {
 						return
 					}
-					time.Sleep(50 * time.Microsecond)
 					continue
 				}
 				x := as[0]

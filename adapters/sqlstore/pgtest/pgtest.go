@@ -123,6 +123,14 @@ func Schema(t testing.TB, prefix string) string {
 	return u.String()
 }
 
+// Close closes the connection pool this package keeps for the test binary's lifetime (its
+// schema helper's); a TestMain that checks for leaked goroutines calls it first.
+func Close() {
+	if admin.db != nil {
+		_ = admin.db.Close()
+	}
+}
+
 // Require skips the test, naming the DSN, when no PostgreSQL server answers.
 func Require(t testing.TB) {
 	t.Helper()

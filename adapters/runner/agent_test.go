@@ -1,0 +1,264 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/runner"
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// scripted is a test executor: each run waits for its release (or its context) and returns the
+// result it is given. It stands in for FFmpeg, whose executors have tests of their own.
+type scripted struct {
+	started chan string
+	stopped chan string
+	release chan workqueue.Result
+}
+
+func newScripted() *scripted {
+	return &scripted{started: make(chan string, 16), stopped: make(chan string, 16), release: make(chan workqueue.Result, 16)}
+}
+
+func (s *scripted) Execute(ctx context.Context, a workqueue.Assignment, _ string, h runner.Hooks) workqueue.Result {
+	h.Executing()
+	h.Progress(0.5)
+	s.started <- a.Lease.JobID
+	select {
+	case r := <-s.release:
+		return r
+	case <-ctx.Done():
+		s.stopped <- a.Lease.JobID
+		return workqueue.Result{ComputeMs: 5, Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}
+	}
+}
+
+// refusing is a work queue that refuses every heartbeat after the first: the control plane no
+// longer honours the lease.
+type refusing struct {
+	workqueue.Queue
+	beats atomic.Int32
+}
+
+func (r *refusing) Heartbeat(ctx context.Context, b workqueue.Beat) (workqueue.Ack, error) {
+	if r.beats.Add(1) > 1 {
+		return workqueue.Ack{}, workqueue.ErrLeaseRefused
+	}
+	return r.Queue.Heartbeat(ctx, b)
+}
+
+// flaky is a work queue whose Report fails until failures reaches zero: a control plane that is
+// down, then back.
+type flaky struct {
+	workqueue.Queue
+	failures atomic.Int32
+	reports  atomic.Int32
+}
+
+func (f *flaky) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result) error {
+	f.reports.Add(1)
+	if f.failures.Add(-1) >= 0 {
+		return errors.New("connection refused")
+	}
+	return f.Queue.Report(ctx, l, r)
+}
+
+type agentBundle struct {
+	h     *servicetest.Harness
+	exec  *scripted
+	queue workqueue.Queue
+	acct  account.Account
+}
+
+func agentSetup(t *testing.T) *agentBundle {
+	t.Helper()
+	types, err := jobtype.NewRegistry(ffmpegjob.Type{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := servicetest.New(t, servicetest.Options{Types: types})
+	acct, _ := h.Open(t, "", account.PlanPro, 1000)
+	return &agentBundle{h: h, exec: newScripted(), queue: h.Runs, acct: acct}
+}
+
+func (b *agentBundle) submit(t *testing.T) string {
+	t.Helper()
+	j, err := b.h.Submit.Submit(context.Background(), b.acct, jobtype.Request{Type: "ffmpeg",
+		Params: json.RawMessage(`{"command":"ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.ID
+}
+
+// start runs an agent over q until the returned stop is called; stop waits for Run to return.
+func (b *agentBundle) start(t *testing.T, q workqueue.Queue, cfg runner.Config) (stop func()) {
+	t.Helper()
+	cfg.Class, cfg.WorkRoot, cfg.Poll = job.ClassCPU, t.TempDir(), 10*time.Millisecond
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 100 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	a, err := runner.New(cfg, q, map[string]runner.Executor{ffmpegjob.Name: b.exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func (b *agentBundle) waitStatus(t *testing.T, id string, want job.Status) *job.Job {
+	t.Helper()
+	return b.waitJob(t, id, string(want), func(j *job.Job) bool { return j.Status == want })
+}
+
+// waitJob polls the store until cond holds.
+func (b *agentBundle) waitJob(t *testing.T, id, what string, cond func(*job.Job) bool) *job.Job {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := b.h.Store.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s (exec %v), want %s", id, j.Status, j.ExecStartedAt, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAgentRunsAJob(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	b.start(t, b.queue, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond})
+	id := b.submit(t)
+	if got := <-b.exec.started; got != id {
+		t.Fatalf("ran %s", got)
+	}
+	// The compute began: the agent says so at once, and billing reads it.
+	b.waitJob(t, id, "executing", func(j *job.Job) bool { return j.Status == job.StatusRunning && j.ExecStartedAt != nil })
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 1200}
+	j := b.waitStatus(t, id, job.StatusComplete)
+	if j.Cost == nil || j.Cost.Amount != 2 {
+		t.Fatalf("cost %+v", j.Cost)
+	}
+}
+
+// A cancel reaches the run through the heartbeat alone: no bus hint is needed.
+func TestAgentStopsACancelledJob(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	b.start(t, b.queue, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond})
+	id := b.submit(t)
+	<-b.exec.started
+	b.waitStatus(t, id, job.StatusRunning)
+	if _, err := b.h.Cancel.Cancel(context.Background(), b.acct, id); err != nil {
+		t.Fatal(err)
+	}
+	// The run's context ends at the next heartbeat, which answers cancelled.
+	select {
+	case got := <-b.exec.stopped:
+		if got != id {
+			t.Fatalf("stopped %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled job's run was not stopped")
+	}
+	b.waitStatus(t, id, job.StatusCancelled)
+}
+
+// A result the control plane does not take (it is down) is re-sent until it is acknowledged.
+func TestAgentResendsAnUnacknowledgedResult(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	q := &flaky{Queue: b.queue}
+	q.failures.Store(3)
+	b.start(t, q, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond})
+	id := b.submit(t)
+	<-b.exec.started
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 100}
+	b.waitStatus(t, id, job.StatusComplete)
+	if n := q.reports.Load(); n != 4 {
+		t.Fatalf("%d report calls, want 3 refused then 1 taken", n)
+	}
+}
+
+// On stop, the agent takes no new work, lets a running job finish within the drain timeout, and
+// hands back one that does not.
+func TestAgentDrains(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	stop := b.start(t, b.queue, runner.Config{Slots: 2, Heartbeat: 20 * time.Millisecond, DrainTimeout: 200 * time.Millisecond})
+	finishes, lingers := b.submit(t), b.submit(t)
+	started := map[string]bool{<-b.exec.started: true, <-b.exec.started: true}
+	if !started[finishes] || !started[lingers] {
+		t.Fatalf("started %v", started)
+	}
+	b.waitStatus(t, finishes, job.StatusRunning)
+	b.waitStatus(t, lingers, job.StatusRunning)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 100}
+	<-stopped
+	later := b.submit(t)
+	// One run took the release and completed; the other was handed back at the drain's end:
+	// queued again, as a new attempt.
+	ended := map[job.Status]int{}
+	for _, id := range []string{finishes, lingers} {
+		j := b.waitJob(t, id, "complete or handed back", func(j *job.Job) bool {
+			return j.Status == job.StatusComplete || (j.Status == job.StatusWaiting && j.Requeues == 1)
+		})
+		ended[j.Status]++
+	}
+	if ended[job.StatusComplete] != 1 || ended[job.StatusWaiting] != 1 {
+		t.Fatalf("after the drain: %v", ended)
+	}
+	if j, _ := b.h.Store.Get(context.Background(), later); j.Status != job.StatusWaiting || j.Attempt != 0 {
+		t.Fatalf("a stopped agent claimed new work: %s, attempt %d", j.Status, j.Attempt)
+	}
+}
+
+// A lease the control plane refuses (the job went back to the queue, or failed RUNNER_LOST)
+// stops the run at the refused heartbeat, and its result is not reported.
+func TestAgentDropsARefusedLease(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	q := &refusing{Queue: b.queue}
+	reports := &flaky{Queue: q}
+	b.start(t, reports, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond})
+	id := b.submit(t)
+	<-b.exec.started
+	select {
+	case <-b.exec.stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a run whose lease was refused went on")
+	}
+	if n := reports.reports.Load(); n != 0 {
+		t.Fatalf("%d reports of a refused lease", n)
+	}
+	if j, _ := b.h.Store.Get(context.Background(), id); j.Status != job.StatusRunning {
+		t.Fatalf("the job is %s", j.Status)
+	}
+}
