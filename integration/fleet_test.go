@@ -25,7 +25,7 @@ type worker struct {
 // startWorker runs `mediajobs worker --control control` with a work directory of its own and an
 // environment that holds nothing of the control plane's but the worker token: no database, no
 // signing key. It is stopped (SIGTERM) when the test ends.
-func startWorker(t *testing.T, control string, concurrency int, extra ...string) *worker {
+func startWorker(t testing.TB, control string, concurrency int, extra ...string) *worker {
 	t.Helper()
 	env := []string{"MEDIAJOBS_WORKER_TOKEN=" + workerToken}
 	for _, kv := range os.Environ() {
@@ -201,5 +201,36 @@ func waitNoProcesses(t *testing.T, marker string) {
 			t.Fatalf("processes with %q outlive their workers: %v", marker, processesWith(marker))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestControlPlaneRestart: serve restarts while its workers run jobs. The workers keep
+// running them, re-send what the control plane does not take while it is down, and the results
+// are taken after the restart: every job completes, none is charged twice.
+func TestControlPlaneRestart(t *testing.T) {
+	t.Parallel()
+	srv := fleetServer(t, postgresBackend, nil)
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	startWorker(t, srv.Base, 2)
+	marker := "restart_" + randomHex(4)
+	var ids []string
+	for i := range 2 {
+		ids = append(ids, c.submit(ffmpegJob(pacedCommand(fmt.Sprintf("%s_%d.mp4", marker, i), 6), nil, map[string]any{"timeout": 120})))
+	}
+	for _, id := range ids {
+		c.waitFor(id, "running", func(j jobView) bool { return j.Status == "running" })
+	}
+	srv.stop(t)
+	time.Sleep(2 * time.Second) // down for a while: heartbeats fail and are retried
+	srv.start(t)
+	for _, id := range ids {
+		if j := c.waitTerminal(id); j.Status != "complete" {
+			t.Fatalf("job %s after the restart: %s %s", id, j.Status, errorText(j))
+		}
+	}
+	for id, n := range charges(t, c) {
+		if n != 1 {
+			t.Errorf("job %s charged %d times", id, n)
+		}
 	}
 }

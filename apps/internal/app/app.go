@@ -683,7 +683,9 @@ func (a *App) sweep(ctx context.Context) {
 // directly, the embedded default's work queue.
 func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) error {
 	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
-		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log, Runner: runner.Config{DrainTimeout: a.Config.DrainTimeout}}, a.UC.Runs)
+		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log,
+		// The claim waits in Runs itself, which a submit on this replica wakes directly.
+		Runner: runner.Config{DrainTimeout: a.Config.DrainTimeout, ClaimWait: 10 * time.Second}}, a.UC.Runs)
 	if err != nil {
 		return err
 	}

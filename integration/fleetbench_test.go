@@ -1,0 +1,112 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The trivial FFmpeg command: a few frames of a test pattern to one small file.
+const trivialCommand = "ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -frames:v 5 -pix_fmt yuv420p out.mp4"
+
+var trivialArgs = []string{"-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10", "-frames:v", "5", "-pix_fmt", "yuv420p", "out.mp4"}
+
+// transport is one way runners reach the control plane, for the fleet benchmarks.
+type transport struct {
+	name string
+	// start returns a server and starts workers runners for it (0: the in-process runner).
+	start func(b *testing.B, workers, concurrency int) *server
+}
+
+var transports = []transport{
+	{"InProcess", func(b *testing.B, _, concurrency int) *server {
+		return startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
+			Env: map[string]string{"MEDIAJOBS_SLOTS": fmt.Sprint(concurrency)}})
+	}},
+	{"HTTP", func(b *testing.B, workers, concurrency int) *server {
+		srv := startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
+			Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
+		for range workers {
+			startWorker(b, srv.Base, concurrency)
+		}
+		return srv
+	}},
+}
+
+// BenchmarkDispatch measures dispatch latency, submit → running (the job's startedAt minus its
+// createdAt, both stamped by the control plane), one job at a time so that nothing queues, on
+// each transport. Goals: p99 ≤ 20 ms in process, ≤ 100 ms across processes.
+func BenchmarkDispatch(b *testing.B) {
+	for _, tr := range transports {
+		b.Run(tr.name, func(b *testing.B) {
+			srv := tr.start(b, 1, 1)
+			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
+			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
+			const n = 40
+			var lat []time.Duration
+			for range n {
+				j := c.complete(ffmpegJob(trivialCommand, nil, nil))
+				if j.StartedAt == nil {
+					b.Fatalf("job %s has no startedAt", j.ID)
+				}
+				lat = append(lat, time.Duration(*j.StartedAt-j.CreatedAt)*time.Millisecond)
+			}
+			b.ReportMetric(ms(percentile(lat, 50)), "median-ms")
+			b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
+			b.Logf("%s: dispatch (submit → running) over %d jobs: median %v, p99 %v", tr.name, n, percentile(lat, 50), percentile(lat, 99))
+		})
+	}
+}
+
+// BenchmarkFleet measures throughput: 40 trivial jobs through 1 and 2 workers of concurrency
+// 2 over HTTP, against the same command run bare with the same concurrency (2 and 4 at once).
+// Goal: the fleet within 20% of bare.
+func BenchmarkFleet(b *testing.B) {
+	const jobs, concurrency = 40, 2
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			bare := bareRate(b, jobs, workers*concurrency)
+			srv := transports[1].start(b, workers, concurrency)
+			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
+			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
+			start := time.Now()
+			ids := make([]string, jobs)
+			for i := range ids {
+				ids[i] = c.submit(ffmpegJob(trivialCommand, nil, nil))
+			}
+			for _, id := range ids {
+				if j := c.waitTerminal(id); j.Status != "complete" {
+					b.Fatalf("job %s: %s", id, errorText(j))
+				}
+			}
+			fleet := float64(jobs) / time.Since(start).Seconds()
+			b.ReportMetric(fleet, "fleet-jobs/s")
+			b.ReportMetric(bare, "bare-jobs/s")
+			b.ReportMetric(fleet/bare, "fleet/bare")
+			b.Logf("%d worker(s) × %d: %.1f jobs/s through the fleet, %.1f jobs/s bare at %d at once: %.0f%% of bare",
+				workers, concurrency, fleet, bare, workers*concurrency, 100*fleet/bare)
+		})
+	}
+}
+
+// bareRate runs the trivial command n times with exec, at most at once in parallel, and returns
+// runs per second.
+func bareRate(b *testing.B, n, atOnce int) float64 {
+	b.Helper()
+	sem := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := ffmpegBare(context.Background(), b.TempDir(), trivialArgs...); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
