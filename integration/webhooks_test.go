@@ -118,3 +118,51 @@ func TestWebhookJobCompleted(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookJobCancelled: cancelling a job — waiting, and running — delivers a signed
+// job.cancelled with its cost to a subscribed endpoint, and the cancel's answer carries the same
+// cost as GET /jobs/{id}.
+func TestWebhookJobCancelled(t *testing.T) {
+	t.Parallel()
+	recv := newWebhookReceiver(t)
+	s := startServer(t, serverOpts{Backend: sqliteBackend, Unthrottled: true, Env: map[string]string{
+		"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8", "SSL_CERT_FILE": recv.certFile, "MEDIAJOBS_SLOTS": "1"}})
+	c := newClient(t, s, createAccount(t, s, "pro").APIKey)
+	var ep struct {
+		Secret string `json:"secret"`
+	}
+	c.do(http.MethodPost, "/webhook-endpoints", map[string]any{"name": "cancels", "url": recv.srv.URL + "/hooks",
+		"subscribedEvents": []string{"job.cancelled"}}, nil).decode(t, http.StatusCreated, &ep)
+
+	marker := "cancelhook_" + randomHex(4)
+	running := c.submit(ffmpegJob(longCommand(marker+".mp4"), nil, map[string]any{"timeout": 120}))
+	c.waitFor(running, "running", func(j jobView) bool { return j.Status == "running" })
+	waitProcesses(t, marker, true)
+	waiting := c.submit(ffmpegJob(longCommand("other_"+marker+".mp4"), nil, nil)) // the one slot is taken
+	for _, id := range []string{waiting, running} {
+		var v jobView
+		c.do(http.MethodPost, "/jobs/"+id+"/cancel", nil, nil).decode(t, http.StatusOK, &v)
+		if v.Status != "cancelled" || v.Cost == nil {
+			t.Fatalf("cancel of %s answered %+v, want cancelled with its cost", id, v)
+		}
+		if got := c.job(id); got.Cost == nil || got.Cost.Amount != v.Cost.Amount {
+			t.Fatalf("GET after the cancel: cost %+v, the cancel said %+v", got.Cost, v.Cost)
+		}
+		got := recv.next(t, ep.Secret, "job.cancelled delivery")
+		var ev struct {
+			Event string `json:"event"`
+			JobID string `json:"jobId"`
+			Cost  *struct {
+				Amount int64 `json:"amount"`
+			} `json:"cost"`
+		}
+		if err := json.Unmarshal(got.body, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Event != "job.cancelled" || ev.JobID != id || got.header.Get("X-Service-Event") != "job.cancelled" ||
+			ev.Cost == nil || ev.Cost.Amount != v.Cost.Amount {
+			t.Fatalf("delivery %s: want a job.cancelled of %s with cost %d", got.body, id, v.Cost.Amount)
+		}
+	}
+	waitProcesses(t, marker, false)
+}

@@ -1207,6 +1207,21 @@ type CreateWebhookEndpointJSONRequestBody CreateWebhookEndpointJSONBody
 // UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
 type UpdateWebhookEndpointJSONRequestBody UpdateWebhookEndpointJSONBody
 
+// BatchCompletedJSONRequestBody defines body for BatchCompleted for application/json ContentType.
+type BatchCompletedJSONRequestBody = BatchCompletedEvent
+
+// JobCancelledJSONRequestBody defines body for JobCancelled for application/json ContentType.
+type JobCancelledJSONRequestBody = JobCancelledEvent
+
+// JobCompletedJSONRequestBody defines body for JobCompleted for application/json ContentType.
+type JobCompletedJSONRequestBody = JobCompletedEvent
+
+// JobFailedJSONRequestBody defines body for JobFailed for application/json ContentType.
+type JobFailedJSONRequestBody = JobFailedEvent
+
+// JobRunningJSONRequestBody defines body for JobRunning for application/json ContentType.
+type JobRunningJSONRequestBody = JobRunningEvent
+
 // AsCaptionBurnInputs returns the union data inside the JobRequest_Inputs as a CaptionBurnInputs
 func (t JobRequest_Inputs) AsCaptionBurnInputs() (CaptionBurnInputs, error) {
 	var body CaptionBurnInputs
@@ -1931,7 +1946,7 @@ type ClientInterface interface {
 	// CreateWebhookEndpointWithBody Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -1944,7 +1959,7 @@ type ClientInterface interface {
 	// CreateWebhookEndpoint Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -2674,7 +2689,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, reqEditors ...Request
 // CreateWebhookEndpointWithBody Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -2697,7 +2712,7 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, contentType 
 // CreateWebhookEndpoint Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -4790,7 +4805,7 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -4803,7 +4818,7 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithResponse Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -8804,7 +8819,7 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -8823,7 +8838,7 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // CreateWebhookEndpointWithResponse Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -12138,4 +12153,371 @@ func ParseTestWebhookEndpointResponse(rsp *http.Response) (*TestWebhookEndpointR
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// BatchCompletedWithBody fires the batch.completed webhook with any body
+	BatchCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	BatchCompleted(ctx context.Context, targetURL string, body BatchCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JobCancelledWithBody fires the job.cancelled webhook with any body
+	JobCancelledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobCancelled(ctx context.Context, targetURL string, body JobCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JobCompletedWithBody fires the job.completed webhook with any body
+	JobCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobCompleted(ctx context.Context, targetURL string, body JobCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JobFailedWithBody fires the job.failed webhook with any body
+	JobFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobFailed(ctx context.Context, targetURL string, body JobFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JobRunningWithBody fires the job.running webhook with any body
+	JobRunningWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobRunning(ctx context.Context, targetURL string, body JobRunningJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) BatchCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBatchCompletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) BatchCompleted(ctx context.Context, targetURL string, body BatchCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBatchCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobCancelledWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobCancelledWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobCancelled(ctx context.Context, targetURL string, body JobCancelledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobCancelledWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobCompletedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobCompletedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobCompleted(ctx context.Context, targetURL string, body JobCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobFailed(ctx context.Context, targetURL string, body JobFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobFailedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobRunningWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobRunningWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobRunning(ctx context.Context, targetURL string, body JobRunningJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobRunningWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewBatchCompletedWebhookRequest builds a application/json POST request for the batch.completed webhook
+func NewBatchCompletedWebhookRequest(targetURL string, body BatchCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBatchCompletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewBatchCompletedWebhookRequestWithBody builds a POST request for the batch.completed webhook with any body
+func NewBatchCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobCancelledWebhookRequest builds a application/json POST request for the job.cancelled webhook
+func NewJobCancelledWebhookRequest(targetURL string, body JobCancelledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobCancelledWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobCancelledWebhookRequestWithBody builds a POST request for the job.cancelled webhook with any body
+func NewJobCancelledWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobCompletedWebhookRequest builds a application/json POST request for the job.completed webhook
+func NewJobCompletedWebhookRequest(targetURL string, body JobCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobCompletedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobCompletedWebhookRequestWithBody builds a POST request for the job.completed webhook with any body
+func NewJobCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobFailedWebhookRequest builds a application/json POST request for the job.failed webhook
+func NewJobFailedWebhookRequest(targetURL string, body JobFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobFailedWebhookRequestWithBody builds a POST request for the job.failed webhook with any body
+func NewJobFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobRunningWebhookRequest builds a application/json POST request for the job.running webhook
+func NewJobRunningWebhookRequest(targetURL string, body JobRunningJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobRunningWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobRunningWebhookRequestWithBody builds a POST request for the job.running webhook with any body
+func NewJobRunningWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
