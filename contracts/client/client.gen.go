@@ -54,6 +54,21 @@ func (e AssignmentClass) Valid() bool {
 	}
 }
 
+// Defines values for BatchCompletedEventEvent.
+const (
+	BatchCompletedEventEventBatchCompleted BatchCompletedEventEvent = "batch.completed"
+)
+
+// Valid indicates whether the value is a known member of the BatchCompletedEventEvent enum.
+func (e BatchCompletedEventEvent) Valid() bool {
+	switch e {
+	case BatchCompletedEventEventBatchCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BatchStatus.
 const (
 	BatchStatusComplete BatchStatus = "complete"
@@ -270,6 +285,66 @@ func (e DeliveryState) Valid() bool {
 	case DeliveryStatePending:
 		return true
 	case DeliveryStateSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobCancelledEventEvent.
+const (
+	JobCancelledEventEventJobCancelled JobCancelledEventEvent = "job.cancelled"
+)
+
+// Valid indicates whether the value is a known member of the JobCancelledEventEvent enum.
+func (e JobCancelledEventEvent) Valid() bool {
+	switch e {
+	case JobCancelledEventEventJobCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobCompletedEventEvent.
+const (
+	JobCompletedEventEventJobCompleted JobCompletedEventEvent = "job.completed"
+)
+
+// Valid indicates whether the value is a known member of the JobCompletedEventEvent enum.
+func (e JobCompletedEventEvent) Valid() bool {
+	switch e {
+	case JobCompletedEventEventJobCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobFailedEventEvent.
+const (
+	JobFailedEventEventJobFailed JobFailedEventEvent = "job.failed"
+)
+
+// Valid indicates whether the value is a known member of the JobFailedEventEvent enum.
+func (e JobFailedEventEvent) Valid() bool {
+	switch e {
+	case JobFailedEventEventJobFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobRunningEventEvent.
+const (
+	JobRunningEventEventJobRunning JobRunningEventEvent = "job.running"
+)
+
+// Valid indicates whether the value is a known member of the JobRunningEventEvent enum.
+func (e JobRunningEventEvent) Valid() bool {
+	switch e {
+	case JobRunningEventEventJobRunning:
 		return true
 	default:
 		return false
@@ -528,6 +603,27 @@ type Batch struct {
 	Total     int64 `json:"total"`
 }
 
+// BatchCompletedEvent Body of the `batch.completed` webhook event, sent once per batch (deduplicate on
+// `X-Service-Delivery` or `batchId`) when every job of it has finished, whatever the outcome.
+type BatchCompletedEvent struct {
+	BatchID   string                   `json:"batchId"`
+	Cancelled int64                    `json:"cancelled"`
+	Event     BatchCompletedEventEvent `json:"event"`
+	Failed    int64                    `json:"failed"`
+	Succeeded int64                    `json:"succeeded"`
+	Timing    struct {
+		// CompletedAt When its last job was counted (Unix ms).
+		CompletedAt int64 `json:"completedAt"`
+
+		// CreatedAt When the batch was submitted (Unix ms).
+		CreatedAt int64 `json:"createdAt"`
+	} `json:"timing"`
+	Total int64 `json:"total"`
+}
+
+// BatchCompletedEventEvent defines model for BatchCompletedEvent.Event.
+type BatchCompletedEventEvent string
+
 // BatchCreated defines model for BatchCreated.
 type BatchCreated struct {
 	ID string `json:"id"`
@@ -755,6 +851,53 @@ type ErrorEnvelope struct {
 	} `json:"error"`
 }
 
+// EventTiming A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+type EventTiming struct {
+	CompletedAt *int64 `json:"completedAt"`
+	CreatedAt   int64  `json:"createdAt"`
+	StartedAt   *int64 `json:"startedAt"`
+}
+
+// ExtractMetadataData `output.data` of `extract.metadata`, from ffprobe. Unknown stream fields are omitted.
+type ExtractMetadataData struct {
+	// BitRate Bits per second.
+	BitRate    int64 `json:"bitRate"`
+	DurationMs int64 `json:"durationMs"`
+
+	// Format Container, by extension where the demuxer list has it ("mp4", "mkv", "wav").
+	Format         string  `json:"format"`
+	FormatLongName *string `json:"formatLongName,omitempty"`
+
+	// Size Bytes.
+	Size    int64 `json:"size"`
+	Streams []struct {
+		BitRate       *int64  `json:"bitRate,omitempty"`
+		ChannelLayout *string `json:"channelLayout,omitempty"`
+		Channels      *int64  `json:"channels,omitempty"`
+		Codec         string  `json:"codec"`
+		DurationMs    *int64  `json:"durationMs,omitempty"`
+
+		// FrameRate Frames per second, 3 decimals.
+		FrameRate *float64 `json:"frameRate,omitempty"`
+		Height    *int64   `json:"height,omitempty"`
+		Index     int64    `json:"index"`
+
+		// Language The stream's language tag (ISO-639-2 as containers store it).
+		Language    *string            `json:"language,omitempty"`
+		PixelFormat *string            `json:"pixelFormat,omitempty"`
+		Profile     *string            `json:"profile,omitempty"`
+		SampleRate  *int64             `json:"sampleRate,omitempty"`
+		Tags        *map[string]string `json:"tags,omitempty"`
+
+		// Type video, audio, subtitle, data or attachment.
+		Type  string `json:"type"`
+		Width *int64 `json:"width,omitempty"`
+	} `json:"streams"`
+
+	// Tags Container tags, keys lower-cased.
+	Tags *map[string]string `json:"tags,omitempty"`
+}
+
 // ExtractMetadataInputs `extract.metadata`: the media file to probe. It takes no params; the answer is `output.data`, an ExtractMetadataData.
 type ExtractMetadataInputs struct {
 	// Source An https URL or an uploaded asset's content URL, as a string or `{ url }`.
@@ -821,6 +964,38 @@ type Job struct {
 	Type      string   `json:"type"`
 }
 
+// JobCancelledEvent Body of `job.cancelled` (our addition), sent when a job is cancelled, whatever the status
+// it was cancelled from. `cost` is 0 unless its FFmpeg step was running.
+type JobCancelledEvent struct {
+	// Cost An amount of credits (see Billing and limits).
+	Cost  Cost                   `json:"cost"`
+	Event JobCancelledEventEvent `json:"event"`
+	JobID string                 `json:"jobId"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobCancelledEventEvent defines model for JobCancelledEvent.Event.
+type JobCancelledEventEvent string
+
+// JobCompletedEvent Body of `job.completed`, with file URLs minted for one hour when the event is fanned out.
+type JobCompletedEvent struct {
+	// Cost An amount of credits (see Billing and limits).
+	Cost  Cost                   `json:"cost"`
+	Event JobCompletedEventEvent `json:"event"`
+	JobID string                 `json:"jobId"`
+
+	// Output Present when `complete`; identical for every job type.
+	Output Output `json:"output"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobCompletedEventEvent defines model for JobCompletedEvent.Event.
+type JobCompletedEventEvent string
+
 // JobEnvelope defines model for JobEnvelope.
 type JobEnvelope struct {
 	// Data The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
@@ -838,6 +1013,23 @@ type JobError struct {
 	Message   string  `json:"message"`
 	Retryable bool    `json:"retryable"`
 }
+
+// JobFailedEvent Body of `job.failed`; `cost` is 0 for a free failure (see the billing rule).
+type JobFailedEvent struct {
+	// Cost An amount of credits (see Billing and limits).
+	Cost Cost `json:"cost"`
+
+	// Error Present when `failed`.
+	Error JobError            `json:"error"`
+	Event JobFailedEventEvent `json:"event"`
+	JobID string              `json:"jobId"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobFailedEventEvent defines model for JobFailedEvent.Event.
+type JobFailedEventEvent string
 
 // JobRequest defines model for JobRequest.
 type JobRequest struct {
@@ -868,6 +1060,18 @@ type JobRequestParams2 = map[string]interface{}
 type JobRequest_Params struct {
 	union json.RawMessage
 }
+
+// JobRunningEvent Body of `job.running`, sent when a runner starts the job.
+type JobRunningEvent struct {
+	Event JobRunningEventEvent `json:"event"`
+	JobID string               `json:"jobId"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobRunningEventEvent defines model for JobRunningEvent.Event.
+type JobRunningEventEvent string
 
 // Lease defines model for Lease.
 type Lease struct {
