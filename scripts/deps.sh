@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the system packages mediajobs needs. Idempotent: it installs only what is missing,
+# Installs the system packages mediajobs needs, and versitygw for the tests. Idempotent: it installs only what is missing,
 # through apt when run as root, and otherwise names the missing packages and fails.
 set -euo pipefail
 
@@ -27,6 +27,21 @@ fi
 if ! command -v go >/dev/null 2>&1; then
   echo "deps: Go 1.26 or newer is required (https://go.dev/dl/); it is not on PATH" >&2
   exit 1
+fi
+
+# versitygw, the S3-compatible server that the S3 blob store's tests start (adapters/blobs3/s3test),
+# built from source by the Go toolchain into go env GOBIN (or GOPATH/bin). Its version is read
+# from the binary's build information, so a rerun does nothing and a change of version rebuilds.
+VERSITYGW_VERSION=v1.8.0
+gobin="$(go env GOBIN)"
+if [ -z "$gobin" ]; then
+  gopath="$(go env GOPATH)"
+  gobin="${gopath%%:*}/bin"
+fi
+if ! go version -m "$gobin/versitygw" 2>/dev/null |
+  grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+$VERSITYGW_VERSION([[:space:]]|\$)"; then
+  echo "deps: building versitygw $VERSITYGW_VERSION into $gobin (once; a few minutes)"
+  GOBIN="$gobin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -28,6 +28,20 @@ type Blob interface {
 	ModTime() time.Time
 }
 
+// Presigner is the optional capability of a Store whose blobs can be reached without going
+// through the API: a URL that lets whoever holds it GET, or PUT, the bytes of one key until ttl
+// has passed, signed by the storage itself. Runners on other machines fetch inputs and upload
+// outputs through such URLs. A store that has it says so by implementing it; callers find out
+// with a type assertion. A presigned PUT carries no size cap, so whoever hands one out checks the
+// size afterwards (Open, then Size) and deletes what is too large.
+type Presigner interface {
+	// PresignGet returns a URL for a GET of key, valid for ttl.
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+	// PresignPut returns a URL for a PUT of the bytes of key, valid for ttl; the PUT replaces
+	// what was there.
+	PresignPut(ctx context.Context, key string, ttl time.Duration) (string, error)
+}
+
 // ErrTooLarge is returned by Store.Put past its size cap.
 var ErrTooLarge = errors.New("too large")
 
