@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/blobfs"
+	"github.com/mediajobs/mediajobs/adapters/blobstore"
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
@@ -61,6 +61,9 @@ type Config struct {
 	DatabaseURL string
 	// DBMaxConns bounds the PostgreSQL connection pool, shared by every use of the store.
 	DBMaxConns int
+	// Blobs is where uploads and outputs live: file://DIR (default <data>/blobs) or
+	// s3://BUCKET?endpoint=…&region=…&path_style=true (credentials from the AWS variables).
+	Blobs string
 	// AllowPrivate opens address ranges to the input fetcher (tests and local use only).
 	AllowPrivate string
 	// SigningKey is the hex HMAC key of download URLs; empty: one kept in <data>/signing.key.
@@ -103,6 +106,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Data, "data", env("MEDIAJOBS_DATA", "./var"), "data directory: SQLite file, blobs, work dirs (MEDIAJOBS_DATA)")
 	fs.StringVar(&c.BaseURL, "base-url", env("MEDIAJOBS_BASE_URL", ""), "public base URL; default http://<addr> (MEDIAJOBS_BASE_URL)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("MEDIAJOBS_DATABASE_URL", ""), "postgres://... to use PostgreSQL; empty: SQLite under --data (MEDIAJOBS_DATABASE_URL)")
+	fs.StringVar(&c.Blobs, "blobs", env("MEDIAJOBS_BLOBS", ""), "where uploads and outputs live: file://DIR (default <data>/blobs) or s3://BUCKET?endpoint=URL&region=R&path_style=true, credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (MEDIAJOBS_BLOBS)")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", envInt("MEDIAJOBS_DB_MAX_CONNS", sqlstore.DefaultMaxConns), "PostgreSQL connections of this process at most; keep replicas × this under the server's max_connections (MEDIAJOBS_DB_MAX_CONNS)")
 	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
 	fs.StringVar(&c.SigningKey, "signing-key", env("MEDIAJOBS_SIGNING_KEY", ""), "hex key of download URL signatures; default one kept in <data>/signing.key (MEDIAJOBS_SIGNING_KEY)")
@@ -250,7 +254,7 @@ func openBus(url string, log *slog.Logger) (*bus.Bus, error) {
 }
 
 func compose(cfg Config, store *sqlstore.Store) (*App, error) {
-	blobs, err := blobfs.New(filepath.Join(cfg.Data, "blobs"))
+	blobs, err := blobstore.Open(context.Background(), cfg.Blobs, cfg.Data)
 	if err != nil {
 		return nil, err
 	}
