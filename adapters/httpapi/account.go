@@ -18,7 +18,15 @@ type accountView struct {
 	Limits    limitsView   `json:"limits"`
 	Balance   job.Cost     `json:"balance"`
 	Usage     usageView    `json:"usage"`
+	Workers   workersView  `json:"workers"`
 	CreatedAt int64        `json:"createdAt"`
+}
+
+// workersView tells, per compute class, whether runners of the class are online now: a job of a
+// class without them waits.
+type workersView struct {
+	CPU bool `json:"cpu"`
+	GPU bool `json:"gpu"`
 }
 
 type limitsView struct {
@@ -41,8 +49,13 @@ func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
+	caps, err := a.uc.Runs.Capacity(req.Context())
+	if err != nil {
+		return err
+	}
 	acct, l := sum.Account, sum.Limits
 	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
+		Workers: workersView{CPU: caps[job.ClassCPU], GPU: caps[job.ClassGPU]},
 		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
 			GPU: l.GPU, Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles},
 		Balance: billing.Cost(sum.Balance),

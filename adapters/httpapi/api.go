@@ -69,8 +69,8 @@ type Route struct {
 	Worker bool
 }
 
-// UseCases are the application's use cases the API drives. Runs is optional: without it (or
-// without Options.WorkerToken) the /internal/runner routes answer 404.
+// UseCases are the application's use cases the API drives. Without Options.WorkerToken the
+// /internal/runner routes (Runs') answer 404.
 type UseCases struct {
 	Auth     *service.Auth
 	Submit   *service.Submit
@@ -82,7 +82,7 @@ type UseCases struct {
 	Credits  *service.Credits
 	// Types lists the job types, for the type filter of listings.
 	Types *jobtype.Registry
-	// Runs is the control plane's side of the work queue, for remote runners.
+	// Runs is the control plane's side of the work queue: remote runners, and capacity.
 	Runs *service.Runs
 }
 
@@ -157,8 +157,8 @@ func Routes() []Route {
 // is missing: that is a wiring mistake, not a runtime condition.
 func New(uc UseCases, opts Options) http.Handler {
 	if uc.Auth == nil || uc.Submit == nil || uc.Jobs == nil || uc.Cancel == nil || uc.Batches == nil || uc.Uploads == nil ||
-		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil {
-		panic("httpapi: New needs every use case but Runs")
+		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil || uc.Runs == nil {
+		panic("httpapi: New needs every use case")
 	}
 	if opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {
 		panic("httpapi: New needs the Verifier, Validate and OpenAPI options")

@@ -35,7 +35,7 @@ const MaxClaimWait = 30 * time.Second
 // refused and logged with the caller's address.
 func (a *api) authenticateWorker(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
-		if a.uc.Runs == nil || a.opts.WorkerToken == "" {
+		if a.opts.WorkerToken == "" {
 			return notFoundRoute(req.Method, req.URL.Path)
 		}
 		scheme, secret, _ := strings.Cut(req.Header.Get("Authorization"), " ")

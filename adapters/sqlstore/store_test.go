@@ -22,6 +22,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
 )
 
 // backends open a fresh, empty Store of each dialect for one test.
@@ -154,7 +156,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -223,6 +225,16 @@ func TestProbeWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			workqueuetest.ExerciseRegistry(t, func(t *testing.T) workqueue.Registry { return b.open(t) })
 		})
 	}
 }

@@ -542,6 +542,13 @@ type Account struct {
 		// Spent An amount of credits (see Billing and limits).
 		Spent Cost `json:"spent"`
 	} `json:"usage"`
+
+	// Workers Whether runners of each compute class are online now (one asked for work within the
+	// last minute). A job of a class without them waits in `waiting` until one comes.
+	Workers struct {
+		CPU bool `json:"cpu"`
+		Gpu bool `json:"gpu"`
+	} `json:"workers"`
 }
 
 // AccountPlan defines model for Account.Plan.

@@ -32,6 +32,9 @@ type RunsPorts struct {
 	Pricing  *billing.Pricing
 	Clock    clock.Clock
 	Tokens   workqueue.Tokens
+	// Registry records the runners that claim, so that every replica knows which compute
+	// classes have capacity.
+	Registry workqueue.Registry
 	// Lease is how long a runner holds a job without a heartbeat.
 	Lease time.Duration
 	// AssetURLPrefix is "{base_url}/assets/", as jobs' inputs name uploaded assets.
@@ -56,6 +59,9 @@ type Runs struct {
 	// stopping is closed when the control plane stops: waiting claims return at once.
 	stopping chan struct{}
 	stopOnce sync.Once
+	// seen throttles the registry's writes: a runner is recorded at most every few seconds.
+	seenMu sync.Mutex
+	seen   map[string]time.Time
 }
 
 var _ workqueue.Queue = (*Runs)(nil)
@@ -63,7 +69,8 @@ var _ workqueue.Queue = (*Runs)(nil)
 // NewRuns returns the Runs use case.
 func NewRuns(p RunsPorts) (*Runs, error) {
 	err := need("Runs", port{"a job store", p.Jobs}, port{"an account store", p.Accounts}, port{"an asset store", p.Assets},
-		port{"a blob store", p.Blobs}, port{"a ledger", p.Ledger}, port{"pricing", p.Pricing}, port{"a clock", p.Clock})
+		port{"a blob store", p.Blobs}, port{"a ledger", p.Ledger}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
+		port{"a runner registry", p.Registry})
 	if !p.Tokens.Valid(workqueue.Lease{JobID: "probe", Token: p.Tokens.Issue("probe", 0)}) {
 		err = errors.Join(err, errors.New("Runs needs lease tokens (workqueue.NewTokens)"))
 	}
@@ -76,7 +83,8 @@ func NewRuns(p RunsPorts) (*Runs, error) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{})}, nil
+	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{}),
+		seen: map[string]time.Time{}}, nil
 }
 
 // Stop ends every claim waiting for work, and the waits of claims to come: the control plane
@@ -116,6 +124,7 @@ func (s *Runs) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.
 	if p.Class != job.ClassCPU && p.Class != job.ClassGPU {
 		return nil, problem.Reject(problem.CodeValidation, "class %q is not cpu or gpu", p.Class)
 	}
+	s.record(ctx, p)
 	var deadline <-chan time.Time
 	if p.Wait > 0 {
 		t := time.NewTimer(p.Wait)
@@ -138,6 +147,39 @@ func (s *Runs) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.
 			return nil, nil
 		}
 	}
+}
+
+// record tells the registry that a runner of the class asked for work, at most every few
+// seconds per runner. A failure costs only the capacity answer's freshness.
+func (s *Runs) record(ctx context.Context, p workqueue.ClaimParams) {
+	name := p.Worker
+	if name == "" {
+		name = "unnamed-" + string(p.Class)
+	}
+	now := s.p.Clock.Now()
+	s.seenMu.Lock()
+	last, ok := s.seen[name]
+	fresh := ok && now.Sub(last) < 5*time.Second
+	if !fresh {
+		s.seen[name] = now
+	}
+	s.seenMu.Unlock()
+	if fresh {
+		return
+	}
+	if err := s.p.Registry.Seen(ctx, workqueue.Worker{Name: name, Class: p.Class, At: now}); err != nil {
+		s.p.Log.Warn("recording a runner failed", "worker", name, "err", err)
+	}
+}
+
+// Capacity tells, per compute class, whether a runner of the class asked for work within
+// workqueue.LiveWithin: whether a job of the class can run now.
+func (s *Runs) Capacity(ctx context.Context) (map[job.Class]bool, error) {
+	live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin))
+	if err != nil {
+		return nil, err
+	}
+	return map[job.Class]bool{job.ClassCPU: live[job.ClassCPU] > 0, job.ClassGPU: live[job.ClassGPU] > 0}, nil
 }
 
 func (s *Runs) claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.Assignment, error) {

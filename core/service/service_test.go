@@ -556,3 +556,23 @@ func TestUnfundedQueueFailsInBulk(t *testing.T) {
 		t.Fatalf("%d job.failed events, want 150", n)
 	}
 }
+
+// Capacity says whether a class has a runner: one that claimed within a minute.
+func TestCapacity(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	caps, err := h.runs.Capacity(h.ctx)
+	if err != nil || caps[job.ClassCPU] || caps[job.ClassGPU] {
+		t.Fatalf("before any claim: %v %v", caps, err)
+	}
+	if _, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassGPU, Max: 1, Worker: "gpu-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if caps, _ := h.runs.Capacity(h.ctx); caps[job.ClassCPU] || !caps[job.ClassGPU] {
+		t.Fatalf("after a gpu claim: %v", caps)
+	}
+	h.clock.Advance(2 * time.Minute)
+	if caps, _ := h.runs.Capacity(h.ctx); caps[job.ClassGPU] {
+		t.Fatalf("a gpu runner silent for two minutes still counts: %v", caps)
+	}
+}

@@ -371,7 +371,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 		return UseCases{}, err
 	}
 	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
-		Pricing: pricing, Clock: clk, Tokens: tokens, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
+		Pricing: pricing, Clock: clk, Tokens: tokens, Registry: store, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
 		RunnerURL: cfg.BaseURL, Log: a.Log})
 	if err != nil {
 		return UseCases{}, err

@@ -65,6 +65,7 @@ type Harness struct {
 	Tokens   workqueue.Tokens
 	Pricing  *billing.Pricing
 	Hints    *Hints
+	Registry *workqueuetest.MemoryRegistry
 
 	Auth     *service.Auth
 	Submit   *service.Submit
@@ -119,7 +120,7 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
 		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
-		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, lease: o.Lease}
+		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, Registry: workqueuetest.NewMemoryRegistry(), lease: o.Lease}
 	prefix := o.BaseURL + "/assets/"
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
 	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix}
@@ -130,7 +131,7 @@ func New(t testing.TB, o Options) *Harness {
 		}
 	}
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
-		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Lease: o.Lease, AssetURLPrefix: prefix,
+		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
 		RunnerURL: o.BaseURL, Log: o.Log})
 	must(err)
 	h.Hints.runs = h.Runs
