@@ -153,6 +153,7 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	c.stop()
 	c.wg.Wait()
+	c.files.CloseIdleConnections()
 	return c.b.close()
 }
 

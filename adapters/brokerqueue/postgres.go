@@ -209,9 +209,13 @@ func (s pgSchema) InsertQuery(topic string, msgs message.Messages) (wsql.Query, 
 	return s.base().InsertQuery(topic, msgs)
 }
 
-func (s pgSchema) UnmarshalMessage(row wsql.Scanner) (wsql.Row, error) { return s.base().UnmarshalMessage(row) }
+func (s pgSchema) UnmarshalMessage(row wsql.Scanner) (wsql.Row, error) {
+	return s.base().UnmarshalMessage(row)
+}
 
-func (s pgSchema) SubscribeIsolationLevel() sql.IsolationLevel { return s.base().SubscribeIsolationLevel() }
+func (s pgSchema) SubscribeIsolationLevel() sql.IsolationLevel {
+	return s.base().SubscribeIsolationLevel()
+}
 
 func (pgSchema) SchemaInitializingQueries(topic string) []wsql.Query {
 	t := pgTable(topic)

@@ -75,6 +75,10 @@ func (f *Files) Put(ctx context.Context, target string, l workqueue.Lease, r io.
 	return out.Size, nil
 }
 
+// CloseIdleConnections closes the connections the HTTP client keeps for reuse, when its user
+// is done.
+func (f *Files) CloseIdleConnections() { f.http.CloseIdleConnections() }
+
 func lease(req *http.Request, l workqueue.Lease) {
 	req.Header.Set("X-Lease-Attempt", strconv.Itoa(l.Attempt))
 	req.Header.Set("X-Lease-Token", l.Token)
