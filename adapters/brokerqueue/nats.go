@@ -35,6 +35,9 @@ type NATSConfig struct {
 // How long the stream keeps a message nobody acknowledged: far past any call's deadline.
 const natsMaxAge = 10 * time.Minute
 
+// How long closing waits for the connection to drain.
+const natsDrainTimeout = 5 * time.Second
+
 // How long a worker's reply consumer outlives its worker when the worker vanished without
 // closing it.
 const natsReplyInactive = 2 * time.Minute
@@ -53,7 +56,7 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 	}
 	closed := make(chan struct{})
 	nc, err := nats.Connect(cfg.URL, nats.Name("mediajobs runner queue"), nats.MaxReconnects(-1), nats.Timeout(5*time.Second),
-		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+		nats.DrainTimeout(natsDrainTimeout), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		return nil, fmt.Errorf("brokerqueue: connect to NATS %s: %w", redact(cfg.URL), err)
 	}
@@ -207,8 +210,9 @@ func (b *natsBroker) replies(ctx context.Context, worker string) (<-chan *messag
 }
 
 // close deletes this broker's reply consumers (JetStream would otherwise keep them for
-// natsReplyInactive), then closes the subscriber, the publisher and the connection, and waits
-// until the connection is closed.
+// natsReplyInactive), then closes the subscriber, which drains the connection: the messages
+// in hand are acknowledged, the publishes in flight flushed, and the connection closed. It
+// returns once the connection is closed.
 func (b *natsBroker) close() error {
 	b.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -220,15 +224,14 @@ func (b *natsBroker) close() error {
 			}
 		}
 		b.mu.Unlock()
-		err := b.sub.Close()
-		if e := b.pub.Close(); err == nil {
-			err = e
-		}
+		// Not the publisher's Close: it closes the connection at once, racing the drain.
+		b.closeErr = b.sub.Close()
 		select {
 		case <-b.closed:
-		case <-ctx.Done():
+		case <-time.After(natsDrainTimeout + time.Second):
+			b.nc.Close()
+			<-b.closed
 		}
-		b.closeErr = err
 	})
 	return b.closeErr
 }

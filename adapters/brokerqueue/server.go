@@ -87,6 +87,7 @@ func (s *Server) Run(ctx context.Context) error {
 		if err != nil {
 			cancel()
 			readers.Wait()
+			handlers.Wait()
 			return fmt.Errorf("brokerqueue: subscribe to %s: %w", topic, err)
 		}
 		readers.Go(func() {
