@@ -70,7 +70,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running || s.closed {
 		s.mu.Unlock()
-		return errors.New("brokerqueue: a Server runs once")
+		return errors.New("brokerqueue: the Server is already running, or closed")
 	}
 	s.running = true
 	ctx, cancel := context.WithCancel(ctx)
