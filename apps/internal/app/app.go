@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/blobstore"
+	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
@@ -90,6 +91,10 @@ type Config struct {
 	// WorkerToken authenticates `mediajobs worker` processes on /internal/runner and on the
 	// broker; empty: no remote workers are accepted.
 	WorkerToken string
+	// RunnerBroker carries the work queue to `mediajobs worker --control nats://…|postgres://…`
+	// processes (nats://host:port or postgres://…); empty: the bus URL when it is NATS, else
+	// workers reach this replica over HTTP only.
+	RunnerBroker string
 	// Lease is how long a runner holds a job without a heartbeat before it counts as lost.
 	Lease time.Duration
 	// DrainTimeout is how long, on stop, the in-process runner lets running jobs finish
@@ -120,6 +125,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Pricing, "pricing", env("MEDIAJOBS_PRICING", ""), "pricing JSON file of plans, prices and packs; empty: built in (MEDIAJOBS_PRICING)")
 	fs.StringVar(&c.RedisURL, "redis-url", env("MEDIAJOBS_REDIS_URL", ""), "redis://host:port/db to share rate limits between API replicas; empty: in memory (MEDIAJOBS_REDIS_URL)")
 	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels and dispatch hints over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
+	fs.StringVar(&c.RunnerBroker, "runner-broker", env("MEDIAJOBS_RUNNER_BROKER", ""), "nats://host:port or postgres://…: serve the work queue to workers over this broker (with --worker-token); empty: --bus-url when it is nats:// (MEDIAJOBS_RUNNER_BROKER)")
 	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off (MEDIAJOBS_PPROF_ADDR)")
@@ -282,6 +288,9 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	allow, err := safehttp.ParseAllowList(cfg.AllowPrivate)
 	if err != nil {
 		return nil, fmt.Errorf("allow-private-networks: %w", err)
+	}
+	if cfg.RunnerBroker != "" && (cfg.WorkerToken == "" || !isBrokerURL(cfg.RunnerBroker)) {
+		return nil, fmt.Errorf("runner-broker %s: needs --worker-token, and a nats:// or postgres:// URL", redactURL(cfg.RunnerBroker))
 	}
 	// One policy for every fetch of a URL a user gave: inputs, MCP uploads, webhook receivers.
 	fetch := safehttp.Config{AllowPrivate: allow}
@@ -585,6 +594,25 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		}
 	}
 
+	if broker := a.runnerBroker(); broker != "" {
+		b, err := brokerqueue.Dial(ctx, broker, a.Log)
+		if err != nil {
+			return fmt.Errorf("runner broker %s: %w", redactURL(broker), err)
+		}
+		qs, err := brokerqueue.NewServer(b, a.UC.Runs, a.Config.WorkerToken, a.Log)
+		if err != nil {
+			return err
+		}
+		// Close after Runs.Stop (below, on the way out): claims waiting for work end first.
+		defer func() { _ = qs.Close() }()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := qs.Run(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Error("runner broker stopped", "err", err)
+			}
+		}()
+	}
 	if a.Config.PprofAddr != "" {
 		stopPprof, err := servePprof(a.Config.PprofAddr, a.Log)
 		if err != nil {
@@ -611,6 +639,20 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// runnerBroker is the broker that carries the work queue to remote workers, or "" when none
+// does: workers need the worker token, and the broker is --runner-broker or a NATS bus.
+func (a *App) runnerBroker() string {
+	switch {
+	case a.Config.WorkerToken == "":
+		return ""
+	case a.Config.RunnerBroker != "":
+		return a.Config.RunnerBroker
+	case strings.HasPrefix(a.Config.BusURL, "nats://"):
+		return a.Config.BusURL
+	}
+	return ""
 }
 
 // relay hands outbox messages on as soon as a change emits them, and polls for those whose

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/httpqueue"
 	"github.com/mediajobs/mediajobs/adapters/runner"
@@ -105,15 +106,35 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 }
 
 // openQueue is the transport of cfg.Control.
-func openQueue(_ context.Context, cfg WorkerConfig) (workqueue.Queue, func(), error) {
+func openQueue(ctx context.Context, cfg WorkerConfig) (workqueue.Queue, func(), error) {
 	switch {
 	case strings.HasPrefix(cfg.Control, "http://"), strings.HasPrefix(cfg.Control, "https://"):
 		q, err := httpqueue.New(httpqueue.Config{URL: cfg.Control, Token: cfg.Token})
 		return q, func() {}, err
+	case isBrokerURL(cfg.Control):
+		b, err := brokerqueue.Dial(ctx, cfg.Control, cfg.Log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("control %s: %w", redactURL(cfg.Control), err)
+		}
+		c, err := brokerqueue.NewClient(b, brokerqueue.ClientConfig{Token: cfg.Token, Worker: cfg.Name, Log: cfg.Log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() { _ = c.Close() }, nil
 	case cfg.Control == "":
 		return nil, nil, errors.New("the control plane is required: set --control (MEDIAJOBS_CONTROL)")
 	}
 	return nil, nil, fmt.Errorf("control %q: use http(s)://host:port, nats://host:port or postgres://…", redactURL(cfg.Control))
+}
+
+// isBrokerURL says whether raw names a message broker the work queue can be carried over.
+func isBrokerURL(raw string) bool {
+	for _, p := range []string{"nats://", "postgres://", "postgresql://"} {
+		if strings.HasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // redactURL drops a URL's password, for logs and messages.
