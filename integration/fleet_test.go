@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -71,7 +72,7 @@ func (w *worker) kill() {
 
 // fleetServer is `serve --runner=false` taking remote workers, with a short lease so that a
 // lost worker's jobs are settled within seconds.
-func fleetServer(t *testing.T, b backend, env map[string]string) *server {
+func fleetServer(t testing.TB, b backend, env map[string]string) *server {
 	t.Helper()
 	e := map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken, "MEDIAJOBS_LEASE": "3s"}
 	for k, v := range env {
@@ -119,18 +120,61 @@ func charges(t *testing.T, c *client) map[string]int {
 	}
 }
 
-// TestFleetOverHTTP is the smallest fleet, with nothing but the binary: an API-only `serve` on
-// its embedded default (SQLite, local blobs) and two workers that reach it over HTTP, owning no
-// database. Jobs run end to end with their outputs uploaded back through the lease and served
-// by the API; then one worker is killed with SIGKILL mid-run: every job still ends, the lost
-// ones RUNNER_LOST and free, none charged twice.
-func TestFleetOverHTTP(t *testing.T) {
+// TestFleet runs jobs on a fleet of an API-only `serve` and two `mediajobs worker` processes
+// that own no database. Over HTTP it is the smallest fleet, with nothing but the binary: serve
+// on its embedded default (SQLite, local blobs). Over NATS (the broker transport) serve is on
+// PostgreSQL and the workers' claims, heartbeats and reports go through JetStream. Jobs run end
+// to end with their outputs uploaded back through the lease and served by the API; then one
+// worker is killed with SIGKILL mid-run: every job still ends, the lost ones RUNNER_LOST and
+// free, none charged twice.
+func TestFleet(t *testing.T) {
 	t.Parallel()
-	srv := fleetServer(t, sqliteBackend, nil)
-	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
-	a := startWorker(t, srv.Base, 2)
-	startWorker(t, srv.Base, 2)
-	runFleet(t, c, a)
+	for _, tr := range []transport{transportHTTP, transportNATS} {
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			b := sqliteBackend
+			if tr == transportNATS {
+				b = postgresBackend
+			}
+			srv, control := fleetOn(t, tr, b)
+			c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+			a := startWorker(t, control, 2)
+			startWorker(t, control, 2)
+			runFleet(t, c, a)
+		})
+	}
+}
+
+// transport is how workers reach the control plane.
+type transport string
+
+const (
+	transportHTTP transport = "HTTP"
+	transportNATS transport = "NATS"
+)
+
+// fleetOn starts a fleet server on backend b for workers over tr, and returns it with the
+// --control of its workers. Over NATS each test has a JetStream stream of its own, so that
+// tests running at once never answer each other's workers.
+func fleetOn(t testing.TB, tr transport, b backend) (*server, string) {
+	t.Helper()
+	if tr == transportHTTP {
+		srv := fleetServer(t, b, nil)
+		return srv, srv.Base
+	}
+	requireNATS(t)
+	control := "nats://127.0.0.1:4222?stream=IT_" + strings.ToUpper(randomHex(6))
+	return fleetServer(t, b, map[string]string{"MEDIAJOBS_RUNNER_BROKER": control}), control
+}
+
+// requireNATS skips the test when no NATS server answers on its loopback port.
+func requireNATS(t testing.TB) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second)
+	if err != nil {
+		t.Skipf("no NATS on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
+	}
+	_ = c.Close()
 }
 
 // runFleet runs short jobs through the fleet, then kills worker a while four paced jobs run
@@ -209,9 +253,18 @@ func waitNoProcesses(t *testing.T, marker string) {
 // are taken after the restart: every job completes, none is charged twice.
 func TestControlPlaneRestart(t *testing.T) {
 	t.Parallel()
-	srv := fleetServer(t, postgresBackend, nil)
+	for _, tr := range []transport{transportHTTP, transportNATS} {
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			testControlPlaneRestart(t, tr)
+		})
+	}
+}
+
+func testControlPlaneRestart(t *testing.T, tr transport) {
+	srv, control := fleetOn(t, tr, postgresBackend)
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
-	startWorker(t, srv.Base, 2)
+	startWorker(t, control, 2)
 	marker := "restart_" + randomHex(4)
 	var ids []string
 	for i := range 2 {

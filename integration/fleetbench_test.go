@@ -13,35 +13,32 @@ const trivialCommand = "ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10
 
 var trivialArgs = []string{"-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10", "-frames:v", "5", "-pix_fmt", "yuv420p", "out.mp4"}
 
-// transport is one way runners reach the control plane, for the fleet benchmarks.
-type transport struct {
-	name string
-	// start returns a server and starts workers runners for it (0: the in-process runner).
-	start func(b *testing.B, workers, concurrency int) *server
-}
-
-var transports = []transport{
-	{"InProcess", func(b *testing.B, _, concurrency int) *server {
+// benchFleet starts a server and, over tr, workers runners of concurrency slots each; no
+// transport (""): the server's in-process runner with concurrency slots. The store is SQLite
+// throughout, so that only the transport differs.
+func benchFleet(b *testing.B, tr transport, workers, concurrency int) *server {
+	if tr == "" {
 		return startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
 			Env: map[string]string{"MEDIAJOBS_SLOTS": fmt.Sprint(concurrency)}})
-	}},
-	{"HTTP", func(b *testing.B, workers, concurrency int) *server {
-		srv := startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
-			Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
-		for range workers {
-			startWorker(b, srv.Base, concurrency)
-		}
-		return srv
-	}},
+	}
+	srv, control := fleetOn(b, tr, sqliteBackend)
+	for range workers {
+		startWorker(b, control, concurrency)
+	}
+	return srv
 }
 
 // BenchmarkDispatch measures dispatch latency, submit → running (the job's startedAt minus its
 // createdAt, both stamped by the control plane), one job at a time so that nothing queues, on
 // each transport. Goals: p99 ≤ 20 ms in process, ≤ 100 ms across processes.
 func BenchmarkDispatch(b *testing.B) {
-	for _, tr := range transports {
-		b.Run(tr.name, func(b *testing.B) {
-			srv := tr.start(b, 1, 1)
+	for _, tr := range []transport{"", transportHTTP, transportNATS} {
+		name := string(tr)
+		if tr == "" {
+			name = "InProcess"
+		}
+		b.Run(name, func(b *testing.B) {
+			srv := benchFleet(b, tr, 1, 1)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
 			const n = 40
@@ -55,7 +52,7 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 			b.ReportMetric(ms(percentile(lat, 50)), "median-ms")
 			b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
-			b.Logf("%s: dispatch (submit → running) over %d jobs: median %v, p99 %v", tr.name, n, percentile(lat, 50), percentile(lat, 99))
+			b.Logf("%s: dispatch (submit → running) over %d jobs: median %v, p99 %v", name, n, percentile(lat, 50), percentile(lat, 99))
 		})
 	}
 }
@@ -68,7 +65,7 @@ func BenchmarkFleet(b *testing.B) {
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			bare := bareRate(b, jobs, workers*concurrency)
-			srv := transports[1].start(b, workers, concurrency)
+			srv := benchFleet(b, transportHTTP, workers, concurrency)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
 			start := time.Now()

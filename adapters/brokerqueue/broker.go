@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -26,16 +27,39 @@ type Broker interface {
 	close() error
 }
 
-// Dial connects to the broker at rawURL: nats://host:port (NATS JetStream, with DefaultStream)
-// or postgres://… (PostgreSQL, with the tables in the URL's search_path).
+// Dial connects to the broker at rawURL: nats://host:port[?stream=NAME] (NATS JetStream, with
+// the stream NAME, default DefaultStream: deployments sharing one NATS server each name their
+// own) or postgres://… (PostgreSQL, with the tables in the URL's search_path).
 func Dial(ctx context.Context, rawURL string, log *slog.Logger) (Broker, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "nats://"), strings.HasPrefix(rawURL, "tls://"):
-		return DialNATS(ctx, NATSConfig{URL: rawURL}, log)
+		cfg, err := parseNATSURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return DialNATS(ctx, cfg, log)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		return DialPostgres(ctx, PostgresConfig{URL: rawURL}, log)
 	}
 	return nil, fmt.Errorf("brokerqueue: broker URL %q: use nats://host:port or postgres://…", redact(rawURL))
+}
+
+// parseNATSURL splits the stream parameter off a NATS URL; any other parameter is refused, so
+// that a misspelt one is not silently ignored.
+func parseNATSURL(rawURL string) (NATSConfig, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return NATSConfig{}, fmt.Errorf("brokerqueue: broker URL %q: %w", redact(rawURL), err)
+	}
+	q := u.Query()
+	cfg := NATSConfig{Stream: q.Get("stream")}
+	q.Del("stream")
+	for k := range q {
+		return NATSConfig{}, fmt.Errorf("brokerqueue: broker URL %q: unknown parameter %q (only stream)", redact(rawURL), k)
+	}
+	u.RawQuery = ""
+	cfg.URL = u.String()
+	return cfg, nil
 }
 
 // NewGoChannel is a broker inside one process, for tests and examples: one Server and any
