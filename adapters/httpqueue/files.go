@@ -44,7 +44,7 @@ func (f *Files) Open(ctx context.Context, target string, l workqueue.Lease) (io.
 	lease(req, l)
 	resp, err := f.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("httpqueue: GET %s: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("httpqueue: GET %s: %w: %w", req.URL.Path, workqueue.ErrUnavailable, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
@@ -97,7 +97,7 @@ func (f *Files) request(ctx context.Context, method, target string, body io.Read
 func (f *Files) do(req *http.Request, out any) error {
 	resp, err := f.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("httpqueue: %s %s: %w", req.Method, req.URL.Path, err)
+		return fmt.Errorf("httpqueue: %s %s: %w: %w", req.Method, req.URL.Path, workqueue.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -139,6 +139,8 @@ func fail(resp *http.Response) error {
 			return fmt.Errorf("httpqueue: %s: %s", path, env.Error.Message)
 		}
 		return fmt.Errorf("httpqueue: %s: the control plane takes no remote workers (is MEDIAJOBS_WORKER_TOKEN set on serve?)", path)
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return fmt.Errorf("httpqueue: %s: %w: %d %s", path, workqueue.ErrUnavailable, resp.StatusCode, env.Error.Message)
 	}
 	return fmt.Errorf("httpqueue: %s: %d %s: %s", path, resp.StatusCode, env.Error.Code, env.Error.Message)
 }

@@ -52,6 +52,9 @@ func New(cfg Config) (*Client, error) {
 	return &Client{base: strings.TrimRight(cfg.URL, "/"), files: NewFiles(cfg.Token, cfg.HTTP)}, nil
 }
 
+// CloseIdleConnections closes the connections kept for reuse, when the worker is done.
+func (c *Client) CloseIdleConnections() { c.files.CloseIdleConnections() }
+
 // Claim asks for up to p.Max jobs, long-polling up to p.Wait.
 func (c *Client) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.Assignment, error) {
 	body := map[string]any{"class": p.Class, "max": p.Max, "worker": p.Worker, "waitMs": p.Wait.Milliseconds()}

@@ -137,3 +137,27 @@ func TestConfigRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A control plane that cannot be reached, or a gateway in front of one that answers that none
+// is available, is workqueue.ErrUnavailable: the caller may send the same call again.
+func TestUnavailableControlPlane(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	t.Cleanup(gateway.Close)
+	for _, base := range []string{downURL, gateway.URL} {
+		q, err := httpqueue.New(httpqueue.Config{URL: base, Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = q.Heartbeat(context.Background(), workqueue.Beat{Lease: workqueue.Lease{JobID: "job_1", Attempt: 1, Token: "t"}})
+		if !errors.Is(err, workqueue.ErrUnavailable) {
+			t.Errorf("heartbeat to %s: %v, want ErrUnavailable", base, err)
+		}
+		q.CloseIdleConnections()
+	}
+}

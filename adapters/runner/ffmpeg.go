@@ -19,6 +19,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -236,13 +237,34 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 	return files, nil
 }
 
+// storeRetryFor is how long an output upload is retried while the control plane is
+// unavailable (a replica restarting, or a load balancer moving to another one).
+const storeRetryFor = 2 * time.Minute
+
 func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string) (int64, error) {
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer fd.Close()
-	return f.Queue.PutOutput(ctx, l, name, fd, 0)
+	backoff := retry.New(200*time.Millisecond, 5*time.Second)
+	give := time.Now().Add(storeRetryFor)
+	for {
+		n, err := f.Queue.PutOutput(ctx, l, name, fd, 0)
+		if !errors.Is(err, workqueue.ErrUnavailable) || time.Now().After(give) {
+			return n, err
+		}
+		if _, serr := fd.Seek(0, io.SeekStart); serr != nil {
+			return 0, fmt.Errorf("rewind %s: %w", name, serr)
+		}
+		t := time.NewTimer(backoff.Next())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, err
+		case <-t.C:
+		}
+	}
 }
 
 // progressWriter reads FFmpeg's -progress key=value lines.

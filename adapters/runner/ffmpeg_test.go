@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -245,4 +246,36 @@ func failed(r workqueue.Result) *job.Error {
 		return nil
 	}
 	return r.Failure.Error()
+}
+
+// unavailableFor fails the first n output uploads as a control plane that is down would, after
+// reading part of the body: the executor rewinds the file and sends it again.
+type unavailableFor struct {
+	outputsOnly
+	n atomic.Int32
+}
+
+func (q *unavailableFor) PutOutput(ctx context.Context, l workqueue.Lease, name string, r io.Reader, max int64) (int64, error) {
+	if q.n.Add(-1) >= 0 {
+		_, _ = io.CopyN(io.Discard, r, 100)
+		return 0, fmt.Errorf("put: %w: connection refused", workqueue.ErrUnavailable)
+	}
+	return q.outputsOnly.PutOutput(ctx, l, name, r, max)
+}
+
+func TestOutputUploadOutlastsAnUnavailableControlPlane(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	q := &unavailableFor{outputsOnly: b.exec.Queue.(outputsOnly)}
+	q.n.Store(2)
+	exec := *b.exec
+	exec.Queue, exec.Fetch.Queue = q, q
+	b.exec = &exec
+	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p out.mp4", 60*time.Second)
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v", failed(res))
+	}
+	if q.n.Load() >= 0 {
+		t.Fatalf("uploads left to fail: %d; the executor did not retry", q.n.Load())
+	}
 }

@@ -38,6 +38,11 @@ type Queue interface {
 // older attempt, forged, or of a job that has finished.
 var ErrLeaseRefused = errors.New("lease refused")
 
+// ErrUnavailable is a call that did not reach a control plane able to answer (a connection
+// refused or cut, a gateway or service unavailable answer): nothing was decided, and the same
+// call may be sent again.
+var ErrUnavailable = errors.New("control plane unavailable")
+
 // ClaimParams select the work a runner takes.
 type ClaimParams struct {
 	Class job.Class

@@ -110,7 +110,10 @@ func openQueue(ctx context.Context, cfg WorkerConfig) (workqueue.Queue, func(), 
 	switch {
 	case strings.HasPrefix(cfg.Control, "http://"), strings.HasPrefix(cfg.Control, "https://"):
 		q, err := httpqueue.New(httpqueue.Config{URL: cfg.Control, Token: cfg.Token})
-		return q, func() {}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return q, q.CloseIdleConnections, nil
 	case isBrokerURL(cfg.Control):
 		b, err := brokerqueue.Dial(ctx, cfg.Control, cfg.Log)
 		if err != nil {
