@@ -1,0 +1,44 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNVENCOnAGPUWorker runs NVENC jobs end to end where an NVIDIA GPU exists: `serve` with a
+// `mediajobs worker --class gpu` (which checks at start that FFmpeg lists an NVENC encoder and
+// that the device nodes are there); a command asking for h264_nvenc or hevc_nvenc (compute
+// auto) is routed to it, runs in the sandbox with only the NVIDIA device nodes and driver
+// libraries passed through, and is billed at the GPU rate. Elsewhere it skips; the routing,
+// billing and validation are TestGPUJobsGoToGPUWorkers, which runs everywhere.
+func TestNVENCOnAGPUWorker(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/nvidia0"); err != nil {
+		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
+	}
+	srv := fleetServer(t, sqliteBackend, nil)
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	startWorker(t, srv.Base, 2, "MEDIAJOBS_CLASS=gpu")
+	for _, codec := range []struct{ encoder, want string }{{"h264_nvenc", "h264"}, {"hevc_nvenc", "hevc"}} {
+		j := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc2=size=1280x720:rate=30:duration=2 -c:v "+codec.encoder+" -preset p1 out.mp4", nil, nil))
+		if j.Status != "complete" || j.Output == nil || j.Output.File == nil {
+			t.Fatalf("%s job: %s %s", codec.encoder, j.Status, errorText(j))
+		}
+		if j.Cost == nil || j.Cost.Amount < 10 {
+			t.Errorf("%s job cost %+v, want at least one GPU second (10 credits)", codec.encoder, j.Cost)
+		}
+		path := filepath.Join(t.TempDir(), "out.mp4")
+		if err := os.WriteFile(path, c.mustGet(j.Output.File.URL), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.CommandContext(context.Background(), "ffprobe", "-v", "error", "-select_streams", "v:0",
+			"-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", path).Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != codec.want+",1280,720" {
+			t.Errorf("%s output: ffprobe says %q (%v), want %s,1280,720", codec.encoder, got, err, codec.want)
+		}
+	}
+}
