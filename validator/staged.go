@@ -36,12 +36,12 @@ const SniffLimit = 32 << 20
 type ListKind uint8
 
 const (
-	NotList      ListKind = iota
-	HLSPlaylist           // #EXTM3U: FFmpeg's hls demuxer opens every URI in it
-	ConcatScript          // ffconcat version 1.0: the concat demuxer opens every `file`
-	DASHManifest          // <MPD: the dash demuxer opens every segment
-	SDPSession            // c=IN IP: the sdp demuxer opens RTP sockets
-	IMFComposition        // <CompositionPlaylist: the imf demuxer opens every track file
+	NotList        ListKind = iota
+	HLSPlaylist             // #EXTM3U: FFmpeg's hls demuxer opens every URI in it
+	ConcatScript            // ffconcat version 1.0: the concat demuxer opens every `file`
+	DASHManifest            // <MPD: the dash demuxer opens every segment
+	SDPSession              // c=IN IP: the sdp demuxer opens RTP sockets
+	IMFComposition          // <CompositionPlaylist: the imf demuxer opens every track file
 )
 
 var listNames = [...]string{
@@ -123,7 +123,7 @@ var demuxers = map[string]string{
 	"tif": "image2", "tiff": "image2", "webp": "image2",
 	"srt": "srt", "vtt": "webvtt", "ass": "ass", "ssa": "ass",
 	"h264": "h264", "264": "h264", "hevc": "hevc", "h265": "hevc", "265": "hevc",
-	"y4m": "yuv4mpegpipe",
+	"y4m":      "yuv4mpegpipe",
 	"ffconcat": "concat",
 }
 
