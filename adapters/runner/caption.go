@@ -105,6 +105,9 @@ func (b *burner) source(url string) (subtitle.Video, *workqueue.Failure) {
 	if e := b.f.Fetch.Fetch(b.ctx, b.a, url, filepath.Join(b.work, localSource)); e != nil {
 		return subtitle.Video{}, e
 	}
+	if e := refuseList(b.work, localSource, "inputs.source"); e != nil {
+		return subtitle.Video{}, e
+	}
 	b.hooks.Executing()
 	md, wall, err := probeMetadata(b.ctx, b.f.Sandbox, b.work, localSource, b.left())
 	b.compute += wall

@@ -232,6 +232,22 @@ func TestInlineSubtitlesBurned(t *testing.T) {
 	}
 }
 
+// output reads the stored output of that name (unique among the test's jobs).
+func (b testBundle) output(t *testing.T, name string) string {
+	t.Helper()
+	var found []byte
+	err := filepath.WalkDir(filepath.Join(b.root, "blobs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(p) == name {
+			found, err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil || found == nil {
+		t.Fatalf("output %s not found: %v", name, err)
+	}
+	return string(found)
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -245,4 +261,71 @@ func failed(r workqueue.Result) *job.Error {
 		return nil
 	}
 	return r.Failure.Error()
+}
+
+// Staged inputs are what their names say: a list under another name is refused before FFmpeg
+// runs, a list under its own name is checked entry by entry, and a staged file is read with the
+// demuxer its extension names.
+func TestStagedInputsAreWhatTheirNamesSay(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	playlist := "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n"
+	srt := func(text string) map[string]string {
+		return map[string]string{"content": "1\n00:00:00,000 --> 00:00:01,000\n" + text + "\n"}
+	}
+	tests := []struct {
+		name    string
+		inputs  map[string]any
+		command string
+		code    problem.Code // "" completes
+		message string
+		// absent must not be in the output notIn.
+		notIn, absent string
+	}{
+		{name: "playlist named .srt", inputs: map[string]any{"m.srt": map[string]string{"content": playlist}},
+			command: "ffmpeg -i m.srt out.srt", code: problem.CodeValidation, message: `input "m.srt" holds an HLS playlist, not what its name says`},
+		{name: "playlist named .srt read by a filter", inputs: map[string]any{"m.srt": map[string]string{"content": playlist}},
+			command: "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=m.srt out.mp4", code: problem.CodeValidation, message: "HLS playlist"},
+		{name: "concat list named .vtt", inputs: map[string]any{"l.vtt": map[string]string{"content": "ffconcat version 1.0\nfile /etc/passwd\n"}},
+			command: "ffmpeg -i l.vtt out.srt", code: problem.CodeValidation, message: `input "l.vtt" holds a concat list`},
+		{name: "-f concat on a .vtt", inputs: map[string]any{"l.vtt": map[string]string{"content": "file a.srt\n"}, "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i l.vtt out.srt", code: problem.CodeValidation, message: "must be named .txt or .ffconcat"},
+		{name: "concat entry on the host", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile '/etc/passwd'\n"}, "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `list.txt line 2: entry "/etc/passwd" is an absolute path`},
+		{name: "concat entry not staged", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile 'c.srt'\n"}, "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `entry "c.srt" is not a staged input`},
+		{name: "headerless list named .vtt is read as WebVTT", inputs: map[string]any{"x.vtt": map[string]string{"content": "file '/etc/passwd'\n"}},
+			command: "ffmpeg -i x.vtt list.vtt", notIn: "list.vtt", absent: "passwd"},
+		// FFmpeg's probe would read SubRip here and keep the cue; WebVTT's demuxer finds none.
+		{name: "SubRip named .vtt is read as WebVTT", inputs: map[string]any{"x.vtt": srt("HELLO")},
+			command: "ffmpeg -i x.vtt srt.vtt", notIn: "srt.vtt", absent: "HELLO"},
+		{name: "concat list of staged subtitles", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile b.srt\n"}, "a.srt": srt("a"), "b.srt": srt("b")},
+			command: "ffmpeg -f concat -i list.txt out.srt"},
+		{name: "subtitles under their own name", inputs: map[string]any{"s.srt": srt("hello")}, command: "ffmpeg -i s.srt out.vtt"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			inputs, _ := json.Marshal(tc.inputs)
+			res := b.run(t, string(inputs), tc.command, 30*time.Second)
+			e := failed(res)
+			if tc.code == "" {
+				if e != nil {
+					t.Fatalf("failed: %+v %s", e, deref(e.Detail))
+				}
+				if tc.notIn != "" {
+					if out := b.output(t, tc.notIn); strings.Contains(out, tc.absent) {
+						t.Errorf("%s holds %q: %q", tc.notIn, tc.absent, out)
+					}
+				}
+				return
+			}
+			if e == nil || e.Code != tc.code || !strings.Contains(e.Message, tc.message) {
+				t.Fatalf("error %+v, want %s with %q", e, tc.code, tc.message)
+			}
+			if tc.code == problem.CodeValidation && res.ComputeMs != 0 {
+				t.Errorf("refused before the run, yet %d ms of compute", res.ComputeMs)
+			}
+		})
+	}
 }
