@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -67,10 +68,30 @@ func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
 func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, contentType string, b blob.Blob) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
+	// Browsers must take the type as given, and show inline only what is media: anything
+	// else (text, HTML a job wrote, an SVG) downloads instead of rendering in our origin.
+	h.Set("X-Content-Type-Options", "nosniff")
+	disposition := "attachment"
+	if isMedia(contentType) {
+		disposition = "inline"
+	}
 	if name != "" {
-		h.Set("Content-Disposition", "inline; filename=\""+strings.NewReplacer(`"`, "", `\`, "").Replace(name)+"\"")
+		h.Set("Content-Disposition", disposition+"; filename=\""+strings.NewReplacer(`"`, "", `\`, "").Replace(name)+"\"")
+	} else {
+		h.Set("Content-Disposition", disposition)
 	}
 	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
+}
+
+// isMedia tells video, audio and image types, which browsers render without running scripts
+// (SVG, an image type that can carry scripts, is not counted).
+func isMedia(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	top, _, _ := strings.Cut(mt, "/")
+	return (top == "video" || top == "audio" || top == "image") && mt != "image/svg+xml"
 }
 
 // contentWriter replaces http.ServeContent's plain-text error bodies by the error envelope.

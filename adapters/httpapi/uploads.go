@@ -61,15 +61,19 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 			return err
 		}
 	}
-	if fileType == "" {
-		fileType = contentTypeOf(name)
-	}
 	br := bufio.NewReader(body)
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return problem.Reject(problem.CodeValidation, "the upload is empty")
 	} else if err != nil {
 		return readFailure(err)
 	}
+	// The client's Content-Type only chose how the body is read: the stored type is sniffed
+	// from the bytes, so an upload is never served as something it is not.
+	head, err := br.Peek(sniffLen)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return readFailure(err)
+	}
+	fileType = sniffType(head, name)
 	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, br)
 	if err != nil {
 		return readFailure(err)
@@ -152,6 +156,34 @@ var contentTypes = map[string]string{
 	".ass":  "text/x-ssa",
 	".json": "application/json",
 	".txt":  "text/plain; charset=utf-8",
+}
+
+// sniffLen is how much of an upload sniffType reads (http.DetectContentType reads 512 bytes).
+const sniffLen = 512
+
+// sniffType is the media type of an upload, from its first bytes: http.DetectContentType, and
+// for what it cannot tell (containers it does not know, such as Matroska, MPEG-TS, QuickTime
+// and FLAC, sniffed as application/octet-stream; subtitles and lists, sniffed as plain text)
+// the type its name's extension names, when that is of the same kind. Anything else keeps the
+// sniffed type, and the client's declared type is never used.
+func sniffType(head []byte, name string) string {
+	sniffed := http.DetectContentType(head)
+	byName := contentTypeOf(name)
+	switch {
+	case sniffed == "application/octet-stream" && (strings.HasPrefix(byName, "video/") || strings.HasPrefix(byName, "audio/")):
+		return byName
+	case strings.HasPrefix(sniffed, "text/plain") && textTypes[byName]:
+		return byName
+	case sniffed == "video/webm" && byName == "video/x-matroska":
+		return byName // DetectContentType calls every EBML file WebM
+	}
+	return sniffed
+}
+
+// textTypes are text formats the service serves by extension that sniff as plain text.
+var textTypes = map[string]bool{
+	"application/x-subrip": true, "text/vtt": true, "text/x-ssa": true,
+	"application/vnd.apple.mpegurl": true, "text/plain; charset=utf-8": true,
 }
 
 func contentTypeOf(name string) string {
