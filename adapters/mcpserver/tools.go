@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -323,7 +324,7 @@ func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return nil, problem.Reject(problem.CodeValidation, "url %q is not usable: %v", raw, err)
+		return nil, problem.Reject(problem.CodeValidation, "url %q is not usable: it cannot be requested", raw)
 	}
 	resp, err := h.opts.Fetch.Do(req)
 	if err != nil {
@@ -334,10 +335,9 @@ func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error)
 		case errors.Is(err, safehttp.ErrScheme):
 			return nil, problem.Reject(problem.CodeValidation, "url %s is refused: only https URLs are fetched", redact(raw))
 		default:
-			if ue := (*url.Error)(nil); errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %v", redact(raw), err)
+			// The cause (a resolver's address, a raw network error) is the operator's to read.
+			h.log.Warn("mcpserver: upload_media url could not be fetched", "url", redact(raw), "err", err)
+			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %s", redact(raw), fetchReason(err))
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -364,4 +364,21 @@ func nameOf(u *url.URL) string {
 		return "upload"
 	}
 	return n
+}
+
+// fetchReason says why a fetch failed in the user's terms, never with a resolver address or a
+// raw Go error.
+func fetchReason(err error) string {
+	var (
+		dnsErr *net.DNSError
+		netErr net.Error
+	)
+	switch {
+	case errors.As(err, &dnsErr):
+		return "its host name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "the server did not answer in time"
+	default:
+		return "the connection failed"
+	}
 }

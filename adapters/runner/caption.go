@@ -112,7 +112,7 @@ func (b *burner) source(url string) (subtitle.Video, *workqueue.Failure) {
 	md, wall, err := probeMetadata(b.ctx, b.f.Sandbox, b.work, localSource, b.left())
 	b.compute += wall
 	if err != nil {
-		return subtitle.Video{}, exitFail("inputs.source could not be read as media: "+err.Error(), nil)
+		return subtitle.Video{}, exitFail("inputs.source could not be read as media", []byte(err.Error()))
 	}
 	b.meta.durationMs = md.DurationMs
 	for _, s := range md.Streams {

@@ -42,7 +42,7 @@ func (m *Metadata) Execute(ctx context.Context, a workqueue.Assignment, work str
 	h.Executing()
 	md, wall, err := probeMetadata(ctx, m.FFmpeg.Sandbox, work, localSource, a.Timeout)
 	if err != nil {
-		return workqueue.Result{ComputeMs: wall.Milliseconds(), Failure: exitFail("the source could not be read as media: "+err.Error(), nil)}
+		return workqueue.Result{ComputeMs: wall.Milliseconds(), Failure: exitFail("the source could not be read as media", []byte(err.Error()))}
 	}
 	data, err := json.Marshal(md)
 	if err != nil {
