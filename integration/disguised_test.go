@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,9 @@ import (
 // TestDisguisedInputs submits staged inputs whose content is not what their names say: an
 // HLS playlist named .srt or .mp4 (naming a host file, or a URL on a server that counts its
 // requests), a concat list named .vtt (read with -i and with -f concat). FFmpeg left to its
-// probe would follow them (the control run below shows it does, outside the sandbox); the
-// runner refuses each before FFmpeg starts, as VALIDATION_ERROR naming the input, free, and
-// nothing of the host or the network is read. (The sandbox behind it is tested with the same
+// probe would follow them (the control run below shows it does, outside the sandbox). Uploaded,
+// the runner refuses each before FFmpeg starts, as VALIDATION_ERROR naming the input, free, and
+// nothing of the host or the network is read; given inline, POST /jobs refuses them (400). (The sandbox behind it is tested with the same
 // files in adapters/sandbox/sandboxtest.)
 func TestDisguisedInputs(t *testing.T) {
 	t.Parallel()
@@ -77,7 +78,10 @@ func TestDisguisedInputs(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				before := media.requests.Load()
-				id := c.submit(ffmpegJob(tc.command, map[string]any{tc.input: map[string]any{"content": tc.content}}, nil))
+				// Uploaded, so that the runner's check of the bytes is what refuses it; inline
+				// content is refused at submit (below).
+				up := c.uploadRaw(tc.input, []byte(tc.content))
+				id := c.submit(ffmpegJob(tc.command, map[string]any{tc.input: up.URL}, nil))
 				j := c.waitTerminal(id)
 				if j.Status == "complete" {
 					for _, f := range j.Output.Files {
@@ -97,6 +101,14 @@ func TestDisguisedInputs(t *testing.T) {
 				}
 			})
 		}
+		t.Run("inline content is refused at submit", func(t *testing.T) {
+			for _, tc := range tests {
+				r := c.do(http.MethodPost, "/jobs", ffmpegJob(tc.command, map[string]any{tc.input: map[string]any{"content": tc.content}}, nil), nil)
+				if e := r.errorOf(t, http.StatusBadRequest); e.Code != "VALIDATION_ERROR" || !strings.Contains(e.Message, tc.message) {
+					t.Errorf("%s inline: %+v, want VALIDATION_ERROR with %q", tc.name, e, tc.message)
+				}
+			}
+		})
 	})
 }
 
