@@ -200,19 +200,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	cfg.Data = abs
-	// The data directory is its owner's alone (0700), but for one case: when the in-process
-	// runner keeps its work directories inside it, the sandbox user must be able to search it,
-	// so it is 0711 (reachable, not listable). Every file in it is 0600 and every other
-	// directory 0700 either way (the database, blobs, the signing key).
+	// The data directory is created its owner's alone (0700), but for one case: when the
+	// in-process runner keeps its work directories inside it, the sandbox user must be able to
+	// search it, so it is made 0711 (reachable, not listable). An admin command opening the
+	// directory of a running server leaves its mode alone. Every file in it is 0600 and every
+	// other directory 0700 either way (the database, blobs, the signing key).
+	runnerInside := cfg.Runner && cfg.WorkDir == ""
 	mode := os.FileMode(0o700)
-	if cfg.Runner && cfg.WorkDir == "" {
+	if runnerInside {
 		mode = 0o711
 	}
 	if err := os.MkdirAll(cfg.Data, mode); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	if err := os.Chmod(cfg.Data, mode); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	if runnerInside {
+		if err := os.Chmod(cfg.Data, mode); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
 	}
 	if cfg.URLTTL <= 0 {
 		cfg.URLTTL = time.Hour
