@@ -96,11 +96,13 @@ func readFailure(err error) error {
 	}
 }
 
+const malformedMultipart = "the multipart/form-data body is malformed: send one part named \"file\", with the boundary that Content-Type declares"
+
 // multipartFile finds the `file` part. Other fields are refused, by name.
 func multipartFile(r *http.Request) (name, contentType string, body io.Reader, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
+		return "", "", nil, problem.Reject(problem.CodeValidation, "%s", malformedMultipart)
 	}
 	for {
 		part, err := mr.NextPart()
@@ -112,7 +114,7 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 			if errors.As(err, &tooBig) {
 				return "", "", nil, err
 			}
-			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
+			return "", "", nil, problem.Reject(problem.CodeValidation, "%s", malformedMultipart)
 		}
 		if part.FormName() != "file" {
 			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart field %q is not allowed; send the file as field \"file\"", part.FormName())

@@ -108,6 +108,7 @@ func TestUploadRejections(t *testing.T) {
 		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, problem.CodeValidation, "note"},
 		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, problem.CodeValidation, "file"},
 		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, problem.CodeValidation, "Content-Type"},
+		{"multipart without a boundary", "/uploads", []byte("x"), map[string]string{"Content-Type": "multipart/form-data"}, b.key, 400, problem.CodeValidation, "multipart/form-data body is malformed"},
 		{"no key", "/uploads", []byte("x"), map[string]string{"Content-Type": "text/plain"}, "", 401, problem.CodeUnauthorized, "Authorization"},
 	}
 	for _, tt := range tests {

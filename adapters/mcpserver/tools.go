@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -337,7 +336,7 @@ func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error)
 		default:
 			// The cause (a resolver's address, a raw network error) is the operator's to read.
 			h.log.Warn("mcpserver: upload_media url could not be fetched", "url", redact(raw), "err", err)
-			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %s", redact(raw), fetchReason(err))
+			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %s", redact(raw), safehttp.Reason(err))
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -364,21 +363,4 @@ func nameOf(u *url.URL) string {
 		return "upload"
 	}
 	return n
-}
-
-// fetchReason says why a fetch failed in the user's terms, never with a resolver address or a
-// raw Go error.
-func fetchReason(err error) string {
-	var (
-		dnsErr *net.DNSError
-		netErr net.Error
-	)
-	switch {
-	case errors.As(err, &dnsErr):
-		return "its host name does not resolve"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return "the server did not answer in time"
-	default:
-		return "the connection failed"
-	}
 }

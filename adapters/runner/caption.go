@@ -193,7 +193,11 @@ func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subt
 	case tctx.Err() != nil && b.ctx.Err() == nil:
 		return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
 	case err != nil:
-		return nil, exitFail("transcription failed: "+err.Error(), nil)
+		// The transcriber's error may name its server; the client learns what failed only.
+		if b.f.Log != nil {
+			b.f.Log.Warn("runner: transcription failed", "job", b.a.Lease.JobID, "err", err)
+		}
+		return nil, exitFail("transcription failed: the speech recognizer could not transcribe the audio", nil)
 	case len(words) == 0:
 		return nil, exitFail("transcription found no speech in inputs.source", nil)
 	}
