@@ -2,14 +2,18 @@ package runner_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,49 +269,83 @@ func failed(r workqueue.Result) *job.Error {
 
 // Staged inputs are what their names say: a list under another name is refused before FFmpeg
 // runs, a list under its own name is checked entry by entry, and a staged file is read with the
-// demuxer its extension names.
+// demuxer its extension names. The inputs are downloaded, so these are the runner's checks of
+// the bytes (inline content meets the same rules at submit, through the validator's plan).
 func TestStagedInputsAreWhatTheirNamesSay(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	files := map[string][]byte{}
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b, ok := files[r.URL.Path]
+		mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	addr := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	client := safehttp.NewClient(safehttp.Config{RootCAs: pool, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		LookupIP: func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{addr.Addr()}, nil }})
+	exec, blobs, root := newExecutor(t, client, 1<<20)
+	b := testBundle{exec: exec, blobs: blobs, root: root}
+
 	playlist := "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n"
-	srt := func(text string) map[string]string {
-		return map[string]string{"content": "1\n00:00:00,000 --> 00:00:01,000\n" + text + "\n"}
-	}
+	srt := func(text string) string { return "1\n00:00:00,000 --> 00:00:01,000\n" + text + "\n" }
 	tests := []struct {
 		name    string
-		inputs  map[string]any
+		inputs  map[string]string // name -> content, served over https
 		command string
 		code    problem.Code // "" completes
 		message string
 		// absent must not be in the output notIn.
 		notIn, absent string
 	}{
-		{name: "playlist named .srt", inputs: map[string]any{"m.srt": map[string]string{"content": playlist}},
+		{name: "playlist named .srt", inputs: map[string]string{"m.srt": playlist},
 			command: "ffmpeg -i m.srt out.srt", code: problem.CodeValidation, message: `input "m.srt" holds an HLS playlist, not what its name says`},
-		{name: "playlist named .srt read by a filter", inputs: map[string]any{"m.srt": map[string]string{"content": playlist}},
+		{name: "playlist named .srt read by a filter", inputs: map[string]string{"m.srt": playlist},
 			command: "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=m.srt out.mp4", code: problem.CodeValidation, message: "HLS playlist"},
-		{name: "concat list named .vtt", inputs: map[string]any{"l.vtt": map[string]string{"content": "ffconcat version 1.0\nfile /etc/passwd\n"}},
+		{name: "concat list named .vtt", inputs: map[string]string{"l.vtt": "ffconcat version 1.0\nfile /etc/passwd\n"},
 			command: "ffmpeg -i l.vtt out.srt", code: problem.CodeValidation, message: `input "l.vtt" holds a concat list`},
-		{name: "-f concat on a .vtt", inputs: map[string]any{"l.vtt": map[string]string{"content": "file a.srt\n"}, "a.srt": srt("a")},
+		{name: "-f concat on a .vtt", inputs: map[string]string{"l.vtt": "file a.srt\n", "a.srt": srt("a")},
 			command: "ffmpeg -f concat -i l.vtt out.srt", code: problem.CodeValidation, message: "must be named .txt or .ffconcat"},
-		{name: "concat entry on the host", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile '/etc/passwd'\n"}, "a.srt": srt("a")},
+		{name: "concat entry on the host", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile '/etc/passwd'\n", "a.srt": srt("a")},
 			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `list.txt line 2: entry "/etc/passwd" is an absolute path`},
-		{name: "concat entry not staged", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile 'c.srt'\n"}, "a.srt": srt("a")},
+		{name: "concat entry not staged", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile 'c.srt'\n", "a.srt": srt("a")},
 			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `entry "c.srt" is not a staged input`},
-		{name: "headerless list named .vtt is read as WebVTT", inputs: map[string]any{"x.vtt": map[string]string{"content": "file '/etc/passwd'\n"}},
+		{name: "headerless list named .vtt is read as WebVTT", inputs: map[string]string{"x.vtt": "file '/etc/passwd'\n"},
 			command: "ffmpeg -i x.vtt list.vtt", notIn: "list.vtt", absent: "passwd"},
 		// FFmpeg's probe would read SubRip here and keep the cue; WebVTT's demuxer finds none.
-		{name: "SubRip named .vtt is read as WebVTT", inputs: map[string]any{"x.vtt": srt("HELLO")},
+		{name: "SubRip named .vtt is read as WebVTT", inputs: map[string]string{"x.vtt": srt("HELLO")},
 			command: "ffmpeg -i x.vtt srt.vtt", notIn: "srt.vtt", absent: "HELLO"},
-		{name: "concat list of staged subtitles", inputs: map[string]any{"list.txt": map[string]string{"content": "file 'a.srt'\nfile b.srt\n"}, "a.srt": srt("a"), "b.srt": srt("b")},
+		// A playlist under its own name reaches FFmpeg through a filter that opens files by
+		// probing; its entries are checked like a command.
+		{name: "playlist under its own name read by a filter", inputs: map[string]string{"p.m3u8": playlist},
+			command: "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=p.m3u8 out.mp4", code: problem.CodeValidation,
+			message: `p.m3u8 line 4: entry "/etc/passwd" is an absolute path`},
+		{name: "concat list of staged subtitles", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile b.srt\n", "a.srt": srt("a"), "b.srt": srt("b")},
 			command: "ffmpeg -f concat -i list.txt out.srt"},
-		{name: "subtitles under their own name", inputs: map[string]any{"s.srt": srt("hello")}, command: "ffmpeg -i s.srt out.vtt"},
+		{name: "subtitles under their own name", inputs: map[string]string{"s.srt": srt("hello")}, command: "ffmpeg -i s.srt out.vtt"},
 	}
-	for _, tc := range tests {
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inputs, _ := json.Marshal(tc.inputs)
-			res := b.run(t, string(inputs), tc.command, 30*time.Second)
+			_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+			inputs := map[string]string{}
+			mu.Lock()
+			for name, content := range tc.inputs {
+				// No extension in the URL: a playlist's own would be refused there already.
+				path := fmt.Sprintf("/%d/%s", i, strings.ReplaceAll(name, ".", "_"))
+				files[path] = []byte(content)
+				inputs[name] = "https://example.com:" + port + path // the test certificate's name
+			}
+			mu.Unlock()
+			raw, _ := json.Marshal(inputs)
+			res := b.run(t, string(raw), tc.command, 30*time.Second)
 			e := failed(res)
 			if tc.code == "" {
 				if e != nil {
