@@ -2,13 +2,13 @@ package httpapi
 
 import (
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/validator"
@@ -55,7 +55,7 @@ func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
 	defer blob.Close()
 	ct := as.ContentType
 	if ct == "" {
-		ct = contentTypeOf(as.Name)
+		ct = mediatype.ByName(as.Name)
 	}
 	w.Header().Set("Cache-Control", "private, no-cache")
 	a.serveContent(w, req.Request, as.Name, ct, blob)
@@ -72,7 +72,7 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 	// else (text, HTML a job wrote, an SVG) downloads instead of rendering in our origin.
 	h.Set("X-Content-Type-Options", "nosniff")
 	disposition := "attachment"
-	if isMedia(contentType) {
+	if mediatype.IsMedia(contentType) {
 		disposition = "inline"
 	}
 	if name != "" {
@@ -81,17 +81,6 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 		h.Set("Content-Disposition", disposition)
 	}
 	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
-}
-
-// isMedia tells video, audio and image types, which browsers render without running scripts
-// (SVG, an image type that can carry scripts, is not counted).
-func isMedia(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	top, _, _ := strings.Cut(mt, "/")
-	return (top == "video" || top == "audio" || top == "image") && mt != "image/svg+xml"
 }
 
 // contentWriter replaces http.ServeContent's plain-text error bodies by the error envelope.

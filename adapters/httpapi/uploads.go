@@ -6,11 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"path"
-	"strings"
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
@@ -69,11 +68,11 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	// The client's Content-Type only chose how the body is read: the stored type is sniffed
 	// from the bytes, so an upload is never served as something it is not.
-	head, err := br.Peek(sniffLen)
+	head, err := br.Peek(mediatype.SniffLen)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return readFailure(err)
 	}
-	fileType = sniffType(head, name)
+	fileType = mediatype.Sniff(head, name)
 	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, br)
 	if err != nil {
 		return readFailure(err)
@@ -125,76 +124,4 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 		}
 		return part.FileName(), ct, part, nil
 	}
-}
-
-// contentTypes are the types this service serves by extension; others come from the mime
-// package or are application/octet-stream.
-var contentTypes = map[string]string{
-	".m3u8": "application/vnd.apple.mpegurl",
-	".mpd":  "application/dash+xml",
-	".ts":   "video/mp2t",
-	".m4s":  "video/iso.segment",
-	".mp4":  "video/mp4",
-	".m4v":  "video/mp4",
-	".m4a":  "audio/mp4",
-	".mkv":  "video/x-matroska",
-	".webm": "video/webm",
-	".mov":  "video/quicktime",
-	".avi":  "video/x-msvideo",
-	".gif":  "image/gif",
-	".png":  "image/png",
-	".jpg":  "image/jpeg",
-	".jpeg": "image/jpeg",
-	".webp": "image/webp",
-	".mp3":  "audio/mpeg",
-	".wav":  "audio/wav",
-	".flac": "audio/flac",
-	".ogg":  "audio/ogg",
-	".oga":  "audio/ogg",
-	".opus": "audio/ogg",
-	".aac":  "audio/aac",
-	".srt":  "application/x-subrip",
-	".vtt":  "text/vtt",
-	".ass":  "text/x-ssa",
-	".json": "application/json",
-	".txt":  "text/plain; charset=utf-8",
-}
-
-// sniffLen is how much of an upload sniffType reads (http.DetectContentType reads 512 bytes).
-const sniffLen = 512
-
-// sniffType is the media type of an upload, from its first bytes: http.DetectContentType, and
-// for what it cannot tell (containers it does not know, such as Matroska, MPEG-TS, QuickTime
-// and FLAC, sniffed as application/octet-stream; subtitles and lists, sniffed as plain text)
-// the type its name's extension names, when that is of the same kind. Anything else keeps the
-// sniffed type, and the client's declared type is never used.
-func sniffType(head []byte, name string) string {
-	sniffed := http.DetectContentType(head)
-	byName := contentTypeOf(name)
-	switch {
-	case sniffed == "application/octet-stream" && (strings.HasPrefix(byName, "video/") || strings.HasPrefix(byName, "audio/")):
-		return byName
-	case strings.HasPrefix(sniffed, "text/plain") && textTypes[byName]:
-		return byName
-	case sniffed == "video/webm" && byName == "video/x-matroska":
-		return byName // DetectContentType calls every EBML file WebM
-	}
-	return sniffed
-}
-
-// textTypes are text formats the service serves by extension that sniff as plain text.
-var textTypes = map[string]bool{
-	"application/x-subrip": true, "text/vtt": true, "text/x-ssa": true,
-	"application/vnd.apple.mpegurl": true, "text/plain; charset=utf-8": true,
-}
-
-func contentTypeOf(name string) string {
-	ext := strings.ToLower(path.Ext(name))
-	if t, ok := contentTypes[ext]; ok {
-		return t
-	}
-	if t := mime.TypeByExtension(ext); t != "" {
-		return t
-	}
-	return "application/octet-stream"
 }

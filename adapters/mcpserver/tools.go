@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -242,8 +242,11 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 			return Upload{}, "", err
 		}
 	}
-	var body io.Reader
-	name, contentType := in.Name, in.ContentType
+	var (
+		body io.Reader
+		head []byte
+	)
+	name := in.Name
 	if in.Content != "" {
 		b, err := h.decodeContent(in.Content)
 		if err != nil {
@@ -252,33 +255,26 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 		if len(b) == 0 {
 			return Upload{}, "", problem.Reject(problem.CodeValidation, "content is empty")
 		}
-		body = bytes.NewReader(b)
+		body, head = bytes.NewReader(b), b[:min(len(b), mediatype.SniffLen)]
 	} else {
 		resp, err := h.fetch(ctx, in.URL)
 		if err != nil {
 			return Upload{}, "", err
 		}
 		defer resp.Body.Close()
-		br := bufio.NewReader(resp.Body)
+		br := bufio.NewReaderSize(resp.Body, 64<<10)
 		if _, err := br.Peek(1); err != nil {
 			return Upload{}, "", problem.Reject(problem.CodeInputFetchFailed, "url %s answered an empty body", redact(in.URL))
 		}
+		head, _ = br.Peek(mediatype.SniffLen) // short only at the end of the body
 		body = br
 		if name == "" {
 			name = nameOf(resp.Request.URL)
 		}
-		if contentType == "" {
-			if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt != "application/octet-stream" {
-				contentType = mt
-			}
-		}
 	}
-	if contentType == "" {
-		contentType = mime.TypeByExtension(strings.ToLower(path.Ext(name)))
-	}
-	if contentType == "" {
-		contentType = "application/octet-stream"
-	}
+	// As for POST /uploads: the type is sniffed from the bytes, never taken from the caller
+	// (in.ContentType) or the remote server.
+	contentType := mediatype.Sniff(head, name)
 	as, err := h.uc.Uploads.Upload(ctx, a, name, contentType, body)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
