@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -223,11 +225,14 @@ func (a *api) outer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				a.log.Error("httpapi: panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				a.log.Error("httpapi: panic", "method", r.Method, "path", r.URL.Path, "requestId", requestIDOf(r), "panic", v)
 				a.writeError(w, r, errPanic)
 			}
 		}()
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		id := requestID(r.Header.Get("X-Request-Id"))
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		p := r.URL.EscapedPath()
 		if p != "/" && (strings.HasSuffix(p, "/") || bunrouter.CleanPath(p) != p) {
 			a.notFound(w, bunrouter.NewRequest(r))
@@ -235,6 +240,24 @@ func (a *api) outer(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type requestIDKey struct{}
+
+// requestID is the request's ID for logs and support: the caller's X-Request-Id when it is a
+// short plain token (a proxy's), else a new random one.
+func requestID(given string) string {
+	if len(given) > 0 && len(given) <= 64 && strings.Trim(given, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == "" {
+		return given
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "req_" + hex.EncodeToString(b)
+}
+
+func requestIDOf(r *http.Request) string {
+	id, _ := r.Context().Value(requestIDKey{}).(string)
+	return id
 }
 
 // errors is the router middleware that turns a handler's error into the error envelope.

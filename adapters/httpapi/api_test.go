@@ -169,9 +169,21 @@ func TestAuthenticatedMiddleware(t *testing.T) {
 	if code, msg := res.errorBody(t); res.status != 500 || code != problem.CodeInternal || strings.Contains(msg, "secret") {
 		t.Fatalf("panic: %d %s", res.status, res.body)
 	}
+	// The client gets the request ID to quote; the log keeps the cause under it.
+	if id := res.header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") || !strings.Contains(string(res.body), "(request "+id+")") {
+		t.Fatalf("panic: X-Request-Id %q, body %s; want the ID in the message", id, res.body)
+	}
+	given := b.do(t, request{method: "GET", path: "/jobs?mode=panic", key: b.key, header: map[string]string{"X-Request-Id": "proxy-123"}})
+	if id := given.header.Get("X-Request-Id"); id != "proxy-123" || !strings.Contains(string(given.body), "(request proxy-123)") {
+		t.Fatalf("a proxy's request ID: %q %s", id, given.body)
+	}
+	unsafe := b.do(t, request{method: "GET", path: "/jobs", key: b.key, header: map[string]string{"X-Request-Id": "<script>"}})
+	if id := unsafe.header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") {
+		t.Fatalf("an unsafe request ID was kept: %q", id)
+	}
 	// Unauthenticated routes never reach it.
 	b.do(t, request{method: "GET", path: "/healthz"})
-	if diff := cmp.Diff([]string{"acct_a", "acct_a", "acct_a"}, seen); diff != "" {
+	if diff := cmp.Diff([]string{"acct_a", "acct_a", "acct_a", "acct_a", "acct_a"}, seen); diff != "" {
 		t.Fatalf("middleware saw (-want +got):\n%s", diff)
 	}
 }

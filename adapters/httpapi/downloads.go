@@ -6,6 +6,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -56,7 +57,7 @@ func (a *api) serveDownload(w http.ResponseWriter, req bunrouter.Request, name s
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges")
 	h.Set("Cache-Control", "private, max-age=60")
-	a.serveContent(w, req.Request, name, contentTypeOf(name), blob)
+	a.serveContent(w, req.Request, name, mediatype.ByName(name), blob)
 }
 
 // forbidden turns a token failure into FORBIDDEN, saying whether the link expired or is not

@@ -138,6 +138,17 @@ func TestDownloadStream(t *testing.T) {
 			if tt.status == 200 && res.header.Get("Access-Control-Allow-Origin") != "*" {
 				t.Fatal("downloads must allow cross-origin players")
 			}
+			if tt.status/100 == 2 {
+				// Segments are media, shown inline; manifests are not, so they download
+				// (players fetch them, which Content-Disposition does not affect).
+				want := "attachment"
+				if strings.HasPrefix(tt.ctype, "video/") {
+					want = "inline"
+				}
+				if d := res.header.Get("Content-Disposition"); !strings.HasPrefix(d, want+";") || res.header.Get("X-Content-Type-Options") != "nosniff" {
+					t.Fatalf("Content-Disposition %q, X-Content-Type-Options %q; want %s and nosniff", d, res.header.Get("X-Content-Type-Options"), want)
+				}
+			}
 		})
 	}
 }

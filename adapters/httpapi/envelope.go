@@ -98,7 +98,12 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, log *slog.Log
 			w.Header().Set("Retry-After", strconv.Itoa(seconds(p.RetryAfter)))
 		}
 	} else {
-		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+		// The cause is the operator's; the client gets the request ID to quote.
+		id := requestIDOf(r)
+		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "requestId", id, "error", err)
+		if id != "" {
+			msg = internalMessage + " (request " + id + ")"
+		}
 	}
 	h := w.Header()
 	if code == problem.CodeUnauthorized {

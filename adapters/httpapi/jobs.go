@@ -172,7 +172,8 @@ func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, er
 		return nil, err
 	}
 	if err != nil {
-		return nil, problem.Reject(problem.CodeValidation, "request body could not be read: %v", err)
+		a.log.Info("httpapi: request body could not be read", "requestId", requestIDOf(req.Request), "err", err)
+		return nil, problem.Reject(problem.CodeValidation, "the request body ended early or could not be read")
 	}
 	return body, nil
 }

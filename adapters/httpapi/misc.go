@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/validator"
@@ -54,7 +55,7 @@ func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
 	defer blob.Close()
 	ct := as.ContentType
 	if ct == "" {
-		ct = contentTypeOf(as.Name)
+		ct = mediatype.ByName(as.Name)
 	}
 	w.Header().Set("Cache-Control", "private, no-cache")
 	a.serveContent(w, req.Request, as.Name, ct, blob)
@@ -67,8 +68,17 @@ func (a *api) assetContent(w http.ResponseWriter, req bunrouter.Request) error {
 func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, contentType string, b blob.Blob) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
+	// Browsers must take the type as given, and show inline only what is media: anything
+	// else (text, HTML a job wrote, an SVG) downloads instead of rendering in our origin.
+	h.Set("X-Content-Type-Options", "nosniff")
+	disposition := "attachment"
+	if mediatype.IsMedia(contentType) {
+		disposition = "inline"
+	}
 	if name != "" {
-		h.Set("Content-Disposition", "inline; filename=\""+strings.NewReplacer(`"`, "", `\`, "").Replace(name)+"\"")
+		h.Set("Content-Disposition", disposition+"; filename=\""+strings.NewReplacer(`"`, "", `\`, "").Replace(name)+"\"")
+	} else {
+		h.Set("Content-Disposition", disposition)
 	}
 	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
 }

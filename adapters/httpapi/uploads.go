@@ -6,11 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"path"
-	"strings"
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
@@ -61,15 +60,19 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 			return err
 		}
 	}
-	if fileType == "" {
-		fileType = contentTypeOf(name)
-	}
 	br := bufio.NewReader(body)
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return problem.Reject(problem.CodeValidation, "the upload is empty")
 	} else if err != nil {
 		return readFailure(err)
 	}
+	// The client's Content-Type only chose how the body is read: the stored type is sniffed
+	// from the bytes, so an upload is never served as something it is not.
+	head, err := br.Peek(mediatype.SniffLen)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return readFailure(err)
+	}
+	fileType = mediatype.Sniff(head, name)
 	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, br)
 	if err != nil {
 		return readFailure(err)
@@ -92,11 +95,13 @@ func readFailure(err error) error {
 	}
 }
 
+const malformedMultipart = "the multipart/form-data body is malformed: send one part named \"file\", with the boundary that Content-Type declares"
+
 // multipartFile finds the `file` part. Other fields are refused, by name.
 func multipartFile(r *http.Request) (name, contentType string, body io.Reader, err error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
+		return "", "", nil, problem.Reject(problem.CodeValidation, "%s", malformedMultipart)
 	}
 	for {
 		part, err := mr.NextPart()
@@ -108,7 +113,7 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 			if errors.As(err, &tooBig) {
 				return "", "", nil, err
 			}
-			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart body: %v", err)
+			return "", "", nil, problem.Reject(problem.CodeValidation, "%s", malformedMultipart)
 		}
 		if part.FormName() != "file" {
 			return "", "", nil, problem.Reject(problem.CodeValidation, "multipart field %q is not allowed; send the file as field \"file\"", part.FormName())
@@ -119,48 +124,4 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 		}
 		return part.FileName(), ct, part, nil
 	}
-}
-
-// contentTypes are the types this service serves by extension; others come from the mime
-// package or are application/octet-stream.
-var contentTypes = map[string]string{
-	".m3u8": "application/vnd.apple.mpegurl",
-	".mpd":  "application/dash+xml",
-	".ts":   "video/mp2t",
-	".m4s":  "video/iso.segment",
-	".mp4":  "video/mp4",
-	".m4v":  "video/mp4",
-	".m4a":  "audio/mp4",
-	".mkv":  "video/x-matroska",
-	".webm": "video/webm",
-	".mov":  "video/quicktime",
-	".avi":  "video/x-msvideo",
-	".gif":  "image/gif",
-	".png":  "image/png",
-	".jpg":  "image/jpeg",
-	".jpeg": "image/jpeg",
-	".webp": "image/webp",
-	".mp3":  "audio/mpeg",
-	".wav":  "audio/wav",
-	".flac": "audio/flac",
-	".ogg":  "audio/ogg",
-	".oga":  "audio/ogg",
-	".opus": "audio/ogg",
-	".aac":  "audio/aac",
-	".srt":  "application/x-subrip",
-	".vtt":  "text/vtt",
-	".ass":  "text/x-ssa",
-	".json": "application/json",
-	".txt":  "text/plain; charset=utf-8",
-}
-
-func contentTypeOf(name string) string {
-	ext := strings.ToLower(path.Ext(name))
-	if t, ok := contentTypes[ext]; ok {
-		return t
-	}
-	if t := mime.TypeByExtension(ext); t != "" {
-		return t
-	}
-	return "application/octet-stream"
 }

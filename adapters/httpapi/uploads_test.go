@@ -54,9 +54,14 @@ func TestUploads(t *testing.T) {
 		wantName string
 		wantType string
 	}{
-		{"raw with ?name=", "/uploads?name=clip.mp4", []byte("mp4 bytes"), map[string]string{"Content-Type": "video/mp4"}, "clip.mp4", "video/mp4"},
+		{"raw with ?name=", "/uploads?name=clip.mp4", mp4Head, map[string]string{"Content-Type": "video/mp4"}, "clip.mp4", "video/mp4"},
+		{"declared type is not trusted", "/uploads?name=clip.mp4", []byte("<html><script>alert(1)</script>"), map[string]string{"Content-Type": "video/mp4"}, "clip.mp4", "text/html; charset=utf-8"},
+		{"text named .mp4 is text", "/uploads?name=clip.mp4", []byte("mp4 bytes"), map[string]string{"Content-Type": "video/mp4"}, "clip.mp4", "text/plain; charset=utf-8"},
+		{"matroska by name when the bytes are EBML", "/uploads?name=a.mkv", []byte("\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01"), nil, "a.mkv", "video/x-matroska"},
+		{"mpeg-ts by name when the bytes are not known", "/uploads?name=a.ts", []byte("\x47\x40\x00\x10\x00\x00\xb0\x0d"), nil, "a.ts", "video/mp2t"},
+		{"binary named .srt is not subtitles", "/uploads?name=a.srt", []byte("\x00\x01\x02\x03"), nil, "a.srt", "application/octet-stream"},
 		{"raw with X-Filename", "/uploads", []byte("WEBVTT\n"), map[string]string{"Content-Type": "application/octet-stream", "X-Filename": "a.vtt"}, "a.vtt", "text/vtt"},
-		{"raw without a name", "/uploads", []byte("data"), map[string]string{"Content-Type": "application/octet-stream"}, "upload", "application/octet-stream"},
+		{"raw without a name", "/uploads", []byte("data"), map[string]string{"Content-Type": "application/octet-stream"}, "upload", "text/plain; charset=utf-8"},
 		{"multipart", "/uploads", mp, map[string]string{"Content-Type": mpType}, "subs.srt", "application/x-subrip"},
 	}
 	for _, tt := range tests {
@@ -103,6 +108,7 @@ func TestUploadRejections(t *testing.T) {
 		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, problem.CodeValidation, "note"},
 		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, problem.CodeValidation, "file"},
 		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, problem.CodeValidation, "Content-Type"},
+		{"multipart without a boundary", "/uploads", []byte("x"), map[string]string{"Content-Type": "multipart/form-data"}, b.key, 400, problem.CodeValidation, "multipart/form-data body is malformed"},
 		{"no key", "/uploads", []byte("x"), map[string]string{"Content-Type": "text/plain"}, "", 401, problem.CodeUnauthorized, "Authorization"},
 	}
 	for _, tt := range tests {
@@ -120,6 +126,9 @@ func TestUploadRejections(t *testing.T) {
 		})
 	}
 }
+
+// mp4Head is the start of an MP4 file: an ftyp box.
+var mp4Head = []byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom")
 
 func TestAssetContent(t *testing.T) {
 	t.Parallel()
@@ -140,7 +149,9 @@ func TestAssetContent(t *testing.T) {
 	}{
 		{"whole", "GET", b.key, "", 200, "0123456789", map[string]string{"Content-Length": "10", "Accept-Ranges": "bytes"}},
 		{"range", "GET", b.key, "bytes=2-4", 206, "234", map[string]string{"Content-Range": "bytes 2-4/10"}},
-		{"head", "HEAD", b.key, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "video/mp4"}},
+		// Declared video/mp4, but its bytes are text: served as text, as an attachment.
+		{"head", "HEAD", b.key, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "text/plain; charset=utf-8",
+			"X-Content-Type-Options": "nosniff", "Content-Disposition": `attachment; filename="clip.mp4"`}},
 		{"unsatisfiable range", "GET", b.key, "bytes=50-60", 416, "", map[string]string{"Content-Range": "bytes */10"}},
 		{"other account", "GET", b.otherKey, "", 404, "", nil},
 		{"no key", "GET", "", "", 401, "", nil},

@@ -124,6 +124,13 @@ func TestToolsAnswerAsREST(t *testing.T) {
 			if up.URL != b.h.Uploads.URL(up.ID) || up.Size != int64(len(srt)) || up.Name != "subs.srt" {
 				t.Errorf("upload_media answered %+v", up)
 			}
+			// A declared type is not taken: the bytes say what the upload is.
+			var declared mcpserver.Upload
+			mustSucceed(t, cs, "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString([]byte("<html><script>x</script>")),
+				"name": "page.mp4", "contentType": "video/mp4"}, &declared)
+			if declared.ContentType != "text/html; charset=utf-8" {
+				t.Errorf("upload_media of HTML declared video/mp4 stored as %q", declared.ContentType)
+			}
 			var fetched mcpserver.Upload
 			mustSucceed(t, cs, "upload_media", map[string]any{"url": b.media.URL + "/clip.srt"}, &fetched)
 			if fetched.Name != "clip.srt" || fetched.ContentType != "application/x-subrip" || fetched.Size != int64(len(srt)) {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -242,8 +242,11 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 			return Upload{}, "", err
 		}
 	}
-	var body io.Reader
-	name, contentType := in.Name, in.ContentType
+	var (
+		body io.Reader
+		head []byte
+	)
+	name := in.Name
 	if in.Content != "" {
 		b, err := h.decodeContent(in.Content)
 		if err != nil {
@@ -252,33 +255,26 @@ func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadM
 		if len(b) == 0 {
 			return Upload{}, "", problem.Reject(problem.CodeValidation, "content is empty")
 		}
-		body = bytes.NewReader(b)
+		body, head = bytes.NewReader(b), b[:min(len(b), mediatype.SniffLen)]
 	} else {
 		resp, err := h.fetch(ctx, in.URL)
 		if err != nil {
 			return Upload{}, "", err
 		}
 		defer resp.Body.Close()
-		br := bufio.NewReader(resp.Body)
+		br := bufio.NewReaderSize(resp.Body, 64<<10)
 		if _, err := br.Peek(1); err != nil {
 			return Upload{}, "", problem.Reject(problem.CodeInputFetchFailed, "url %s answered an empty body", redact(in.URL))
 		}
+		head, _ = br.Peek(mediatype.SniffLen) // short only at the end of the body
 		body = br
 		if name == "" {
 			name = nameOf(resp.Request.URL)
 		}
-		if contentType == "" {
-			if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt != "application/octet-stream" {
-				contentType = mt
-			}
-		}
 	}
-	if contentType == "" {
-		contentType = mime.TypeByExtension(strings.ToLower(path.Ext(name)))
-	}
-	if contentType == "" {
-		contentType = "application/octet-stream"
-	}
+	// As for POST /uploads: the type is sniffed from the bytes, never taken from the caller
+	// (in.ContentType) or the remote server.
+	contentType := mediatype.Sniff(head, name)
 	as, err := h.uc.Uploads.Upload(ctx, a, name, contentType, body)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -323,7 +319,7 @@ func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return nil, problem.Reject(problem.CodeValidation, "url %q is not usable: %v", raw, err)
+		return nil, problem.Reject(problem.CodeValidation, "url %q is not usable: it cannot be requested", raw)
 	}
 	resp, err := h.opts.Fetch.Do(req)
 	if err != nil {
@@ -334,10 +330,9 @@ func (h *Handler) fetch(ctx context.Context, raw string) (*http.Response, error)
 		case errors.Is(err, safehttp.ErrScheme):
 			return nil, problem.Reject(problem.CodeValidation, "url %s is refused: only https URLs are fetched", redact(raw))
 		default:
-			if ue := (*url.Error)(nil); errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %v", redact(raw), err)
+			// The cause (a resolver's address, a raw network error) is the operator's to read.
+			h.log.Warn("mcpserver: upload_media url could not be fetched", "url", redact(raw), "err", err)
+			return nil, problem.Reject(problem.CodeInputFetchFailed, "url %s could not be fetched: %s", redact(raw), safehttp.Reason(err))
 		}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -48,8 +48,8 @@ type GetAccountInput struct{}
 type UploadMediaInput struct {
 	URL         string `json:"url,omitempty" jsonschema:"an https URL to fetch and store (public addresses only)"`
 	Content     string `json:"content,omitempty" jsonschema:"the file's bytes, base64 (standard alphabet), at most 16 MiB decoded"`
-	Name        string `json:"name,omitempty" jsonschema:"the file name to keep, e.g. subs.srt; its extension sets the content type when contentType is not given"`
-	ContentType string `json:"contentType,omitempty" jsonschema:"the media type, e.g. video/mp4; default from the name"`
+	Name        string `json:"name,omitempty" jsonschema:"the file name to keep, e.g. subs.srt; its extension names the content type only where the bytes cannot tell (Matroska, MPEG-TS, subtitles)"`
+	ContentType string `json:"contentType,omitempty" jsonschema:"ignored, kept for compatibility: the stored media type is sniffed from the bytes"`
 }
 
 // The tools' outputs: the JSON the REST API answers with, inside its { data } envelope.

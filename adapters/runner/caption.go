@@ -105,11 +105,14 @@ func (b *burner) source(url string) (subtitle.Video, *workqueue.Failure) {
 	if e := b.f.Fetch.Fetch(b.ctx, b.a, url, filepath.Join(b.work, localSource)); e != nil {
 		return subtitle.Video{}, e
 	}
+	if e := refuseList(b.work, localSource, "inputs.source"); e != nil {
+		return subtitle.Video{}, e
+	}
 	b.hooks.Executing()
 	md, wall, err := probeMetadata(b.ctx, b.f.Sandbox, b.work, localSource, b.left())
 	b.compute += wall
 	if err != nil {
-		return subtitle.Video{}, exitFail("inputs.source could not be read as media: "+err.Error(), nil)
+		return subtitle.Video{}, exitFail("inputs.source could not be read as media", []byte(err.Error()))
 	}
 	b.meta.durationMs = md.DurationMs
 	for _, s := range md.Streams {
@@ -190,7 +193,11 @@ func (b *burner) transcribe(tr captionburn.Transcriber, language string) ([]subt
 	case tctx.Err() != nil && b.ctx.Err() == nil:
 		return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(b.a.Timeout/time.Second)), nil)
 	case err != nil:
-		return nil, exitFail("transcription failed: "+err.Error(), nil)
+		// The transcriber's error may name its server; the client learns what failed only.
+		if b.f.Log != nil {
+			b.f.Log.Warn("runner: transcription failed", "job", b.a.Lease.JobID, "err", err)
+		}
+		return nil, exitFail("transcription failed: the speech recognizer could not transcribe the audio", nil)
 	case len(words) == 0:
 		return nil, exitFail("transcription found no speech in inputs.source", nil)
 	}

@@ -2,13 +2,10 @@ package runner
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 
@@ -66,44 +63,14 @@ func (f Fetcher) log(what string, a workqueue.Assignment, url string, err error)
 	}
 }
 
-// reason says why a download failed in the user's terms: never a resolver address or a raw Go
-// error.
+// reason says why a download failed in the user's terms (safehttp.Reason): never a resolver
+// address or a raw Go error.
 func reason(err error, maxBytes int64) string {
-	var (
-		blocked *safehttp.BlockedError
-		status  *safehttp.StatusError
-		dnsErr  *net.DNSError
-		netErr  net.Error
-	)
 	switch {
-	case errors.As(err, &blocked), errors.Is(err, safehttp.ErrBlockedAddress):
-		return "its address is on a refused (private, loopback or reserved) range"
-	case errors.Is(err, safehttp.ErrScheme):
-		return "only https URLs are fetched"
 	case errors.Is(err, safehttp.ErrTooLarge):
 		return fmt.Sprintf("it is larger than %d bytes", maxBytes)
-	case errors.As(err, &status):
-		return fmt.Sprintf("the server answered %d", status.Code)
-	case errors.As(err, &dnsErr):
-		return "its host name does not resolve"
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return "the server did not answer in time"
-	case isTLS(err):
-		return "its TLS certificate is not valid"
-	default:
-		return "the connection failed"
+	case errors.Is(err, safehttp.ErrScheme):
+		return "only https URLs are fetched"
 	}
-}
-
-// isTLS tells a certificate or handshake failure.
-func isTLS(err error) bool {
-	var (
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-		verify   *tls.CertificateVerificationError
-		record   tls.RecordHeaderError
-	)
-	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
-		errors.As(err, &verify) || errors.As(err, &record)
+	return safehttp.Reason(err)
 }

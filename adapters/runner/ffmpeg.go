@@ -70,6 +70,11 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
+	args, fail := checkStaged(work, plan.Args, inputs)
+	if fail != nil {
+		return workqueue.Result{Failure: fail}
+	}
+
 	h.Executing()
 	// Progress: FFmpeg's -progress lines give out_time_us; the first input's duration, probed
 	// alongside the run so it adds no latency, turns it into a fraction.
@@ -98,7 +103,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 			h.Progress(min(float64(outUs)/float64(d), 0.99))
 		}
 	}}
-	args := append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, plan.Args...)
+	args = append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, args...)
 	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,
 		Limits: f.limits(a), Stdout: pw})
 	<-probed // the probe reads the work directory, which goes when Execute returns

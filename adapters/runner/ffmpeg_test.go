@@ -2,15 +2,18 @@ package runner_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,6 +236,22 @@ func TestInlineSubtitlesBurned(t *testing.T) {
 	}
 }
 
+// output reads the stored output of that name (unique among the test's jobs).
+func (b testBundle) output(t *testing.T, name string) string {
+	t.Helper()
+	var found []byte
+	err := filepath.WalkDir(filepath.Join(b.root, "blobs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(p) == name {
+			found, err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil || found == nil {
+		t.Fatalf("output %s not found: %v", name, err)
+	}
+	return string(found)
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -277,5 +296,106 @@ func TestOutputUploadOutlastsAnUnavailableControlPlane(t *testing.T) {
 	}
 	if q.n.Load() >= 0 {
 		t.Fatalf("uploads left to fail: %d; the executor did not retry", q.n.Load())
+	}
+}
+
+// Staged inputs are what their names say: a list under another name is refused before FFmpeg
+// runs, a list under its own name is checked entry by entry, and a staged file is read with the
+// demuxer its extension names. The inputs are downloaded, so these are the runner's checks of
+// the bytes (inline content meets the same rules at submit, through the validator's plan).
+func TestStagedInputsAreWhatTheirNamesSay(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	var mu sync.Mutex
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b, ok := files[r.URL.Path]
+		mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	addr := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	client := safehttp.NewClient(safehttp.Config{RootCAs: pool, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		LookupIP: func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{addr.Addr()}, nil }})
+	exec, blobs, root := newExecutor(t, client, 1<<20)
+	b := testBundle{exec: exec, blobs: blobs, root: root}
+
+	playlist := "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n/etc/passwd\n#EXT-X-ENDLIST\n"
+	srt := func(text string) string { return "1\n00:00:00,000 --> 00:00:01,000\n" + text + "\n" }
+	tests := []struct {
+		name    string
+		inputs  map[string]string // name -> content, served over https
+		command string
+		code    problem.Code // "" completes
+		message string
+		// absent must not be in the output notIn.
+		notIn, absent string
+	}{
+		{name: "playlist named .srt", inputs: map[string]string{"m.srt": playlist},
+			command: "ffmpeg -i m.srt out.srt", code: problem.CodeValidation, message: `input "m.srt" holds an HLS playlist, not what its name says`},
+		{name: "playlist named .srt read by a filter", inputs: map[string]string{"m.srt": playlist},
+			command: "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=m.srt out.mp4", code: problem.CodeValidation, message: "HLS playlist"},
+		{name: "concat list named .vtt", inputs: map[string]string{"l.vtt": "ffconcat version 1.0\nfile /etc/passwd\n"},
+			command: "ffmpeg -i l.vtt out.srt", code: problem.CodeValidation, message: `input "l.vtt" holds a concat list`},
+		{name: "-f concat on a .vtt", inputs: map[string]string{"l.vtt": "file a.srt\n", "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i l.vtt out.srt", code: problem.CodeValidation, message: "must be named .txt or .ffconcat"},
+		{name: "concat entry on the host", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile '/etc/passwd'\n", "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `list.txt line 2: entry "/etc/passwd" is an absolute path`},
+		{name: "concat entry not staged", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile 'c.srt'\n", "a.srt": srt("a")},
+			command: "ffmpeg -f concat -i list.txt out.srt", code: problem.CodeValidation, message: `entry "c.srt" is not a staged input`},
+		{name: "headerless list named .vtt is read as WebVTT", inputs: map[string]string{"x.vtt": "file '/etc/passwd'\n"},
+			command: "ffmpeg -i x.vtt list.vtt", notIn: "list.vtt", absent: "passwd"},
+		// FFmpeg's probe would read SubRip here and keep the cue; WebVTT's demuxer finds none.
+		{name: "SubRip named .vtt is read as WebVTT", inputs: map[string]string{"x.vtt": srt("HELLO")},
+			command: "ffmpeg -i x.vtt srt.vtt", notIn: "srt.vtt", absent: "HELLO"},
+		// A playlist under its own name reaches FFmpeg through a filter that opens files by
+		// probing; its entries are checked like a command.
+		{name: "playlist under its own name read by a filter", inputs: map[string]string{"p.m3u8": playlist},
+			command: "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=p.m3u8 out.mp4", code: problem.CodeValidation,
+			message: `p.m3u8 line 4: entry "/etc/passwd" is an absolute path`},
+		{name: "concat list of staged subtitles", inputs: map[string]string{"list.txt": "file 'a.srt'\nfile b.srt\n", "a.srt": srt("a"), "b.srt": srt("b")},
+			command: "ffmpeg -f concat -i list.txt out.srt"},
+		{name: "subtitles under their own name", inputs: map[string]string{"s.srt": srt("hello")}, command: "ffmpeg -i s.srt out.vtt"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+			inputs := map[string]string{}
+			mu.Lock()
+			for name, content := range tc.inputs {
+				// No extension in the URL: a playlist's own would be refused there already.
+				path := fmt.Sprintf("/%d/%s", i, strings.ReplaceAll(name, ".", "_"))
+				files[path] = []byte(content)
+				inputs[name] = "https://example.com:" + port + path // the test certificate's name
+			}
+			mu.Unlock()
+			raw, _ := json.Marshal(inputs)
+			res := b.run(t, string(raw), tc.command, 30*time.Second)
+			e := failed(res)
+			if tc.code == "" {
+				if e != nil {
+					t.Fatalf("failed: %+v %s", e, deref(e.Detail))
+				}
+				if tc.notIn != "" {
+					if out := b.output(t, tc.notIn); strings.Contains(out, tc.absent) {
+						t.Errorf("%s holds %q: %q", tc.notIn, tc.absent, out)
+					}
+				}
+				return
+			}
+			if e == nil || e.Code != tc.code || !strings.Contains(e.Message, tc.message) {
+				t.Fatalf("error %+v, want %s with %q", e, tc.code, tc.message)
+			}
+			if tc.code == problem.CodeValidation && res.ComputeMs != 0 {
+				t.Errorf("refused before the run, yet %d ms of compute", res.ComputeMs)
+			}
+		})
 	}
 }

@@ -36,10 +36,13 @@ func (m *Metadata) Execute(ctx context.Context, a workqueue.Assignment, work str
 	if e := m.FFmpeg.Fetch.Fetch(ctx, a, src, filepath.Join(work, localSource)); e != nil {
 		return workqueue.Result{Failure: e}
 	}
+	if e := refuseList(work, localSource, "inputs.source"); e != nil {
+		return workqueue.Result{Failure: e}
+	}
 	h.Executing()
 	md, wall, err := probeMetadata(ctx, m.FFmpeg.Sandbox, work, localSource, a.Timeout)
 	if err != nil {
-		return workqueue.Result{ComputeMs: wall.Milliseconds(), Failure: exitFail("the source could not be read as media: "+err.Error(), nil)}
+		return workqueue.Result{ComputeMs: wall.Milliseconds(), Failure: exitFail("the source could not be read as media", []byte(err.Error()))}
 	}
 	data, err := json.Marshal(md)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -63,6 +64,12 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlstore: sqlite path %q: empty or contains ? or #", path)
 	}
+	// The database holds key hashes and the ledger: only its owner may read it. SQLite gives
+	// its -wal and -shm files the database file's mode, so creating it 0600 covers them too;
+	// an older file made world-readable is tightened.
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
 	// busy_timeout covers other processes (a `mediajobs migrate` beside a server); _txlock=immediate
 	// takes the write lock at BEGIN, so a transaction never fails to upgrade a read lock midway.
 	// synchronous=NORMAL is durable across crashes of the process in WAL mode; only a power loss
@@ -84,6 +91,24 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	s := &Store{w: w, r: r}
 	s.startCommitter(1)
 	return open(ctx, s)
+}
+
+// createPrivate makes the file at path if it is missing, and leaves it (and its -wal and -shm
+// files, when present) readable by its owner only.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 func openSQLite(path, params string, conns int) (*bun.DB, error) {

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -235,6 +236,42 @@ func TestRegistry(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			workqueuetest.ExerciseRegistry(t, func(t *testing.T) workqueue.Registry { return b.open(t) })
+		})
+	}
+}
+
+// The database and its WAL files are readable by their owner only, whatever the umask, and an
+// older world-readable file is tightened when opened.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, existing := range map[string]bool{"new": false, "old 0644 file": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "mediajobs.db")
+			if existing {
+				if err := os.WriteFile(path, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := sqlstore.OpenSQLite(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.CreateAsset(ctx, asset.Asset{ID: "ast_1", AccountID: "acc_1", Name: "a.mp4", ContentType: "video/mp4", Size: 1,
+				CreatedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{path, path + "-wal", path + "-shm"} {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if perm := fi.Mode().Perm(); perm != 0o600 {
+					t.Errorf("%s has mode %o, want 600", filepath.Base(p), perm)
+				}
+			}
 		})
 	}
 }

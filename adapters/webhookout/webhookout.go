@@ -280,6 +280,7 @@ func (d *Deliverer) send(ctx context.Context, ep webhook.Endpoint, del webhook.D
 	start := time.Now()
 	resp, err := d.client.Do(req)
 	if err != nil {
+		d.cfg.Log.Info("webhook delivery: no answer", "delivery", del.ID, "endpoint", ep.ID, "err", err)
 		return 0, time.Since(start), describe(err, d.cfg.Timeout)
 	}
 	// The answer must be whole within the timeout too; its content is not kept.
@@ -292,20 +293,15 @@ func (d *Deliverer) send(ctx context.Context, ep webhook.Endpoint, del webhook.D
 	return resp.StatusCode, took, nil
 }
 
-// describe makes a transport error fit for the delivery history: no URL (its query may be a
-// credential), timeouts said plainly.
+// describe makes a transport error fit for the delivery history, which the endpoint's owner
+// reads: no URL (its query may be a credential), no address or resolver (safehttp.Reason),
+// timeouts said plainly. The raw error goes to the log.
 func describe(err error, timeout time.Duration) error {
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return fmt.Errorf("no answer within %v", timeout)
-		}
-		err = ue.Err
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &ue) && ue.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %v", timeout)
 	}
-	return err
+	return errors.New(safehttp.Reason(err))
 }
 
 // URLChecker vets endpoint URLs at creation with the deliveries' own address policy; it
@@ -318,5 +314,19 @@ type URLChecker struct {
 func (c URLChecker) CheckURL(ctx context.Context, rawURL string) error {
 	cfg := c.HTTP
 	cfg.AllowHTTP = false
-	return safehttp.CheckURL(ctx, rawURL, cfg)
+	if err := safehttp.CheckURL(ctx, rawURL, cfg); err != nil {
+		// The message reaches the client: the reason, never what the name resolved to (an
+		// oracle of the network behind the service).
+		return &reasonError{reason: safehttp.Reason(err), err: err}
+	}
+	return nil
 }
+
+// reasonError shows a user-facing reason and keeps the cause for errors.Is and errors.As.
+type reasonError struct {
+	reason string
+	err    error
+}
+
+func (e *reasonError) Error() string { return e.reason }
+func (e *reasonError) Unwrap() error { return e.err }

@@ -1158,6 +1158,7 @@ type Status string
 
 // Upload defines model for Upload.
 type Upload struct {
+	// ContentType The media type sniffed from the upload's first bytes (with the name's extension for containers and subtitles the sniffer cannot tell apart); the request's Content-Type is not trusted. The content is served with this type, `X-Content-Type-Options: nosniff`, and `Content-Disposition: attachment` unless it is video, audio or an image.
 	ContentType string `json:"contentType"`
 	ID          string `json:"id"`
 	Name        string `json:"name"`

@@ -449,7 +449,9 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 		mayRun bool
 		// hostPaths must not exist on the host after the run.
 		hostPaths []string
-		skip      string
+		// files are written into the work directory before the run.
+		files map[string]string
+		skip  string
 	}
 	tests := []escape{
 		{name: "read /etc/passwd", args: copyOut("/etc/passwd"), mayRun: f.OwnSystem},
@@ -467,6 +469,14 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 		{name: "host process in /proc", args: copyOut(fmt.Sprintf("/proc/%d/cmdline", os.Getpid()))},
 		{name: "host process environment in /proc", args: copyOut(fmt.Sprintf("/proc/%d/environ", os.Getpid()))},
 		{name: "host init in /proc", args: copyOut("/proc/1/cmdline"), mayRun: true},
+		// A staged file whose content is a playlist: FFmpeg probes it as HLS and opens what it
+		// names. The runner refuses such a file before the run; this is the wall behind it.
+		{name: "HLS playlist in the work dir naming a host file", args: FFmpegArgs("-i", "in.mp4", "-c", "copy", "-y", "leak.mkv"),
+			files: map[string]string{"in.mp4": "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n" + b.hostVideo + "\n#EXT-X-ENDLIST\n"}},
+		{name: "HLS playlist in the work dir naming a URL", args: FFmpegArgs("-i", "in.mp4", "-c", "copy", "-y", "leak.mkv"),
+			files: map[string]string{"in.mp4": "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n" + b.httpURL + "\n#EXT-X-ENDLIST\n"}},
+		{name: "concat script in the work dir naming a host file", args: FFmpegArgs("-safe", "0", "-f", "concat", "-i", "l.txt", "-c", "copy", "-y", "leak.mkv"),
+			files: map[string]string{"l.txt": "ffconcat version 1.0\nfile '" + b.hostVideo + "'\n"}},
 		{name: "http to host loopback", args: FFmpegArgs("-rw_timeout", "2000000", "-i", b.httpURL, "-frames:v", "1", "-y", "leak.png")},
 		{name: "tcp to host loopback", args: copyOut("tcp://" + b.tcpAddr + "?timeout=2000000")},
 		{
@@ -503,6 +513,11 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 				t.Skip(tt.skip)
 			}
 			dir := WorkDir(t)
+			for name, content := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 
 			res := run(t, r, sandbox.Spec{Dir: dir, Args: tt.args, Timeout: 30 * time.Second})
 

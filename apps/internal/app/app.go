@@ -206,13 +206,23 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	cfg.Data = abs
-	// The data directory must be searchable by the sandbox user (its work directories live
-	// inside), so it is 0711: reachable, not listable.
-	if err := os.MkdirAll(cfg.Data, 0o711); err != nil {
+	// The data directory is created its owner's alone (0700), but for one case: when the
+	// in-process runner keeps its work directories inside it, the sandbox user must be able to
+	// search it, so it is made 0711 (reachable, not listable). An admin command opening the
+	// directory of a running server leaves its mode alone. Every file in it is 0600 and every
+	// other directory 0700 either way (the database, blobs, the signing key).
+	runnerInside := cfg.Runner && cfg.WorkDir == ""
+	mode := os.FileMode(0o700)
+	if runnerInside {
+		mode = 0o711
+	}
+	if err := os.MkdirAll(cfg.Data, mode); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	if err := os.Chmod(cfg.Data, 0o711); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	if runnerInside {
+		if err := os.Chmod(cfg.Data, mode); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
 	}
 	if cfg.URLTTL <= 0 {
 		cfg.URLTTL = time.Hour
@@ -242,7 +252,7 @@ func OpenStore(ctx context.Context, cfg Config) (*sqlstore.Store, error) {
 	if cfg.DatabaseURL != "" {
 		return nil, fmt.Errorf("database URL %q: only postgres:// URLs are supported; leave it empty for SQLite", cfg.DatabaseURL)
 	}
-	if err := os.MkdirAll(cfg.Data, 0o711); err != nil {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, err
 	}
 	return sqlstore.OpenSQLite(ctx, filepath.Join(cfg.Data, "mediajobs.db"))

@@ -136,7 +136,49 @@ func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	if !res.Valid {
 		return res, &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
 	}
+	if e := r.checkInline(res.Plan); e != nil {
+		return res, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs." + e.Value}
+	}
 	return res, nil
+}
+
+// checkInline applies the runner's staged-input rules (validator.CheckStaged) to inline
+// content, whose bytes are known at submit: a playlist named .srt or a concat list naming a
+// host file is refused here, before a job exists. Downloaded inputs are checked by the runner.
+func (r Request) checkInline(plan *validator.Plan) *validator.Error {
+	concat := map[string]bool{}
+	for _, read := range validator.InputReads(plan.Args) {
+		if read.Format == "concat" {
+			concat[read.Name] = true
+		}
+	}
+	staged := func(name string) bool {
+		if _, ok := r.Inputs[name]; ok {
+			return true
+		}
+		for _, d := range plan.Downloads {
+			if d.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	names := make([]string, 0, len(r.Inputs))
+	for name := range r.Inputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		in := r.Inputs[name]
+		if in.Content == nil {
+			continue
+		}
+		f := validator.StagedFile{Name: name, Content: []byte(*in.Content), Concat: concat[name]}
+		if e := validator.CheckStaged(f, staged); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // AssetIDs lists the uploaded assets the plan downloads, sorted.

@@ -59,6 +59,14 @@ func TestPrepare(t *testing.T) {
 		{name: "host file input", params: `{"command":"ffmpeg -i /etc/passwd out.mp4"}`, wantErr: "/etc/passwd"},
 		{name: "content over 64 KB", inputs: `{"a.srt":{"content":"` + strings.Repeat("x", 65537) + `"}}`,
 			params: `{"command":"ffmpeg -f lavfi -i testsrc -vf subtitles=a.srt out.mp4"}`, wantErr: "a.srt"},
+		{name: "inline playlist named .srt", inputs: `{"m.srt":{"content":"#EXTM3U\n#EXTINF:1,\n/etc/passwd\n"}}`,
+			params: `{"command":"ffmpeg -i m.srt out.srt"}`, wantErr: `input "m.srt" holds an HLS playlist`},
+		{name: "inline concat list named .vtt", inputs: `{"l.vtt":{"content":"ffconcat version 1.0\nfile a.mp4\n"}}`,
+			params: `{"command":"ffmpeg -i l.vtt out.srt"}`, wantErr: `input "l.vtt" holds a concat list`},
+		{name: "inline concat list naming a host file", inputs: `{"list.txt":{"content":"file '/etc/passwd'\n"}}`,
+			params: `{"command":"ffmpeg -f concat -i list.txt -c copy out.mp4"}`, wantErr: "is an absolute path"},
+		{name: "inline concat list of staged inputs", inputs: `{"list.txt":{"content":"file a.mp4\nfile b.mp4\n"},"a.mp4":"https://x.test/a.mp4","b.mp4":"https://x.test/b.mp4"}`,
+			params: `{"command":"ffmpeg -f concat -i list.txt -c copy out.mp4"}`, want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
 		{name: "path-unsafe input name", inputs: `{"../a.srt":{"content":"x"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}`, wantErr: "../a.srt"},
 	}
 	for _, tc := range tests {

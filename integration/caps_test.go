@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cappedPricing writes the built-in pricing, unthrottled, with every plan's jobBytes set to
+// bytes, and returns its path for MEDIAJOBS_PRICING.
+func cappedPricing(t *testing.T, dir string, bytes int64) string {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(mustRead(t, unthrottledPricing(t, dir)), &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range p["plans"].(map[string]any) {
+		pl.(map[string]any)["jobBytes"] = bytes
+	}
+	out, _ := json.Marshal(p)
+	path := filepath.Join(dir, "capped-pricing.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPerJobCaps: through the binary, a job that writes without end fails on the plan's byte
+// cap and one that writes 5,000 images fails on its file cap, each LIMIT_EXCEEDED naming the
+// cap; the work directory is freed, and the service stays healthy and runs the next job.
+func TestPerJobCaps(t *testing.T) {
+	t.Parallel()
+	const byteCap = 64 << 20
+	data := dataDir(t)
+	srv := startServer(t, serverOpts{Backend: sqliteBackend, Data: data,
+		Env: map[string]string{"MEDIAJOBS_PRICING": cappedPricing(t, filepath.Dir(data), byteCap)}})
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+
+	tests := []struct {
+		name    string
+		command string
+		limit   string
+	}{
+		// Raw video in 1 s segments: ~23 MB a second for an hour, far past the cap, in many
+		// files each far under the per-file size limit.
+		{"bytes", "ffmpeg -f lavfi -i testsrc=duration=3600:size=640x480:rate=25 -c:v rawvideo -f segment -segment_time 1 seg_%04d.avi", "67108864 bytes (job_bytes)"},
+		// 5,000 tiny images, five times the plan's 1,000 files.
+		{"files", "ffmpeg -f lavfi -i testsrc=duration=100:size=32x32:rate=50 -f image2 img_%05d.png", "1000 files (job_files)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := c.waitTerminal(c.submit(ffmpegJob(tc.command, nil, map[string]any{"timeout": 300})))
+			if j.Status != "failed" || j.Error == nil || j.Error.Code != "LIMIT_EXCEEDED" || !strings.Contains(j.Error.Message, tc.limit) {
+				t.Fatalf("job %s: %s %s; want failed LIMIT_EXCEEDED naming %s", j.ID, j.Status, errorText(j), tc.limit)
+			}
+			if j.Output != nil && (j.Output.File != nil || len(j.Output.Files) != 0) {
+				t.Errorf("a capped job kept outputs: %+v", j.Output)
+			}
+			if r := c.as("").do(http.MethodGet, "/readyz", nil, nil); r.Status != http.StatusOK {
+				t.Fatalf("GET /readyz after the capped job: %d %s", r.Status, r.Body)
+			}
+			entries, err := os.ReadDir(filepath.Join(data, "work"))
+			if err == nil && len(entries) != 0 {
+				t.Errorf("work directories left after the capped job: %d", len(entries))
+			}
+			c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p after_"+tc.name+".mp4", nil, nil))
+		})
+	}
+}
