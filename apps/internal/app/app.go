@@ -384,7 +384,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}, a.Log)}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
-	uc.Auth, err = service.NewAuth(store)
+	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk})
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
 	collect(err)
