@@ -861,9 +861,17 @@ type Delivery struct {
 	LastStatusCode *int64  `json:"lastStatusCode"`
 
 	// NextAttemptAt Unix ms; null once succeeded or failed.
-	NextAttemptAt *int64        `json:"nextAttemptAt"`
-	RedeliveryOf  *string       `json:"redeliveryOf"`
-	State         DeliveryState `json:"state"`
+	NextAttemptAt *int64  `json:"nextAttemptAt"`
+	RedeliveryOf  *string `json:"redeliveryOf"`
+
+	// Request What every attempt POSTs: the raw body, and the headers that are the same at each
+	// attempt (`Content-Type`, `X-Service-Event`, `X-Service-Delivery`). The signature,
+	// timestamp and attempt headers are computed per attempt and are not kept.
+	Request struct {
+		Body    string            `json:"body"`
+		Headers map[string]string `json:"headers"`
+	} `json:"request"`
+	State DeliveryState `json:"state"`
 }
 
 // DeliveryState defines model for Delivery.State.
