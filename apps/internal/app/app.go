@@ -327,6 +327,10 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
+	// The console: its page at exactly "/", its files under /console/; every other path is the API's.
+	console := web.Console(wasm)
+	mux.Handle("GET /{$}", console)
+	mux.Handle(web.ConsolePrefix, console)
 	mux.Handle("/", api)
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
