@@ -3,9 +3,12 @@ module github.com/mediajobs/mediajobs/integration
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0
 	github.com/mediajobs/mediajobs/adapters v0.0.0-00010101000000-000000000000
 	github.com/mediajobs/mediajobs/contracts v0.0.0
+	github.com/mediajobs/mediajobs/validator v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -27,6 +30,7 @@ require (
 	github.com/ebitengine/purego v0.10.1 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/getkin/kin-openapi v0.152.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

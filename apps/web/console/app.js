@@ -120,8 +120,8 @@ function signInPage(main) {
     try {
       session = await signIn(key.value.trim());
       key.value = '';
-      location.hash = '#/jobs';
-      route();
+      if (location.hash === '#/jobs') route(e);
+      else location.hash = '#/jobs';
     } catch (e2) {
       err.textContent = errorText(e2);
       key.focus();
@@ -225,7 +225,10 @@ function loadHls() {
 
 function hlsPlayer(file) {
   const v = h('video', { controls: true, preload: 'auto', muted: true, playsInline: true, 'aria-label': `stream ${file.path}`, 'data-hls': '' });
-  if (v.canPlayType('application/vnd.apple.mpegurl')) {
+  // hls.js wherever Media Source Extensions exist (its playback is the same in every such
+  // browser); the native player only where they do not, as on iPhone Safari.
+  const mse = window.MediaSource || window.ManagedMediaSource;
+  if (!mse && v.canPlayType('application/vnd.apple.mpegurl')) {
     v.src = file.url;
   } else {
     loadHls().then((Hls) => {
@@ -235,6 +238,7 @@ function hlsPlayer(file) {
       hls.on(Hls.Events.ERROR, (_, d) => { if (d.fatal) flash(`stream: ${d.details}`, true); });
       hls.loadSource(file.url);
       hls.attachMedia(v);
+      v.dataset.player = 'hls.js';
     }).catch((e) => flash(errorText(e), true));
   }
   return v;
@@ -432,16 +436,16 @@ function ffmpegForm() {
     recheck();
   };
 
-  // mark shows the offending flag in the command.
+  // mark shows the offending flag (or input name) in the command.
   const mark = (err) => {
-    const m = /flag (-\S+)|"(-[^"]+)"|'(-[^']+)'/.exec(err);
-    const flag = m && (m[1] || m[2] || m[3]);
-    const at = flag ? command.value.indexOf(flag) : -1;
+    const m = /flag (-[A-Za-z0-9_:.+-]+)/.exec(err) || /input "([^"]+)"/.exec(err);
+    const what = m && m[1];
+    const at = what ? command.value.indexOf(what) : -1;
     if (at < 0) {
       preview.hidden = true;
       return;
     }
-    preview.replaceChildren(command.value.slice(0, at), h('mark', {}, flag), command.value.slice(at + flag.length));
+    preview.replaceChildren(command.value.slice(0, at), h('mark', {}, what), command.value.slice(at + what.length));
     preview.hidden = false;
   };
 
@@ -836,7 +840,7 @@ const routes = [
   [/^#\/credits$/, creditsPage],
 ];
 
-function route() {
+function route(e) {
   const gen = ++generation;
   const main = $('#main');
   if (!session) {
@@ -858,7 +862,9 @@ function route() {
       break;
     }
   }
-  main.focus({ preventScroll: true });
+  // After a move within the app, the page's content takes the focus, as a page load would
+  // put it at the top; on the first load the focus stays at the start of the document.
+  if (e) main.focus({ preventScroll: true });
 }
 
 setOnUnauthorized(() => {
