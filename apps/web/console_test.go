@@ -116,4 +116,3 @@ func TestHLSBundle(t *testing.T) {
 		t.Fatalf("hls.LICENSE: %v", err)
 	}
 }
-
