@@ -44,6 +44,12 @@ function flash(msg, isError = false) {
   if (msg) flash.t = setTimeout(() => { f.textContent = ''; }, isError ? 10000 : 4000);
 }
 
+// fail reports an error of an action; an ended session has already sent the user to sign in.
+function fail(err) {
+  if (err instanceof APIError && err.status === 401) return;
+  flash(errorText(err), true);
+}
+
 const when = (ms) => (ms ? new Date(ms).toLocaleString() : '—');
 function duration(ms) {
   if (ms === undefined || ms === null || ms < 0) return '—';
@@ -120,6 +126,7 @@ function signInPage(main) {
     try {
       session = await signIn(key.value.trim());
       key.value = '';
+      flash('');
       if (location.hash === '#/jobs') route(e);
       else location.hash = '#/jobs';
     } catch (e2) {
@@ -185,7 +192,7 @@ function jobsPage(main, gen) {
     cursor = page.pagination.nextCursor;
     draw();
   });
-  for (const s of [status, type]) s.addEventListener('change', () => load().catch((e) => flash(errorText(e), true)));
+  for (const s of [status, type]) s.addEventListener('change', () => load().catch((e) => fail(e)));
 
   main.replaceChildren(h('h1', {}, 'Jobs'),
     h('div', { class: 'row' }, field('Status', status), field('Type', type),
@@ -195,7 +202,7 @@ function jobsPage(main, gen) {
         h('th', { scope: 'col', class: 'wide' }, 'Created'), h('th', { scope: 'col' }, 'Duration'), h('th', { scope: 'col' }, 'Cost'))),
       body)),
     info, more);
-  load().catch((e) => flash(errorText(e), true));
+  load().catch((e) => fail(e));
 
   // Live updates: the first page is read again and merged in; faster while jobs run.
   poller(gen, 2000, async () => {
@@ -239,7 +246,7 @@ function hlsPlayer(file) {
       hls.loadSource(file.url);
       hls.attachMedia(v);
       v.dataset.player = 'hls.js';
-    }).catch((e) => flash(errorText(e), true));
+    }).catch((e) => fail(e));
   }
   return v;
 }
@@ -306,7 +313,7 @@ function jobPage(main, gen, jobID) {
       }
       await refresh(true);
     } catch (e) {
-      flash(errorText(e), true);
+      fail(e);
     }
   };
 
@@ -482,6 +489,7 @@ function ffmpegForm() {
     check.dataset.state = r.valid ? 'valid' : 'invalid';
     check.className = r.valid ? 'ok' : 'error';
     check.textContent = r.valid ? `✓ Valid. Output format: ${r.inferredOutputFormat || 'inferred at run time'}.` : `✗ ${r.error}`;
+    command.setAttribute('aria-invalid', String(!r.valid));
     if (r.valid) preview.hidden = true;
     else mark(r.error);
     submit.disabled = !valid;
@@ -627,7 +635,7 @@ function webhooksPage(main) {
   main.replaceChildren(h('h1', {}, 'Webhooks'),
     h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col', class: 'wide' }, 'URL'), h('th', { scope: 'col' }, 'Events'), h('th', { scope: 'col' }, 'State'))), body)),
     secret, h('h2', {}, 'New endpoint'), form);
-  load().catch((e) => flash(errorText(e), true));
+  load().catch((e) => fail(e));
 }
 
 function endpointPage(main, gen, epID) {
@@ -662,7 +670,7 @@ function endpointPage(main, gen, epID) {
               flash('Redelivery queued.');
               await loadDeliveries();
             } catch (e) {
-              flash(errorText(e), true);
+              fail(e);
             }
           } }, 'Redeliver'))),
         h('tr', {}, h('td', { colspan: 7 }, details)),
@@ -688,7 +696,7 @@ function endpointPage(main, gen, epID) {
         flash('Saved.');
         drawInfo(data);
       } catch (err) {
-        flash(errorText(err), true);
+        fail(err);
       }
     } }, h('div', { class: 'row' }, field('Name', name), field('URL', url)), events,
     h('label', { class: 'inline', for: enabled.id }, enabled, 'Enabled'), h('div', {}, h('button', { type: 'submit' }, 'Save')));
@@ -703,7 +711,7 @@ function endpointPage(main, gen, epID) {
         flash(`Deleted ${e.name}.`);
         location.hash = '#/webhooks';
       } catch (err) {
-        flash(errorText(err), true);
+        fail(err);
       }
     } }, 'Delete endpoint');
     info.replaceChildren(
@@ -717,7 +725,7 @@ function endpointPage(main, gen, epID) {
             flash('Test event queued.');
             await loadDeliveries();
           } catch (err) {
-            flash(errorText(err), true);
+            fail(err);
           }
         } }, 'Send test event'),
         h('button', { type: 'button', class: 'secondary', onclick: async () => {
@@ -726,7 +734,7 @@ function endpointPage(main, gen, epID) {
             secret.replaceChildren(secretBox('New signing secret', data.secret),
               h('p', { class: 'muted' }, `The previous secret also signs until ${when(data.previousSecretExpiresAt)}.`));
           } catch (err) {
-            flash(errorText(err), true);
+            fail(err);
           }
         } }, 'Rotate secret'),
         del));
@@ -737,8 +745,8 @@ function endpointPage(main, gen, epID) {
     h('div', { class: 'table-wrap' }, h('table', { id: 'deliveries' }, h('thead', {}, h('tr', {},
       ['Event', 'State', 'Status', 'Attempts', 'Latency'].map((x) => h('th', { scope: 'col' }, x)),
       h('th', { scope: 'col', class: 'wide' }, 'Created'), h('th', { scope: 'col' }, 'Action'))), deliveries)));
-  api('GET', `/webhook-endpoints/${epID}`).then(({ data }) => drawInfo(data), (e) => flash(errorText(e), true));
-  loadDeliveries().catch((e) => flash(errorText(e), true));
+  api('GET', `/webhook-endpoints/${epID}`).then(({ data }) => drawInfo(data), (e) => fail(e));
+  loadDeliveries().catch((e) => fail(e));
   poller(gen, 2000, loadDeliveries);
 }
 
@@ -767,7 +775,7 @@ function keysPage(main) {
           flash(`Revoked ${k.prefix}….`);
           await load();
         } catch (e) {
-          flash(errorText(e), true);
+          fail(e);
         }
       } }, 'Revoke')))));
   };
@@ -779,14 +787,14 @@ function keysPage(main) {
         secret.replaceChildren(secretBox('New API key', data.secret));
         await load();
       } catch (e) {
-        flash(errorText(e), true);
+        fail(e);
       }
     } }, 'Create key')),
     secret,
     table(['Key', 'Created', 'Last used', 'State', 'Action'], [], null));
   main.querySelector('tbody').replaceWith(body);
   body.id = 'keys';
-  load().catch((e) => flash(errorText(e), true));
+  load().catch((e) => fail(e));
 }
 
 // ---- credits -----------------------------------------------------------------------------------
@@ -808,7 +816,7 @@ function creditsPage(main) {
     cursor = p.pagination.nextCursor;
     more.hidden = !cursor;
   };
-  more.addEventListener('click', () => page(cursor).catch((e) => flash(errorText(e), true)));
+  more.addEventListener('click', () => page(cursor).catch((e) => fail(e)));
   main.replaceChildren(h('h1', {}, 'Credits'), summary, h('h2', {}, 'Ledger'),
     table(['When', 'Kind', 'Amount', 'Job', 'Note'], [], null), more);
   main.querySelector('tbody').replaceWith(body);
@@ -824,8 +832,8 @@ function creditsPage(main) {
       h('dt', {}, 'Concurrent jobs'), h('dd', {}, l.concurrency),
       h('dt', {}, 'Per job'), h('dd', {}, `${bytes(l.jobBytes)}, ${l.jobFiles} files`),
       h('dt', {}, 'Workers online'), h('dd', {}, `cpu: ${a.workers.cpu ? 'yes' : 'no'}, gpu: ${a.workers.gpu ? 'yes' : 'no'}`)));
-  }, (e) => flash(errorText(e), true));
-  page(null).catch((e) => flash(errorText(e), true));
+  }, (e) => fail(e));
+  page(null).catch((e) => fail(e));
 }
 
 // ---- routing -----------------------------------------------------------------------------------
