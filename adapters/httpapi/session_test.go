@@ -68,6 +68,16 @@ func TestSessionCookie(t *testing.T) {
 	}
 }
 
+// Behind a proxy that terminates TLS (an https base URL), the cookie is Secure.
+func TestSessionCookieSecureBehindTLS(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{secureCookies: true})
+	res := b.do(t, request{method: "POST", path: "/session", body: mustJSON(t, map[string]string{"apiKey": b.key})})
+	if raw := res.header.Get("Set-Cookie"); res.status != http.StatusCreated || !strings.Contains(raw, "; Secure") {
+		t.Fatalf("POST /session: %d, Set-Cookie %q; want Secure", res.status, raw)
+	}
+}
+
 func TestSessionSignInRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
