@@ -304,6 +304,22 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("the stderr shown is %q; want FFmpeg's complaint about the odd size", stderr)
 		}
 		b.screenshot(t, "job-failed")
+		// Retry: a new job of the same request, and the page moves to it.
+		b.run(t, "retry", 20*time.Second,
+			js(`[...document.querySelectorAll('button')].find((x) => x.textContent === 'Retry').click()`),
+			wait(fmt.Sprintf(`location.hash.startsWith('#/jobs/job_') && location.hash !== %q`, "#/jobs/"+id), 10*time.Second))
+		retried := strings.TrimPrefix(eval[string](t, b, `location.hash`), "#/jobs/")
+		if j := b.c.job(retried); j.RetryOf != id {
+			t.Fatalf("job %s retries %q, want %s", retried, j.RetryOf, id)
+		}
+		b.run(t, "the retry links back", 10*time.Second, wait(fmt.Sprintf(`document.querySelector('a[href="#/jobs/%s"]') !== null`, id), 5*time.Second))
+
+		// The list filtered to failed jobs shows the failed one and not the completed one.
+		b.goTo(t, "#/jobs", `#jobs`)
+		b.run(t, "filter by status", 20*time.Second,
+			js(`const s = document.querySelector('select[name=status]'); s.value = 'failed'; s.dispatchEvent(new Event('change'))`),
+			wait(fmt.Sprintf(`document.querySelector('tr[data-job=%q]') !== null && document.querySelector('tr[data-job=%q]') === null && [...document.querySelectorAll('#jobs tbody tr')].every((r) => r.dataset.status === 'failed')`, id, ffmpegJobID), 10*time.Second))
+		b.screenshot(t, "jobs-failed")
 		b.noErrors(t)
 	})
 
@@ -350,6 +366,22 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("the delivery body shown is %q", body)
 		}
 		b.screenshot(t, "deliveries")
+
+		// Edit the events, then rotate the secret: the new one is shown once.
+		b.run(t, "edit events", 20*time.Second,
+			js(`document.querySelector('#edit-endpoint input[value="job.failed"]').click(); document.querySelector('#edit-endpoint input[value="job.running"]').click()`),
+			chromedp.Click(css(`#edit-endpoint button[type=submit]`)),
+			wait(`document.querySelector('#flash').textContent === 'Saved.'`, 10*time.Second))
+		var eps []struct {
+			SubscribedEvents []string `json:"subscribedEvents"`
+		}
+		b.c.do(http.MethodGet, "/webhook-endpoints", nil, nil).decode(t, http.StatusOK, &eps)
+		if len(eps) != 1 || strings.Join(eps[0].SubscribedEvents, ",") != "job.completed,job.running" {
+			t.Fatalf("endpoints after the edit: %+v; want job.completed and job.running", eps)
+		}
+		b.run(t, "rotate the secret", 20*time.Second,
+			js(`[...document.querySelectorAll('button')].find((x) => x.textContent === 'Rotate secret').click()`),
+			wait(fmt.Sprintf(`(document.querySelector('output[data-secret]')?.textContent || '').startsWith('whsec_') && document.querySelector('output[data-secret]').textContent !== %q`, secret), 10*time.Second))
 		b.noErrors(t)
 	})
 
