@@ -420,17 +420,36 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
-	t.Run("PhoneWidthAndKeyboard", func(t *testing.T) {
+	t.Run("PhoneWidthKeyboardLabels", func(t *testing.T) {
 		b.run(t, "phone viewport", 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-		b.goTo(t, "#/jobs", `#jobs`)
-		if eval[bool](t, b, `document.documentElement.scrollWidth > window.innerWidth + 1`) {
-			t.Error("the jobs page scrolls sideways at 390 px")
+		pages := map[string]string{"#/jobs": `#jobs`, "#/new": `#new-ffmpeg`, "#/webhooks": `#new-endpoint`, "#/keys": `#create-key`,
+			"#/credits": `#balance`}
+		if ffmpegJobID != "" {
+			pages["#/jobs/"+ffmpegJobID] = `#job-status`
 		}
-		// On a fresh load the first Tab reaches the skip link, and every control after it is
-		// reachable in order.
+		for hash, ready := range pages {
+			b.goTo(t, hash, ready)
+			if eval[bool](t, b, `document.documentElement.scrollWidth > window.innerWidth + 1`) {
+				t.Errorf("%s scrolls sideways at 390 px", hash)
+			}
+			// Every control has a name a screen reader can say: a label, aria-label, or text.
+			unlabelled := eval[string](t, b, `[...document.querySelectorAll('input, select, textarea, button')]
+				.filter((el) => el.offsetParent !== null || el.type === 'file')
+				.filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent.trim()))
+				.map((el) => el.outerHTML.slice(0, 80)).join('\n')`)
+			if unlabelled != "" {
+				t.Errorf("%s has controls without a label:\n%s", hash, unlabelled)
+			}
+		}
+		b.goTo(t, "#/jobs", `#jobs`)
+		// On a fresh load the first Tab reaches the skip link, then the navigation.
 		b.run(t, "tab", 20*time.Second, chromedp.Reload(), chromedp.WaitVisible(css(`#jobs`)), chromedp.KeyEvent("\t"))
 		if first := eval[string](t, b, `document.activeElement.textContent`); first != "Skip to content" {
 			t.Errorf("the first Tab reaches %q, want the skip link", first)
+		}
+		b.run(t, "tab on", 10*time.Second, chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+		if next := eval[string](t, b, `document.activeElement.textContent`); next != "Jobs" {
+			t.Errorf("the third Tab reaches %q, want the Jobs link", next)
 		}
 		b.screenshot(t, "phone-jobs")
 		b.noErrors(t)
