@@ -317,7 +317,7 @@ func TestConsole(t *testing.T) {
 		// The list filtered to failed jobs shows the failed one and not the completed one.
 		b.goTo(t, "#/jobs", `#jobs`)
 		b.run(t, "filter by status", 20*time.Second,
-			js(`const s = document.querySelector('select[name=status]'); s.value = 'failed'; s.dispatchEvent(new Event('change'))`),
+			js(`{ const s = document.querySelector('select[name=status]'); s.value = 'failed'; s.dispatchEvent(new Event('change')) }`),
 			wait(fmt.Sprintf(`document.querySelector('tr[data-job=%q]') !== null && document.querySelector('tr[data-job=%q]') === null && [...document.querySelectorAll('#jobs tbody tr')].every((r) => r.dataset.status === 'failed')`, id, ffmpegJobID), 10*time.Second))
 		b.screenshot(t, "jobs-failed")
 		b.noErrors(t)
@@ -332,6 +332,42 @@ func TestConsole(t *testing.T) {
 			wait(`document.querySelector('video[data-hls]')?.readyState >= 2`, 30*time.Second))
 		t.Logf("HLS played through %s", eval[string](t, b, `document.querySelector('video[data-hls]').dataset.player || 'native'`))
 		b.screenshot(t, "hls")
+		b.noErrors(t)
+	})
+
+	t.Run("CaptionBurnForm", func(t *testing.T) {
+		dir := t.TempDir()
+		clip, subs := filepath.Join(dir, "talk.mp4"), filepath.Join(dir, "talk.srt")
+		gen := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=duration=2:size=320x240:rate=25",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+		if out, err := gen.CombinedOutput(); err != nil {
+			t.Fatalf("make the clip: %v\n%s", err, out)
+		}
+		if err := os.WriteFile(subs, []byte("1\n00:00:00,000 --> 00:00:01,500\nHello from the console\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b.goTo(t, "#/new", `#new-ffmpeg`)
+		b.run(t, "choose caption.burn", 10*time.Second,
+			js(`{ const s = document.querySelector('select[name=type]'); s.value = 'caption.burn'; s.dispatchEvent(new Event('change')) }`),
+			chromedp.WaitVisible(css(`#new-caption`)))
+		b.run(t, "upload the video and the subtitles", 60*time.Second,
+			chromedp.SetUploadFiles(css(`#new-caption fieldset:nth-of-type(1) input[type=file]`), []string{clip}),
+			wait(`document.querySelector('#new-caption input[name=sourceUrl]').value.includes('/assets/')`, 50*time.Second),
+			chromedp.SetUploadFiles(css(`#new-caption fieldset:nth-of-type(2) input[type=file]`), []string{subs}),
+			wait(`document.querySelector('#new-caption fieldset:nth-of-type(2)').textContent.includes('talk.srt: uploaded')`, 50*time.Second),
+			chromedp.SetValue(css(`#new-caption input[name=fontSize]`), "32"))
+		b.screenshot(t, "caption-form")
+		b.run(t, "submit and watch", 150*time.Second,
+			chromedp.Click(css(`#new-caption button[type=submit]`)),
+			wait(`location.hash.startsWith('#/jobs/job_')`, 10*time.Second),
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 130*time.Second),
+			js(`document.querySelector('.player video').play().catch(() => {})`),
+			wait(`document.querySelector('.player video').readyState >= 2`, 30*time.Second))
+		j := b.c.job(strings.TrimPrefix(eval[string](t, b, `location.hash`), "#/jobs/"))
+		if j.Type != "caption.burn" || j.Status != "complete" {
+			t.Fatalf("job %s: %s %s", j.ID, j.Type, j.Status)
+		}
+		b.screenshot(t, "caption-complete")
 		b.noErrors(t)
 	})
 
