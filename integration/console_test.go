@@ -196,6 +196,8 @@ func (b *consoleBundle) signIn(t *testing.T, key string) {
 	t.Helper()
 	b.run(t, "sign in", 30*time.Second,
 		chromedp.WaitVisible(chromedp.CSS(`#signin input[name=apiKey]`)),
+		// Signed out, the navigation is hidden.
+		chromedp.WaitNotVisible(chromedp.CSS(`#nav`)),
 		chromedp.SetValue(chromedp.CSS(`#signin input[name=apiKey]`), key),
 		chromedp.Click(chromedp.CSS(`#signin button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#nav`)),
@@ -319,6 +321,9 @@ func TestConsole(t *testing.T) {
 		b.run(t, "filter by status", 20*time.Second,
 			js(`{ const s = document.querySelector('select[name=status]'); s.value = 'failed'; s.dispatchEvent(new Event('change')) }`),
 			wait(fmt.Sprintf(`document.querySelector('tr[data-job=%q]') !== null && document.querySelector('tr[data-job=%q]') === null && [...document.querySelectorAll('#jobs tbody tr')].every((r) => r.dataset.status === 'failed')`, id, ffmpegJobID), 10*time.Second))
+		if eval[bool](t, b, `[...document.querySelectorAll('button')].find((x) => x.textContent === 'Load more').offsetParent !== null`) {
+			t.Error("Load more shows on the last page")
+		}
 		b.screenshot(t, "jobs-failed")
 		b.noErrors(t)
 	})

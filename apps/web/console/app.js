@@ -152,7 +152,7 @@ function jobRow(j) {
     status.append(' ', h('progress', { max: 1, value: j.progress, 'aria-label': `progress of ${j.id}` }));
   }
   return h('tr', { 'data-job': j.id, 'data-status': j.status },
-    h('td', { class: 'mono' }, h('a', { href: `#/jobs/${j.id}` }, j.id)),
+    h('td', { class: 'mono id' }, h('a', { href: `#/jobs/${j.id}` }, j.id)),
     h('td', {}, j.type), status,
     h('td', { class: 'wide' }, when(j.createdAt)),
     h('td', {}, jobDuration(j)),
