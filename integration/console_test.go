@@ -376,6 +376,40 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
+	t.Run("ImageSetAudioAndMetadata", func(t *testing.T) {
+		set := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=4 frame_%02d.png", nil, nil))
+		b.goTo(t, "#/jobs/"+set, `#job-status`)
+		b.run(t, "see the image grid", 120*time.Second,
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 110*time.Second),
+			wait(`document.querySelectorAll('.grid img').length === 4 && [...document.querySelectorAll('.grid img')].every((i) => i.complete && i.naturalWidth === 64)`, 10*time.Second))
+		b.screenshot(t, "image-set")
+
+		tone := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i sine=frequency=440:duration=1 -c:a libmp3lame tone.mp3", nil, nil))
+		b.goTo(t, "#/jobs/"+tone, `#job-status`)
+		b.run(t, "play the audio", 120*time.Second,
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 110*time.Second),
+			wait(`document.querySelector('.player audio')?.readyState >= 1`, 20*time.Second))
+
+		clip := filepath.Join(t.TempDir(), "probe.mp4")
+		gen := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=duration=1:size=320x240:rate=25",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+		if out, err := gen.CombinedOutput(); err != nil {
+			t.Fatalf("make the clip: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(clip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := b.c.uploadMultipart("probe.mp4", data)
+		meta := b.c.submit(map[string]any{"type": "extract.metadata", "inputs": map[string]any{"source": up.URL}})
+		b.goTo(t, "#/jobs/"+meta, `#job-status`)
+		b.run(t, "see the metadata table", 120*time.Second,
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 110*time.Second),
+			wait(`[...document.querySelectorAll('td')].some((td) => td.textContent === '320') && [...document.querySelectorAll('td')].some((td) => td.textContent === '240')`, 10*time.Second))
+		b.screenshot(t, "metadata")
+		b.noErrors(t)
+	})
+
 	t.Run("WebhookDeliveryAndRedeliver", func(t *testing.T) {
 		b.goTo(t, "#/webhooks", `#new-endpoint`)
 		b.run(t, "create an endpoint", 30*time.Second,
