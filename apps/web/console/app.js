@@ -872,7 +872,11 @@ function route(e) {
   }
   // After a move within the app, the page's content takes the focus, as a page load would
   // put it at the top; on the first load the focus stays at the start of the document.
-  if (e) main.focus({ preventScroll: true });
+  if (e) {
+    main.focus({ preventScroll: true });
+    // A notice belongs to the page it was shown on; an error stays until it times out.
+    if ($('#flash').className !== 'error') flash('');
+  }
 }
 
 setOnUnauthorized(() => {
