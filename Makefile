@@ -10,6 +10,7 @@ FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 20000x
 WASM := validator/cmd/wasm/validator.wasm
 REDOC := apps/web/docs
+HLSJS := apps/web/console/vendor
 
 .DEFAULT_GOAL := help
 
@@ -45,6 +46,21 @@ redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in apps/web/docs/
 	  cp "$$tmp/package/LICENSE" $(REDOC)/redoc.LICENSE; \
 	  echo "redoc: $(REDOC)/redoc.standalone.js is redoc@$$version ($$sum)"
 
+hlsjs: ## Vendor hls.js (light build) of the console from npm, as pinned in apps/web/console/vendor/hls.version (needs npm)
+	@set -euo pipefail; pin() { awk -v k="$$1" '$$1 == k { print $$2 }' $(HLSJS)/hls.version; }; \
+	  version=$$(pin version); integrity=$$(pin integrity); sum=$$(pin sha256); \
+	  tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  (cd "$$tmp" && npm pack --silent "hls.js@$$version" >/dev/null); \
+	  tgz="$$tmp/hls.js-$$version.tgz"; \
+	  got=$$(node -e 'const c = require("crypto"), f = require("fs"); process.stdout.write("sha512-" + c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$$tgz"); \
+	  if [ "$$got" != "$$integrity" ]; then echo "hlsjs: hls.js@$$version from npm has integrity $$got, hls.version pins $$integrity" >&2; exit 1; fi; \
+	  tar -xzf "$$tgz" -C "$$tmp" package/LICENSE package/dist/hls.light.min.js; \
+	  got=$$(sha256sum "$$tmp/package/dist/hls.light.min.js" | cut -d' ' -f1); \
+	  if [ "$$got" != "$$sum" ]; then echo "hlsjs: the bundle of hls.js@$$version has sha256 $$got; set it in $(HLSJS)/hls.version if this is the version you meant" >&2; exit 1; fi; \
+	  cp "$$tmp/package/dist/hls.light.min.js" $(HLSJS)/; \
+	  cp "$$tmp/package/LICENSE" $(HLSJS)/hls.LICENSE; \
+	  echo "hlsjs: $(HLSJS)/hls.light.min.js is hls.js@$$version ($$sum)"
+
 build: wasm ## Build bin/mediajobs
 	@mkdir -p bin
 	@cd apps && go build -trimpath -o ../bin/mediajobs ./cmd/mediajobs
@@ -77,4 +93,4 @@ tidy: ## go mod tidy in every module
 clean: ## Remove build outputs
 	rm -rf bin $(WASM)
 
-.PHONY: help deps services wasm client redoc build run test fuzz lint bench tidy clean
+.PHONY: help deps services wasm client redoc hlsjs build run test fuzz lint bench tidy clean

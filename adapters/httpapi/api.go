@@ -53,6 +53,9 @@ type Options struct {
 	Authenticated []Middleware
 	// Now is the clock of download token checks; nil is time.Now.
 	Now func() time.Time
+	// SecureCookies marks the session cookie Secure even on a plain-HTTP request: set it when
+	// a proxy terminates TLS in front of the API. A request over TLS gets it regardless.
+	SecureCookies bool
 	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
 	// routes off.
 	WorkerToken string
@@ -65,8 +68,11 @@ const DefaultMaxJSONBody = 1 << 20
 type Route struct {
 	Method string
 	Path   string
-	// Auth tells whether the route needs a bearer API key.
+	// Auth tells whether the route needs a bearer API key (or the console's session cookie).
 	Auth bool
+	// Session tells a route that acts on the console's session itself: authenticated like any
+	// Auth route, but meaningful only with the session cookie.
+	Session bool
 	// Worker tells a route of remote runners, authenticated by the worker token.
 	Worker bool
 }
@@ -103,6 +109,9 @@ func (a *api) routes() []route {
 	r := func(method, path string, auth bool, h bunrouter.HandlerFunc) route {
 		return route{Route{Method: method, Path: path, Auth: auth}, h}
 	}
+	s := func(method, path string, h bunrouter.HandlerFunc) route {
+		return route{Route{Method: method, Path: path, Auth: true, Session: true}, h}
+	}
 	w := func(method, path string, h bunrouter.HandlerFunc) route {
 		return route{Route{Method: method, Path: path, Worker: true}, h}
 	}
@@ -130,6 +139,12 @@ func (a *api) routes() []route {
 		r(http.MethodPost, "/webhook-endpoints/{id}/rotate-secret", true, a.rotateSecret),
 		r(http.MethodGet, "/webhook-endpoints/{id}/deliveries", true, a.listDeliveries),
 		r(http.MethodPost, "/deliveries/{id}/redeliver", true, a.redeliver),
+		r(http.MethodPost, "/session", false, a.signIn),
+		s(http.MethodGet, "/session", a.getSession),
+		s(http.MethodDelete, "/session", a.signOut),
+		r(http.MethodGet, "/api-keys", true, a.listKeys),
+		r(http.MethodPost, "/api-keys", true, a.createKey),
+		r(http.MethodDelete, "/api-keys/{id}", true, a.revokeKey),
 		r(http.MethodGet, "/healthz", false, a.healthz),
 		r(http.MethodGet, "/readyz", false, a.readyz),
 		r(http.MethodGet, "/openapi.json", false, a.openapi),

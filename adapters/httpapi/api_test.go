@@ -216,6 +216,9 @@ func TestRoutesAreDocumented(t *testing.T) {
 		if r.Worker {
 			want = "workerToken"
 		}
+		if r.Session {
+			want = "session"
+		}
 		if scheme != want {
 			t.Errorf("%s %s: the route needs %q, but the document says %q", r.Method, r.Path, want, scheme)
 		}

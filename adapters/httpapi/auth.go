@@ -19,12 +19,21 @@ func AccountFrom(ctx context.Context) (account.Account, bool) {
 	return a, ok
 }
 
-// authenticate requires Authorization: Bearer <key> and puts the account in the context.
+// authenticate requires Authorization: Bearer <key>, or else the console's session cookie (with
+// the CSRF header on a state-changing request), and puts the account in the context. A bearer
+// key wins over a cookie sent beside it.
 func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
 		h := req.Header.Get("Authorization")
 		scheme, secret, ok := strings.Cut(h, " ")
 		if h == "" {
+			if c, err := req.Cookie(SessionCookie); err == nil && c.Value != "" {
+				ctx, err := a.authenticateSession(req, c.Value)
+				if err != nil {
+					return err
+				}
+				return next(w, req.WithContext(ctx))
+			}
 			return problem.Reject(problem.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
 		}
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {

@@ -64,6 +64,7 @@ func (r *readiness) check(context.Context) error {
 type setupOpts struct {
 	authenticated []httpapi.Middleware
 	workerToken   string
+	secureCookies bool
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -100,6 +101,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		Authenticated: o.authenticated,
 		Now:           b.clock.Now,
 		WorkerToken:   o.workerToken,
+		SecureCookies: o.secureCookies,
 	})
 	return b
 }

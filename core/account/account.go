@@ -59,6 +59,49 @@ type Key struct {
 	Prefix    string // the first characters of the secret, to tell keys apart in listings
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// LastUsedAt is when the key last authenticated a request, to within KeyUseInterval: it is
+	// recorded at most once per interval per key, so that authentication is not a write.
+	LastUsedAt *time.Time
+}
+
+// KeyUseInterval is how stale a key's LastUsedAt may be: a key in use is touched at most once
+// per interval by each API replica.
+const KeyUseInterval = time.Minute
+
+// Session is a browser's sign-in: a random token in a cookie, stored only as its hash, that
+// acts for the account with the rights of the key it was opened with. Revoking that key ends
+// the session.
+type Session struct {
+	ID        string
+	AccountID string
+	KeyID     string
+	// Hash is HashSecret of the token; the token itself is never stored.
+	Hash      string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// SessionTTL is how long a session lasts after sign-in.
+const SessionTTL = 12 * time.Hour
+
+// NewSession opens a session for a key: the token to set in the cookie, and the Session to
+// store.
+func NewSession(k Key, sessionID string, now time.Time) (token string, s Session) {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	token = "mjs_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	now = now.UTC().Truncate(time.Microsecond)
+	return token, Session{ID: sessionID, AccountID: k.AccountID, KeyID: k.ID, Hash: HashSecret(token),
+		CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
+}
+
+// CSRFToken is the anti-forgery token of a session token: a state-changing request made with
+// the session's cookie must carry it in a header. It is derived, not stored: only a page that
+// can read the sign-in answer (same origin) learns it, and a forged cross-site request, which
+// sends the cookie blind, cannot compute it.
+func CSRFToken(sessionToken string) string {
+	sum := sha256.Sum256([]byte("mediajobs csrf\x00" + sessionToken))
+	return hex.EncodeToString(sum[:])
 }
 
 // SecretPrefix starts every API key secret.
@@ -93,6 +136,22 @@ type Store interface {
 	AccountByKeyHash(ctx context.Context, hash string) (Account, Key, error)
 	// RevokeKey marks an account's key revoked; an unknown key is problem.ErrNotFound.
 	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error
+	// ListKeys returns every key of an account, revoked ones too, newest first.
+	ListKeys(ctx context.Context, accountID string) ([]Key, error)
+	// TouchKey records that a key was used at at; a time earlier than the one recorded is
+	// kept out. An unknown key is problem.ErrNotFound.
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+
+	// CreateSession saves a session; a missing account or key is problem.ErrNotFound.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionByHash returns a session and its account while the session's key is live
+	// (unrevoked); otherwise, or for an unknown hash, problem.ErrNotFound. Expiry is the
+	// caller's to check.
+	SessionByHash(ctx context.Context, hash string) (Account, Session, error)
+	// DeleteSession removes a session; an unknown hash is not an error.
+	DeleteSession(ctx context.Context, hash string) error
+	// DeleteExpiredSessions removes the sessions that expired before now, returning how many.
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 }
 
 // ListParams select a page of accounts.

@@ -28,7 +28,7 @@ import (
 func TestUseCasesNeedTheirPorts(t *testing.T) {
 	t.Parallel()
 	checks := map[string]error{}
-	_, checks["Auth"] = service.NewAuth(nil)
+	_, checks["Auth"] = service.NewAuth(service.AuthPorts{})
 	_, checks["Submit"] = service.NewSubmit(service.SubmitPorts{})
 	_, checks["Jobs"] = service.NewJobs(service.JobsPorts{})
 	_, checks["Cancel"] = service.NewCancel(service.CancelPorts{})

@@ -63,6 +63,16 @@ type DeliveryView struct {
 	RedeliveryOf   *string       `json:"redeliveryOf"`
 	CreatedAt      int64         `json:"createdAt"`
 	History        []AttemptView `json:"history"`
+	// Request is what every attempt POSTs: the raw body, and the headers that are the same at
+	// each attempt. The signature, timestamp and attempt headers are computed per attempt and
+	// are not kept.
+	Request DeliveryRequestView `json:"request"`
+}
+
+// DeliveryRequestView is the request of a delivery, as sent.
+type DeliveryRequestView struct {
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
 }
 
 // AttemptView is one attempt of a delivery.
@@ -99,7 +109,10 @@ func nonZero[T comparable](v T) *T {
 func NewDeliveryView(d webhook.Delivery) DeliveryView {
 	v := DeliveryView{ID: d.ID, EndpointID: d.EndpointID, Event: d.Event, JobID: nonZero(d.JobID), State: d.State,
 		Attempts: d.Attempts, LastStatusCode: nonZero(d.LastStatusCode), LastError: nonZero(d.LastError),
-		RedeliveryOf: nonZero(d.RedeliveryOf), CreatedAt: d.CreatedAt.UnixMilli(), History: []AttemptView{}}
+		RedeliveryOf: nonZero(d.RedeliveryOf), CreatedAt: d.CreatedAt.UnixMilli(), History: []AttemptView{},
+		// The names are the spec's and webhookout's, which sends them.
+		Request: DeliveryRequestView{Body: string(d.Body), Headers: map[string]string{
+			"Content-Type": "application/json", "X-Service-Event": d.Event, "X-Service-Delivery": d.ID}}}
 	if d.NextAttemptAt != nil {
 		ms := d.NextAttemptAt.UnixMilli()
 		v.NextAttemptAt = &ms

@@ -334,6 +334,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs}, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
+		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
@@ -345,6 +346,10 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
+	// The console: its page at exactly "/", its files under /console/; every other path is the API's.
+	console := web.Console(wasm)
+	mux.Handle("GET /{$}", console)
+	mux.Handle(web.ConsolePrefix, console)
 	mux.Handle("/", api)
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
@@ -403,7 +408,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}, a.Log)}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
-	uc.Auth, err = service.NewAuth(store)
+	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk})
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
 	collect(err)

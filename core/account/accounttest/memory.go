@@ -14,12 +14,14 @@ import (
 type Memory struct {
 	mu       sync.Mutex
 	accounts map[string]account.Account
-	keys     map[string]account.Key // by key ID
+	keys     map[string]account.Key     // by key ID
+	sessions map[string]account.Session // by hash
 }
 
 // NewMemory returns an empty store.
 func NewMemory() *Memory {
-	return &Memory{accounts: map[string]account.Account{}, keys: map[string]account.Key{}}
+	return &Memory{accounts: map[string]account.Account{}, keys: map[string]account.Key{},
+		sessions: map[string]account.Session{}}
 }
 
 var _ account.Store = (*Memory)(nil)
@@ -113,10 +115,91 @@ func (m *Memory) RevokeKey(_ context.Context, accountID, keyID string, at time.T
 	return nil
 }
 
+func (m *Memory) ListKeys(_ context.Context, accountID string) ([]account.Key, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []account.Key{}
+	for _, k := range m.keys {
+		if k.AccountID == accountID {
+			out = append(out, copyKey(k))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+func (m *Memory) TouchKey(_ context.Context, keyID string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[keyID]
+	if !ok {
+		return problem.ErrNotFound
+	}
+	if k.LastUsedAt == nil || at.After(*k.LastUsedAt) {
+		t := at
+		k.LastUsedAt = &t
+		m.keys[keyID] = k
+	}
+	return nil
+}
+
+func (m *Memory) CreateSession(_ context.Context, s account.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[s.KeyID]
+	if !ok || k.AccountID != s.AccountID {
+		return problem.ErrNotFound
+	}
+	if _, ok := m.sessions[s.Hash]; ok {
+		return problem.ErrConflict
+	}
+	m.sessions[s.Hash] = s
+	return nil
+}
+
+func (m *Memory) SessionByHash(_ context.Context, hash string) (account.Account, account.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[hash]
+	if !ok || m.keys[s.KeyID].RevokedAt != nil {
+		return account.Account{}, account.Session{}, problem.ErrNotFound
+	}
+	return m.accounts[s.AccountID], s, nil
+}
+
+func (m *Memory) DeleteSession(_ context.Context, hash string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, hash)
+	return nil
+}
+
+func (m *Memory) DeleteExpiredSessions(_ context.Context, now time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for h, s := range m.sessions {
+		if s.ExpiresAt.Before(now) {
+			delete(m.sessions, h)
+			n++
+		}
+	}
+	return n, nil
+}
+
 func copyKey(k account.Key) account.Key {
 	if k.RevokedAt != nil {
 		t := *k.RevokedAt
 		k.RevokedAt = &t
+	}
+	if k.LastUsedAt != nil {
+		t := *k.LastUsedAt
+		k.LastUsedAt = &t
 	}
 	return k
 }

@@ -185,4 +185,130 @@ func Exercise(t *testing.T, newStore func(t *testing.T) account.Store) {
 			t.Fatalf("revoking one key revoked another: %v", err)
 		}
 	})
+	t.Run("ListKeysAndTouch", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		other := account.Account{ID: job.NewID("acc"), Plan: account.PlanFree, CreatedAt: now}
+		if err := b.s.CreateAccount(b.ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		_, old := newKey(t, b, b.acc.ID)
+		_, theirs := newKey(t, b, other.ID)
+		_, young := account.NewKey(b.acc.ID, job.NewID("key"), now.Add(time.Second))
+		if err := b.s.CreateKey(b.ctx, young); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.s.RevokeKey(b.ctx, b.acc.ID, old.ID, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		used := now.Add(2 * time.Minute)
+		if err := b.s.TouchKey(b.ctx, young.ID, used); err != nil {
+			t.Fatalf("TouchKey: %v", err)
+		}
+		// An earlier time, as a slower replica may send, does not move it back.
+		if err := b.s.TouchKey(b.ctx, young.ID, now); err != nil {
+			t.Fatalf("TouchKey earlier: %v", err)
+		}
+		if err := b.s.TouchKey(b.ctx, "key_missing", now); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("TouchKey of an unknown key: got %v, want ErrNotFound", err)
+		}
+		got, err := b.s.ListKeys(b.ctx, b.acc.ID)
+		if err != nil {
+			t.Fatalf("ListKeys: %v", err)
+		}
+		revoked := now.Add(time.Hour)
+		old.RevokedAt = &revoked
+		young.LastUsedAt = &used
+		if d := cmp.Diff([]account.Key{young, old}, got); d != "" {
+			t.Errorf("ListKeys, newest first (-want +got):\n%s", d)
+		}
+		_, k, err := b.s.AccountByKeyHash(b.ctx, young.Hash)
+		if err != nil || k.LastUsedAt == nil || !k.LastUsedAt.Equal(used) {
+			t.Errorf("AccountByKeyHash after TouchKey: last used %v, %v; want %v", k.LastUsedAt, err, used)
+		}
+		if got, err := b.s.ListKeys(b.ctx, other.ID); err != nil || len(got) != 1 || got[0].ID != theirs.ID {
+			t.Errorf("ListKeys of the other account: %v, %v; want only %s", got, err, theirs.ID)
+		}
+		if got, err := b.s.ListKeys(b.ctx, "acc_missing"); err != nil || len(got) != 0 {
+			t.Errorf("ListKeys of an unknown account: %v, %v; want none", got, err)
+		}
+	})
+
+	t.Run("Sessions", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, k := newKey(t, b, b.acc.ID)
+		_, k2 := newKey(t, b, b.acc.ID)
+		token, sess := account.NewSession(k, job.NewID("ses"), now)
+		if err := b.s.CreateSession(b.ctx, sess); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		if err := b.s.CreateSession(b.ctx, sess); !errors.Is(err, problem.ErrConflict) {
+			t.Errorf("CreateSession twice: got %v, want ErrConflict", err)
+		}
+		_, orphan := account.NewSession(account.Key{ID: "key_missing", AccountID: b.acc.ID}, job.NewID("ses"), now)
+		if err := b.s.CreateSession(b.ctx, orphan); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("CreateSession of an unknown key: got %v, want ErrNotFound", err)
+		}
+		gotAcc, got, err := b.s.SessionByHash(b.ctx, account.HashSecret(token))
+		if err != nil {
+			t.Fatalf("SessionByHash: %v", err)
+		}
+		if d := cmp.Diff(sess, got); d != "" {
+			t.Errorf("session (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(b.acc, gotAcc); d != "" {
+			t.Errorf("session's account (-want +got):\n%s", d)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, account.HashSecret("mjs_unknown")); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("unknown session: got %v, want ErrNotFound", err)
+		}
+
+		// Another session, of another key, outlives the revocation of the first key.
+		token2, sess2 := account.NewSession(k2, job.NewID("ses"), now)
+		if err := b.s.CreateSession(b.ctx, sess2); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.s.RevokeKey(b.ctx, b.acc.ID, k.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, account.HashSecret(token)); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("session of a revoked key: got %v, want ErrNotFound", err)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, account.HashSecret(token2)); err != nil {
+			t.Errorf("session of a live key after another key's revocation: %v", err)
+		}
+		if err := b.s.DeleteSession(b.ctx, sess2.Hash); err != nil {
+			t.Fatalf("DeleteSession: %v", err)
+		}
+		if err := b.s.DeleteSession(b.ctx, sess2.Hash); err != nil {
+			t.Errorf("DeleteSession twice: %v, want nil", err)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, sess2.Hash); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("deleted session: got %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("DeleteExpiredSessions", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, k := newKey(t, b, b.acc.ID)
+		_, old := account.NewSession(k, job.NewID("ses"), now)
+		_, fresh := account.NewSession(k, job.NewID("ses"), now.Add(time.Hour))
+		for _, s := range []account.Session{old, fresh} {
+			if err := b.s.CreateSession(b.ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := b.s.DeleteExpiredSessions(b.ctx, old.ExpiresAt.Add(time.Second))
+		if err != nil || n != 1 {
+			t.Fatalf("DeleteExpiredSessions: %d, %v; want 1", n, err)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, old.Hash); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("expired session: got %v, want ErrNotFound", err)
+		}
+		if _, _, err := b.s.SessionByHash(b.ctx, fresh.Hash); err != nil {
+			t.Errorf("live session: %v", err)
+		}
+	})
 }

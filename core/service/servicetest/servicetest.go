@@ -135,7 +135,7 @@ func New(t testing.TB, o Options) *Harness {
 		RunnerURL: o.BaseURL, Log: o.Log})
 	must(err)
 	h.Hints.runs = h.Runs
-	h.Auth, err = service.NewAuth(h.Accounts)
+	h.Auth, err = service.NewAuth(service.AuthPorts{Accounts: h.Accounts, Clock: h.Clock})
 	must(err)
 	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints})
 	must(err)

@@ -1,0 +1,3 @@
+DROP TABLE sessions;
+--bun:split
+ALTER TABLE api_keys DROP COLUMN last_used_at;

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// The console is plain ES modules and CSS with no build step, plus hls.js vendored from npm
+// (console/vendor/hls.version): everything it loads is embedded here.
+//
+//go:embed console
+var consoleFiles embed.FS
+
+// ConsolePrefix is where the console's assets live; the page itself is served at "/".
+const ConsolePrefix = "/console/"
+
+// consoleCSP allows the console's own scripts only, no inline script or eval; 'wasm-unsafe-eval'
+// lets it compile validator.wasm. media-src and worker-src allow blob: because hls.js plays a
+// stream through a MediaSource object URL. Media and downloads come from the service's own
+// signed URLs (/dl/, /v/), hence 'self'.
+const consoleCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+	"img-src 'self' data: blob:; media-src 'self' blob:; worker-src 'self' blob:; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+
+// Console serves the web console: its page at "/" and its files under ConsolePrefix, with
+// validator.wasm (wasm, as Handler takes it) at ConsolePrefix+"validator.wasm" and the WASI shim
+// of the playground beside it. Mount it for "GET /{$}" and ConsolePrefix; it talks to the public
+// API of the same origin only.
+func Console(wasm []byte) http.Handler {
+	files := map[string]docsFile{}
+	add := func(name string, body []byte) {
+		ct := mime.TypeByExtension(path.Ext(name))
+		if strings.HasSuffix(name, "LICENSE") || strings.HasSuffix(name, ".version") {
+			ct = "text/plain; charset=utf-8"
+		}
+		sum := sha256.Sum256(body)
+		files[name] = docsFile{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	}
+	err := fs.WalkDir(consoleFiles, "console", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := consoleFiles.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		add(ConsolePrefix+strings.TrimPrefix(p, "console/"), b)
+		return nil
+	})
+	if err != nil {
+		// The tree is embedded: walking it cannot fail.
+		panic(err)
+	}
+	shim, err := static.ReadFile("static/wasi.js")
+	if err != nil {
+		panic(err)
+	}
+	add(ConsolePrefix+"wasi.js", shim)
+	files["/"] = files[ConsolePrefix+"index.html"]
+	delete(files, ConsolePrefix+"index.html")
+	wasmFile := wasmHandler(wasm)
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", consoleCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if r.URL.Path == ConsolePrefix+"validator.wasm" {
+			wasmFile.ServeHTTP(w, r)
+			return
+		}
+		f, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h.Set("Content-Type", f.contentType)
+		h.Set("ETag", f.etag)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+	})
+}

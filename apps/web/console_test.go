@@ -1,0 +1,118 @@
+package web_test
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/apps/web"
+)
+
+func TestConsoleServesItsFiles(t *testing.T) {
+	t.Parallel()
+	h := web.Console([]byte("\x00asm fake"))
+	tests := []struct {
+		method, path string
+		status       int
+		contentType  string
+		contains     string
+	}{
+		{"GET", "/", 200, "text/html", `<script type="module" src="/console/app.js">`},
+		{"HEAD", "/", 200, "text/html", ""},
+		{"GET", "/console/app.js", 200, "text/javascript", "hashchange"},
+		{"GET", "/console/api.js", 200, "text/javascript", "X-CSRF-Token"},
+		{"GET", "/console/validate.js", 200, "text/javascript", "validator.wasm"},
+		{"GET", "/console/wasi.js", 200, "text/javascript", "class WASI"},
+		{"GET", "/console/style.css", 200, "text/css", ":focus-visible"},
+		{"GET", "/console/vendor/hls.light.min.js", 200, "text/javascript", ""},
+		{"GET", "/console/vendor/hls.LICENSE", 200, "text/plain", "Apache"},
+		{"GET", "/console/validator.wasm", 200, "application/wasm", "asm"},
+		{"GET", "/console/index.html", 404, "", ""},
+		{"GET", "/console/nothing.js", 404, "", ""},
+		{"POST", "/", 405, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			res := rec.Result()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tt.status)
+			}
+			if ct := res.Header.Get("Content-Type"); tt.contentType != "" && !strings.HasPrefix(ct, tt.contentType) {
+				t.Errorf("Content-Type %q, want %s", ct, tt.contentType)
+			}
+			if !strings.Contains(string(body), tt.contains) {
+				t.Errorf("body lacks %q", tt.contains)
+			}
+			csp := res.Header.Get("Content-Security-Policy")
+			scripts := regexp.MustCompile(`script-src ([^;]*)`).FindStringSubmatch(csp)
+			if scripts == nil || strings.Contains(scripts[1], "unsafe-inline") || strings.Contains(scripts[1], "'unsafe-eval'") {
+				t.Errorf("CSP %q allows inline scripts or eval", csp)
+			}
+		})
+	}
+}
+
+// The page has no inline script or style and names no other origin: everything comes from the
+// binary, as the CSP demands.
+func TestConsoleLoadsNothingFromElsewhere(t *testing.T) {
+	t.Parallel()
+	inline := regexp.MustCompile(`<script(?:\s+type="module")?>|<style|\sstyle=|\son[a-z]+=`)
+	remote := regexp.MustCompile(`(?:src|href)=["']?(?:https?:)?//`)
+	for _, name := range []string{"console/index.html", "console/app.js", "console/api.js", "console/validate.js"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := inline.Find(b); m != nil {
+			t.Errorf("%s has inline script or style: %q", name, m)
+		}
+		if m := remote.Find(b); m != nil {
+			t.Errorf("%s loads from another origin: %q", name, m)
+		}
+	}
+}
+
+// TestHLSBundle checks the vendored hls.js against the version and hash that `make hlsjs`
+// recorded in console/vendor/hls.version.
+func TestHLSBundle(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("console/vendor/hls.version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pinned := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, _ := strings.Cut(line, " ")
+		pinned[k] = strings.TrimSpace(v)
+	}
+	if pinned["version"] == "" || !strings.HasPrefix(pinned["integrity"], "sha512-") || len(pinned["sha256"]) != 64 {
+		t.Fatalf("hls.version pins %v: want version, integrity and sha256", pinned)
+	}
+	b, err := os.ReadFile("console/vendor/hls.light.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != pinned["sha256"] {
+		t.Fatalf("hls.light.min.js has sha256 %s, not the %s of hls.js@%s: run `make hlsjs`", got, pinned["sha256"], pinned["version"])
+	}
+	lic, err := os.ReadFile("console/vendor/hls.LICENSE")
+	if err != nil || !strings.Contains(string(lic), "Apache License") {
+		t.Fatalf("hls.LICENSE: %v", err)
+	}
+}
