@@ -21,6 +21,20 @@ func TestNVENCOnAGPUWorker(t *testing.T) {
 		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
 	}
 	srv := fleetServer(t, sqliteBackend, nil)
+	bare := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=1",
+		"-c:v", "h264_nvenc", "-f", "null", "-")
+	if out, err := bare.CombinedOutput(); err != nil {
+		// A GPU without NVENC (the H100 and H200 have none): the worker must refuse to start,
+		// saying why, rather than take GPU jobs it cannot run.
+		cmd := exec.Command(binary, "worker", "--control", srv.Base, "--class", "gpu", "--work-dir", dataDir(t))
+		cmd.Env = append(os.Environ(), "MEDIAJOBS_WORKER_TOKEN="+workerToken)
+		msg, werr := cmd.CombinedOutput()
+		if werr == nil || !strings.Contains(string(msg), "NVENC") && !strings.Contains(string(msg), "nvenc") {
+			t.Fatalf("worker --class gpu on a GPU without NVENC: %v, %s; want a refusal naming NVENC", werr, msg)
+		}
+		t.Skipf("this GPU cannot encode with NVENC (%s); worker --class gpu refused to start: %s",
+			strings.TrimSpace(string(out)), strings.TrimSpace(string(msg)))
+	}
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 	startWorker(t, srv.Base, 2, "MEDIAJOBS_CLASS=gpu")
 	for _, codec := range []struct{ encoder, want string }{{"h264_nvenc", "h264"}, {"hevc_nvenc", "hevc"}} {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -372,7 +373,12 @@ func TestCheckNVENC(t *testing.T) {
 	}
 }
 
-// TestRealGPU runs NVENC in the sandbox on a host with an NVIDIA GPU.
+// TestRealGPU runs FFmpeg on the GPU inside the sandbox, on a host with an NVIDIA GPU: a CUDA
+// (NVDEC) decode of an H.264 file, which every NVIDIA data-centre GPU can do, proves that the
+// device nodes and driver libraries the sandbox passes through are enough for CUDA; and, where
+// the GPU has NVENC (the H100 and H200 have none), CheckGPU's test encode and an h264_nvenc
+// encode. Whether the GPU has NVENC is asked of FFmpeg outside the sandbox, so that a sandbox
+// that breaks NVENC still fails here.
 func TestRealGPU(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/nvidia0"); err != nil {
@@ -383,11 +389,32 @@ func TestRealGPU(t *testing.T) {
 		t.Fatalf("FindGPU: %v", err)
 	}
 	b := setupWith(t, Config{GPU: gpu})
-	if err := b.sb.CheckGPU(context.Background()); err != nil {
-		t.Fatalf("CheckGPU: %v", err)
+	clip, err := os.ReadFile(filepath.Join("testdata", "h264.mp4"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	res := b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=2", "-c:v", "h264_nvenc", "-y", "out.mp4")})
-	if res.ExitCode != 0 {
-		t.Fatalf("h264_nvenc encode exited %d: %s", res.ExitCode, res.StderrTail)
+	if err := os.WriteFile(filepath.Join(b.dir, "in.mp4"), clip, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	t.Run("CUDA decode", func(t *testing.T) {
+		res := b.run(t, Spec{Args: ffmpegArgs("-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", "in.mp4", "-f", "null", "-")})
+		if res.ExitCode != 0 {
+			t.Fatalf("CUDA decode in the sandbox exited %d: %s", res.ExitCode, res.StderrTail)
+		}
+	})
+	t.Run("NVENC", func(t *testing.T) {
+		bare := exec.Command(FFmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=1",
+			"-c:v", "h264_nvenc", "-f", "null", "-")
+		if out, err := bare.CombinedOutput(); err != nil {
+			t.Skipf("this GPU or FFmpeg cannot encode with NVENC even outside the sandbox (the H100 and H200 have no NVENC): %v: %s",
+				err, lastLine(out))
+		}
+		if err := b.sb.CheckGPU(context.Background()); err != nil {
+			t.Fatalf("CheckGPU: %v", err)
+		}
+		res := b.run(t, Spec{Args: ffmpegArgs("-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=2", "-c:v", "h264_nvenc", "-y", "out.mp4")})
+		if res.ExitCode != 0 {
+			t.Fatalf("h264_nvenc encode exited %d: %s", res.ExitCode, res.StderrTail)
+		}
+	})
 }
