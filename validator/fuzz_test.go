@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,9 +86,13 @@ func FuzzFilterGraph(f *testing.F) {
 					t.Fatalf("graph %q accepted with option key %q", graph, o.key)
 				}
 				if use := spec.files[o.key]; use == fileRead {
-					if _, ok := opts.Inputs[o.value]; !ok {
-						t.Fatalf("graph %q accepted reading %q", graph, o.value)
+					_, staged := opts.Inputs[o.value]
+					if !staged && (!slices.Contains(st.required, o.value) || checkName(o.value, namePlain) != "") {
+						t.Fatalf("graph %q accepted reading %q, neither staged nor required", graph, o.value)
 					}
+				}
+				if !freeText[n.name][o.key] && pathLike(o.value) != "" {
+					t.Fatalf("graph %q accepted option value %q", graph, o.value)
 				}
 			}
 		}
@@ -121,20 +126,28 @@ func FuzzValidate(f *testing.F) {
 		}
 		checkAccepted(t, command, opts, r)
 		for i, a := range r.Plan.Args {
-			if i > 0 && r.Plan.Args[i-1] == "-i" && !isLocalInput(a, opts, r.Plan) && !strings.ContainsAny(a, "=") {
-				t.Fatalf("Validate(%q) accepted input %q that is neither staged nor downloaded", command, a)
+			if i > 0 && r.Plan.Args[i-1] == "-i" && !isLocalInput(a, opts, r) && !strings.ContainsAny(a, "=") {
+				t.Fatalf("Validate(%q) accepted input %q that is neither staged, required nor downloaded", command, a)
+			}
+		}
+		for _, name := range r.RequiredInputs {
+			if _, staged := opts.Inputs[name]; staged || checkName(name, nameNumbered) != "" {
+				t.Fatalf("Validate(%q) requires input %q", command, name)
 			}
 		}
 	})
 }
 
 // isLocalInput reports whether an -i value of an accepted plan names a file in the work
-// directory: staged, downloaded, or a numbered pattern over staged names.
-func isLocalInput(a string, opts Options, p *Plan) bool {
+// directory: staged, required, downloaded, or a numbered pattern over staged names.
+func isLocalInput(a string, opts Options, r Result) bool {
 	if _, ok := opts.Inputs[a]; ok {
 		return true
 	}
-	for _, d := range p.Downloads {
+	if slices.Contains(r.RequiredInputs, a) {
+		return checkName(a, nameNumbered) == ""
+	}
+	for _, d := range r.Plan.Downloads {
 		if d.Name == a {
 			return true
 		}

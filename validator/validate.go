@@ -12,6 +12,11 @@ type fileOpts struct {
 	segmentFormat   string // -segment_format
 	hlsSegmentType  string // -hls_segment_type
 	dashSegmentType string // -dash_segment_type
+	startNumber     int    // -start_number, for an image-sequence input
+	loop            string // -loop before an input: the image2 demuxer loops the image
+	streamLoop      int    // -stream_loop before an input; -1 loops forever
+	bounded         string // the first of -t, -to, -frames, -vframes, -aframes, -fs
+	shortest        bool   // -shortest
 }
 
 // state is one validation in progress.
@@ -24,45 +29,50 @@ type state struct {
 	sideFiles []sideFile
 	pending   fileOpts
 	gpuReason string // the first GPU-only thing the command uses, for routing and messages
+	required  []string
+	inputs    []inputInfo
 }
 
-// Validate checks an FFmpeg command against the eight layers and, when it is accepted, plans its
+// Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
 // execution. It never panics and its answer depends only on its arguments.
 func Validate(command string, opts Options) Result {
-	plan, args, format, err := validate(command, opts)
+	plan, args, format, st, err := validate(command, opts)
 	if err != nil {
 		return Result{Valid: false, Error: err.Message, Err: err}
 	}
-	return Result{Valid: true, Args: args, InferredOutputFormat: format, Plan: plan}
+	return Result{Valid: true, Args: args, InferredOutputFormat: format, RequiredInputs: st.required, Plan: plan}
 }
 
-func validate(command string, opts Options) (*Plan, []string, string, *Error) {
+func validate(command string, opts Options) (*Plan, []string, string, *state, *Error) {
 	args, err := split(command)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	names, err := checkOptions(&opts)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	st := &state{opts: opts, planArgs: make([]string, len(args))}
 	copy(st.planArgs, args)
 	if err := st.checkStagedURLs(names); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	if err := st.walk(args); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	format, pattern, err := st.checkOutputs()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	if err := st.checkOverwrites(); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
+	}
+	if err := st.checkEndless(); err != nil {
+		return nil, nil, "", nil, err
 	}
 	compute, err := st.compute()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	plan := &Plan{
 		Downloads: st.downloads,
@@ -77,7 +87,7 @@ func validate(command string, opts Options) (*Plan, []string, string, *Error) {
 	for _, f := range st.sideFiles {
 		plan.SideFiles = append(plan.SideFiles, f.name)
 	}
-	return plan, args, format, nil
+	return plan, args, format, st, nil
 }
 
 // walk reads the arguments in order, checking each flag and its value and collecting inputs and
@@ -114,6 +124,9 @@ func (st *state) walk(args []string) *Error {
 		if !spec.global && st.pending.first == "" && base != "i" {
 			st.pending.first = a
 		}
+		if e := st.applyResource(a, base, v); e != nil {
+			return e
+		}
 		if e := st.apply(a, base, spec, v, i); e != nil {
 			return e
 		}
@@ -127,7 +140,14 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 	case vInput:
 		fo := st.pending
 		st.pending = fileOpts{}
-		return st.addInput(i, v, &fo)
+		if e := st.addInput(i, v, &fo); e != nil {
+			return e
+		}
+		lavfi := ""
+		if fo.format == "lavfi" {
+			lavfi = endlessGraph(v)
+		}
+		st.inputs = append(st.inputs, inputInfo{name: v, endless: st.endlessInput(&fo, lavfi)})
 	case vFormat:
 		st.pending.format = v
 	case vSegFormat:
@@ -180,6 +200,12 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		st.pending.dashSegmentType = v
 	case vUpdate:
 		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
+	case vRead:
+		return st.checkReadName(layerFlags, flag, flag+" value", v)
+	case vName:
+		if !validName(v) {
+			return flagErr(flag, v, "%s value %q is not allowed: a name or number only", flag, v)
+		}
 	}
 	return nil
 }
