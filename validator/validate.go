@@ -67,11 +67,11 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 	if err := st.checkOverwrites(); err != nil {
 		return nil, nil, "", nil, err
 	}
-	if err := st.checkEndless(); err != nil {
-		return nil, nil, "", nil, err
-	}
 	compute, err := st.compute()
 	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	if err := st.checkEndless(); err != nil {
 		return nil, nil, "", nil, err
 	}
 	plan := &Plan{

@@ -23,6 +23,8 @@ type Case struct {
 	Options validator.Options `json:"options"`
 	Valid   bool              `json:"valid"`
 	Layer   string            `json:"layer"`
+	// RequiredInputs are the names a valid command reads that its options do not stage.
+	RequiredInputs []string `json:"requiredInputs"`
 }
 
 // moduleDir is the validator module's directory, found from this file so that tests in any

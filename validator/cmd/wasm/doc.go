@@ -27,9 +27,10 @@
 // A call goes: p = alloc(n); write the n request bytes at p; r = validate(p, n); free(p); read
 // uint32(r) bytes at r>>32; free(r>>32).
 //
-// The request is the UTF-8 JSON object {"command": "ffmpeg ...", "options": {...}}, where options
-// is validator.Options in its JSON form and may be left out (the bare POST /ffmpeg/validate
-// case). The response is json.Marshal of validator.Result: byte for byte what the native
+// The request is the UTF-8 JSON object {"command": "ffmpeg ...", "options": {...}, "inputs": {...}},
+// where options is validator.Options in its JSON form and inputs a job's inputs as POST /jobs
+// takes them (added to options.inputs); both may be left out (the bare POST /ffmpeg/validate
+// case). A malformed inputs map is answered {"valid": false, "error": "inputs...."}. The response is json.Marshal of validator.Result: byte for byte what the native
 // validator gives, which is the `data` of POST /ffmpeg/validate.
 //
 // validate returns 0, and writes the reason on stderr (fd 2), when ptr is not a live alloc

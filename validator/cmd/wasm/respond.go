@@ -17,6 +17,9 @@ const MaxRequest = 1 << 20
 type request struct {
 	Command *string           `json:"command"`
 	Options validator.Options `json:"options"`
+	// Inputs are a job's inputs as POST /jobs takes them (URL strings, {url}, {content}); they
+	// are added to Options.Inputs.
+	Inputs json.RawMessage `json:"inputs"`
 }
 
 // respond decodes one request and returns json.Marshal of the validator's Result. It is the whole
@@ -33,6 +36,17 @@ func respond(req []byte) (out []byte, err error) {
 	}
 	if r.Command == nil {
 		return nil, errors.New(`decode request: "command" is missing`)
+	}
+	inputs, err := validator.ParseJobInputs(r.Inputs)
+	if err != nil {
+		// A malformed inputs map is the caller's mistake, answered like an invalid command.
+		return json.Marshal(validator.Result{Valid: false, Error: err.Error()})
+	}
+	if len(inputs) > 0 && r.Options.Inputs == nil {
+		r.Options.Inputs = make(map[string]validator.Input, len(inputs))
+	}
+	for name, in := range inputs {
+		r.Options.Inputs[name] = in
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -40,6 +40,22 @@ func TestRespond(t *testing.T) {
 			}),
 		},
 		{
+			name:    "job-shaped inputs",
+			request: `{"command":"ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4","inputs":{"in.mp4":"https://example.com/a.mp4","s.srt":{"content":"1"}}}`,
+			want: native("ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4", validator.Options{Inputs: map[string]validator.Input{
+				"in.mp4": {URL: "https://example.com/a.mp4"}, "s.srt": {Inline: true, ContentSize: 1}}}),
+		},
+		{
+			name:    "required inputs",
+			request: `{"command":"ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4"}`,
+			want:    native("ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4", validator.Options{}),
+		},
+		{
+			name:    "malformed inputs",
+			request: `{"command":"ffmpeg -i in.mp4 out.mp4","inputs":{"in.mp4":5}}`,
+			want:    `{"valid":false,"error":"inputs.in.mp4 must be a URL string, {url} or {content}"}`,
+		},
+		{
 			name:    "empty command is validated, not refused",
 			request: `{"command":""}`,
 			want:    native("", validator.Options{}),
