@@ -4,7 +4,7 @@
 //
 // For tests and scripts the page exposes:
 //   window.mediajobsReady               a Promise that resolves once the module is running
-//   window.mediajobsValidate(request)   request: the JSON string {"command", "options"};
+//   window.mediajobsValidate(request)   request: the JSON string {"command", "options", "inputs"};
 //                                       returns the JSON string of the result, exactly the
 //                                       `data` of POST /ffmpeg/validate.
 
@@ -110,6 +110,17 @@ async function render(v) {
     return;
   }
   const request = { command };
+  const inputsText = $('inputs').value.trim();
+  if (inputsText !== '') {
+    try {
+      request.inputs = JSON.parse(inputsText);
+    } catch (err) {
+      show('failed', 'inputs are not JSON');
+      $('error').textContent = err.message;
+      $('error').hidden = false;
+      return;
+    }
+  }
   if (optionsText !== '') {
     try {
       request.options = JSON.parse(optionsText);
@@ -146,6 +157,14 @@ async function render(v) {
     li.textContent = arg;
     return li;
   }));
+  const required = result.requiredInputs || [];
+  $('required').replaceChildren(...required.map((name) => {
+    const li = document.createElement('li');
+    li.textContent = name;
+    return li;
+  }));
+  $('required-label').hidden = required.length === 0;
+  $('required-box').hidden = required.length === 0;
   $('details').hidden = false;
 }
 
@@ -154,6 +173,7 @@ ready.then(
     const update = () => render(v);
     $('command').addEventListener('input', update);
     $('options').addEventListener('input', update);
+    $('inputs').addEventListener('input', update);
     update();
   },
   (err) => {
