@@ -143,14 +143,15 @@ var flagGroups = []flagGroup{
 		"temporal_aq", "multipass", "surfaces", "delay", "zerolatency", "no-scenecut", "nonref_p",
 		"strict_gop", "aud", "bluray-compat", "weighted_pred", "highbitdepth", "tf_level",
 		"lookahead_level", "init_qpP", "init_qpB", "init_qpI", "2pass"}},
-	{"libvpx, libaom and libopus settings: numbers and names", valS, []string{
+	{"libvpx, libaom, rav1e and libopus settings: numbers and names", valS, []string{
 		"cpu-used", "deadline", "row-mt", "tile-columns", "tile-rows", "lag-in-frames",
 		"auto-alt-ref", "arnr-maxframes", "arnr-strength", "arnr-type", "frame-parallel",
 		"undershoot-pct", "overshoot-pct", "static-thresh", "noise-sensitivity", "max-intra-rate",
-		"enable-tpl", "usage", "vbr", "application", "frame_duration", "packet_loss", "fec",
+		"enable-tpl", "usage", "tiles", "vbr", "application", "frame_duration", "packet_loss", "fec",
 		"mapping_family", "cutoff"}},
 	{"AAC and MP3 encoder settings: numbers and names", valS, []string{
 		"aac_coder", "reservoir", "joint_stereo", "abr", "dialnorm", "dmix_mode"}},
+	{"FFV1 and ProRes encoder settings: numbers", valS, []string{"slicecrc", "context", "vendor", "alpha_bits"}},
 	{"MP4, MOV and Matroska muxer settings: flags and numbers", val, []string{
 		"movflags", "brand", "frag_duration", "frag_size", "min_frag_duration", "write_tmcd",
 		"movie_timescale", "video_track_timescale", "use_editlist", "write_btrt", "skip_sidx",
