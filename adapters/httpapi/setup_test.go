@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,7 @@ func (r *readiness) check(context.Context) error {
 type setupOpts struct {
 	authenticated []httpapi.Middleware
 	workerToken   string
+	maxJSONBody   int64 // 0 means 4 KiB
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -94,7 +96,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs}, httpapi.Options{
 		Verifier:      signer,
 		Validate:      validator.Validate,
-		MaxJSONBody:   4 << 10,
+		MaxJSONBody:   cmp.Or(o.maxJSONBody, 4<<10),
 		OpenAPI:       contracts.OpenAPIJSON(),
 		Ready:         b.ready.check,
 		Authenticated: o.authenticated,

@@ -110,6 +110,42 @@ func TestCorpusMatchesNative(t *testing.T) {
 	}
 }
 
+// TestRealWorldAndAttacksMatchNative runs the real-world commands and the attacks through the
+// module with and without inputs: every answer must be the native one, byte for byte.
+func TestRealWorldAndAttacksMatchNative(t *testing.T) {
+	t.Parallel()
+	b := setup(t, wasmvalidator.Config{})
+	real, err := validatortest.RealWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attacks, err := validatortest.Attacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		name, command string
+		opts          validator.Options
+	}
+	var runs []run
+	for _, c := range real {
+		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Staged())})
+	}
+	for _, c := range attacks {
+		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Inputs)})
+	}
+	for _, r := range runs {
+		want := nativeJSON(t, r.command, r.opts)
+		got, err := b.engine.ValidateJSON(t.Context(), r.command, r.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: wasm %s, native %s", r.name, got, want)
+		}
+	}
+}
+
 // TestRequestSizes crosses the engine's request buffer size, so the buffer is replaced, and the
 // module's request limit, which must be an error rather than a result.
 func TestRequestSizes(t *testing.T) {
