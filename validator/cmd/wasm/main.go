@@ -48,6 +48,30 @@ func validate(ptr, length uint32) uint64 {
 	return uint64(keep(out))<<32 | uint64(len(out))
 }
 
+// out holds the answer of the last check; it is reused, so an answer is valid until the next
+// call.
+var out []byte
+
+//go:wasmexport check
+func check(ptr, commandLen, restLen uint32) uint64 {
+	buf, ok := buffers[ptr]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "validator.wasm: check: %#x is not an alloc buffer\n", ptr)
+		return 0
+	}
+	if uint64(commandLen)+uint64(restLen) > uint64(len(buf)) {
+		fmt.Fprintf(os.Stderr, "validator.wasm: check: %d+%d bytes exceed the %d-byte buffer at %#x\n", commandLen, restLen, len(buf), ptr)
+		return 0
+	}
+	var err error
+	out, err = checkRequest(out[:0], buf[:commandLen], buf[commandLen:commandLen+restLen])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "validator.wasm: check: %v\n", err)
+		return 0
+	}
+	return uint64(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out)))))<<32 | uint64(len(out))
+}
+
 // keep registers buf and returns its address in linear memory. buf is never empty: an empty
 // response cannot happen (it is a JSON object) and alloc rounds 0 up to 1.
 func keep(buf []byte) uint32 {
