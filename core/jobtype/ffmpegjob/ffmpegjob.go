@@ -1,5 +1,5 @@
 // Package ffmpegjob is the `ffmpeg` job type: a user-written FFmpeg command with staged inputs,
-// checked by the eight-layer validator at submit and planned by it again on the runner.
+// checked by the nine-layer validator at submit and planned by it again on the runner.
 package ffmpegjob
 
 import (
