@@ -96,6 +96,9 @@ func (r *Result) MissingInputsError() *Error {
 	names := make([]string, len(r.RequiredInputs))
 	for i, n := range r.RequiredInputs {
 		names[i] = strconv.Quote(n)
+		if isNumbered(n) {
+			names[i] += " (an image sequence: stage its numbered frames, the first at -start_number)"
+		}
 	}
 	what := "input " + names[0] + ", which inputs does not provide"
 	if len(names) > 1 {
