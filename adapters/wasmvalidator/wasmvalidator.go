@@ -171,17 +171,15 @@ func (e *Engine) Validate(ctx context.Context, command string, opts validator.Op
 
 // ValidateJSON validates command and returns the module's answer as it is: the JSON of the
 // Result, byte for byte what json.Marshal gives for the native Result. The command is copied
-// once, straight into the module's memory; options are encoded only when there are any.
+// once, straight into the module's memory; options, when there are any, follow in the compact
+// form of validator.AppendOptions, which the module reads without encoding/json.
 func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validator.Options) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var rest []byte
 	if !emptyOptions(&opts) {
-		var err error
-		if rest, err = json.Marshal(checkRest{Options: opts}); err != nil {
-			return nil, fmt.Errorf("wasmvalidator: encode options: %w", err)
-		}
+		rest = validator.AppendOptions(nil, &opts)
 	}
 
 	// Holding the read lock for the call keeps Close from tearing the runtime down under it.
@@ -237,12 +235,6 @@ func (e *Engine) put(ctx context.Context, in *instance) {
 		// without Close would leak it, since the runtime still holds it.
 		_ = in.mod.Close(context.WithoutCancel(ctx))
 	}
-}
-
-// checkRest is what follows the command in a check request, as documented in
-// validator/cmd/wasm.
-type checkRest struct {
-	Options validator.Options `json:"options"`
 }
 
 // instance is one instantiated module with its exports looked up once.

@@ -25,8 +25,10 @@
 //	                                     refused (see below).
 //	check(ptr u32, clen u32, rlen u32)   the fast path: the first clen bytes of the alloc buffer at
 //	  -> u64                             ptr are the command itself (UTF-8, read in place, no JSON),
-//	                                     the next rlen bytes the JSON object {"options", "inputs"}
-//	                                     of a request or nothing (rlen 0, the bare command). It
+//	                                     the next rlen bytes the options: validator.AppendOptions'
+//	                                     compact form (what wazero hosts send), the JSON object
+//	                                     {"options", "inputs"} of a request (what the browser
+//	                                     sends), or nothing (rlen 0, the bare command). It
 //	                                     returns ptr<<32 | len of the response, or 0 as validate
 //	                                     does. The response buffer belongs to the module and is
 //	                                     reused: read it before the next call and do not free it.

@@ -58,12 +58,16 @@ func respond(req []byte) (out []byte, err error) {
 	return res.AppendJSON(nil), nil
 }
 
-// checkRequest answers check: command is the command's bytes, rest the JSON object
-// {"options", "inputs"} or empty. The command is read in place, without a copy: nothing of it
+// checkRequest answers check: command is the command's bytes, rest the options in the compact
+// form of validator.AppendOptions, the JSON object {"options", "inputs"}, or empty. The command is read in place, without a copy: nothing of it
 // outlives the call, since the answer is appended to dst before returning.
 func checkRequest(dst, command, rest []byte) (out []byte, err error) {
 	var opts validator.Options
-	if len(rest) > 0 {
+	if validator.IsCompactOptions(rest) {
+		if opts, err = validator.DecodeOptions(rest); err != nil {
+			return nil, err
+		}
+	} else if len(rest) > 0 {
 		var r struct {
 			Options validator.Options `json:"options"`
 			Inputs  json.RawMessage   `json:"inputs"`

@@ -107,6 +107,9 @@ func TestCheckRequest(t *testing.T) {
 		{name: "invalid command", command: "ffmpeg -i /etc/passwd out.mp4", want: native("ffmpeg -i /etc/passwd out.mp4", validator.Options{})},
 		{name: "not UTF-8", command: "ffmpeg -i \xff out.mp4", want: native("ffmpeg -i \xff out.mp4", validator.Options{})},
 		{name: "bad inputs", command: "ffmpeg -i a.mp4 b.mp4", rest: `{"inputs":[]}`, want: `{"valid":false,"error":"inputs must be an object of names to a URL string, {url} or {content}"}`},
+		{name: "compact options", command: "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mkv", rest: string(validator.AppendOptions(nil, &validator.Options{Compute: "cpu", Inputs: map[string]validator.Input{"s.srt": {Inline: true, ContentSize: 3}}})),
+			want: native("ffmpeg -i in.mp4 -vf subtitles=s.srt out.mkv", validator.Options{Compute: "cpu", Inputs: map[string]validator.Input{"s.srt": {Inline: true, ContentSize: 3}}})},
+		{name: "bad compact options", command: "ffmpeg", rest: "\x01z", wantErr: "malformed compact options"},
 		{name: "bad options", command: "ffmpeg", rest: `{"options":5}`, wantErr: "decode options"},
 		{name: "trailing data", command: "ffmpeg", rest: `{} {}`, wantErr: "data after"},
 	}
