@@ -1,8 +1,66 @@
 package validator
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
-func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+// sprintf is fmt.Sprintf for the verbs the messages use (%s and %q of strings, %d of ints, %c of
+// bytes and runes, %%), written out because fmt costs more than a whole validation under WASM,
+// where refusals are common. Anything else, flags and widths included, goes to fmt.Sprintf, so
+// the text is always fmt's.
+func sprintf(format string, a ...any) string {
+	buf := make([]byte, 0, len(format)+32)
+	n := 0
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			buf = append(buf, c)
+			continue
+		}
+		if i+1 >= len(format) {
+			return fmt.Sprintf(format, a...)
+		}
+		i++
+		verb := format[i]
+		if verb == '%' {
+			buf = append(buf, '%')
+			continue
+		}
+		if n >= len(a) {
+			return fmt.Sprintf(format, a...)
+		}
+		arg := a[n]
+		n++
+		switch v := arg.(type) {
+		case string:
+			switch verb {
+			case 's':
+				buf = append(buf, v...)
+			case 'q':
+				buf = strconv.AppendQuote(buf, v)
+			default:
+				return fmt.Sprintf(format, a...)
+			}
+		case int:
+			if verb != 'd' {
+				return fmt.Sprintf(format, a...)
+			}
+			buf = strconv.AppendInt(buf, int64(v), 10)
+		case byte:
+			if verb != 'c' {
+				return fmt.Sprintf(format, a...)
+			}
+			buf = append(buf, string(rune(v))...)
+		default:
+			return fmt.Sprintf(format, a...)
+		}
+	}
+	if n != len(a) {
+		return fmt.Sprintf(format, a...)
+	}
+	return string(buf)
+}
 
 // fileOpts are the per-file options given before an -i or an output name; FFmpeg resets them
 // after each file.
