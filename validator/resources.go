@@ -12,7 +12,9 @@ import (
 //   - An input that never ends — an image looped with -loop 1, a file repeated with
 //     -stream_loop -1, an -f lavfi source without a duration — needs a bound: -t or -to on the
 //     input, or on every output -t, -to, -frames (-frames:v, -vframes, -aframes), -fs, or
-//     -shortest with at least one input that ends.
+//     -shortest with at least one input that ends. So does a source filter without a duration in
+//     -filter_complex, -vf or -af (color, nullsrc, sine, ...), unless its graph ends at its
+//     shortest input (shortest=1, trim, amerge, amix duration=shortest).
 //   - -threads, -filter_threads and -filter_complex_threads at most MaxThreads.
 //   - Frame sizes (-s, -video_size, the size of lavfi sources, literal scale and pad sizes) at
 //     most MaxFrameSide on each side; frame rates (-r, -framerate, -fpsmax, rate and fps
@@ -167,8 +169,9 @@ var lavfiSources = map[string]bool{
 	"sierpinski": true, "sine": true, "anullsrc": true, "aevalsrc": true, "anoisesrc": true,
 }
 
-// endlessGraph says which source of a lavfi input graph never ends, "" when every source has a
-// duration or the graph trims.
+// endlessGraph says which source of a filter graph never ends, "" when every source has a
+// duration or the graph ends at its shortest input (trim/atrim, shortest=1 on a filter such as
+// overlay, amix duration=shortest, amerge).
 func endlessGraph(graph string) string {
 	nodes, bad := parseGraph(graph)
 	if bad != "" {
@@ -176,31 +179,35 @@ func endlessGraph(graph string) string {
 	}
 	endless := ""
 	for _, n := range nodes {
-		if n.name == "trim" || n.name == "atrim" {
+		if n.name == "trim" || n.name == "atrim" || n.name == "amerge" {
 			return ""
 		}
-		if !lavfiSources[n.name] || endless != "" {
-			continue
+		var opts []filterOption
+		if n.hasArgs {
+			opts, _ = parseFilterOptions(n.args)
 		}
 		hasDuration := false
-		if n.hasArgs {
-			opts, _ := parseFilterOptions(n.args)
-			for _, o := range opts {
-				if o.key == "d" || o.key == "duration" {
-					hasDuration = true
-				}
+		for _, o := range opts {
+			switch {
+			case o.key == "shortest" && (o.value == "1" || o.value == "true"):
+				return ""
+			case n.name == "amix" && o.key == "duration" && o.value == "shortest":
+				return ""
+			case o.key == "d" || o.key == "duration":
+				hasDuration = true
 			}
 		}
-		if !hasDuration {
-			endless = "-f lavfi source " + n.name + " without a duration"
+		if lavfiSources[n.name] && !hasDuration && endless == "" {
+			endless = n.name
 		}
 	}
 	return endless
 }
 
-// checkEndless refuses a command that reads an endless input into an output without a bound.
+// checkEndless refuses a command that reads an endless input, or runs an endless source in a
+// filter graph, into an output without a bound.
 func (st *state) checkEndless() *Error {
-	endless := ""
+	endless := st.graphEndless
 	finite := false
 	for _, in := range st.inputs {
 		if in.endless == "" {

@@ -89,6 +89,8 @@ type state struct {
 	gpuReason string // the first GPU-only thing the command uses, for routing and messages
 	required  []string
 	inputs    []inputInfo
+	// graphEndless says which source filter of a -filter_complex, -vf or -af graph never ends.
+	graphEndless string
 }
 
 // Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
@@ -203,7 +205,9 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		}
 		lavfi := ""
 		if fo.format == "lavfi" {
-			lavfi = endlessGraph(v)
+			if src := endlessGraph(v); src != "" {
+				lavfi = "-f lavfi source " + src + " without a duration"
+			}
 		}
 		st.inputs = append(st.inputs, inputInfo{name: v, endless: st.endlessInput(&fo, lavfi)})
 	case vFormat:
@@ -219,7 +223,12 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		}
 		st.noteCodec(flag, v)
 	case vGraph:
-		return st.checkGraph(flag, v)
+		if e := st.checkGraph(flag, v); e != nil {
+			return e
+		}
+		if src := endlessGraph(v); src != "" && st.graphEndless == "" {
+			st.graphEndless = "source " + src + " in " + flag + " without a duration"
+		}
 	case vWrite:
 		return st.checkWrittenName(flag, flag+" value", v, nameNumbered)
 	case vWritePlain:
