@@ -92,9 +92,13 @@ func FuzzFilterGraph(f *testing.F) {
 				continue
 			}
 			fopts, _ := parseFilterOptions(n.args)
-			for _, o := range fopts {
+			for i, o := range fopts {
 				if strings.Contains(o.key, "/") {
 					t.Fatalf("graph %q accepted with option key %q", graph, o.key)
+				}
+				// A positional value is the option it stands for, in declaration order.
+				if o.key == "" && i < len(spec.positional) {
+					o.key = spec.positional[i]
 				}
 				if use := spec.files[o.key]; use == fileRead {
 					_, staged := opts.Inputs[o.value]
