@@ -147,7 +147,7 @@ func TestAccess(t *testing.T) {
 				{"timeout 0", ffmpegJob("ffmpeg -f lavfi -i testsrc -frames:v 1 x.png", nil, map[string]any{"timeout": 0}), 400, "VALIDATION_ERROR", "timeout"},
 				{"timeout 901", ffmpegJob("ffmpeg -f lavfi -i testsrc -frames:v 1 x.png", nil, map[string]any{"timeout": 901}), 400, "VALIDATION_ERROR", "timeout"},
 				{"content over 64 KB", ffmpegJob("ffmpeg -f lavfi -i testsrc -vf subtitles=s.srt -frames:v 1 x.png", map[string]any{"s.srt": map[string]any{"content": big}}, nil), 400, "VALIDATION_ERROR", "s.srt"},
-				{"cpu with nvenc", ffmpegJob("ffmpeg -f lavfi -i testsrc -c:v h264_nvenc x.mp4", nil, map[string]any{"compute": "cpu"}), 400, "VALIDATION_ERROR", "nvenc"},
+				{"cpu with nvenc", ffmpegJob("ffmpeg -f lavfi -i testsrc=d=1 -c:v h264_nvenc x.mp4", nil, map[string]any{"compute": "cpu"}), 400, "VALIDATION_ERROR", "nvenc"},
 				{"malformed json", []byte(`{"type":"ffmpeg",`), 400, "VALIDATION_ERROR", ""},
 			}
 			for _, tt := range tests {
@@ -157,7 +157,7 @@ func TestAccess(t *testing.T) {
 					t.Errorf("%s: %+v, want %s naming %q", tt.name, e, tt.code, tt.names)
 				}
 			}
-			e := stranger.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -f lavfi -i testsrc -c:v h264_nvenc x.mp4", nil, nil), nil).
+			e := stranger.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -f lavfi -i testsrc=d=1 -c:v h264_nvenc x.mp4", nil, nil), nil).
 				errorOf(t, http.StatusForbidden)
 			if e.Code != "PLAN_LIMIT" {
 				t.Errorf("GPU job on the free plan: %+v, want PLAN_LIMIT", e)

@@ -101,7 +101,7 @@ func TestMCP(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 
-	t.Run("lists the six tools", func(t *testing.T) {
+	t.Run("lists the tools", func(t *testing.T) {
 		t.Parallel()
 		res, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
@@ -111,7 +111,7 @@ func TestMCP(t *testing.T) {
 		for _, tool := range res.Tools {
 			got[tool.Name] = tool.InputSchema != nil && tool.OutputSchema != nil
 		}
-		for _, name := range []string{"submit_job", "get_job", "list_jobs", "probe_media", "get_account", "upload_media"} {
+		for _, name := range []string{"submit_job", "get_job", "list_jobs", "probe_media", "get_account", "upload_media", "validate_command"} {
 			if !got[name] {
 				t.Errorf("tool %s is missing or has no schemas: %v", name, got)
 			}

@@ -1,5 +1,10 @@
 package validator
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Options is what the validator knows of the job around the command. The zero value validates a
 // bare command as POST /ffmpeg/validate does: no staged inputs, compute auto, default timeout.
 type Options struct {
@@ -25,12 +30,18 @@ type Input struct {
 }
 
 // Result is the answer of POST /ffmpeg/validate. Its JSON form is exactly the endpoint's `data`:
-// {valid, args, inferredOutputFormat} or {valid:false, error}.
+// {valid, args, inferredOutputFormat, requiredInputs?} or {valid:false, error}.
 type Result struct {
 	Valid                bool     `json:"valid"`
 	Args                 []string `json:"args,omitempty"`
 	InferredOutputFormat string   `json:"inferredOutputFormat,omitempty"`
-	Error                string   `json:"error,omitempty"`
+	// RequiredInputs are the bare names the command reads (-i in.mp4, subtitles=subs.srt, a
+	// concat list, an image-sequence pattern such as img%03d.png) that Options.Inputs does not
+	// provide yet, in the order the command names them. A job must supply every one: a pre-check
+	// answers valid with the list, and a job submission with any left is refused
+	// (MissingInputsError).
+	RequiredInputs []string `json:"requiredInputs,omitempty"`
+	Error          string   `json:"error,omitempty"`
 
 	// Err is the structured rejection for Go callers; nil when Valid.
 	Err *Error `json:"-"`
@@ -67,10 +78,32 @@ type Download struct {
 // Error is a rejection: which layer refused, the flag or value it concerns, and a message that
 // names it.
 type Error struct {
-	Layer   string // "syntax", "flags", "inputs", "formats", "filters", "paths", "limits", "outputs"
+	Layer   string // "syntax", "flags", "inputs", "formats", "filters", "options", "paths", "limits", "outputs"
 	Flag    string // the offending flag, when there is one
 	Value   string // the offending value, when there is one
 	Message string
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// MissingInputsError is the rejection of a job whose command reads names its inputs do not
+// provide (Result.RequiredInputs); nil when there are none. A pre-check (POST /ffmpeg/validate)
+// answers such a command as valid, a job submission must not.
+func (r *Result) MissingInputsError() *Error {
+	if !r.Valid || len(r.RequiredInputs) == 0 {
+		return nil
+	}
+	names := make([]string, len(r.RequiredInputs))
+	for i, n := range r.RequiredInputs {
+		names[i] = strconv.Quote(n)
+		if isNumbered(n) {
+			names[i] += " (an image sequence: stage its numbered frames, the first at -start_number)"
+		}
+	}
+	what := "input " + names[0] + ", which inputs does not provide"
+	if len(names) > 1 {
+		what = "inputs " + strings.Join(names, ", ") + ", which inputs do not provide"
+	}
+	return &Error{Layer: layerInputs, Value: r.RequiredInputs[0],
+		Message: "the command reads " + what + ": add each name to inputs (a URL or inline content)"}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // corpusCase is one line of testdata/corpus.jsonl, the corpus shared with the WASM build.
@@ -14,6 +16,8 @@ type corpusCase struct {
 	Options Options `json:"options"`
 	Valid   bool    `json:"valid"`
 	Layer   string  `json:"layer"`
+	// RequiredInputs are the names a valid command reads that its options do not stage.
+	RequiredInputs []string `json:"requiredInputs"`
 }
 
 func loadCorpus(tb testing.TB) []corpusCase {
@@ -67,6 +71,9 @@ func TestCorpus(t *testing.T) {
 			}
 			if c.Valid {
 				checkAccepted(t, c.Command, c.Options, r)
+				if diff := cmp.Diff(c.RequiredInputs, r.RequiredInputs); diff != "" {
+					t.Fatalf("Validate(%q) requiredInputs (-want +got):\n%s", c.Command, diff)
+				}
 				return
 			}
 			if r.Err == nil || r.Err.Layer != c.Layer {

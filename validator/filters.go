@@ -77,6 +77,8 @@ var filterTable = map[string]*filterSpec{
 	"scale_cuda": gpuFilter, "scale_npp": gpuFilter, "hwupload_cuda": gpuFilter,
 	"overlay_cuda": gpuFilter, "yadif_cuda": gpuFilter, "thumbnail_cuda": gpuFilter,
 	"bwdif_cuda": gpuFilter, "chromakey_cuda": gpuFilter, "transpose_npp": gpuFilter,
+	"bilateral_cuda": gpuFilter, "colorspace_cuda": gpuFilter, "sharpen_npp": gpuFilter,
+	"scale2ref_npp": gpuFilter, "pad_cuda": gpuFilter,
 
 	// Sources (mostly for -f lavfi).
 	"testsrc": plain, "testsrc2": plain, "smptebars": plain, "smptehdbars": plain,
@@ -376,45 +378,49 @@ func (st *state) checkFilter(flag string, n filterNode) *Error {
 		return filterErr(flag, n.args, "filter %q has invalid options: %s", n.name, bad)
 	}
 	pos := 0
-	for _, o := range opts {
+	for idx, o := range opts {
 		key := o.key
 		if strings.IndexByte(key, '/') >= 0 {
 			return filterErr(flag, key, "filter %q option %q is not allowed: option values are never loaded from files", n.name, key)
 		}
-		if spec.files == nil {
-			continue
-		}
-		if key == "" {
+		if key == "" && spec.files != nil {
 			if pos >= len(spec.positional) {
 				return filterErr(flag, o.value, "filter %q: give option %d (%q) by name", n.name, pos+1, o.value)
 			}
 			key = spec.positional[pos]
 			pos++
 		}
-		use := spec.files[key]
-		if use == 0 {
-			continue
+		if e := st.checkFileOption(flag, n.name, spec, key, o.value); e != nil {
+			return e
 		}
-		what := "filter " + n.name + " option " + key
-		switch use {
-		case fileRead:
-			if e := st.checkReadName(layerFilters, flag, what, o.value); e != nil {
-				return e
-			}
-		case fileWrite:
-			if e := st.checkWrittenName(flag, what, o.value, namePlain); e != nil {
-				return e
-			}
-		case fileForbid:
-			return filterErr(flag, o.value, "%s is not allowed", what)
-		case fileFont:
-			if !validFontName(o.value) {
-				return filterErr(flag, o.value, "%s %q is not allowed: give a font family name, or a staged fontfile", what, o.value)
-			}
-		case fileModel:
-			if strings.Contains(strings.ToLower(o.value), "path") {
-				return filterErr(flag, o.value, "%s %q is not allowed: built-in model versions only", what, o.value)
-			}
+		if e := st.checkFilterOption(flag, n.name, key, idx, o.value); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// checkFileOption checks an option the filter table knows to name a file.
+func (st *state) checkFileOption(flag, filter string, spec *filterSpec, key, value string) *Error {
+	use := spec.files[key]
+	if use == 0 {
+		return nil
+	}
+	what := "filter " + filter + " option " + key
+	switch use {
+	case fileRead:
+		return st.checkReadName(layerFilters, flag, what, value)
+	case fileWrite:
+		return st.checkWrittenName(flag, what, value, namePlain)
+	case fileForbid:
+		return filterErr(flag, value, "%s is not allowed", what)
+	case fileFont:
+		if !validFontName(value) {
+			return filterErr(flag, value, "%s %q is not allowed: give a font family name, or a staged fontfile", what, value)
+		}
+	case fileModel:
+		if strings.Contains(strings.ToLower(value), "path") {
+			return filterErr(flag, value, "%s %q is not allowed: built-in model versions only", what, value)
 		}
 	}
 	return nil

@@ -121,7 +121,7 @@ func TestFiltersLayer(t *testing.T) {
 		layerCase{name: "lavfi input", command: "ffmpeg -f lavfi -i amovie=a.mp3 out.mp3", wantMsg: `filter "amovie" is not allowed`},
 		layerCase{name: "staged fontfile", command: vf("drawtext=fontfile=font.ttf:text=x"), opts: fonts},
 		layerCase{name: "staged subtitles", command: vf("subtitles=subs.srt"), opts: fonts},
-		layerCase{name: "unstaged fontfile", command: vf("drawtext=fontfile=f.ttf"), wantMsg: `filter drawtext option fontfile "f.ttf" is not a staged input`},
+		layerCase{name: "unstaged fontfile is a required input", command: vf("drawtext=fontfile=f.ttf")},
 		layerCase{name: "fontsdir", command: vf("subtitles=subs.srt:fontsdir=fonts"), opts: fonts, wantMsg: "filter subtitles option fontsdir is not allowed"},
 		layerCase{name: "font pattern", command: vf(`drawtext=font='a\:file=/x'`), wantMsg: `filter drawtext option font "a:file=/x" is not allowed`},
 		layerCase{name: "file load key", command: vf("drawtext=/text=x.txt"), wantMsg: `option "/text" is not allowed`},

@@ -33,6 +33,8 @@ const (
 	vHLSSegType                   // -hls_segment_type
 	vDASHSegType                  // -dash_segment_type
 	vUpdate                       // -update
+	vRead                         // a file read by name: a staged input
+	vName                         // a name or number that must not look like a path
 )
 
 type flagSpec struct {
@@ -59,69 +61,148 @@ var (
 	x26x     = &flagSpec{kind: vX26x, stream: true}
 )
 
-// flagTable is the allowlist, keyed by the flag name without its dash and stream specifier.
-var flagTable = map[string]*flagSpec{
-	// Global.
-	"y": swGlobal, "n": swGlobal, "hide_banner": swGlobal, "nostdin": swGlobal, "stats": swGlobal,
-	"nostats": swGlobal, "benchmark": swGlobal, "xerror": swGlobal, "copyts": swGlobal,
-	"start_at_zero": swGlobal, "loglevel": valG, "v": valG, "filter_threads": valG,
-	"filter_complex_threads": valG, "stats_period": valG, "max_error_rate": valG,
-	"filter_complex": graphG, "lavfi": graphG,
+// flagGroup is a set of flags allowed for one reason, all checked the same way.
+type flagGroup struct {
+	why   string
+	spec  *flagSpec
+	names []string
+}
 
-	// Inputs and formats.
-	"i": {kind: vInput}, "f": {kind: vFormat}, "safe": {kind: vSafe},
-	"pattern_type": {kind: vPatternType}, "hwaccel": {kind: vHwaccel, stream: true},
-	"hwaccel_output_format": {kind: vHwFormat, stream: true},
-	"re":                    sw, "stream_loop": val, "loop": val, "framerate": val, "video_size": val,
-	"pixel_format": val, "sample_rate": val, "channels": val, "start_number": val,
-	"analyzeduration": val, "probesize": val, "thread_queue_size": val, "accurate_seek": sw,
-	"noaccurate_seek": sw, "ignore_unknown": sw, "seek_timestamp": sw,
-	"ss": val, "t": val, "to": val, "sseof": val, "itsoffset": val, "itsscale": valS,
-	"fflags": val, "avoid_negative_ts": val, "fs": val, "shortest": sw,
-	"max_muxing_queue_size": valS, "muxdelay": val, "muxpreload": val,
+// flagGroups is the allowlist, each flag with the reason it is safe. A flag name is the option
+// without its dash and stream specifier; "no" forms (-noautorotate) are listed as they are typed.
+var flagGroups = []flagGroup{
+	{"global switches: logging, overwrite answers and timestamp handling; no value", swGlobal, []string{
+		"y", "n", "hide_banner", "nostdin", "stats", "nostats", "benchmark", "xerror", "copyts",
+		"start_at_zero", "ignore_unknown"}},
+	{"log level and error tolerance: names and numbers FFmpeg parses, never a file", valG, []string{
+		"loglevel", "v", "stats_period", "max_error_rate"}},
+	{"filter thread counts: capped at MaxThreads by the limits layer", valG, []string{
+		"filter_threads", "filter_complex_threads"}},
+	{"filter graphs: every filter and option is checked by the filters and options layers", graphG, []string{
+		"filter_complex", "lavfi"}},
+	{"filter graphs of one output stream, checked like -filter_complex", graph, []string{"vf", "af"}},
+	{"filter graph of the streams a specifier selects, checked like -filter_complex", graphS, []string{"filter"}},
+	{"the input: an https URL, an uploaded asset or a bare name (inputs layer)", &flagSpec{kind: vInput}, []string{"i"}},
+	{"the format of the next input or output: allowlists of the formats layer", &flagSpec{kind: vFormat}, []string{"f"}},
+	{"concat demuxer mode: only safe mode (1), where list entries cannot leave the work directory", &flagSpec{kind: vSafe}, []string{"safe"}},
+	{"image2 input pattern: numbered sequences only, never a glob", &flagSpec{kind: vPatternType}, []string{"pattern_type"}},
+	{"hardware decoding: none or cuda, which routes the job to a GPU runner", &flagSpec{kind: vHwaccel, stream: true}, []string{"hwaccel"}},
+	{"frames decoded by CUDA stay in GPU memory: cuda only", &flagSpec{kind: vHwFormat, stream: true}, []string{"hwaccel_output_format"}},
+	{"which GPU decodes: a device index, never a path", &flagSpec{kind: vName, stream: true}, []string{"hwaccel_device"}},
+	{"a file attached to a Matroska output (fonts): read by name, so a staged input", &flagSpec{kind: vRead}, []string{"attach"}},
+	{"subtitle character set: a charset name, never a path", &flagSpec{kind: vName}, []string{"sub_charenc"}},
+	{"input reading switches: rate and seeking behaviour; no value", sw, []string{
+		"re", "accurate_seek", "noaccurate_seek", "seek_timestamp", "autorotate", "noautorotate",
+		"fix_sub_duration"}},
+	{"output switches: stop at the shortest input, copy frames before the first key frame; no value", sw, []string{
+		"shortest", "copyinkf"}},
+	{"encoder and decoder thread count: capped at MaxThreads by the limits layer", valS, []string{"threads"}},
+	{"demuxer and decoder settings of the next input: numbers and names; looping is bounded by the limits layer", val, []string{
+		"stream_loop", "loop", "framerate", "video_size", "pixel_format", "sample_rate", "channels",
+		"start_number", "analyzeduration", "probesize", "thread_queue_size", "readrate",
+		"readrate_initial_burst", "guess_layout_max", "ignore_editlist", "use_wallclock_as_timestamps",
+		"skip_initial_bytes", "fpsprobesize", "start_number_range"}},
+	{"decoder settings that accept a stream specifier: which frames to decode, how to handle errors", valS, []string{
+		"skip_frame", "skip_loop_filter", "skip_idct", "discard", "err_detect", "flags2", "lowres",
+		"display_rotation", "display_hflip", "display_vflip"}},
+	{"timing and duration of a file: -t, -to, -frames and -fs also bound endless inputs", val, []string{
+		"ss", "t", "to", "sseof", "itsoffset", "fs", "avoid_negative_ts", "fflags", "muxdelay",
+		"muxpreload", "output_ts_offset", "max_interleave_delta", "vframes", "aframes",
+		"frame_drop_threshold", "vsync", "async", "streamid",
+		"shortest_buf_duration", "program", "copytb", "timecode"}},
+	{"per-stream timing and buffering: numbers", valS, []string{
+		"itsscale", "max_muxing_queue_size", "muxing_queue_data_threshold", "frames", "fps_mode",
+		"enc_time_base", "top", "field_order"}},
+	{"codecs: encoder and decoder names, GPU ones routed by the limits layer", codecS, []string{"c", "codec"}},
+	{"codec shorthands of one stream type", codec, []string{"vcodec", "acodec", "scodec"}},
+	{"stream selection and metadata: specifiers and text stored in the output, never a file", valS, []string{
+		"map_metadata", "metadata", "disposition", "tag", "bsf", "force_key_frames"}},
+	{"stream selection of the whole file", val, []string{"map", "map_chapters", "vtag", "atag"}},
+	{"stream type switches: drop video, audio, subtitles or data; no value", sw, []string{"an", "vn", "sn", "dn"}},
+	{"frame geometry, rate and pixel format: sizes and rates capped by the limits layer", valS, []string{
+		"r", "fpsmax", "s", "aspect", "pix_fmt", "sws_flags", "bits_per_raw_sample", "canvas_size"}},
+	{"audio layout and sampling: numbers and names", valS, []string{
+		"ar", "ac", "sample_fmt", "channel_layout", "ch_layout", "aq", "apply_trc"}},
+	{"colour description written in the stream: names", valS, []string{
+		"color_primaries", "color_trc", "colorspace", "color_range", "chroma_sample_location"}},
+	{"encoder rate control and quality: numbers and preset names the encoder parses", valS, []string{
+		"b", "maxrate", "minrate", "bufsize", "crf", "qp", "q", "qscale", "qmin", "qmax", "qcomp",
+		"qdiff", "i_qfactor", "b_qfactor", "preset", "tune", "profile", "level", "tier", "g",
+		"keyint_min", "sc_threshold", "bf", "refs", "flags", "strict", "compression_level",
+		"aq-mode", "aq-strength", "lossless", "quality", "speed", "trellis", "coder", "me_method",
+		"me_range", "subq", "partitions", "mbd", "cmp", "subcmp", "dia_size", "psy", "psy-rd",
+		"deblock", "weightp", "weightb", "8x8dct", "mixed-refs", "b-pyramid", "b_strategy", "nr",
+		"fast-pskip", "chromaoffset", "nal-hrd", "forced-idr", "intra-refresh", "slices", "a53cc",
+		"global_quality", "pred", "bidir_refine", "mpv_flags",
+		"dc", "rc_init_occupancy"}},
+	{"video bitrate shorthands", val, []string{"vb", "ab"}},
+	{"key=value parameter lists of x264, x265 and SVT-AV1: file keys and path values refused", x26x, []string{
+		"x264-params", "x265-params", "x264opts", "svtav1-params"}},
+	{"NVENC and CUDA encoder settings: numbers and names", valS, []string{
+		"cq", "rc", "b_ref_mode", "gpu", "rc-lookahead", "spatial-aq", "temporal-aq", "spatial_aq",
+		"temporal_aq", "multipass", "surfaces", "delay", "zerolatency", "no-scenecut", "nonref_p",
+		"strict_gop", "aud", "bluray-compat", "weighted_pred", "highbitdepth", "tf_level",
+		"lookahead_level", "init_qpP", "init_qpB", "init_qpI", "2pass"}},
+	{"libvpx, libaom, rav1e and libopus settings: numbers and names", valS, []string{
+		"cpu-used", "deadline", "row-mt", "tile-columns", "tile-rows", "lag-in-frames",
+		"auto-alt-ref", "arnr-maxframes", "arnr-strength", "arnr-type", "frame-parallel",
+		"undershoot-pct", "overshoot-pct", "static-thresh", "noise-sensitivity", "max-intra-rate",
+		"enable-tpl", "usage", "tiles", "vbr", "application", "frame_duration", "packet_loss", "fec",
+		"mapping_family", "cutoff"}},
+	{"AAC and MP3 encoder settings: numbers and names", valS, []string{
+		"aac_coder", "reservoir", "joint_stereo", "abr", "dialnorm", "dmix_mode"}},
+	{"FFV1 and ProRes encoder settings: numbers", valS, []string{"slicecrc", "context", "vendor", "alpha_bits"}},
+	{"MP4, MOV and Matroska muxer settings: flags and numbers", val, []string{
+		"movflags", "brand", "frag_duration", "frag_size", "min_frag_duration", "write_tmcd",
+		"movie_timescale", "video_track_timescale", "use_editlist", "write_btrt", "skip_sidx",
+		"cluster_size_limit", "cluster_time_limit", "reserve_index_space", "cues_to_front",
+		"default_mode", "live", "write_crc32", "fragment_index"}},
+	{"MP3, FLV and MPEG-TS muxer settings: flags and numbers", val, []string{
+		"id3v2_version", "write_id3v1", "write_xing", "write_apetag", "flvflags",
+		"mpegts_service_id", "mpegts_pmt_start_pid", "mpegts_start_pid", "mpegts_flags",
+		"mpegts_copyts", "mpegts_m2ts_mode", "mpegts_service_type", "mpegts_transport_stream_id",
+		"mpegts_original_network_id", "muxrate", "pes_payload_size", "packetsize", "write_prft"}},
+	{"HLS muxer settings: numbers and flags; the names it writes are checked by the paths layer", val, []string{
+		"hls_time", "hls_list_size", "hls_playlist_type", "hls_flags", "var_stream_map",
+		"hls_init_time", "hls_start_number_source", "hls_allow_cache", "hls_delete_threshold",
+		"hls_base_url", "hls_segment_size"}},
+	{"HLS segment container: mpegts or fmp4", &flagSpec{kind: vHLSSegType}, []string{"hls_segment_type"}},
+	{"HLS names written in the work directory: bare names, numbered patterns allowed", &flagSpec{kind: vWrite}, []string{"hls_segment_filename"}},
+	{"names written in the work directory: bare names", &flagSpec{kind: vWritePlain}, []string{
+		"hls_fmp4_init_filename", "master_pl_name", "segment_list"}},
+	{"DASH muxer settings: numbers and flags", val, []string{
+		"seg_duration", "frag_type", "use_template", "use_timeline", "adaptation_sets",
+		"window_size", "extra_window_size", "single_file", "streaming", "ldash", "target_latency",
+		"remove_at_exit", "index_correction"}},
+	{"DASH segment names: bare names with $Number$-style templates", &flagSpec{kind: vTemplate}, []string{"init_seg_name", "media_seg_name"}},
+	{"DASH segment container: auto, mp4 or webm", &flagSpec{kind: vDASHSegType}, []string{"dash_segment_type"}},
+	{"segment muxer settings: times, counts and flags", val, []string{
+		"segment_time", "segment_times", "segment_frames", "segment_list_type", "segment_list_size",
+		"segment_start_number", "reset_timestamps", "break_non_keyframes", "segment_wrap",
+		"increment_tc", "segment_atclocktime", "segment_clocktime_offset", "segment_list_flags",
+		"initial_offset", "write_empty_segments", "segment_time_delta", "frame_pts"}},
+	{"segment container: a single-file muxer of the formats layer", &flagSpec{kind: vSegFormat}, []string{"segment_format"}},
+	{"image2 muxer: write one image over and over (1) or a sequence (0)", &flagSpec{kind: vUpdate}, []string{"update"}},
+}
 
-	// Codecs and streams.
-	"c": codecS, "codec": codecS, "vcodec": codec, "acodec": codec, "scodec": codec,
-	"vf": graph, "af": graph, "filter": graphS,
-	"map": val, "map_metadata": valS, "map_chapters": val, "metadata": valS,
-	"disposition": valS, "tag": valS, "an": sw, "vn": sw, "sn": sw, "dn": sw,
-	"vframes": val, "aframes": val, "frames": valS, "r": valS, "fpsmax": valS, "s": valS,
-	"aspect": valS, "pix_fmt": valS, "ar": valS, "ac": valS, "sample_fmt": valS,
-	"channel_layout": valS, "ch_layout": valS, "vsync": val, "fps_mode": valS, "async": val,
-	"bsf": valS, "force_key_frames": valS, "sws_flags": val, "timecode": val,
-	"color_primaries": valS, "color_trc": valS, "colorspace": valS, "color_range": valS,
-	"field_order": valS, "top": valS, "enc_time_base": valS, "copytb": val,
+// flagTable and flagReasons are flagGroups by flag name; flagDuplicates lists names given in
+// two groups (a test keeps it empty).
+var flagTable, flagReasons, flagDuplicates = buildFlagTable(flagGroups)
 
-	// Encoder settings.
-	"b": valS, "vb": val, "ab": val, "maxrate": valS, "minrate": valS, "bufsize": valS,
-	"crf": valS, "qp": valS, "q": valS, "qscale": valS, "qmin": valS, "qmax": valS,
-	"preset": valS, "tune": valS, "profile": valS, "level": valS, "tier": valS,
-	"g": valS, "keyint_min": valS, "sc_threshold": valS, "bf": valS, "refs": valS,
-	"threads": valS, "flags": valS, "strict": valS, "compression_level": valS,
-	"x264-params": x26x, "x265-params": x26x, "x264opts": x26x, "aq-mode": valS,
-	"cq": valS, "rc": valS, "b_ref_mode": valS, "gpu": valS, "rc-lookahead": valS,
-	"spatial-aq": valS, "temporal-aq": valS, "spatial_aq": valS, "temporal_aq": valS,
-	"multipass": valS, "cpu-used": valS, "deadline": valS, "row-mt": valS,
-	"tile-columns": valS, "tile-rows": valS, "lag-in-frames": valS, "auto-alt-ref": valS,
-	"vbr": valS, "application": valS, "frame_duration": valS, "cutoff": valS,
-	"lossless": valS, "quality": valS, "svtav1-params": x26x,
-
-	// Muxers.
-	"movflags": val, "brand": val, "frag_duration": val, "write_tmcd": val,
-	"id3v2_version": val, "write_id3v1": val, "write_xing": val, "cluster_size_limit": val,
-	"hls_time": val, "hls_list_size": val, "hls_playlist_type": val, "hls_flags": val,
-	"hls_segment_type": {kind: vHLSSegType}, "hls_segment_filename": {kind: vWrite},
-	"hls_fmp4_init_filename": {kind: vWritePlain}, "master_pl_name": {kind: vWritePlain},
-	"var_stream_map": val, "hls_init_time": val, "hls_start_number_source": val,
-	"seg_duration": val, "frag_type": val, "use_template": val, "use_timeline": val,
-	"init_seg_name": {kind: vTemplate}, "media_seg_name": {kind: vTemplate},
-	"adaptation_sets": val, "dash_segment_type": {kind: vDASHSegType}, "window_size": val,
-	"extra_window_size": val, "single_file": val, "streaming": val, "ldash": val,
-	"segment_time": val, "segment_times": val, "segment_frames": val,
-	"segment_format": {kind: vSegFormat}, "segment_list": {kind: vWritePlain},
-	"segment_list_type": val, "segment_list_size": val, "segment_start_number": val,
-	"reset_timestamps": val, "break_non_keyframes": val, "segment_wrap": val,
-	"increment_tc": val, "update": {kind: vUpdate}, "frame_pts": val,
+func buildFlagTable(groups []flagGroup) (map[string]*flagSpec, map[string]string, []string) {
+	table := map[string]*flagSpec{}
+	reasons := map[string]string{}
+	var dups []string
+	for _, g := range groups {
+		for _, name := range g.names {
+			if _, ok := table[name]; ok {
+				dups = append(dups, name)
+			}
+			table[name] = g.spec
+			reasons[name] = g.why
+		}
+	}
+	return table, reasons, dups
 }
 
 func flagErr(flag, value, format string, a ...any) *Error {
@@ -170,6 +251,20 @@ func validSpecifier(s string) bool {
 		prev = c
 	}
 	return prev != ':'
+}
+
+// validName accepts device indexes and charset names (0, cuda, UTF-8, ISO-8859-1, CP1252).
+func validName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '_' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // validCodecName accepts encoder and decoder names (libx264, h264_nvenc, pcm_s16le, copy).

@@ -23,7 +23,12 @@ func TestFlagsLayer(t *testing.T) {
 		{name: "protocol_whitelist", command: "ffmpeg -protocol_whitelist file " + in + "out.mp4", wantMsg: "flag -protocol_whitelist is not allowed"},
 		{name: "passlogfile", command: in + "-passlogfile x out.mp4", wantMsg: "flag -passlogfile"},
 		{name: "dump_attachment", command: in + "-dump_attachment:t x out.mp4", wantMsg: "flag -dump_attachment:t"},
-		{name: "attach", command: in + "-attach f.ttf out.mkv", wantMsg: "flag -attach"},
+		{name: "attach staged font", command: in + "-attach f.ttf -metadata:s:t mimetype=font/ttf out.mkv", opts: Options{Inputs: map[string]Input{"f.ttf": {Inline: true}}}},
+		{name: "everyday input flags", command: "ffmpeg -skip_frame nokey -noautorotate -i " + testURL + " -streamid 0:256 -vtag avc1 out.mp4"},
+		{name: "sub_charenc", command: "ffmpeg -sub_charenc CP1252 -i s.srt out.vtt"},
+		{name: "sub_charenc path", command: "ffmpeg -sub_charenc /x -i s.srt out.vtt", wantMsg: `-sub_charenc value "/x" is not allowed`},
+		{name: "start_number not a number", command: "ffmpeg -start_number x -i img%03d.png out.mp4", wantMsg: `-start_number "x" is not an integer`},
+		{name: "target sets formats", command: in + "-target pal-dvd out.mpg", wantMsg: "flag -target is not allowed"},
 		{name: "listen", command: "ffmpeg -listen 1 " + in + "out.mp4", wantMsg: "flag -listen"},
 		{name: "http_proxy", command: "ffmpeg -http_proxy x " + in + "out.mp4", wantMsg: "flag -http_proxy"},
 		{name: "sdp_file", command: in + "-sdp_file x out.mp4", wantMsg: "flag -sdp_file"},
@@ -46,12 +51,18 @@ func TestFlagTableSize(t *testing.T) {
 	t.Parallel()
 	// The spec promises "about 120" allowlisted flags; the table holds the common per-codec
 	// and per-muxer options too, and must stay a deliberate, reviewed list.
-	if n := len(flagTable); n < 120 || n > 260 {
+	if n := len(flagTable); n < 120 || n > 420 {
 		t.Fatalf("flag allowlist has %d flags", n)
 	}
-	for name := range flagTable {
+	if len(flagDuplicates) > 0 {
+		t.Errorf("flags listed in two groups: %q", flagDuplicates)
+	}
+	for name, spec := range flagTable {
 		if strings.ContainsAny(name, ":/ ") {
 			t.Errorf("flag %q must be a bare option name", name)
+		}
+		if spec == nil || len(flagReasons[name]) < 20 {
+			t.Errorf("flag %q has no reason (%q)", name, flagReasons[name])
 		}
 	}
 }

@@ -23,6 +23,8 @@ var inputFormats = map[string]bool{
 	"rawvideo": true, "yuv4mpegpipe": true, "s16le": true, "s16be": true, "s24le": true,
 	"s32le": true, "f32le": true, "f64le": true, "u8": true, "alaw": true, "mulaw": true,
 	"srt": true, "webvtt": true, "ass": true, "ffmetadata": true, "dv": true, "m4v": true,
+	"asf": true, "ivf": true, "aiff": true, "caf": true, "wv": true, "amr": true, "dts": true,
+	"truehd": true, "mpegvideo": true, "w64": true, "vc1": true, "obu": true, "av1": true,
 }
 
 // outputMuxer describes an output format -f may name: which spec formats (by extension) it
@@ -43,8 +45,20 @@ const (
 )
 
 var outputMuxers = map[string]outputMuxer{
-	"mp4": {formats: []string{"mp4", "m4a"}}, "mov": {formats: []string{"mov"}},
-	"ipod": {formats: []string{"m4a", "mp4"}}, "matroska": {formats: []string{"mkv"}},
+	"mp4": {formats: []string{"mp4", "m4a", "m4v"}}, "mov": {formats: []string{"mov"}},
+	"ipod": {formats: []string{"m4a", "mp4"}}, "matroska": {formats: []string{"mkv", "mka"}},
+	"flv": {formats: []string{"flv"}}, "nut": {formats: []string{"nut"}},
+	"3gp": {formats: []string{"3gp"}}, "mxf": {formats: []string{"mxf"}},
+	"mpeg": {formats: []string{"mpg", "mpeg"}}, "vob": {formats: []string{"vob"}},
+	"asf": {formats: []string{"asf", "wmv", "wma"}}, "ivf": {formats: []string{"ivf"}},
+	"h264": {formats: []string{"h264"}}, "hevc": {formats: []string{"hevc"}},
+	"m4v": {formats: []string{"m4v"}}, "mpeg2video": {formats: []string{"m2v"}},
+	"rawvideo": {formats: []string{"yuv"}}, "yuv4mpegpipe": {formats: []string{"y4m"}},
+	"dv": {formats: []string{"dv"}}, "ac3": {formats: []string{"ac3"}},
+	"eac3": {formats: []string{"eac3"}}, "mp2": {formats: []string{"mp2"}},
+	"aiff": {formats: []string{"aiff", "aif"}}, "oga": {formats: []string{"oga"}},
+	"ogv": {formats: []string{"ogv"}}, "s16le": {formats: []string{"pcm"}},
+	"ass": {formats: []string{"ass", "ssa"}}, "webp": {formats: []string{"webp"}},
 	"webm": {formats: []string{"webm"}}, "avi": {formats: []string{"avi"}},
 	"mpegts": {formats: []string{"ts"}}, "gif": {formats: []string{"gif"}},
 	"mp3": {formats: []string{"mp3"}}, "wav": {formats: []string{"wav"}},
@@ -52,7 +66,7 @@ var outputMuxers = map[string]outputMuxer{
 	"opus": {formats: []string{"opus"}}, "adts": {formats: []string{"aac"}},
 	"srt": {formats: []string{"srt"}}, "webvtt": {formats: []string{"vtt"}},
 	"mjpeg": {formats: []string{"jpg"}}, "apng": {formats: []string{"png"}},
-	"image2":  {formats: []string{"png", "jpg"}, kind: muxImage},
+	"image2":  {formats: []string{"png", "jpg", "bmp", "tiff", "webp"}, kind: muxImage},
 	"hls":     {formats: []string{"m3u8"}, kind: muxHLS},
 	"dash":    {formats: []string{"mpd"}, kind: muxDASH},
 	"segment": {kind: muxSegment}, "ssegment": {kind: muxSegment},

@@ -1,6 +1,9 @@
 package validator
 
 import (
+	"encoding/json"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +56,15 @@ func FuzzFilterGraph(f *testing.F) {
 		"scale=640:-2", "[0:v][1:v]overlay=10:10[out];[out]null", "'mo'vie=x", `mov\ie=x`,
 		"drawtext=text='a\\\\':textfile=x", "sws_flags=a;scale=1:1", "subtitles=s.srt:force_style='A=1,B=2'",
 		"drawtext=/text=x", "lut3d=g.cube:tetrahedral", "[in]split[a][b];[a][b]hstack",
+		// Every filter whose options take a file, allowed or not.
+		"haldclut=/etc/passwd", "[0][1]haldclut=clut=first", "lut3d=file=/etc/passwd", "lut1d=file=../x.cube",
+		"movie=/etc/passwd", "amovie='file\\:/x'", "subtitles=s.srt:fontsdir=/etc", "ass=s.srt:fontsdir=fonts",
+		"drawtext=fontfile=/x.ttf:textfile=/etc/passwd", "drawtext=font.ttf:hi:../t.txt", "frei0r=distort0r:0.5",
+		"ladspa=file=/tmp/x.so:p=amp", "lv2=p=http\\://x", "sendcmd=filename=/etc/passwd", "zmq=bind_address=tcp\\://0:1",
+		"curves=psfile=/x.acv", "removelogo=/x.png", "cover_rect=cover=/x.png", "find_rect=object=../o.pgm",
+		"vidstabtransform=input=/t.trf", "vidstabdetect=result=/tmp/t.trf", "psnr=stats_file=/tmp/p",
+		"libvmaf=model=path=/x.json", "showcqt=fontfile=/x", "firequalizer=dumpfile=/x", "sofalizer=sofa=/x",
+		"metadata=mode=print:file=/tmp/m", "signature=filename=/tmp/s", "scale=w=/etc/passwd", "color=c=/dev/zero",
 	} {
 		f.Add(s)
 	}
@@ -80,14 +92,22 @@ func FuzzFilterGraph(f *testing.F) {
 				continue
 			}
 			fopts, _ := parseFilterOptions(n.args)
-			for _, o := range fopts {
+			for i, o := range fopts {
 				if strings.Contains(o.key, "/") {
 					t.Fatalf("graph %q accepted with option key %q", graph, o.key)
 				}
+				// A positional value is the option it stands for, in declaration order.
+				if o.key == "" && i < len(spec.positional) {
+					o.key = spec.positional[i]
+				}
 				if use := spec.files[o.key]; use == fileRead {
-					if _, ok := opts.Inputs[o.value]; !ok {
-						t.Fatalf("graph %q accepted reading %q", graph, o.value)
+					_, staged := opts.Inputs[o.value]
+					if !staged && (!slices.Contains(st.required, o.value) || checkName(o.value, namePlain) != "") {
+						t.Fatalf("graph %q accepted reading %q, neither staged nor required", graph, o.value)
 					}
+				}
+				if !freeText[n.name][o.key] && pathLike(o.value) != "" {
+					t.Fatalf("graph %q accepted option value %q", graph, o.value)
 				}
 			}
 		}
@@ -105,6 +125,11 @@ func FuzzValidate(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		f.Add(c.Command, "s.srt", c.Options.Compute)
 	}
+	for _, file := range []string{"testdata/realworld.jsonl", "testdata/attacks.jsonl"} {
+		for _, command := range loadCommands(f, file) {
+			f.Add(command, "in.mp4", "")
+		}
+	}
 	f.Fuzz(func(t *testing.T, command, staged, compute string) {
 		opts := Options{Compute: compute, AssetURLPrefix: "http://localhost:8080/assets/",
 			Inputs: map[string]Input{staged: {Inline: true, ContentSize: 10}, "v.mp4": {URL: "https://h/v.mp4"}}}
@@ -121,23 +146,49 @@ func FuzzValidate(f *testing.F) {
 		}
 		checkAccepted(t, command, opts, r)
 		for i, a := range r.Plan.Args {
-			if i > 0 && r.Plan.Args[i-1] == "-i" && !isLocalInput(a, opts, r.Plan) && !strings.ContainsAny(a, "=") {
-				t.Fatalf("Validate(%q) accepted input %q that is neither staged nor downloaded", command, a)
+			if i > 0 && r.Plan.Args[i-1] == "-i" && !isLocalInput(a, opts, r) && !strings.ContainsAny(a, "=") {
+				t.Fatalf("Validate(%q) accepted input %q that is neither staged, required nor downloaded", command, a)
+			}
+		}
+		for _, name := range r.RequiredInputs {
+			if _, staged := opts.Inputs[name]; staged || checkName(name, nameNumbered) != "" {
+				t.Fatalf("Validate(%q) requires input %q", command, name)
 			}
 		}
 	})
 }
 
 // isLocalInput reports whether an -i value of an accepted plan names a file in the work
-// directory: staged, downloaded, or a numbered pattern over staged names.
-func isLocalInput(a string, opts Options, p *Plan) bool {
+// directory: staged, required, downloaded, or a numbered pattern over staged names.
+func isLocalInput(a string, opts Options, r Result) bool {
 	if _, ok := opts.Inputs[a]; ok {
 		return true
 	}
-	for _, d := range p.Downloads {
+	if slices.Contains(r.RequiredInputs, a) {
+		return checkName(a, nameNumbered) == ""
+	}
+	for _, d := range r.Plan.Downloads {
 		if d.Name == a {
 			return true
 		}
 	}
 	return checkName(a, nameNumbered) == "" && isNumbered(a)
+}
+
+// loadCommands reads the "command" of each line of a JSONL corpus.
+func loadCommands(tb testing.TB, path string) []string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var commands []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c struct{ Command string }
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		commands = append(commands, c.Command)
+	}
+	return commands
 }

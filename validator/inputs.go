@@ -10,20 +10,18 @@ import (
 //   - an https URL, fetched by the runner's SSRF-guarded fetcher and replaced by a local name, so
 //     FFmpeg itself never opens a URL (its network is off anyway);
 //   - an uploaded asset's content URL (Options.AssetURLPrefix + id + "/content"), fetched alike;
-//   - the bare name of a staged input (Options.Inputs).
+//   - the bare name of a staged input (Options.Inputs). A bare name that is not staged yet is
+//     not an error: it is a required input (Result.RequiredInputs) the job must supply, and an
+//     image-sequence pattern (img%03d.png) is staged when its first frame is.
 //
 // Protocol prefixes (file:, pipe:, concat:, subfile:, data:, crypto:, tcp:, udp:, rtmp:, ...),
-// plain http, absolute paths and names that were not staged are all rejected by that rule rather
-// than by a list. A -f lavfi input is a filter graph and goes to layer 5.
+// plain http, absolute paths, traversal and devices are all rejected by that rule (a bare name
+// has no '/' and no ':') rather than by a list. A -f lavfi input is a filter graph and goes to layer 5.
 
 const layerInputs = "inputs"
 
 func inputErr(value, format string, a ...any) *Error {
 	return &Error{Layer: layerInputs, Flag: "-i", Value: value, Message: sprintf(format, a...)}
-}
-
-func notAllowedInput(value string) *Error {
-	return inputErr(value, "input %q is not allowed: only https URLs, staged input names and uploaded assets", value)
 }
 
 // playlistExts are extensions that make FFmpeg's HLS, DASH or SDP demuxers open further files
@@ -40,6 +38,11 @@ var localExts = map[string]bool{
 	"oga": true, "ogv": true, "opus": true, "aac": true, "ac3": true, "gif": true, "png": true,
 	"jpg": true, "jpeg": true, "webp": true, "bmp": true, "tif": true, "tiff": true,
 	"srt": true, "vtt": true, "ass": true, "ssa": true, "h264": true, "hevc": true, "y4m": true,
+}
+
+// refusedInput says why an -i value is neither a URL nor a bare name.
+func refusedInput(value, why string) *Error {
+	return inputErr(value, "input %q is not allowed: it %s; inputs are https URLs, uploaded assets and bare names of staged inputs", value, why)
 }
 
 // checkURL validates an https input URL or an uploaded asset URL and returns why it is refused
@@ -109,8 +112,8 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 	case "lavfi":
 		return st.checkGraph("-i", value)
 	case "concat":
-		if _, ok := st.opts.Inputs[value]; !ok {
-			return formatErr("-f", value, "-f concat reads a list that must be a staged input, not %q", value)
+		if why := checkName(value, namePlain); why != "" {
+			return formatErr("-f", value, "-f concat reads a list that must be a staged input, not %q: it %s", value, why)
 		}
 	}
 	if asset := st.isAssetURL(value); asset || hasHTTPSPrefix(value) {
@@ -127,14 +130,51 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 		}
 		return nil
 	}
-	if isNumbered(value) && checkName(value, nameNumbered) == "" && !playlistExts[extOf(value)] {
-		for name := range st.opts.Inputs {
-			if matchesNumbered(value, name) {
-				return nil
-			}
+	if isNumbered(value) {
+		if why := checkName(value, nameNumbered); why != "" {
+			return refusedInput(value, why)
+		}
+		if playlistExts[extOf(value)] {
+			return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
+		}
+		if !st.stagedSequence(value, fo.startNumber) {
+			st.require(value)
+		}
+		return nil
+	}
+	if why := checkName(value, namePlain); why != "" {
+		return refusedInput(value, why)
+	}
+	if playlistExts[extOf(value)] {
+		return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
+	}
+	st.require(value)
+	return nil
+}
+
+// require records a bare name the command reads that Options.Inputs does not provide.
+func (st *state) require(name string) {
+	for _, r := range st.required {
+		if r == name {
+			return
 		}
 	}
-	return notAllowedInput(value)
+	st.required = append(st.required, name)
+}
+
+// imageRange is FFmpeg's image2 start_number_range default: the first frame of a sequence is
+// looked for at -start_number (default 0) and the four numbers after it.
+const imageRange = 5
+
+// stagedSequence reports whether the staged inputs hold the first frame of the numbered pattern,
+// as the image2 demuxer looks for it: one of start .. start+4 expanded by the pattern.
+func (st *state) stagedSequence(pattern string, start int) bool {
+	for n := start; n < start+imageRange; n++ {
+		if _, ok := st.opts.Inputs[expandNumbered(pattern, n)]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // download returns the local name of a remote input, fetching each URL once. Names are
@@ -152,16 +192,29 @@ func (st *state) download(raw, ext string) string {
 	for {
 		name := "input_" + strconv.Itoa(st.nextLocal) + suffix
 		st.nextLocal++
-		if _, taken := st.opts.Inputs[name]; !taken {
+		if _, taken := st.opts.Inputs[name]; !taken && !st.isRequired(name) {
 			st.downloads = append(st.downloads, Download{URL: raw, Name: name})
 			return name
 		}
 	}
 }
 
-// isInputName reports whether name is a file the job reads: a staged input or a downloaded one.
+func (st *state) isRequired(name string) bool {
+	for _, r := range st.required {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+// isInputName reports whether name is a file the job reads: a staged, required or downloaded
+// input.
 func (st *state) isInputName(name string) bool {
 	if _, ok := st.opts.Inputs[name]; ok {
+		return true
+	}
+	if st.isRequired(name) {
 		return true
 	}
 	for _, d := range st.downloads {

@@ -91,3 +91,51 @@ func (st *state) compute() (string, *Error) {
 	}
 	return "cpu", nil
 }
+
+// WantsGPU reports whether a command asks for GPU work: an NVENC encoder, a CUVID decoder,
+// -hwaccel cuda or -hwaccel_output_format cuda, or a CUDA or NPP filter. args are the words of
+// the command after "ffmpeg" (Result.Args); a leading "ffmpeg" is skipped too. It reads the words
+// as Validate does but checks nothing else, so it answers for any command, valid or not; route
+// only commands Validate accepted.
+func WantsGPU(args []string) bool {
+	if len(args) > 0 && args[0] == "ffmpeg" {
+		args = args[1:]
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		spec, _, err := lookupFlag(a)
+		if err != nil || !spec.takesValue() || i+1 >= len(args) {
+			continue
+		}
+		i++
+		v := args[i]
+		switch spec.kind {
+		case vCodec:
+			if gpuEncoders[v] || gpuDecoders[v] {
+				return true
+			}
+		case vHwaccel, vHwFormat:
+			if v == "cuda" {
+				return true
+			}
+		case vGraph:
+			if graphWantsGPU(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func graphWantsGPU(graph string) bool {
+	nodes, _ := parseGraph(graph)
+	for _, n := range nodes {
+		if spec := filterTable[n.name]; spec != nil && spec.gpu {
+			return true
+		}
+	}
+	return false
+}

@@ -28,7 +28,19 @@ var extFormats = map[string]string{
 	"gif": "gif", "png": "png", "jpg": "jpg", "jpeg": "jpg", "mp3": "mp3", "wav": "wav",
 	"flac": "flac", "ogg": "ogg", "aac": "aac", "opus": "opus", "m4a": "m4a", "srt": "srt",
 	"vtt": "vtt", "m3u8": "m3u8", "mpd": "mpd",
+	// Everyday containers beyond the spec's list: they can be written, and inferred, but
+	// params.outputFormat still names one of the spec's.
+	"flv": "flv", "mka": "mka", "nut": "nut", "m4v": "m4v", "3gp": "3gp", "mxf": "mxf",
+	"mpg": "mpg", "mpeg": "mpg", "vob": "vob", "asf": "asf", "wmv": "wmv", "wma": "wma",
+	"ivf": "ivf", "h264": "h264", "264": "h264", "hevc": "hevc", "265": "hevc", "m2v": "m2v",
+	"yuv": "yuv", "y4m": "y4m", "dv": "dv", "ac3": "ac3", "eac3": "eac3", "mp2": "mp2",
+	"aiff": "aiff", "aif": "aiff", "oga": "oga", "ogv": "ogv", "pcm": "pcm", "ass": "ass",
+	"ssa": "ass", "webp": "webp", "bmp": "bmp", "tif": "tiff", "tiff": "tiff",
+	"m2ts": "ts", "mts": "ts",
 }
+
+// imageFormats are the formats an image sequence (a numbered output name) may have.
+var imageFormats = map[string]bool{"png": true, "jpg": true, "bmp": true, "tiff": true, "webp": true}
 
 // Output patterns, as in Plan.Pattern.
 const (
@@ -59,10 +71,10 @@ func inferOutput(o *output) *Error {
 			return outputErr(o.name, "cannot infer the output format of %q: use an extension of %s, or -f", o.name, formatList())
 		case byExt == "m3u8" || byExt == "mpd":
 			o.format, o.pattern = byExt, PatternStream
-		case numbered && (byExt == "png" || byExt == "jpg"):
+		case numbered && imageFormats[byExt]:
 			o.format, o.pattern = byExt, PatternSet
 		case numbered:
-			return outputErr(o.name, "numbered output %q needs -f segment or an image extension (png, jpg)", o.name)
+			return outputErr(o.name, "numbered output %q needs -f segment or an image extension (png, jpg, bmp, tiff, webp)", o.name)
 		default:
 			o.format, o.pattern = byExt, PatternSingle
 		}
@@ -150,7 +162,7 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 	format = last.format
 	if want := st.opts.OutputFormat; want != "" {
 		if !specFormats[want] {
-			return "", "", outputErr(want, "outputFormat %q is not one of %s", want, formatList())
+			return "", "", outputErr(want, "outputFormat %q is not one of %s", want, specFormatList)
 		}
 		got := format
 		if last.pattern == PatternStream {
@@ -163,8 +175,10 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 	return format, pattern, nil
 }
 
+const specFormatList = "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt"
+
 func formatList() string {
-	return "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt, m3u8, mpd"
+	return "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt, m3u8, mpd, flv, mka, nut and other everyday containers"
 }
 
 func contains(list []string, s string) bool {

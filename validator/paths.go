@@ -1,6 +1,9 @@
 package validator
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Layer 6: paths. Every name the command writes, and every file name inside an option or a
 // filter, must be a bare name inside the work directory. The rule is a charset, not a list of bad
@@ -147,46 +150,37 @@ func isNumbered(name string) bool {
 	return false
 }
 
-// matchesNumbered reports whether the concrete name is one the counter pattern expands to, so
-// that an image-sequence input can be checked against the staged names.
-func matchesNumbered(pattern, name string) bool {
-	i, j := 0, 0
-	for i < len(pattern) {
+// expandNumbered is the name FFmpeg's av_get_frame_filename makes of a counter pattern for
+// frame number n: every %d, %Nd and %0Nd is n padded with zeros to N digits, %% is '%'.
+func expandNumbered(pattern string, n int) string {
+	var b strings.Builder
+	num := strconv.Itoa(n)
+	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		if c != '%' {
-			if j >= len(name) || name[j] != c {
-				return false
-			}
-			i++
-			j++
+			b.WriteByte(c)
 			continue
 		}
-		n := patternLen(pattern, i, nameNumbered)
-		if n == 0 {
-			return false
-		}
-		if pattern[i+1] == '%' {
-			if j >= len(name) || name[j] != '%' {
-				return false
-			}
-			i += 2
-			j++
+		l := patternLen(pattern, i, nameNumbered)
+		switch {
+		case l == 0:
+			b.WriteByte(c)
 			continue
+		case pattern[i+1] == '%':
+			b.WriteByte('%')
+		case pattern[i+1] == 'v':
+			b.WriteString(pattern[i : i+2])
+		default:
+			// FFmpeg pads with zeros whether or not the width starts with 0 ("%0*d").
+			width, _ := strconv.Atoi(pattern[i+1 : i+l-1])
+			for k := len(num); k < width; k++ {
+				b.WriteByte('0')
+			}
+			b.WriteString(num)
 		}
-		if pattern[i+1] == 'v' {
-			return false
-		}
-		k := j
-		for k < len(name) && name[k] >= '0' && name[k] <= '9' {
-			k++
-		}
-		if k == j {
-			return false
-		}
-		i += n
-		j = k
+		i += l - 1
 	}
-	return j == len(name)
+	return b.String()
 }
 
 // extOf returns the lower-case extension of a name without the dot, "" when there is none.
@@ -240,14 +234,13 @@ func (st *state) checkWrittenName(flag, what, name string, kind nameKind) *Error
 type sideFile struct{ flag, what, name string }
 
 // checkReadName checks a file name read through an option or a filter: a bare name (layer
-// paths) that is one of the staged inputs (reported by the calling layer).
+// paths); one that is not staged yet is a required input.
 func (st *state) checkReadName(layer, flag, what, name string) *Error {
 	if why := checkName(name, namePlain); why != "" {
 		return pathErr(flag, name, "%s %q %s", what, name, why)
 	}
 	if _, ok := st.opts.Inputs[name]; !ok {
-		return &Error{Layer: layer, Flag: flag, Value: name,
-			Message: sprintf("%s %q is not a staged input: files read by name must be supplied in inputs", what, name)}
+		st.require(name)
 	}
 	return nil
 }

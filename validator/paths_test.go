@@ -57,28 +57,27 @@ func TestCheckName(t *testing.T) {
 func TestNumberedPatterns(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		pattern, name string
-		numbered      bool
-		matches       bool
+		pattern  string
+		n        int
+		numbered bool
+		want     string
 	}{
-		{"img_%03d.png", "img_001.png", true, true},
-		{"img_%03d.png", "img_1.png", true, true},
-		{"img_%d.png", "img_12345.png", true, true},
-		{"img_%03d.png", "img_abc.png", true, false},
-		{"img_%03d.png", "img_.png", true, false},
-		{"img_%03d.png", "other_001.png", true, false},
-		{"100%%_%d.png", "100%_7.png", true, true},
-		{"stream_%v.m3u8", "stream_0.m3u8", false, false},
-		{"plain.png", "plain.png", false, true},
+		{"img_%03d.png", 1, true, "img_001.png"},
+		{"img_%03d.png", 1234, true, "img_1234.png"},
+		{"img_%d.png", 12345, true, "img_12345.png"},
+		{"img_%3d.png", 7, true, "img_007.png"},
+		{"100%%_%d.png", 7, true, "100%_7.png"},
+		{"stream_%v.m3u8", 0, false, "stream_%v.m3u8"},
+		{"plain.png", 3, false, "plain.png"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.pattern+" "+tt.name, func(t *testing.T) {
+		t.Run(tt.pattern, func(t *testing.T) {
 			t.Parallel()
 			if got := isNumbered(tt.pattern); got != tt.numbered {
 				t.Errorf("isNumbered(%q) = %v, want %v", tt.pattern, got, tt.numbered)
 			}
-			if got := matchesNumbered(tt.pattern, tt.name); got != tt.matches {
-				t.Errorf("matchesNumbered(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.matches)
+			if got := expandNumbered(tt.pattern, tt.n); got != tt.want {
+				t.Errorf("expandNumbered(%q, %d) = %q, want %q", tt.pattern, tt.n, got, tt.want)
 			}
 		})
 	}

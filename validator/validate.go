@@ -1,8 +1,66 @@
 package validator
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
-func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+// sprintf is fmt.Sprintf for the verbs the messages use (%s and %q of strings, %d of ints, %c of
+// bytes and runes, %%), written out because fmt costs more than a whole validation under WASM,
+// where refusals are common. Anything else, flags and widths included, goes to fmt.Sprintf, so
+// the text is always fmt's.
+func sprintf(format string, a ...any) string {
+	buf := make([]byte, 0, len(format)+32)
+	n := 0
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			buf = append(buf, c)
+			continue
+		}
+		if i+1 >= len(format) {
+			return fmt.Sprintf(format, a...)
+		}
+		i++
+		verb := format[i]
+		if verb == '%' {
+			buf = append(buf, '%')
+			continue
+		}
+		if n >= len(a) {
+			return fmt.Sprintf(format, a...)
+		}
+		arg := a[n]
+		n++
+		switch v := arg.(type) {
+		case string:
+			switch verb {
+			case 's':
+				buf = append(buf, v...)
+			case 'q':
+				buf = strconv.AppendQuote(buf, v)
+			default:
+				return fmt.Sprintf(format, a...)
+			}
+		case int:
+			if verb != 'd' {
+				return fmt.Sprintf(format, a...)
+			}
+			buf = strconv.AppendInt(buf, int64(v), 10)
+		case byte:
+			if verb != 'c' {
+				return fmt.Sprintf(format, a...)
+			}
+			buf = append(buf, string(rune(v))...)
+		default:
+			return fmt.Sprintf(format, a...)
+		}
+	}
+	if n != len(a) {
+		return fmt.Sprintf(format, a...)
+	}
+	return string(buf)
+}
 
 // fileOpts are the per-file options given before an -i or an output name; FFmpeg resets them
 // after each file.
@@ -12,6 +70,11 @@ type fileOpts struct {
 	segmentFormat   string // -segment_format
 	hlsSegmentType  string // -hls_segment_type
 	dashSegmentType string // -dash_segment_type
+	startNumber     int    // -start_number, for an image-sequence input
+	loop            string // -loop before an input: the image2 demuxer loops the image
+	streamLoop      int    // -stream_loop before an input; -1 loops forever
+	bounded         string // the first of -t, -to, -frames, -vframes, -aframes, -fs
+	shortest        bool   // -shortest
 }
 
 // state is one validation in progress.
@@ -24,45 +87,52 @@ type state struct {
 	sideFiles []sideFile
 	pending   fileOpts
 	gpuReason string // the first GPU-only thing the command uses, for routing and messages
+	required  []string
+	inputs    []inputInfo
+	// graphEndless says which source filter of a -filter_complex, -vf or -af graph never ends.
+	graphEndless string
 }
 
-// Validate checks an FFmpeg command against the eight layers and, when it is accepted, plans its
+// Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
 // execution. It never panics and its answer depends only on its arguments.
 func Validate(command string, opts Options) Result {
-	plan, args, format, err := validate(command, opts)
+	plan, args, format, st, err := validate(command, opts)
 	if err != nil {
 		return Result{Valid: false, Error: err.Message, Err: err}
 	}
-	return Result{Valid: true, Args: args, InferredOutputFormat: format, Plan: plan}
+	return Result{Valid: true, Args: args, InferredOutputFormat: format, RequiredInputs: st.required, Plan: plan}
 }
 
-func validate(command string, opts Options) (*Plan, []string, string, *Error) {
+func validate(command string, opts Options) (*Plan, []string, string, *state, *Error) {
 	args, err := split(command)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	names, err := checkOptions(&opts)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	st := &state{opts: opts, planArgs: make([]string, len(args))}
 	copy(st.planArgs, args)
 	if err := st.checkStagedURLs(names); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	if err := st.walk(args); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	format, pattern, err := st.checkOutputs()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	if err := st.checkOverwrites(); err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	compute, err := st.compute()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
+	}
+	if err := st.checkEndless(); err != nil {
+		return nil, nil, "", nil, err
 	}
 	plan := &Plan{
 		Downloads: st.downloads,
@@ -77,7 +147,7 @@ func validate(command string, opts Options) (*Plan, []string, string, *Error) {
 	for _, f := range st.sideFiles {
 		plan.SideFiles = append(plan.SideFiles, f.name)
 	}
-	return plan, args, format, nil
+	return plan, args, format, st, nil
 }
 
 // walk reads the arguments in order, checking each flag and its value and collecting inputs and
@@ -114,6 +184,9 @@ func (st *state) walk(args []string) *Error {
 		if !spec.global && st.pending.first == "" && base != "i" {
 			st.pending.first = a
 		}
+		if e := st.applyResource(a, base, v); e != nil {
+			return e
+		}
 		if e := st.apply(a, base, spec, v, i); e != nil {
 			return e
 		}
@@ -127,7 +200,16 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 	case vInput:
 		fo := st.pending
 		st.pending = fileOpts{}
-		return st.addInput(i, v, &fo)
+		if e := st.addInput(i, v, &fo); e != nil {
+			return e
+		}
+		lavfi := ""
+		if fo.format == "lavfi" {
+			if src := endlessGraph(v); src != "" {
+				lavfi = "-f lavfi source " + src + " without a duration"
+			}
+		}
+		st.inputs = append(st.inputs, inputInfo{name: v, endless: st.endlessInput(&fo, lavfi)})
 	case vFormat:
 		st.pending.format = v
 	case vSegFormat:
@@ -141,7 +223,12 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		}
 		st.noteCodec(flag, v)
 	case vGraph:
-		return st.checkGraph(flag, v)
+		if e := st.checkGraph(flag, v); e != nil {
+			return e
+		}
+		if src := endlessGraph(v); src != "" && st.graphEndless == "" {
+			st.graphEndless = "source " + src + " in " + flag + " without a duration"
+		}
 	case vWrite:
 		return st.checkWrittenName(flag, flag+" value", v, nameNumbered)
 	case vWritePlain:
@@ -180,6 +267,12 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		st.pending.dashSegmentType = v
 	case vUpdate:
 		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
+	case vRead:
+		return st.checkReadName(layerFlags, flag, flag+" value", v)
+	case vName:
+		if !validName(v) {
+			return flagErr(flag, v, "%s value %q is not allowed: a name or number only", flag, v)
+		}
 	}
 	return nil
 }

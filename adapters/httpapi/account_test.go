@@ -128,7 +128,7 @@ func TestAccountLedger(t *testing.T) {
 	// The gate: an empty balance cannot pay the minimum charge.
 	_, broke := b.h.Open(t, "acct_broke", account.PlanFree, 0)
 	if res := b.do(t, request{method: "POST", path: "/jobs", key: broke,
-		body: []byte(`{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}}`)}); res.status != http.StatusPaymentRequired {
+		body: []byte(`{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}}`)}); res.status != http.StatusPaymentRequired {
 		t.Fatalf("submit on an empty balance: status %d, body %s", res.status, res.body)
 	}
 }

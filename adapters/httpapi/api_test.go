@@ -13,6 +13,8 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/validator"
+	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
 
 func TestValidateEndpoint(t *testing.T) {
@@ -28,6 +30,18 @@ func TestValidateEndpoint(t *testing.T) {
 			`{"valid":true,"args":["-i","https://example.com/a.mp4","-c:v","libx264","out.mp4"],"inferredOutputFormat":"mp4"}`},
 		{"invalid command is still 200", `{"command":"ffmpeg -i https://example.com/a.mp4 -filter_script x out.mp4"}`, 200,
 			`{"valid":false,"error":"flag -filter_script is not allowed"}`},
+		{"bare name is a required input", `{"command":"ffmpeg -i in.mp4 -vf scale=640:-2 out.mp4"}`, 200,
+			`{"valid":true,"args":["-i","in.mp4","-vf","scale=640:-2","out.mp4"],"inferredOutputFormat":"mp4","requiredInputs":["in.mp4"]}`},
+		{"inputs given", `{"command":"ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4","inputs":{"in.mp4":"https://example.com/a.mp4","s.srt":{"content":"1"}}}`, 200,
+			`{"valid":true,"args":["-i","in.mp4","-vf","subtitles=s.srt","out.mp4"],"inferredOutputFormat":"mp4"}`},
+		{"some inputs missing", `{"command":"ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4","inputs":{"in.mp4":{"url":"https://example.com/a.mp4"}}}`, 200,
+			`{"valid":true,"args":["-i","in.mp4","-vf","subtitles=s.srt","out.mp4"],"inferredOutputFormat":"mp4","requiredInputs":["s.srt"]}`},
+		{"host path stays invalid", `{"command":"ffmpeg -i /etc/passwd out.mp4"}`, 200,
+			`{"valid":false,"error":"input \"/etc/passwd\" is not allowed: it is not a bare file name (it contains a directory separator); inputs are https URLs, uploaded assets and bare names of staged inputs"}`},
+		{"staged http url", `{"command":"ffmpeg -i in.mp4 out.mp4","inputs":{"in.mp4":"http://example.com/a.mp4"}}`, 200,
+			`{"valid":false,"error":"input \"in.mp4\" url \"http://example.com/a.mp4\" is not allowed: only https URLs and uploaded assets"}`},
+		{"malformed inputs", `{"command":"ffmpeg -i in.mp4 out.mp4","inputs":{"in.mp4":5}}`, 400, "VALIDATION_ERROR"},
+		{"inputs not an object", `{"command":"ffmpeg -i in.mp4 out.mp4","inputs":[]}`, 400, "VALIDATION_ERROR"},
 		{"unknown field", `{"command":"ffmpeg","x":1}`, 400, "VALIDATION_ERROR"},
 		{"missing command", `{}`, 400, "VALIDATION_ERROR"},
 		{"wrong type", `{"command":5}`, 400, "VALIDATION_ERROR"},
@@ -269,5 +283,81 @@ func TestRequestContentTypes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidateEndpointCorpus runs the real-world commands and the attacks through POST
+// /ffmpeg/validate, with and without an inputs map, and the shared corpus with its inputs: the
+// endpoint answers what the validator does.
+func TestValidateEndpointCorpus(t *testing.T) {
+	t.Parallel()
+	// Room for the corpus' inline inputs, up to one over the 64 KB limit.
+	b := setup(t, setupOpts{maxJSONBody: 1 << 20})
+	prefix := b.url + "/assets/"
+	real, err := validatortest.RealWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attacks, err := validatortest.Attacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := validatortest.Corpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		command string
+		inputs  map[string]validator.Input
+	}
+	var runs []run
+	for _, c := range real {
+		runs = append(runs, run{c.Command, nil}, run{c.Command, validatortest.Staged(c.Staged()).Inputs})
+	}
+	for _, c := range attacks {
+		runs = append(runs, run{c.Command, nil}, run{c.Command, validatortest.Staged(c.Inputs).Inputs})
+	}
+	for _, c := range corpus {
+		// The endpoint takes inputs; compute, timeout and outputFormat are a job's alone, and a
+		// negative content size has no JSON form.
+		expressible := c.Options.Compute == "" && c.Options.Timeout == 0 && c.Options.OutputFormat == "" && c.Options.AssetURLPrefix == ""
+		for _, in := range c.Options.Inputs {
+			expressible = expressible && in.ContentSize >= 0
+		}
+		if expressible {
+			runs = append(runs, run{c.Command, c.Options.Inputs})
+		}
+	}
+	for _, r := range runs {
+		// A job's inputs for the request: a URL string, or content of the size the options say.
+		jobInputs := map[string]any{}
+		for name, in := range r.inputs {
+			if in.Inline {
+				jobInputs[name] = map[string]string{"content": strings.Repeat("x", in.ContentSize)}
+			} else {
+				jobInputs[name] = in.URL
+			}
+		}
+		req := map[string]any{"command": r.command}
+		if r.inputs != nil {
+			req["inputs"] = jobInputs
+		}
+		body, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := b.do(t, request{method: "POST", path: "/ffmpeg/validate", body: body})
+		if res.status != http.StatusOK {
+			t.Fatalf("%q: status %d, body %s", r.command, res.status, res.body)
+		}
+		var got json.RawMessage
+		res.data(t, &got)
+		want, err := json.Marshal(validator.Validate(r.command, validator.Options{Inputs: r.inputs, AssetURLPrefix: prefix}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("POST /ffmpeg/validate %s\n got  %s\n want %s", body, got, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -14,6 +15,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 // created is the answer of POST /jobs and POST /jobs/{id}/retry.
@@ -133,6 +135,9 @@ func (a *api) retryJob(w http.ResponseWriter, req bunrouter.Request) error {
 // validateRequest is the body of POST /ffmpeg/validate.
 type validateRequest struct {
 	Command *string `json:"command"`
+	// Inputs are a job's inputs, of the same shape; names the command reads that they do not
+	// provide come back as requiredInputs.
+	Inputs json.RawMessage `json:"inputs"`
 }
 
 func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
@@ -147,7 +152,11 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 	if vr.Command == nil {
 		return problem.Reject(problem.CodeValidation, "command is required")
 	}
-	res := a.opts.Validate(*vr.Command, validatorOptions(a.uc.Uploads.URLPrefix()))
+	opts := validatorOptions(a.uc.Uploads.URLPrefix())
+	if opts.Inputs, err = validator.ParseJobInputs(vr.Inputs); err != nil {
+		return problem.Reject(problem.CodeValidation, "%s", err.Error())
+	}
+	res := a.opts.Validate(*vr.Command, opts)
 	return writeData(w, http.StatusOK, res)
 }
 

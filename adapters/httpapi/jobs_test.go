@@ -66,6 +66,8 @@ func TestSubmitJobRejections(t *testing.T) {
 		{name: "unknown job type", body: `{"type":"nope"}`, status: 400, code: problem.CodeValidation, mentions: "nope"},
 		{name: "disallowed flag", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -filter_script x out.mp4"}}`,
 			status: 400, code: problem.CodeValidation, mentions: "-filter_script"},
+		{name: "input not in inputs", body: `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"command":"ffmpeg -i in.mp4 -vf subtitles=subs.srt out.mp4"}}`,
+			status: 400, code: problem.CodeValidation, mentions: `"subs.srt"`},
 		{name: "GPU on the Free plan", body: `{"type":"ffmpeg","params":{"command":"ffmpeg -i https://example.com/a.mp4 -c:v h264_nvenc out.mp4"}}`,
 			status: 403, code: problem.CodePlanLimit, mentions: "Pro"},
 		{name: "not JSON", body: `{"type":`, status: 400, code: problem.CodeValidation},

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,6 +66,7 @@ type setupOpts struct {
 	authenticated []httpapi.Middleware
 	workerToken   string
 	secureCookies bool
+	maxJSONBody   int64 // 0 means 4 KiB
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -95,7 +97,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs}, httpapi.Options{
 		Verifier:      signer,
 		Validate:      validator.Validate,
-		MaxJSONBody:   4 << 10,
+		MaxJSONBody:   cmp.Or(o.maxJSONBody, 4<<10),
 		OpenAPI:       contracts.OpenAPIJSON(),
 		Ready:         b.ready.check,
 		Authenticated: o.authenticated,

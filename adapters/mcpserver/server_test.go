@@ -20,10 +20,12 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
-// toolNames are the six tools, in the order tools/list gives them: by name.
-var toolNames = []string{"get_account", "get_job", "list_jobs", "probe_media", "submit_job", "upload_media"}
+// toolNames are the spec's six tools and validate_command, in the order tools/list gives them:
+// by name.
+var toolNames = []string{"get_account", "get_job", "list_jobs", "probe_media", "submit_job", "upload_media", "validate_command"}
 
 // call calls a tool and decodes its structured content into out (when not nil).
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
@@ -213,6 +215,7 @@ func TestToolErrors(t *testing.T) {
 		{"plain http", "upload_media", map[string]any{"url": "http://example.com/x"}, problem.CodeValidation, "https"},
 		{"bad name", "upload_media", map[string]any{"content": "aGk=", "name": "../x"}, problem.CodeValidation, "plain file name"},
 		{"probe local file", "probe_media", map[string]any{"source": "file:/etc/passwd"}, problem.CodeValidation, "file:/etc/passwd"},
+		{"validate malformed inputs", "validate_command", map[string]any{"command": "ffmpeg -i a.mp4 out.mp4", "inputs": map[string]any{"a.mp4": 5}}, problem.CodeValidation, "inputs.a.mp4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,6 +223,37 @@ func TestToolErrors(t *testing.T) {
 			te := toolError(t, cs, tc.tool, tc.args)
 			if te.Code != tc.code || !strings.Contains(te.Message, tc.contains) {
 				t.Errorf("got %s: %s, want %s containing %q", te.Code, te.Message, tc.code, tc.contains)
+			}
+		})
+	}
+}
+
+// TestValidateCommand: validate_command answers what POST /ffmpeg/validate does.
+func TestValidateCommand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cs := mustConnect(t, b.url, b.key, "")
+	tests := []struct {
+		name   string
+		args   map[string]any
+		want   mcpserver.Validation
+		inputs map[string]validator.Input
+	}{
+		{name: "required inputs", args: map[string]any{"command": "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4"}},
+		{name: "with inputs", args: map[string]any{"command": "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4",
+			"inputs": map[string]any{"in.mp4": "https://example.com/a.mp4", "s.srt": map[string]any{"content": "1"}}},
+			inputs: map[string]validator.Input{"in.mp4": {URL: "https://example.com/a.mp4"}, "s.srt": {Inline: true, ContentSize: 1}}},
+		{name: "invalid", args: map[string]any{"command": "ffmpeg -i /etc/passwd out.mp4"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got mcpserver.Validation
+			mustSucceed(t, cs, "validate_command", tc.args, &got)
+			r := validator.Validate(tc.args["command"].(string), validator.Options{Inputs: tc.inputs, AssetURLPrefix: b.url + "/assets/"})
+			want := mcpserver.Validation{Valid: r.Valid, Args: r.Args, InferredOutputFormat: r.InferredOutputFormat, RequiredInputs: r.RequiredInputs, Error: r.Error}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("validate_command (-native +mcp):\n%s", diff)
 			}
 		})
 	}

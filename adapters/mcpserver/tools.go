@@ -27,6 +27,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 const instructions = `mediajobs runs media work (FFmpeg commands, burned-in captions, metadata probes) asynchronously.
@@ -53,6 +54,8 @@ const getAccountDescription = `Show this account: its plan (free or pro) and the
 
 const uploadMediaDescription = `Store a file for use as a job input and return its content URL (url), usable wherever a job accepts an input URL (inputs values, -i arguments). Give exactly one of: url (an https URL to fetch, public addresses only) or content (the bytes, base64, at most 16 MiB decoded). name (e.g. subs.srt) sets the file name and, without contentType, its media type.`
 
+const validateCommandDescription = `Check an FFmpeg command before submitting it as an ffmpeg job, as POST /ffmpeg/validate does; free, nothing runs. Returns {valid, args, inferredOutputFormat, requiredInputs} or {valid: false, error} where error names the refused flag, filter, format or path. Give the job's inputs (same shape as submit_job) to check them too; names the command reads by bare name (-i in.mp4, subtitles=subs.srt, concat lists, image sequences such as img%03d.png) that inputs do not give come back in requiredInputs, and submit_job refuses the job until each is in its inputs.`
+
 func (h *Handler) addTools() {
 	add(h, &mcp.Tool{Name: "submit_job", Title: "Submit a media job", Description: submitJobDescription,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true), DestructiveHint: ptr(false)}}, h.submitJob)
@@ -66,6 +69,30 @@ func (h *Handler) addTools() {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.getAccount)
 	add(h, &mcp.Tool{Name: "upload_media", Title: "Upload a media file", Description: uploadMediaDescription,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true), DestructiveHint: ptr(false)}}, h.uploadMedia)
+	add(h, &mcp.Tool{Name: "validate_command", Title: "Validate an FFmpeg command", Description: validateCommandDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.validateCommand)
+}
+
+func (h *Handler) validateCommand(_ context.Context, _ account.Account, in ValidateCommandInput) (Validation, string, error) {
+	opts := validator.Options{AssetURLPrefix: h.uc.Uploads.URLPrefix()}
+	if in.Inputs != nil {
+		raw, err := json.Marshal(in.Inputs)
+		if err != nil {
+			return Validation{}, "", err
+		}
+		if opts.Inputs, err = validator.ParseJobInputs(raw); err != nil {
+			return Validation{}, "", problem.Reject(problem.CodeValidation, "%s", err.Error())
+		}
+	}
+	r := validator.Validate(in.Command, opts)
+	out := Validation{Valid: r.Valid, Args: r.Args, InferredOutputFormat: r.InferredOutputFormat, RequiredInputs: r.RequiredInputs, Error: r.Error}
+	switch {
+	case !r.Valid:
+		return out, "invalid: " + r.Error, nil
+	case len(r.RequiredInputs) > 0:
+		return out, "valid; the job's inputs must give: " + strings.Join(r.RequiredInputs, ", "), nil
+	}
+	return out, "valid; output format " + r.InferredOutputFormat, nil
 }
 
 func ptr[T any](v T) *T { return &v }

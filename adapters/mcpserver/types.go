@@ -41,6 +41,21 @@ type ProbeMediaInput struct {
 	Source string `json:"source" jsonschema:"the media file to probe: an https URL or an uploaded asset's content URL"`
 }
 
+// ValidateCommandInput is the request of validate_command: the body of POST /ffmpeg/validate.
+type ValidateCommandInput struct {
+	Command string         `json:"command" jsonschema:"the FFmpeg command to check, starting with ffmpeg, as params.command of an ffmpeg job"`
+	Inputs  map[string]any `json:"inputs,omitempty" jsonschema:"the job's inputs, as submit_job takes them: bare file name to an https URL, {\"url\": \"...\"} or {\"content\": \"...\"}. Names the command reads that are not given here come back in requiredInputs."`
+}
+
+// Validation is the output of validate_command: the data of POST /ffmpeg/validate.
+type Validation struct {
+	Valid                bool     `json:"valid" jsonschema:"whether an ffmpeg job may run the command"`
+	Args                 []string `json:"args,omitempty" jsonschema:"the command's words after ffmpeg, as FFmpeg will get them"`
+	InferredOutputFormat string   `json:"inferredOutputFormat,omitempty" jsonschema:"the format of the trailing output, e.g. mp4"`
+	RequiredInputs       []string `json:"requiredInputs,omitempty" jsonschema:"bare names the command reads (-i in.mp4, subtitles=subs.srt, concat lists, img%03d.png sequences) that inputs do not give yet: submit_job needs each in its inputs"`
+	Error                string   `json:"error,omitempty" jsonschema:"why the command is refused, naming the flag, filter, format or path"`
+}
+
 // GetAccountInput is the request of get_account: nothing.
 type GetAccountInput struct{}
 

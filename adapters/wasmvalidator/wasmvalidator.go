@@ -77,11 +77,11 @@ type Engine struct {
 
 // The module's exports, as documented in validator/cmd/wasm.
 const (
-	exportAlloc    = "alloc"
-	exportFree     = "free"
-	exportValidate = "validate"
-	exportInit     = "_initialize"
-	exportMemory   = "memory"
+	exportAlloc  = "alloc"
+	exportFree   = "free"
+	exportCheck  = "check"
+	exportInit   = "_initialize"
+	exportMemory = "memory"
 )
 
 // ErrClosed is returned by Validate after Close.
@@ -129,7 +129,7 @@ func newEngine(ctx context.Context, r wazero.Runtime, wasm []byte, cfg Config) (
 		return nil, fmt.Errorf("wasmvalidator: compile: %w", err)
 	}
 	exports := compiled.ExportedFunctions()
-	for _, name := range []string{exportInit, exportAlloc, exportFree, exportValidate} {
+	for _, name := range []string{exportInit, exportAlloc, exportFree, exportCheck} {
 		if _, ok := exports[name]; !ok {
 			return nil, fmt.Errorf("wasmvalidator: module does not export %s: is it validator.wasm, built with -buildmode=c-shared?", name)
 		}
@@ -170,14 +170,16 @@ func (e *Engine) Validate(ctx context.Context, command string, opts validator.Op
 }
 
 // ValidateJSON validates command and returns the module's answer as it is: the JSON of the
-// Result, byte for byte what json.Marshal gives for the native Result.
+// Result, byte for byte what json.Marshal gives for the native Result. The command is copied
+// once, straight into the module's memory; options, when there are any, follow in the compact
+// form of validator.AppendOptions, which the module reads without encoding/json.
 func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validator.Options) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req, err := json.Marshal(request{Command: command, Options: opts})
-	if err != nil {
-		return nil, fmt.Errorf("wasmvalidator: encode request: %w", err)
+	var rest []byte
+	if !emptyOptions(&opts) {
+		rest = validator.AppendOptions(nil, &opts)
 	}
 
 	// Holding the read lock for the call keeps Close from tearing the runtime down under it.
@@ -190,7 +192,7 @@ func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validato
 	if err != nil {
 		return nil, err
 	}
-	out, err := in.call(ctx, req)
+	out, err := in.call(ctx, command, rest)
 	if err != nil {
 		// A trap or an interrupted call can leave the instance's heap in any state, so it is
 		// not reused.
@@ -199,6 +201,10 @@ func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validato
 	}
 	e.put(ctx, in)
 	return out, nil
+}
+
+func emptyOptions(o *validator.Options) bool {
+	return len(o.Inputs) == 0 && o.OutputFormat == "" && o.Compute == "" && o.Timeout == 0 && o.AssetURLPrefix == ""
 }
 
 // Close releases the runtime and every instance. Validate calls after Close return ErrClosed.
@@ -231,22 +237,16 @@ func (e *Engine) put(ctx context.Context, in *instance) {
 	}
 }
 
-// request is the module's input, as documented in validator/cmd/wasm.
-type request struct {
-	Command string            `json:"command"`
-	Options validator.Options `json:"options"`
-}
-
 // instance is one instantiated module with its exports looked up once.
 type instance struct {
-	mod      api.Module
-	mem      api.Memory
-	alloc    api.Function
-	free     api.Function
-	validate api.Function
+	mod   api.Module
+	mem   api.Memory
+	alloc api.Function
+	free  api.Function
+	check api.Function
 	// stderr is where the module explains a refused call; it is reset before each call.
 	stderr bytes.Buffer
-	stack  [2]uint64
+	stack  [3]uint64
 	// reqPtr is the module buffer requests are written to, reqCap its size; 0 until the first
 	// call.
 	reqPtr, reqCap uint32
@@ -274,46 +274,42 @@ func (e *Engine) instantiate(ctx context.Context) (*instance, error) {
 	in.mem = mod.ExportedMemory(exportMemory)
 	in.alloc = mod.ExportedFunction(exportAlloc)
 	in.free = mod.ExportedFunction(exportFree)
-	in.validate = mod.ExportedFunction(exportValidate)
+	in.check = mod.ExportedFunction(exportCheck)
 	return in, nil
 }
 
-// call runs one request through the ABI. The request buffer is allocated once and reused while
-// requests fit, which saves two of the four calls into the module per validation.
-func (in *instance) call(ctx context.Context, req []byte) ([]byte, error) {
+// call runs one request through check. The request buffer is allocated once and reused while
+// requests fit, and the answer lives in a buffer the module reuses, so a validation is one call
+// into the module, one copy of the command in and one copy of the answer out.
+func (in *instance) call(ctx context.Context, command string, rest []byte) ([]byte, error) {
 	in.stderr.Reset()
-	s := in.stack[:]
-
-	if len(req) > int(in.reqCap) {
-		if err := in.grow(ctx, len(req)); err != nil {
+	n := len(command) + len(rest)
+	if in.reqPtr == 0 || n > int(in.reqCap) {
+		if err := in.grow(ctx, n); err != nil {
 			return nil, err
 		}
 	}
-	if !in.mem.Write(in.reqPtr, req) {
+	if !in.mem.WriteString(in.reqPtr, command) || !in.mem.Write(in.reqPtr+uint32(len(command)), rest) {
 		return nil, fmt.Errorf("wasmvalidator: alloc returned %#x, outside memory", in.reqPtr)
 	}
 
-	s[0], s[1] = uint64(in.reqPtr), uint64(len(req))
-	if err := in.validate.CallWithStack(ctx, s); err != nil {
-		return nil, fmt.Errorf("wasmvalidator: validate: %w%s", err, stderrNote(&in.stderr))
+	s := in.stack[:]
+	s[0], s[1], s[2] = uint64(in.reqPtr), uint64(len(command)), uint64(len(rest))
+	if err := in.check.CallWithStack(ctx, s); err != nil {
+		return nil, fmt.Errorf("wasmvalidator: check: %w%s", err, stderrNote(&in.stderr))
 	}
 	packed := s[0]
 	if packed == 0 {
-		return nil, fmt.Errorf("wasmvalidator: validate refused the request%s", stderrNote(&in.stderr))
+		return nil, fmt.Errorf("wasmvalidator: check refused the request%s", stderrNote(&in.stderr))
 	}
 
-	ptr, n := uint32(packed>>32), uint32(packed)
-	view, ok := in.mem.Read(ptr, n)
+	ptr, size := uint32(packed>>32), uint32(packed)
+	view, ok := in.mem.Read(ptr, size)
 	if !ok {
-		return nil, fmt.Errorf("wasmvalidator: response at %#x+%d is outside memory", ptr, n)
+		return nil, fmt.Errorf("wasmvalidator: response at %#x+%d is outside memory", ptr, size)
 	}
-	// view aliases linear memory, which the next call may overwrite.
-	out := bytes.Clone(view)
-	s[0] = uint64(ptr)
-	if err := in.free.CallWithStack(ctx, s); err != nil {
-		return nil, fmt.Errorf("wasmvalidator: free: %w", err)
-	}
-	return out, nil
+	// view aliases linear memory, which the next call overwrites.
+	return bytes.Clone(view), nil
 }
 
 // grow replaces the request buffer with one of at least n bytes.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/wasmvalidator"
 	"github.com/mediajobs/mediajobs/validator"
@@ -107,6 +108,42 @@ func TestCorpusMatchesNative(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestRealWorldAndAttacksMatchNative runs the real-world commands and the attacks through the
+// module with and without inputs: every answer must be the native one, byte for byte.
+func TestRealWorldAndAttacksMatchNative(t *testing.T) {
+	t.Parallel()
+	b := setup(t, wasmvalidator.Config{})
+	real, err := validatortest.RealWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	attacks, err := validatortest.Attacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		name, command string
+		opts          validator.Options
+	}
+	var runs []run
+	for _, c := range real {
+		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Staged())})
+	}
+	for _, c := range attacks {
+		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Inputs)})
+	}
+	for _, r := range runs {
+		want := nativeJSON(t, r.command, r.opts)
+		got, err := b.engine.ValidateJSON(t.Context(), r.command, r.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: wasm %s, native %s", r.name, got, want)
+		}
 	}
 }
 
@@ -279,10 +316,72 @@ func TestContextAndClose(t *testing.T) {
 	}
 }
 
-// The two benchmarks validate the whole corpus per iteration, so their validations/s compare
-// directly; the target is wazero within 3x of native once warm.
+// benchMix is what the benchmarks validate: the shared corpus, the real-world commands with and
+// without their inputs, and the attacks.
+func benchMix(tb testing.TB) []corpusCase {
+	mix := corpus(tb)
+	real, err := validatortest.RealWorld()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, c := range real {
+		mix = append(mix, corpusCase{Command: c.Command}, corpusCase{Command: c.Command, Options: validatortest.Staged(c.Staged())})
+	}
+	attacks, err := validatortest.Attacks()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, c := range attacks {
+		mix = append(mix, corpusCase{Command: c.Command})
+	}
+	return mix
+}
+
+// BenchmarkNativeVsWazero validates the mix natively (Validate and the JSON answer) and through
+// a pooled Engine (one instance per call, reused; the command copied once into the module) in
+// the same run, and reports both rates and their ratio. The goal is wazero within 5x of native.
+func BenchmarkNativeVsWazero(b *testing.B) {
+	mix := benchMix(b)
+	ctx := b.Context()
+	e, err := wasmvalidator.New(ctx, wasm, wasmvalidator.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	// Warm both: the module's first calls grow its heap.
+	for _, c := range mix {
+		if _, err := e.ValidateJSON(ctx, c.Command, c.Options); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var native, wazero time.Duration
+	var buf []byte
+	for b.Loop() {
+		start := time.Now()
+		for _, c := range mix {
+			r := validator.Validate(c.Command, c.Options)
+			buf = r.AppendJSON(buf[:0])
+		}
+		native += time.Since(start)
+		start = time.Now()
+		for _, c := range mix {
+			if _, err := e.ValidateJSON(ctx, c.Command, c.Options); err != nil {
+				b.Fatal(err)
+			}
+		}
+		wazero += time.Since(start)
+	}
+	n := float64(b.N * len(mix))
+	b.ReportMetric(n/native.Seconds(), "native-validations/s")
+	b.ReportMetric(n/wazero.Seconds(), "wazero-validations/s")
+	b.ReportMetric(wazero.Seconds()/native.Seconds(), "wazero/native")
+	b.ReportMetric(0, "ns/op")
+}
+
+// The two benchmarks below validate the whole mix per iteration, so their validations/s compare
+// directly with BenchmarkNativeVsWazero's.
 func BenchmarkNativeValidateCorpus(b *testing.B) {
-	cases := corpus(b)
+	cases := benchMix(b)
 	ctx := b.Context()
 	for b.Loop() {
 		for _, c := range cases {
@@ -295,7 +394,7 @@ func BenchmarkNativeValidateCorpus(b *testing.B) {
 }
 
 func BenchmarkWazeroValidateCorpus(b *testing.B) {
-	cases := corpus(b)
+	cases := benchMix(b)
 	ctx := b.Context()
 	e, err := wasmvalidator.New(ctx, wasm, wasmvalidator.Config{})
 	if err != nil {
@@ -304,7 +403,7 @@ func BenchmarkWazeroValidateCorpus(b *testing.B) {
 	defer e.Close(context.Background())
 	for b.Loop() {
 		for _, c := range cases {
-			if _, err := e.Validate(ctx, c.Command, c.Options); err != nil {
+			if _, err := e.ValidateJSON(ctx, c.Command, c.Options); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -202,4 +202,26 @@ func TestBrowserTyping(t *testing.T) {
 		}
 		cancel()
 	}
+
+	// Bare names are listed as inputs to supply until the inputs field gives them.
+	set := func(id, value string) string {
+		return `(() => { const e = document.getElementById(` + strconv.Quote(id) + `); e.value = ` + strconv.Quote(value) +
+			`; e.dispatchEvent(new Event('input')); return true; })()`
+	}
+	required := `[...document.querySelectorAll('#required li')].map((li) => li.textContent).join(' ')`
+	for _, step := range []struct{ field, value, want string }{
+		{"command", "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4", "in.mp4 s.srt"},
+		{"inputs", `{"in.mp4": "https://example.com/in.mp4"}`, "s.srt"},
+	} {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](set(step.field, step.value))); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](required+` === `+strconv.Quote(step.want), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			got, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](required))
+			t.Errorf("after setting %s to %s the page lists required inputs %q, want %q", step.field, step.value, got, step.want)
+		}
+		cancel()
+	}
 }

@@ -943,6 +943,29 @@ type ExtractMetadataInputs struct {
 	Source MediaURL `json:"source"`
 }
 
+// FFmpegInputs A job's staged inputs: each key is a bare file name the command reads, each value an
+// https URL (or an uploaded asset's content URL), `{ url }`, or `{ content }` (inline text,
+// at most 64 KB: subtitles, concat lists, LUTs).
+type FFmpegInputs map[string]FFmpegInputs_AdditionalProperties
+
+// FFmpegInputs0 defines model for FFmpegInputs.0.
+type FFmpegInputs0 = string
+
+// FFmpegInputs1 defines model for FFmpegInputs.1.
+type FFmpegInputs1 struct {
+	URL string `json:"url"`
+}
+
+// FFmpegInputs2 defines model for FFmpegInputs.2.
+type FFmpegInputs2 struct {
+	Content string `json:"content"`
+}
+
+// FFmpegInputs_AdditionalProperties defines model for FFmpegInputs.AdditionalProperties.
+type FFmpegInputs_AdditionalProperties struct {
+	union json.RawMessage
+}
+
 // File defines model for File.
 type File struct {
 	Meta *struct {
@@ -1229,9 +1252,14 @@ type ValidateResult struct {
 
 // ValidateResult0 defines model for ValidateResult.0.
 type ValidateResult0 struct {
-	Args                 []string    `json:"args"`
-	InferredOutputFormat string      `json:"inferredOutputFormat"`
-	Valid                interface{} `json:"valid"`
+	Args                 []string `json:"args"`
+	InferredOutputFormat string   `json:"inferredOutputFormat"`
+
+	// RequiredInputs Bare names the command reads (inputs, files read by filters, concat lists, image
+	// sequence patterns such as `img%03d.png`, matched by their first frame) that the
+	// request's `inputs` do not provide; a job must supply each. Absent when none.
+	RequiredInputs *[]string   `json:"requiredInputs,omitempty"`
+	Valid          interface{} `json:"valid"`
 }
 
 // ValidateResult1 defines model for ValidateResult.1.
@@ -1362,6 +1390,11 @@ type HeadDownloadFileParams struct {
 // ValidateFFmpegJSONBody defines parameters for ValidateFFmpeg.
 type ValidateFFmpegJSONBody struct {
 	Command string `json:"command"`
+
+	// Inputs A job's staged inputs: each key is a bare file name the command reads, each value an
+	// https URL (or an uploaded asset's content URL), `{ url }`, or `{ content }` (inline text,
+	// at most 64 KB: subtitles, concat lists, LUTs).
+	Inputs *FFmpegInputs `json:"inputs,omitempty"`
 }
 
 // RunnerClaimJSONBody defines parameters for RunnerClaim.
@@ -1502,6 +1535,94 @@ type JobFailedJSONRequestBody = JobFailedEvent
 
 // JobRunningJSONRequestBody defines body for JobRunning for application/json ContentType.
 type JobRunningJSONRequestBody = JobRunningEvent
+
+// AsFFmpegInputs0 returns the union data inside the FFmpegInputs_AdditionalProperties as a FFmpegInputs0
+func (t FFmpegInputs_AdditionalProperties) AsFFmpegInputs0() (FFmpegInputs0, error) {
+	var body FFmpegInputs0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFFmpegInputs0 overwrites any union data inside the FFmpegInputs_AdditionalProperties as the provided FFmpegInputs0
+func (t *FFmpegInputs_AdditionalProperties) FromFFmpegInputs0(v FFmpegInputs0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFFmpegInputs0 performs a merge with any union data inside the FFmpegInputs_AdditionalProperties, using the provided FFmpegInputs0
+func (t *FFmpegInputs_AdditionalProperties) MergeFFmpegInputs0(v FFmpegInputs0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFFmpegInputs1 returns the union data inside the FFmpegInputs_AdditionalProperties as a FFmpegInputs1
+func (t FFmpegInputs_AdditionalProperties) AsFFmpegInputs1() (FFmpegInputs1, error) {
+	var body FFmpegInputs1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFFmpegInputs1 overwrites any union data inside the FFmpegInputs_AdditionalProperties as the provided FFmpegInputs1
+func (t *FFmpegInputs_AdditionalProperties) FromFFmpegInputs1(v FFmpegInputs1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFFmpegInputs1 performs a merge with any union data inside the FFmpegInputs_AdditionalProperties, using the provided FFmpegInputs1
+func (t *FFmpegInputs_AdditionalProperties) MergeFFmpegInputs1(v FFmpegInputs1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFFmpegInputs2 returns the union data inside the FFmpegInputs_AdditionalProperties as a FFmpegInputs2
+func (t FFmpegInputs_AdditionalProperties) AsFFmpegInputs2() (FFmpegInputs2, error) {
+	var body FFmpegInputs2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFFmpegInputs2 overwrites any union data inside the FFmpegInputs_AdditionalProperties as the provided FFmpegInputs2
+func (t *FFmpegInputs_AdditionalProperties) FromFFmpegInputs2(v FFmpegInputs2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFFmpegInputs2 performs a merge with any union data inside the FFmpegInputs_AdditionalProperties, using the provided FFmpegInputs2
+func (t *FFmpegInputs_AdditionalProperties) MergeFFmpegInputs2(v FFmpegInputs2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FFmpegInputs_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FFmpegInputs_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsCaptionBurnInputs returns the union data inside the JobRequest_Inputs as a CaptionBurnInputs
 func (t JobRequest_Inputs) AsCaptionBurnInputs() (CaptionBurnInputs, error) {
@@ -2041,8 +2162,13 @@ type ClientInterface interface {
 	// ValidateFFmpegWithBody Validate an FFmpeg command
 	//
 	// No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-	// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-	// (unknown fields included) is a `VALIDATION_ERROR`.
+	// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+	// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+	// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+	// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+	// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+	// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+	// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2052,8 +2178,13 @@ type ClientInterface interface {
 	// ValidateFFmpeg Validate an FFmpeg command
 	//
 	// No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-	// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-	// (unknown fields included) is a `VALIDATION_ERROR`.
+	// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+	// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+	// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+	// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+	// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+	// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+	// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2668,8 +2799,13 @@ func (c *Client) HeadDownloadFile(ctx context.Context, jobID DownloadJobID, para
 // ValidateFFmpegWithBody Validate an FFmpeg command
 //
 // No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-// (unknown fields included) is a `VALIDATION_ERROR`.
+// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2689,8 +2825,13 @@ func (c *Client) ValidateFFmpegWithBody(ctx context.Context, contentType string,
 // ValidateFFmpeg Validate an FFmpeg command
 //
 // No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-// (unknown fields included) is a `VALIDATION_ERROR`.
+// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5305,8 +5446,13 @@ type ClientWithResponsesInterface interface {
 	// ValidateFFmpegWithBodyWithResponse Validate an FFmpeg command
 	//
 	// No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-	// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-	// (unknown fields included) is a `VALIDATION_ERROR`.
+	// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+	// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+	// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+	// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+	// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+	// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+	// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5316,8 +5462,13 @@ type ClientWithResponsesInterface interface {
 	// ValidateFFmpegWithResponse Validate an FFmpeg command
 	//
 	// No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-	// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-	// (unknown fields included) is a `VALIDATION_ERROR`.
+	// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+	// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+	// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+	// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+	// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+	// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+	// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9887,8 +10038,13 @@ func (c *ClientWithResponses) HeadDownloadFileWithResponse(ctx context.Context, 
 // ValidateFFmpegWithBodyWithResponse Validate an FFmpeg command
 //
 // No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-// (unknown fields included) is a `VALIDATION_ERROR`.
+// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9904,8 +10060,13 @@ func (c *ClientWithResponses) ValidateFFmpegWithBodyWithResponse(ctx context.Con
 // ValidateFFmpegWithResponse Validate an FFmpeg command
 //
 // No authentication, no charge. An invalid command is still 200, with `valid: false` and an
-// `error` naming the flag, filter, format or path. A body that is not `{ command: string }`
-// (unknown fields included) is a `VALIDATION_ERROR`.
+// `error` naming the flag, filter, format or path. A command may name its inputs by bare
+// file names (`-i in.mp4`, `subtitles=subs.srt`, a concat list, an image sequence such as
+// `img%03d.png`): the answer is `valid: true` with `requiredInputs`, the names a job running
+// it must supply in its `inputs` and that the optional `inputs` of the request do not give
+// (`POST /jobs` refuses the job until it does). Absolute paths, traversal, devices and
+// protocols stay invalid. A body that is not `{ command, inputs? }` (unknown fields
+// included), or whose `inputs` are not of a job's shape, is a `VALIDATION_ERROR`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

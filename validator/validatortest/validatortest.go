@@ -23,6 +23,8 @@ type Case struct {
 	Options validator.Options `json:"options"`
 	Valid   bool              `json:"valid"`
 	Layer   string            `json:"layer"`
+	// RequiredInputs are the names a valid command reads that its options do not stage.
+	RequiredInputs []string `json:"requiredInputs"`
 }
 
 // moduleDir is the validator module's directory, found from this file so that tests in any
@@ -59,6 +61,79 @@ var Corpus = sync.OnceValues(func() ([]Case, error) {
 	}
 	return cases, nil
 })
+
+// RealCase is one line of testdata/realworld.jsonl: a command as people write it, from the page
+// that shows it (Source), with the bare names it reads. Validate must accept it without inputs,
+// answering RequiredInputs, and with Inputs staged (RequiredInputs when Inputs is empty: an
+// image sequence stages its frames instead of its pattern), answering none.
+type RealCase struct {
+	Name           string   `json:"name"`
+	Source         string   `json:"source"`
+	Command        string   `json:"command"`
+	RequiredInputs []string `json:"requiredInputs"`
+	Inputs         []string `json:"inputs"`
+}
+
+// Staged is the names the run with inputs stages.
+func (c RealCase) Staged() []string {
+	if c.Inputs != nil {
+		return c.Inputs
+	}
+	return c.RequiredInputs
+}
+
+// Attack is one line of testdata/attacks.jsonl: a command Validate must refuse, by Layer,
+// whether or not Inputs are staged.
+type Attack struct {
+	Name    string   `json:"name"`
+	Command string   `json:"command"`
+	Layer   string   `json:"layer"`
+	Inputs  []string `json:"inputs"`
+}
+
+// Staged returns options staging names as inline inputs, as a job's {content} entries are.
+func Staged(names []string) validator.Options {
+	opts := validator.Options{Inputs: make(map[string]validator.Input, len(names))}
+	for _, n := range names {
+		opts.Inputs[n] = validator.Input{Inline: true, ContentSize: 100}
+	}
+	return opts
+}
+
+// RealWorld reads testdata/realworld.jsonl once.
+var RealWorld = sync.OnceValues(func() ([]RealCase, error) { return readJSONL[RealCase]("realworld.jsonl") })
+
+// Attacks reads testdata/attacks.jsonl once.
+var Attacks = sync.OnceValues(func() ([]Attack, error) { return readJSONL[Attack]("attacks.jsonl") })
+
+func readJSONL[T any](name string) ([]T, error) {
+	data, err := os.ReadFile(filepath.Join(moduleDir(), "testdata", name))
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var c T
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s is empty", name)
+	}
+	return out, nil
+}
 
 // BuildWASM builds validator.wasm from the current sources, once per test binary, as `make wasm`
 // does, so engines are never checked against a stale module and `go test` needs no build step.

@@ -35,15 +35,15 @@ const validateUsage = `usage: mediajobs validate [flags] 'ffmpeg -i ... out.mp4'
 
 Validates the command and prints what POST /ffmpeg/validate answers:
   {"data":{"valid":true,"args":[...],"inferredOutputFormat":"mp4"}}
+  {"data":{"valid":true,...,"requiredInputs":["in.mp4"]}}   (names --inputs does not give yet)
   {"data":{"valid":false,"error":"..."}}
 
 Quote the command as one argument. Flags may come before or after it.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or the engine could not run.
 
---engine wasm reads validator.wasm (default: ./validator/cmd/wasm/validator.wasm, as
-` + "`make wasm`" + ` builds it from the repository root) and keeps its compiled form in the user
-cache directory (mediajobs/wazero), so only the first run pays the compilation.
+The wasm engine keeps the compiled module in the user cache directory (mediajobs/wazero), so
+only the first run pays the compilation.
 
 Flags:
 `
@@ -53,7 +53,8 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.SetOutput(stderr)
 	engine := fs.String("engine", "native", "`native` (compiled in) or wasm (validator.wasm under wazero); both answer alike")
 	wasmPath := fs.String("wasm", defaultWASM, "`path` of validator.wasm for --engine wasm; build it with `make wasm`")
-	optsJSON := fs.String("options", "", "the job around the command, as validator.Options `JSON`: inputs, outputFormat, compute, timeout")
+	inputsJSON := fs.String("inputs", "", "the job's inputs, as POST /jobs takes them (`JSON`): {\"in.mp4\": \"https://...\", \"subs.srt\": {\"content\": \"...\"}}")
+	optsJSON := fs.String("options", "", "the job around the command, as validator.Options `JSON`: outputFormat, compute, timeout, inputs")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), validateUsage)
 		fs.PrintDefaults()
@@ -88,6 +89,17 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "mediajobs validate: --options: %v\n", err)
 			return 2
 		}
+	}
+	inputs, err := validator.ParseJobInputs([]byte(*inputsJSON))
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: --inputs: %v\n", err)
+		return 2
+	}
+	if len(inputs) > 0 && opts.Inputs == nil {
+		opts.Inputs = make(map[string]validator.Input, len(inputs))
+	}
+	for name, in := range inputs {
+		opts.Inputs[name] = in
 	}
 
 	var v wasmvalidator.Validator

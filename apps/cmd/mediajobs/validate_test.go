@@ -77,6 +77,25 @@ func TestValidateCommand(t *testing.T) {
 			wantCode:   0,
 			wantStdout: data("ffmpeg -i in.mp4 out.webm", staged),
 		},
+		{
+			name:       "required inputs",
+			args:       []string{"ffmpeg -i in.mp4 -vf subtitles=subs.srt out.mp4"},
+			wantCode:   0,
+			wantStdout: data("ffmpeg -i in.mp4 -vf subtitles=subs.srt out.mp4", validator.Options{}),
+		},
+		{
+			name:       "job-shaped inputs",
+			args:       []string{"--inputs", `{"in.mp4":"https://example.com/in.mp4"}`, "ffmpeg -i in.mp4 out.webm"},
+			wantCode:   0,
+			wantStdout: data("ffmpeg -i in.mp4 out.webm", staged),
+		},
+		{
+			name:       "job-shaped inputs, wasm engine",
+			args:       []string{"--engine", "wasm", "--wasm", wasm, "--inputs", `{"s.srt":{"content":"1"}}`, "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4"},
+			wantCode:   0,
+			wantStdout: data("ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4", validator.Options{Inputs: map[string]validator.Input{"s.srt": {Inline: true, ContentSize: 1}}}),
+		},
+		{name: "bad inputs", args: []string{"--inputs", `{"in.mp4":5}`, valid}, wantCode: 2, wantStderr: "--inputs: inputs.in.mp4"},
 		{name: "help", args: []string{"-h"}, wantCode: 0, wantStderr: "Exit status: 0 valid, 1 invalid"},
 		{name: "no command", args: nil, wantCode: 2, wantStderr: "want one command"},
 		{name: "unquoted command", args: []string{"ffmpeg", "-i", "x"}, wantCode: 2, wantStderr: "flag provided but not defined: -i"},
@@ -100,6 +119,9 @@ func TestValidateCommand(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr %q lacks %q", stderr.String(), tt.wantStderr)
+			}
+			if n := strings.Count(stderr.String(), "-wasm"); tt.name == "help" && n != 1 {
+				t.Errorf("help names -wasm %d times, want once:\n%s", n, stderr.String())
 			}
 		})
 	}

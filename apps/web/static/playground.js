@@ -4,7 +4,7 @@
 //
 // For tests and scripts the page exposes:
 //   window.mediajobsReady               a Promise that resolves once the module is running
-//   window.mediajobsValidate(request)   request: the JSON string {"command", "options"};
+//   window.mediajobsValidate(request)   request: the JSON string {"command", "options", "inputs"};
 //                                       returns the JSON string of the result, exactly the
 //                                       `data` of POST /ffmpeg/validate.
 
@@ -21,6 +21,8 @@ class Validator {
     this.instance = null;
     this.starting = null;
     this.stderr = [];
+    this.buffer = 0;
+    this.capacity = 0;
   }
 
   // start is asynchronous because browsers refuse to instantiate large modules synchronously
@@ -35,6 +37,7 @@ class Validator {
     const instance = await WebAssembly.instantiate(this.module, wasi.imports(this.module));
     wasi.initialize(instance);
     this.instance = instance;
+    this.buffer = 0;
   }
 
   async validate(requestJSON) {
@@ -45,29 +48,44 @@ class Validator {
     }
     this.stderr = [];
     try {
-      return this.call(this.instance.exports, encoder.encode(requestJSON));
+      return this.check(this.instance.exports, JSON.parse(requestJSON));
     } catch (err) {
-      if (err instanceof WebAssembly.RuntimeError || err instanceof WASIExit) this.instance = null;
+      if (err instanceof WebAssembly.RuntimeError || err instanceof WASIExit) {
+        this.instance = null;
+        this.buffer = 0;
+      }
       throw err;
     }
   }
 
-  call(ex, request) {
-    const ptr = ex.alloc(request.length) >>> 0;
-    if (ptr === 0) throw new Error(`request of ${request.length} bytes refused as too large`);
-    new Uint8Array(ex.memory.buffer, ptr, request.length).set(request);
-    // validate returns an i64, which JavaScript sees as a signed BigInt.
-    const packed = BigInt.asUintN(64, ex.validate(ptr, request.length));
-    ex.free(ptr);
+  // check uses the module's fast path: the command is encoded straight into one request buffer
+  // kept across calls, options and inputs follow as JSON only when there are any, and the
+  // answer is read from the module's own reused buffer.
+  check(ex, request) {
+    const command = String(request.command ?? '');
+    const restObject = {};
+    if (request.options !== undefined) restObject.options = request.options;
+    if (request.inputs !== undefined) restObject.inputs = request.inputs;
+    const rest = Object.keys(restObject).length ? encoder.encode(JSON.stringify(restObject)) : new Uint8Array(0);
+    // UTF-8 takes at most three bytes per UTF-16 unit.
+    const need = command.length * 3 + rest.length;
+    if (!this.buffer || need > this.capacity) {
+      if (this.buffer) ex.free(this.buffer);
+      this.capacity = Math.max(need, 4096);
+      this.buffer = ex.alloc(this.capacity) >>> 0;
+      if (this.buffer === 0) throw new Error(`request of ${need} bytes refused as too large`);
+    }
+    const { written } = encoder.encodeInto(command, new Uint8Array(ex.memory.buffer, this.buffer, this.capacity));
+    new Uint8Array(ex.memory.buffer, this.buffer + written, rest.length).set(rest);
+    // check returns an i64, which JavaScript sees as a signed BigInt.
+    const packed = BigInt.asUintN(64, ex.check(this.buffer, written, rest.length));
     if (packed === 0n) {
       throw new Error(`validator.wasm refused the request: ${this.stderr.join('\n') || 'no reason given'}`);
     }
     const rptr = Number(packed >> 32n);
     const rlen = Number(packed & 0xffffffffn);
-    // decode copies, so the buffer can be freed right after.
-    const response = decoder.decode(new Uint8Array(ex.memory.buffer, rptr, rlen));
-    ex.free(rptr);
-    return response;
+    // decode copies; the module reuses its answer buffer on the next call.
+    return decoder.decode(new Uint8Array(ex.memory.buffer, rptr, rlen));
   }
 }
 
@@ -110,6 +128,17 @@ async function render(v) {
     return;
   }
   const request = { command };
+  const inputsText = $('inputs').value.trim();
+  if (inputsText !== '') {
+    try {
+      request.inputs = JSON.parse(inputsText);
+    } catch (err) {
+      show('failed', 'inputs are not JSON');
+      $('error').textContent = err.message;
+      $('error').hidden = false;
+      return;
+    }
+  }
   if (optionsText !== '') {
     try {
       request.options = JSON.parse(optionsText);
@@ -146,6 +175,14 @@ async function render(v) {
     li.textContent = arg;
     return li;
   }));
+  const required = result.requiredInputs || [];
+  $('required').replaceChildren(...required.map((name) => {
+    const li = document.createElement('li');
+    li.textContent = name;
+    return li;
+  }));
+  $('required-label').hidden = required.length === 0;
+  $('required-box').hidden = required.length === 0;
   $('details').hidden = false;
 }
 
@@ -154,6 +191,7 @@ ready.then(
     const update = () => render(v);
     $('command').addEventListener('input', update);
     $('options').addEventListener('input', update);
+    $('inputs').addEventListener('input', update);
     update();
   },
   (err) => {

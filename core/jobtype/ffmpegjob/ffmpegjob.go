@@ -1,5 +1,5 @@
 // Package ffmpegjob is the `ffmpeg` job type: a user-written FFmpeg command with staged inputs,
-// checked by the eight-layer validator at submit and planned by it again on the runner.
+// checked by the nine-layer validator at submit and planned by it again on the runner.
 package ffmpegjob
 
 import (
@@ -127,7 +127,8 @@ func (r Request) Options(assetURLPrefix string) validator.Options {
 }
 
 // Validate runs the validator on the request; a rejection is a VALIDATION_ERROR carrying the
-// validator's message, which names the offending flag or value.
+// validator's message, which names the offending flag or value, and so is a command that reads
+// a name its inputs do not provide.
 func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	if r.Timeout < 1 || r.Timeout > 900 {
 		return validator.Result{}, problem.Reject(problem.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
@@ -135,6 +136,11 @@ func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
 	if !res.Valid {
 		return res, &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
+	}
+	// A pre-check answers a command that reads unstaged names as valid, with the names; a job
+	// must supply them.
+	if e := res.MissingInputsError(); e != nil {
+		return res, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs"}
 	}
 	if e := r.checkInline(res.Plan); e != nil {
 		return res, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs." + e.Value}
