@@ -32,28 +32,31 @@ const (
 	CodeCancelled           Code = "CANCELLED"
 	CodeUnavailable         Code = "SERVICE_UNAVAILABLE"
 	CodeInternal            Code = "INTERNAL_ERROR"
+	// CodeIdempotencyKeyReused: an Idempotency-Key repeated with another body or operation.
+	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
 )
 
 // retryable is, per code, whether a job failed with it is retryable by default. A code missing
 // here is unknown.
 var retryable = map[Code]bool{
-	CodeValidation:          false,
-	CodePlanLimit:           false,
-	CodeRateLimited:         true,
-	CodeRunnerError:         false,
-	CodeRunnerTimeout:       false,
-	CodeNotFound:            false,
-	CodeUnauthorized:        false,
-	CodeForbidden:           false,
-	CodeInsufficientCredits: false,
-	CodeConflict:            false,
-	CodePayloadTooLarge:     false,
-	CodeRunnerLost:          true,
-	CodeInputFetchFailed:    true,
-	CodeLimitExceeded:       false,
-	CodeCancelled:           false,
-	CodeUnavailable:         true,
-	CodeInternal:            true,
+	CodeValidation:           false,
+	CodePlanLimit:            false,
+	CodeRateLimited:          true,
+	CodeRunnerError:          false,
+	CodeRunnerTimeout:        false,
+	CodeNotFound:             false,
+	CodeUnauthorized:         false,
+	CodeForbidden:            false,
+	CodeInsufficientCredits:  false,
+	CodeConflict:             false,
+	CodePayloadTooLarge:      false,
+	CodeRunnerLost:           true,
+	CodeInputFetchFailed:     true,
+	CodeLimitExceeded:        false,
+	CodeCancelled:            false,
+	CodeUnavailable:          true,
+	CodeInternal:             true,
+	CodeIdempotencyKeyReused: false,
 }
 
 // Codes lists every known code.
