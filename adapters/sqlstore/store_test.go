@@ -19,6 +19,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/batch/batchtest"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -109,6 +111,16 @@ func TestAssetStore(t *testing.T) {
 	}
 }
 
+func TestIdempotencyStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			idempotencytest.Exercise(t, func(t *testing.T) idempotency.Store { return b.open(t) })
+		})
+	}
+}
+
 // TestConcurrentCreates checks what SQLite's shared commits must keep: each Create answers for
 // its own row, a taken ID fails alone, and every accepted job is there.
 func TestConcurrentCreates(t *testing.T) {
@@ -156,7 +168,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
