@@ -153,7 +153,7 @@ func controlPlane(t testing.TB) *servicetest.Harness {
 	t.Cleanup(srv.Close)
 	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types})
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs},
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
 		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 			WorkerToken: token, Logger: quiet()})
 	return h

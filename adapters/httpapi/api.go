@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
@@ -84,6 +85,9 @@ type UseCases struct {
 	Types *jobtype.Registry
 	// Runs is the control plane's side of the work queue: remote runners, and capacity.
 	Runs *service.Runs
+	// Idempotency answers repeats of POST /jobs, /batches and /uploads that carry an
+	// Idempotency-Key.
+	Idempotency *idempotency.Guard
 }
 
 type api struct {
@@ -105,12 +109,12 @@ func (a *api) routes() []route {
 		return route{Route{Method: method, Path: path, Worker: true}, h}
 	}
 	return []route{
-		r(http.MethodPost, "/jobs", true, a.submitJob),
+		r(http.MethodPost, "/jobs", true, a.idempotentJSON("POST /jobs", a.submitJob)),
 		r(http.MethodGet, "/jobs", true, a.listJobs),
 		r(http.MethodGet, "/jobs/{id}", true, a.getJob),
 		r(http.MethodPost, "/jobs/{id}/cancel", true, a.cancelJob),
 		r(http.MethodPost, "/jobs/{id}/retry", true, a.retryJob),
-		r(http.MethodPost, "/batches", true, a.submitBatch),
+		r(http.MethodPost, "/batches", true, a.idempotentJSON("POST /batches", a.submitBatch)),
 		r(http.MethodGet, "/batches", true, a.listBatches),
 		r(http.MethodGet, "/batches/{id}", true, a.getBatch),
 		r(http.MethodPost, "/ffmpeg/validate", false, a.validate),
@@ -157,7 +161,7 @@ func Routes() []Route {
 // is missing: that is a wiring mistake, not a runtime condition.
 func New(uc UseCases, opts Options) http.Handler {
 	if uc.Auth == nil || uc.Submit == nil || uc.Jobs == nil || uc.Cancel == nil || uc.Batches == nil || uc.Uploads == nil ||
-		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil || uc.Runs == nil {
+		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil || uc.Runs == nil || uc.Idempotency == nil {
 		panic("httpapi: New needs every use case")
 	}
 	if opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {

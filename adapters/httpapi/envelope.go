@@ -46,17 +46,18 @@ const internalMessage = "an internal error occurred; it has been logged"
 // statusOf is the HTTP status of a request rejected with a code. Codes that only appear on
 // failed jobs (RUNNER_ERROR, ...) answer 500: a request should never be rejected with them.
 var statusOf = map[problem.Code]int{
-	problem.CodeValidation:          http.StatusBadRequest,
-	problem.CodePlanLimit:           http.StatusForbidden,
-	problem.CodeRateLimited:         http.StatusTooManyRequests,
-	problem.CodeNotFound:            http.StatusNotFound,
-	problem.CodeUnauthorized:        http.StatusUnauthorized,
-	problem.CodeForbidden:           http.StatusForbidden,
-	problem.CodeInsufficientCredits: http.StatusPaymentRequired,
-	problem.CodeConflict:            http.StatusConflict,
-	problem.CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	problem.CodeUnavailable:         http.StatusServiceUnavailable,
-	problem.CodeInternal:            http.StatusInternalServerError,
+	problem.CodeValidation:           http.StatusBadRequest,
+	problem.CodePlanLimit:            http.StatusForbidden,
+	problem.CodeRateLimited:          http.StatusTooManyRequests,
+	problem.CodeNotFound:             http.StatusNotFound,
+	problem.CodeUnauthorized:         http.StatusUnauthorized,
+	problem.CodeForbidden:            http.StatusForbidden,
+	problem.CodeInsufficientCredits:  http.StatusPaymentRequired,
+	problem.CodeConflict:             http.StatusConflict,
+	problem.CodeIdempotencyKeyReused: http.StatusConflict,
+	problem.CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	problem.CodeUnavailable:          http.StatusServiceUnavailable,
+	problem.CodeInternal:             http.StatusInternalServerError,
 }
 
 // Status is the HTTP status of a request rejected with code.

@@ -194,23 +194,24 @@ func (e CaptionsAnimateParamsPreset) Valid() bool {
 
 // Defines values for Code.
 const (
-	CodeCANCELLED           Code = "CANCELLED"
-	CodeCONFLICT            Code = "CONFLICT"
-	CodeFORBIDDEN           Code = "FORBIDDEN"
-	CodeINPUTFETCHFAILED    Code = "INPUT_FETCH_FAILED"
-	CodeINSUFFICIENTCREDITS Code = "INSUFFICIENT_CREDITS"
-	CodeINTERNALERROR       Code = "INTERNAL_ERROR"
-	CodeLIMITEXCEEDED       Code = "LIMIT_EXCEEDED"
-	CodeNOTFOUND            Code = "NOT_FOUND"
-	CodePAYLOADTOOLARGE     Code = "PAYLOAD_TOO_LARGE"
-	CodePLANLIMIT           Code = "PLAN_LIMIT"
-	CodeRATELIMITED         Code = "RATE_LIMITED"
-	CodeRUNNERERROR         Code = "RUNNER_ERROR"
-	CodeRUNNERLOST          Code = "RUNNER_LOST"
-	CodeRUNNERTIMEOUT       Code = "RUNNER_TIMEOUT"
-	CodeSERVICEUNAVAILABLE  Code = "SERVICE_UNAVAILABLE"
-	CodeUNAUTHORIZED        Code = "UNAUTHORIZED"
-	CodeVALIDATIONERROR     Code = "VALIDATION_ERROR"
+	CodeCANCELLED            Code = "CANCELLED"
+	CodeCONFLICT             Code = "CONFLICT"
+	CodeFORBIDDEN            Code = "FORBIDDEN"
+	CodeIDEMPOTENCYKEYREUSED Code = "IDEMPOTENCY_KEY_REUSED"
+	CodeINPUTFETCHFAILED     Code = "INPUT_FETCH_FAILED"
+	CodeINSUFFICIENTCREDITS  Code = "INSUFFICIENT_CREDITS"
+	CodeINTERNALERROR        Code = "INTERNAL_ERROR"
+	CodeLIMITEXCEEDED        Code = "LIMIT_EXCEEDED"
+	CodeNOTFOUND             Code = "NOT_FOUND"
+	CodePAYLOADTOOLARGE      Code = "PAYLOAD_TOO_LARGE"
+	CodePLANLIMIT            Code = "PLAN_LIMIT"
+	CodeRATELIMITED          Code = "RATE_LIMITED"
+	CodeRUNNERERROR          Code = "RUNNER_ERROR"
+	CodeRUNNERLOST           Code = "RUNNER_LOST"
+	CodeRUNNERTIMEOUT        Code = "RUNNER_TIMEOUT"
+	CodeSERVICEUNAVAILABLE   Code = "SERVICE_UNAVAILABLE"
+	CodeUNAUTHORIZED         Code = "UNAUTHORIZED"
+	CodeVALIDATIONERROR      Code = "VALIDATION_ERROR"
 )
 
 // Valid indicates whether the value is a known member of the Code enum.
@@ -221,6 +222,8 @@ func (e Code) Valid() bool {
 	case CodeCONFLICT:
 		return true
 	case CodeFORBIDDEN:
+		return true
+	case CodeIDEMPOTENCYKEYREUSED:
 		return true
 	case CodeINPUTFETCHFAILED:
 		return true
@@ -1222,6 +1225,9 @@ type DownloadJobID = string
 // EndpointID defines model for EndpointID.
 type EndpointID = string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // JobID defines model for JobID.
 type JobID = string
 
@@ -1242,6 +1248,9 @@ type Conflict = ErrorEnvelope
 
 // Forbidden defines model for Forbidden.
 type Forbidden = ErrorEnvelope
+
+// IdempotencyConflict defines model for IdempotencyConflict.
+type IdempotencyConflict = ErrorEnvelope
 
 // InsufficientCredits defines model for InsufficientCredits.
 type InsufficientCredits = ErrorEnvelope
@@ -1287,6 +1296,13 @@ type ListBatchesParams struct {
 	// Cursor The `nextCursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SubmitBatchParams defines parameters for SubmitBatch.
+type SubmitBatchParams struct {
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DownloadFileParams defines parameters for DownloadFile.
@@ -1356,6 +1372,13 @@ type ListJobsParams struct {
 	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// SubmitJobParams defines parameters for SubmitJob.
+type SubmitJobParams struct {
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // UploadMultipartBody defines parameters for Upload.
 type UploadMultipartBody struct {
 	File openapi_types.File `json:"file"`
@@ -1365,6 +1388,10 @@ type UploadMultipartBody struct {
 type UploadParams struct {
 	// Name File name (raw form); a plain name, no slashes, at most 255 characters.
 	Name *string `form:"name,omitempty" json:"name,omitempty"`
+
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 
 	// XFilename File name (raw form) when `name` is not given.
 	XFilename *string `json:"X-Filename,omitempty"`
@@ -1885,7 +1912,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitBatchWithBody(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitBatch Submit up to 100 jobs as one batch
 	//
@@ -1905,7 +1932,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatch(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitBatch(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetBatch Read a batch
 	//
@@ -2062,7 +2089,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitJobWithBody(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitJob Submit a job
 	//
@@ -2078,7 +2105,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJob(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitJob(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJob Read a job
 	//
@@ -2338,8 +2365,8 @@ func (c *Client) ListBatches(ctx context.Context, params *ListBatchesParams, req
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *Client) SubmitBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitBatchRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitBatchWithBody(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitBatchRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2368,8 +2395,8 @@ func (c *Client) SubmitBatchWithBody(ctx context.Context, contentType string, bo
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *Client) SubmitBatch(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitBatchRequest(c.Server, body)
+func (c *Client) SubmitBatch(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitBatchRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2695,8 +2722,8 @@ func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditor
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *Client) SubmitJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitJobRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitJobWithBody(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitJobRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2721,8 +2748,8 @@ func (c *Client) SubmitJobWithBody(ctx context.Context, contentType string, body
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *Client) SubmitJob(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitJobRequest(c.Server, body)
+func (c *Client) SubmitJob(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitJobRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3296,18 +3323,18 @@ func NewListBatchesRequest(server string, params *ListBatchesParams) (*http.Requ
 }
 
 // NewSubmitBatchRequest calls the generic SubmitBatch builder with application/json body
-func NewSubmitBatchRequest(server string, body SubmitBatchJSONRequestBody) (*http.Request, error) {
+func NewSubmitBatchRequest(server string, params *SubmitBatchParams, body SubmitBatchJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitBatchRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitBatchRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitBatchRequestWithBody constructs an http.Request for the SubmitBatch method, with any body, and a specified content type
-func NewSubmitBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitBatchRequestWithBody(server string, params *SubmitBatchParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3331,6 +3358,21 @@ func NewSubmitBatchRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3923,18 +3965,18 @@ func NewListJobsRequest(server string, params *ListJobsParams) (*http.Request, e
 }
 
 // NewSubmitJobRequest calls the generic SubmitJob builder with application/json body
-func NewSubmitJobRequest(server string, body SubmitJobJSONRequestBody) (*http.Request, error) {
+func NewSubmitJobRequest(server string, params *SubmitJobParams, body SubmitJobJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitJobRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitJobRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitJobRequestWithBody constructs an http.Request for the SubmitJob method, with any body, and a specified content type
-func NewSubmitJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitJobRequestWithBody(server string, params *SubmitJobParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3958,6 +4000,21 @@ func NewSubmitJobRequestWithBody(server string, contentType string, body io.Read
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -4173,15 +4230,26 @@ func NewUploadRequestWithBody(server string, params *UploadParams, contentType s
 
 	if params != nil {
 
-		if params.XFilename != nil {
+		if params.IdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Filename", *params.XFilename, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Filename", headerParam0)
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XFilename != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Filename", *params.XFilename, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Filename", headerParam1)
 		}
 
 	}
@@ -4714,7 +4782,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
+	SubmitBatchWithBodyWithResponse(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
 
 	// SubmitBatchWithResponse Submit up to 100 jobs as one batch
 	//
@@ -4734,7 +4802,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithResponse(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
+	SubmitBatchWithResponse(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
 
 	// GetBatchWithResponse Read a batch
 	//
@@ -4905,7 +4973,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
+	SubmitJobWithBodyWithResponse(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
 
 	// SubmitJobWithResponse Submit a job
 	//
@@ -4921,7 +4989,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithResponse(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
+	SubmitJobWithResponse(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
 
 	// GetJobWithResponse Read a job
 	//
@@ -5653,12 +5721,18 @@ func (r ListBatchesResponse) ContentType() string {
 
 // SubmitBatchResponse201Headers the declared response headers of an HTTP 201 response for SubmitBatch
 type SubmitBatchResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // SubmitBatchResponse401Headers the declared response headers of an HTTP 401 response for SubmitBatch
 type SubmitBatchResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// SubmitBatchResponse409Headers the declared response headers of an HTTP 409 response for SubmitBatch
+type SubmitBatchResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // SubmitBatchResponse429Headers the declared response headers of an HTTP 429 response for SubmitBatch
@@ -5686,6 +5760,8 @@ type SubmitBatchResponse struct {
 	JSON402 *InsufficientCredits
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -5698,6 +5774,8 @@ type SubmitBatchResponse struct {
 	Headers201 *SubmitBatchResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitBatchResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitBatchResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -5729,6 +5807,11 @@ func (r SubmitBatchResponse) GetJSON402() *InsufficientCredits {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SubmitBatchResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitBatchResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -6796,12 +6879,18 @@ func (r ListJobsResponse) ContentType() string {
 
 // SubmitJobResponse201Headers the declared response headers of an HTTP 201 response for SubmitJob
 type SubmitJobResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // SubmitJobResponse401Headers the declared response headers of an HTTP 401 response for SubmitJob
 type SubmitJobResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// SubmitJobResponse409Headers the declared response headers of an HTTP 409 response for SubmitJob
+type SubmitJobResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // SubmitJobResponse429Headers the declared response headers of an HTTP 429 response for SubmitJob
@@ -6829,6 +6918,8 @@ type SubmitJobResponse struct {
 	JSON402 *InsufficientCredits
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -6841,6 +6932,8 @@ type SubmitJobResponse struct {
 	Headers201 *SubmitJobResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitJobResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitJobResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitJobResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -6872,6 +6965,11 @@ func (r SubmitJobResponse) GetJSON402() *InsufficientCredits {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SubmitJobResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitJobResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7368,9 +7466,19 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// UploadResponse201Headers the declared response headers of an HTTP 201 response for Upload
+type UploadResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 // UploadResponse401Headers the declared response headers of an HTTP 401 response for Upload
 type UploadResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// UploadResponse409Headers the declared response headers of an HTTP 409 response for Upload
+type UploadResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // UploadResponse429Headers the declared response headers of an HTTP 429 response for Upload
@@ -7394,6 +7502,8 @@ type UploadResponse struct {
 	JSON400 *ValidationError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -7402,8 +7512,12 @@ type UploadResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *UploadResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UploadResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UploadResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -7425,6 +7539,11 @@ func (r UploadResponse) GetJSON400() *ValidationError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UploadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UploadResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -8554,8 +8673,8 @@ func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, param
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
-	rsp, err := c.SubmitBatchWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
+	rsp, err := c.SubmitBatchWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -8580,8 +8699,8 @@ func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *ClientWithResponses) SubmitBatchWithResponse(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
-	rsp, err := c.SubmitBatch(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitBatchWithResponse(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
+	rsp, err := c.SubmitBatch(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -8853,8 +8972,8 @@ func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, params *
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
-	rsp, err := c.SubmitJobWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
+	rsp, err := c.SubmitJobWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -8875,8 +8994,8 @@ func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context,
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
-	rsp, err := c.SubmitJob(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
+	rsp, err := c.SubmitJob(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9772,6 +9891,13 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9805,6 +9931,13 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SubmitBatchResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -9823,6 +9956,16 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitBatchResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers SubmitBatchResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10813,6 +10956,13 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10846,6 +10996,13 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SubmitJobResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10864,6 +11021,16 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitJobResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers SubmitJobResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -11333,6 +11500,13 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11364,6 +11538,16 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers UploadResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers UploadResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -11374,6 +11558,16 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UploadResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers UploadResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -39,6 +39,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
@@ -186,6 +187,8 @@ type UseCases struct {
 	Credits   *service.Credits
 	Runs      *service.Runs
 	RateLimit *ratelimit.Gate
+	// Idempotency answers repeats of requests that carry an Idempotency-Key.
+	Idempotency *idempotency.Guard
 }
 
 // Open connects the store (running migrations), and composes the service.
@@ -312,7 +315,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	a.UC = uc
 	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
-		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs}, httpapi.Options{
+		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs, Idempotency: uc.Idempotency}, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
@@ -384,6 +387,8 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}, a.Log)}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
+	uc.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: store, Clock: clk})
+	collect(err)
 	uc.Auth, err = service.NewAuth(store)
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})

@@ -23,6 +23,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/service"
@@ -78,6 +80,8 @@ type Harness struct {
 	Webhooks *service.Webhooks
 	FanOut   *service.FanOut
 	Relay    *service.Relay
+	// Idempotency is the Idempotency-Key guard over an in-memory key store.
+	Idempotency *idempotency.Guard
 
 	lease  time.Duration
 	mu     sync.Mutex
@@ -136,6 +140,8 @@ func New(t testing.TB, o Options) *Harness {
 	must(err)
 	h.Hints.runs = h.Runs
 	h.Auth, err = service.NewAuth(h.Accounts)
+	must(err)
+	h.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: idempotencytest.NewMemory(), Clock: h.Clock})
 	must(err)
 	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints})
 	must(err)
