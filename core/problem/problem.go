@@ -89,9 +89,15 @@ type Problem struct {
 	// RetryAfter, when positive, tells the client when to try again (RATE_LIMITED,
 	// SERVICE_UNAVAILABLE): REST sends it as Retry-After, MCP as retryAfterSeconds.
 	RetryAfter time.Duration
+	// Cause, when set, is the error behind the rejection for Go callers (the validator's
+	// *validator.Error, with its layer); it is never shown to the client.
+	Cause error
 }
 
 func (p *Problem) Error() string { return p.Message }
+
+// Unwrap gives errors.As the cause.
+func (p *Problem) Unwrap() error { return p.Cause }
 
 // Reject builds a Problem.
 func Reject(code Code, format string, args ...any) error {

@@ -53,6 +53,8 @@ type Options struct {
 	Start time.Time
 	// Log receives the use cases' warnings; default discarded.
 	Log *slog.Logger
+	// Observer hears what the use cases did; default service.NoObserver.
+	Observer service.Observer
 }
 
 // Harness is every use case over in-memory adapters.
@@ -118,6 +120,9 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.Observer == nil {
+		o.Observer = service.NoObserver{}
+	}
 	tokens, err := workqueue.NewTokens([]byte(strings.Repeat("k", 32)))
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +132,8 @@ func New(t testing.TB, o Options) *Harness {
 		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, Registry: workqueuetest.NewMemoryRegistry(), lease: o.Lease}
 	prefix := o.BaseURL + "/assets/"
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
-	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix}
+	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix,
+		Observer: o.Observer}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -136,7 +142,7 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
-		RunnerURL: o.BaseURL, Log: o.Log})
+		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer})
 	must(err)
 	h.Hints.runs = h.Runs
 	h.Auth, err = service.NewAuth(h.Accounts)
@@ -147,7 +153,8 @@ func New(t testing.TB, o Options) *Harness {
 	must(err)
 	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
 	must(err)
-	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer})
+	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer,
+		Observer: o.Observer})
 	must(err)
 	h.Uploads, err = service.NewUploads(service.UploadsPorts{Assets: h.Assets, Blobs: h.Blobs, Clock: h.Clock, MaxUpload: o.MaxUpload,
 		AssetURLPrefix: prefix})
