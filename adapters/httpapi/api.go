@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -55,6 +56,12 @@ type Options struct {
 	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
 	// routes off.
 	WorkerToken string
+	// OnRequest, when set, hears every request once answered: its method, its route pattern
+	// in OpenAPI form (/jobs/{id}; "unmatched" for no route), status and duration.
+	OnRequest func(method, route string, status int, took time.Duration)
+	// OnValidatorRejection, when set, hears the layer of each command POST /ffmpeg/validate
+	// refuses.
+	OnValidatorRejection func(layer string)
 }
 
 // DefaultMaxJSONBody is the default cap of a JSON request body.
@@ -213,6 +220,17 @@ func New(uc UseCases, opts Options) http.Handler {
 	return a.outer(router)
 }
 
+// openAPIPath turns /jobs/:id back into /jobs/{id}.
+func openAPIPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
 // bunrouterPath turns /jobs/{id} into /jobs/:id.
 func bunrouterPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
@@ -227,11 +245,32 @@ func (a *api) outer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				a.log.Error("httpapi: panic", "method", r.Method, "path", r.URL.Path, "panic", v)
+				a.log.ErrorContext(r.Context(), "httpapi: panic", "method", r.Method, "path", r.URL.Path, "panic", v)
 				a.writeError(w, r, errPanic)
 			}
 		}()
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// Every request has an ID, the client's (X-Request-Id) when it is a sane one: it is in
+		// the answer's header and in each log line the request causes, its job's included.
+		id := r.Header.Get(HeaderRequestID)
+		if !saneRequestID(id) {
+			id = logctx.NewRequestID()
+		}
+		w.Header().Set(HeaderRequestID, id)
+		start, sw, rt := time.Now(), &statusWriter{ResponseWriter: w}, &matched{}
+		w, r = sw, r.WithContext(context.WithValue(logctx.WithRequest(r.Context(), id), matchedKey{}, rt))
+		defer func() {
+			route := rt.route
+			if route == "" {
+				route = "unmatched"
+			}
+			took := time.Since(start)
+			if a.opts.OnRequest != nil {
+				a.opts.OnRequest(r.Method, route, sw.code(), took)
+			}
+			a.log.DebugContext(r.Context(), "http request", "method", r.Method, "route", route, "status", sw.code(),
+				"duration_ms", took.Milliseconds())
+		}()
 		p := r.URL.EscapedPath()
 		if p != "/" && (strings.HasSuffix(p, "/") || bunrouter.CleanPath(p) != p) {
 			a.notFound(w, bunrouter.NewRequest(r))
@@ -241,9 +280,64 @@ func (a *api) outer(next http.Handler) http.Handler {
 	})
 }
 
+// HeaderRequestID carries a request's ID, both ways.
+const HeaderRequestID = "X-Request-Id"
+
+// saneRequestID keeps a client's request ID only if it is short and plain, so that it can
+// neither forge log lines nor bloat them.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// matched carries the route a request matched out of the router, for OnRequest.
+type matched struct{ route string }
+
+type matchedKey struct{}
+
+// statusWriter remembers the status of the answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
 // errors is the router middleware that turns a handler's error into the error envelope.
 func (a *api) errors(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if m, ok := req.Context().Value(matchedKey{}).(*matched); ok {
+			m.route = openAPIPath(req.Route())
+		}
 		if err := next(w, req); err != nil {
 			a.writeError(w, req.Request, err)
 		}

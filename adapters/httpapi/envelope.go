@@ -99,7 +99,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, log *slog.Log
 			w.Header().Set("Retry-After", strconv.Itoa(seconds(p.RetryAfter)))
 		}
 	} else {
-		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+		log.ErrorContext(r.Context(), "httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	h := w.Header()
 	if code == problem.CodeUnauthorized {

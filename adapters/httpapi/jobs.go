@@ -10,6 +10,8 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
+
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -37,6 +39,8 @@ func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
+	a.log.InfoContext(logctx.WithJob(req.Context(), j.ID), "job submitted", "type", j.Type, "class", j.Class,
+		"account", j.AccountID)
 	w.Header().Set("Location", "/jobs/"+url.PathEscape(j.ID))
 	return writeData(w, http.StatusCreated, created{ID: j.ID, Status: j.Status})
 }
@@ -148,6 +152,9 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 		return problem.Reject(problem.CodeValidation, "command is required")
 	}
 	res := a.opts.Validate(*vr.Command, validatorOptions(a.uc.Uploads.URLPrefix()))
+	if !res.Valid && res.Err != nil && a.opts.OnValidatorRejection != nil {
+		a.opts.OnValidatorRejection(res.Err.Layer)
+	}
 	return writeData(w, http.StatusOK, res)
 }
 

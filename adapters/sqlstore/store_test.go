@@ -250,3 +250,34 @@ func TestRegistry(t *testing.T) {
 		})
 	}
 }
+
+func TestQueueDepth(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+			for _, c := range []job.Class{job.ClassCPU, job.ClassCPU, job.ClassGPU, job.ClassCPU} {
+				j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_1", Type: "ffmpeg", Class: c,
+					Timeout: time.Minute, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Create(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.QueueDepth(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(map[job.Class]int{job.ClassCPU: 2, job.ClassGPU: 1}, got); d != "" {
+				t.Errorf("QueueDepth (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
+	"github.com/mediajobs/mediajobs/adapters/metrics"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -98,6 +99,8 @@ type Config struct {
 	DrainTimeout time.Duration
 	// PprofAddr serves Go's profiles (net/http/pprof) on a separate listener; empty: off.
 	PprofAddr string
+	// LogFormat is json (the default: one object a line, with request_id and job) or text.
+	LogFormat string
 	Log       *slog.Logger
 }
 
@@ -124,6 +127,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off (MEDIAJOBS_PPROF_ADDR)")
+	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 10*time.Second), "on SIGTERM, how long the in-process runner's jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 }
 
@@ -165,7 +169,9 @@ type App struct {
 	Relay   *service.Relay
 	// Deliverer sends webhook deliveries.
 	Deliverer *webhookout.Deliverer
-	Log       *slog.Logger
+	// Metrics are served at /metrics.
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 
 	fetch       safehttp.Config
 	transcriber transcribe.Router
@@ -194,7 +200,11 @@ type UseCases struct {
 // Open connects the store (running migrations), and composes the service.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		l, err := NewLogger(os.Stderr, cfg.LogFormat)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Log = l
 	}
 	// Work directories are handed to the sandbox, which takes absolute paths only: resolve a
 	// relative --data (make run's ./var) once, here.
@@ -307,7 +317,8 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		cfg.Lease = 30 * time.Second
 	}
 	a := &App{Config: cfg, Store: store, Bus: b, Log: cfg.Log, transcriber: tr,
-		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
+		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter,
+		Metrics: metrics.New(store.QueueDepth)}
 	uc, err := a.useCases(store, blobs, signer, types, pricing, key, limiter)
 	if err != nil {
 		a.closeAll()
@@ -319,6 +330,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
+		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
 	wasm, err := os.ReadFile(cfg.ValidatorWASM)
@@ -330,6 +342,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
 	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
 	mux.Handle("/", api)
+	mux.Handle("GET /metrics", a.Metrics.Handler())
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		hosts = []string{u.Host}
@@ -340,7 +353,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)}))
 	a.Handler = mux
 
-	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
+	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
 		// Job charges go to the ledger, once each.
 		billing.TopicCharge: uc.Credits.HandleCharge,
@@ -369,18 +382,20 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.Signer, types *jobtype.Registry,
 	pricing *billing.Pricing, key []byte, limiter ratelimit.Limiter) (UseCases, error) {
 	cfg, clk := a.Config, clock.System{}
+	obs := observers{a.Metrics, logObserver{a.Log}}
 	tokens, err := workqueue.NewTokens(leaseKey(key))
 	if err != nil {
 		return UseCases{}, err
 	}
 	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
 		Pricing: pricing, Clock: clk, Tokens: tokens, Registry: store, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
-		RunnerURL: cfg.BaseURL, Log: a.Log})
+		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs})
 	if err != nil {
 		return UseCases{}, err
 	}
 	viewer := service.Viewer{Signer: signer, Clock: clk, URLTTL: cfg.URLTTL}
-	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/"}
+	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/",
+		Observer: obs}
 	waker := &dispatchHints{runs: runs, bus: a.Bus, log: a.Log}
 	uc := UseCases{Runs: runs, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
 		return pricing.Limits(acc.Plan).RequestsPerMinute
@@ -395,7 +410,8 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	collect(err)
 	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
 	collect(err)
-	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer})
+	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer,
+		Observer: obs})
 	collect(err)
 	uc.Batches, err = service.NewBatches(service.BatchesPorts{Gate: gate, Batches: store, Clock: clk, Waker: waker})
 	collect(err)
