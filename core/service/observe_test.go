@@ -41,7 +41,9 @@ func (r *recorder) SubmitRejected(err error) {
 	}
 	r.add("rejected %s", layer)
 }
-func (r *recorder) JobDispatched(j *job.Job, waited time.Duration) { r.add("dispatched %s after %s", j.Type, waited) }
+func (r *recorder) JobDispatched(j *job.Job, waited time.Duration) {
+	r.add("dispatched %s after %s", j.Type, waited)
+}
 func (r *recorder) JobFinished(j *job.Job) {
 	code := "-"
 	if j.Error != nil {
