@@ -158,6 +158,13 @@ func NewSecret() string {
 	return SecretPrefix + hex.EncodeToString(b[:])
 }
 
+// Verify tells whether signature (an X-Service-Signature or X-Service-Signature-Previous
+// value) is secret's signature of body at timestamp, comparing in constant time. A receiver
+// also checks that timestamp is recent, against replays.
+func Verify(secret string, timestamp int64, body []byte, signature string) bool {
+	return hmac.Equal([]byte(Sign(secret, timestamp, body)), []byte(signature))
+}
+
 // Sign returns "sha256=<hex HMAC-SHA256 of '<timestamp>.<body>' under secret>", the value of
 // X-Service-Signature. timestamp is Unix seconds, as sent in X-Service-Timestamp.
 func Sign(secret string, timestamp int64, body []byte) string {

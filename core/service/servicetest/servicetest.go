@@ -1,11 +1,13 @@
 // Package servicetest composes every use case over in-memory adapters and a fake clock, for
-// the tests of the core and of the drivers (REST, MCP, the runner transports) alike.
+// the tests of the core and of the drivers (REST, MCP, the runner transports) alike, and, through
+// Compose, for examples and programs that embed the use cases in memory.
 package servicetest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -93,8 +95,18 @@ type Harness struct {
 // New composes a Harness; it fails the test on a wiring error.
 func New(t testing.TB, o Options) *Harness {
 	t.Helper()
+	h, err := Compose(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Compose composes a Harness outside a test: examples and programs that embed the service
+// over memory use it.
+func Compose(o Options) (*Harness, error) {
 	if o.Types == nil {
-		t.Fatal("servicetest: Options.Types is required")
+		return nil, errors.New("servicetest: Options.Types is required")
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = "https://api.test"
@@ -125,7 +137,7 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	tokens, err := workqueue.NewTokens([]byte(strings.Repeat("k", 32)))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
 		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
@@ -134,12 +146,8 @@ func New(t testing.TB, o Options) *Harness {
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
 	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix,
 		Observer: o.Observer}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	var errs []error
+	must := func(err error) { errs = append(errs, err) }
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
 		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer})
@@ -177,34 +185,45 @@ func New(t testing.TB, o Options) *Harness {
 			return h.FanOut.Handle(ctx, m)
 		},
 	}}
-	return h
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // Open makes an account of plan holding balance credits (its plan's grants adjusted to it) and
 // an API key for it; it returns the account and the key's secret.
 func (h *Harness) Open(t testing.TB, id string, plan account.Plan, balance int64) (account.Account, string) {
 	t.Helper()
-	ctx := context.Background()
+	a, secret, err := h.OpenAccount(context.Background(), id, plan, balance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, secret
+}
+
+// OpenAccount is Open outside a test.
+func (h *Harness) OpenAccount(ctx context.Context, id string, plan account.Plan, balance int64) (account.Account, string, error) {
 	if id == "" {
 		id = job.NewID("acc")
 	}
 	a := account.Account{ID: id, Plan: plan, CreatedAt: h.Clock.Now().UTC().Truncate(time.Microsecond)}
 	if err := h.Credits.OpenAccount(ctx, a); err != nil {
-		t.Fatal(err)
+		return a, "", err
 	}
 	if err := h.Store.CreateAccount(ctx, a); err != nil { // the job store's plans, for concurrency caps
-		t.Fatal(err)
+		return a, "", err
 	}
 	if have, _ := h.Ledger.Balance(ctx, a.ID); have != balance {
 		if _, err := h.Credits.AddCredits(ctx, service.Credit{AccountID: a.ID, Kind: billing.KindAdjustment, Amount: balance - have, Note: "test"}); err != nil {
-			t.Fatal(err)
+			return a, "", err
 		}
 	}
 	secret, k := account.NewKey(a.ID, job.NewID("key"), h.Clock.Now())
 	if err := h.Accounts.CreateKey(ctx, k); err != nil {
-		t.Fatal(err)
+		return a, "", err
 	}
-	return a, secret
+	return a, secret, nil
 }
 
 // Drain runs the relay once and returns every event it has handed on so far.
