@@ -577,12 +577,11 @@ func (a *App) closeAll() {
 	}
 }
 
-// Run serves the API on ln and runs the control plane (lease sweep, outbox relay, webhook
-// deliveries) and, when configured, the in-process runner agent, until ctx ends; then it
-// drains and returns.
-func (a *App) Run(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// Start runs the service's background work until ctx ends: the outbox relay, lease sweeps,
+// monthly grants, webhook deliveries and (Config.Runner) the in-process runner. A program that
+// embeds the service with its own HTTP server calls Start rather than Run; wait returns once
+// all of it stopped.
+func (a *App) Start(ctx context.Context) (wait func(), err error) {
 	var wg sync.WaitGroup
 	// Work submitted on other replicas wakes the claims waiting here.
 	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
@@ -590,7 +589,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			a.UC.Runs.Wake(ctx, c)
 			return nil
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, loop := range []func(context.Context){a.sweep, a.grantMonthly, a.relay, a.Deliverer.Run} {
@@ -602,9 +601,32 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	}
 	if a.Config.Runner {
 		if err := a.startRunner(ctx, &wg); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return func() {
+		<-ctx.Done()
+		a.UC.Runs.Stop()
+		wg.Wait()
+	}, nil
+}
+
+// Run serves the API on ln and runs the control plane (lease sweep, outbox relay, webhook
+// deliveries) and, when configured, the in-process runner agent, until ctx ends; then it
+// drains and returns.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wait, err := a.Start(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wait()
+	}()
 
 	if a.Config.PprofAddr != "" {
 		stopPprof, err := servePprof(a.Config.PprofAddr, a.Log)
@@ -626,7 +648,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	a.UC.Runs.Stop() // long-poll claims return now, not when their wait ends
 	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	err := srv.Shutdown(shutdown)
+	err = srv.Shutdown(shutdown)
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
