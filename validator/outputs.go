@@ -1,5 +1,7 @@
 package validator
 
+import "strings"
+
 // Layer 8: outputs. A command writes at least one output; the trailing output's name (or -f)
 // gives the format, which must be one of the spec's formats or a stream or set pattern:
 //
@@ -163,9 +165,12 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 	return format, pattern, nil
 }
 
-func formatList() string {
-	return "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt, m3u8, mpd"
-}
+// specFormatOrder is specFormats in the spec's order, for messages: they list only what
+// params.outputFormat accepts.
+var specFormatOrder = []string{"mp4", "mkv", "webm", "mov", "avi", "ts", "gif", "png", "jpg", "mp3", "wav", "flac",
+	"ogg", "aac", "opus", "m4a", "srt", "vtt"}
+
+func formatList() string { return strings.Join(specFormatOrder, ", ") }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
