@@ -166,8 +166,11 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, error) {
 	if ct := req.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
-			return nil, problem.Reject(problem.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
+		if err != nil {
+			return nil, problem.Reject(problem.CodeValidation, "Content-Type %q is not a media type; send application/json", ct)
+		}
+		if mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded" {
+			return nil, protocolError(http.StatusUnsupportedMediaType, "Content-Type %q is not accepted; send application/json", ct)
 		}
 	}
 	if req.ContentLength > a.opts.MaxJSONBody {
