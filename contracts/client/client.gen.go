@@ -2254,6 +2254,10 @@ type ClientInterface interface {
 	// Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 	// `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
 	//
+	// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+	// when the window ends: it would cut short the old secret's promised day, and a delivery
+	// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
+	//
 	// Corresponds with POST /webhook-endpoints/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, id EndpointID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3066,6 +3070,10 @@ func (c *Client) ListDeliveries(ctx context.Context, id EndpointID, params *List
 //
 // Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 // `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+//
+// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+// when the window ends: it would cut short the old secret's promised day, and a delivery
+// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 //
 // Corresponds with POST /webhook-endpoints/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 func (c *Client) RotateWebhookSecret(ctx context.Context, id EndpointID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5159,6 +5167,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 	// `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+	//
+	// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+	// when the window ends: it would cut short the old secret's promised day, and a delivery
+	// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8463,6 +8475,8 @@ type RotateWebhookSecretResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -8490,6 +8504,11 @@ func (r RotateWebhookSecretResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RotateWebhookSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9322,6 +9341,10 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 //
 // Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 // `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+//
+// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+// when the window ends: it would cut short the old secret's promised day, and a delivery
+// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12514,6 +12537,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

@@ -36,12 +36,17 @@ func ExampleEndpoint_Rotate() {
 		return
 	}
 	old := ep.Secret
-	ep.Rotate(now)
+	if err := ep.Rotate(now); err != nil {
+		fmt.Println(err)
+		return
+	}
 	prev, ok := ep.Previous(now.Add(23 * time.Hour))
 	fmt.Println("old secret still signs after 23 h:", ok && prev == old)
+	fmt.Println("rotating again at once:", ep.Rotate(now.Add(time.Minute)))
 	_, ok = ep.Previous(now.Add(24 * time.Hour))
 	fmt.Println("after 24 h:", ok)
 	// Output:
 	// old secret still signs after 23 h: true
+	// rotating again at once: the secret was rotated less than 24 hours ago; the secret before it signs until 2026-11-25T09:00:00Z, and a delivery carries two signatures at most
 	// after 24 h: false
 }
