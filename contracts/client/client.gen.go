@@ -957,13 +957,13 @@ type Job struct {
 	Error *JobError `json:"error,omitempty"`
 	ID    string    `json:"id"`
 
-	// Inputs The request's `inputs` as submitted.
+	// Inputs The request's `inputs` as submitted, except that every http(s) URL has its query values replaced by `REDACTED` and its user information dropped (presigned URLs carry their secret there).
 	Inputs *map[string]interface{} `json:"inputs,omitempty"`
 
 	// Output Present when `complete`; identical for every job type.
 	Output *Output `json:"output,omitempty"`
 
-	// Params The request's `params` as submitted.
+	// Params The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`.
 	Params *map[string]interface{} `json:"params,omitempty"`
 
 	// Progress Present while `running`.
