@@ -17,10 +17,12 @@ import (
 	"github.com/mediajobs/mediajobs/validator"
 )
 
-// Verifier checks the token of a download URL; *urlsign.Signer is one. Its errors wrap
-// urlsign.ErrExpired or urlsign.ErrForged.
+// Verifier checks the token of a download URL, and mints tokens for the members of a playlist
+// it serves; *urlsign.Signer is one. Verify's errors wrap urlsign.ErrExpired or
+// urlsign.ErrForged.
 type Verifier interface {
 	Verify(kind urlsign.Kind, jobID, file, token string, now time.Time) error
+	Token(kind urlsign.Kind, jobID, file string, expires time.Time) string
 }
 
 // ValidateFunc validates an FFmpeg command: validator.Validate, or the WASM adapter's.
@@ -53,6 +55,9 @@ type Options struct {
 	Authenticated []Middleware
 	// Now is the clock of download token checks; nil is time.Now.
 	Now func() time.Time
+	// URLTTL is the life of the links minted in a re-signed HLS playlist, before its media's
+	// own duration is added; 0 is the spec's hour.
+	URLTTL time.Duration
 	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
 	// routes off.
 	WorkerToken string
@@ -182,6 +187,9 @@ func New(uc UseCases, opts Options) http.Handler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.URLTTL <= 0 {
+		opts.URLTTL = time.Hour
 	}
 	a := &api{uc: uc, opts: opts, log: opts.Logger}
 	if a.log == nil {

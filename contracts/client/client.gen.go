@@ -1400,6 +1400,18 @@ type UploadParams struct {
 	XFilename *string `json:"X-Filename,omitempty"`
 }
 
+// DownloadMemberParams defines parameters for DownloadMember.
+type DownloadMemberParams struct {
+	// Raw For an HLS playlist, serve it as FFmpeg wrote it (relative member names), for a copy kept on disk beside its segments.
+	Raw *string `form:"raw,omitempty" json:"raw,omitempty"`
+}
+
+// HeadDownloadMemberParams defines parameters for HeadDownloadMember.
+type HeadDownloadMemberParams struct {
+	// Raw For an HLS playlist, serve it as FFmpeg wrote it (relative member names), for a copy kept on disk beside its segments.
+	Raw *string `form:"raw,omitempty" json:"raw,omitempty"`
+}
+
 // CreateWebhookEndpointJSONBody defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointJSONBody struct {
 	Name             string         `json:"name"`
@@ -2171,13 +2183,21 @@ type ClientInterface interface {
 	// `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 	// as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 	//
+	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+	// player that loads a playlist plays it to its end, and a master playlist's variants are
+	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+	// served as written.
+	//
 	// Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-	DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadDownloadMember Headers of a member of a stream or set
 	//
 	// Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-	HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List the account's webhook endpoints, oldest first
 	//
@@ -2888,9 +2908,17 @@ func (c *Client) UploadWithBody(ctx context.Context, params *UploadParams, conte
 // `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 // as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 //
+// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+// player that loads a playlist plays it to its end, and a master playlist's variants are
+// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+// served as written.
+//
 // Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDownloadMemberRequest(c.Server, jobID, token, file)
+func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDownloadMemberRequest(c.Server, jobID, token, file, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2904,8 +2932,8 @@ func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token 
 // HeadDownloadMember Headers of a member of a stream or set
 //
 // Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-func (c *Client) HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadDownloadMemberRequest(c.Server, jobID, token, file)
+func (c *Client) HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadDownloadMemberRequest(c.Server, jobID, token, file, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4269,7 +4297,7 @@ func NewUploadRequestWithBody(server string, params *UploadParams, contentType s
 }
 
 // NewDownloadMemberRequest constructs an http.Request for the DownloadMember method
-func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string) (*http.Request, error) {
+func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string, params *DownloadMemberParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4306,6 +4334,33 @@ func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Raw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "raw", *params.Raw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4317,7 +4372,7 @@ func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, 
 }
 
 // NewHeadDownloadMemberRequest constructs an http.Request for the HeadDownloadMember method
-func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string) (*http.Request, error) {
+func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4354,6 +4409,33 @@ func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token stri
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Raw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "raw", *params.Raw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
@@ -5073,17 +5155,25 @@ type ClientWithResponsesInterface interface {
 	// `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 	// as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 	//
+	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+	// player that loads a playlist plays it to its end, and a master playlist's variants are
+	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+	// served as written.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-	DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error)
+	DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error)
 
 	// HeadDownloadMemberWithResponse Headers of a member of a stream or set
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-	HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error)
+	HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error)
 
 	// ListWebhookEndpointsWithResponse List the account's webhook endpoints, oldest first
 	//
@@ -9187,11 +9277,19 @@ func (c *ClientWithResponses) UploadWithBodyWithResponse(ctx context.Context, pa
 // `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 // as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 //
+// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+// player that loads a playlist plays it to its end, and a master playlist's variants are
+// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+// served as written.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error) {
-	rsp, err := c.DownloadMember(ctx, jobID, token, file, reqEditors...)
+func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error) {
+	rsp, err := c.DownloadMember(ctx, jobID, token, file, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9203,8 +9301,8 @@ func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jo
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-func (c *ClientWithResponses) HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error) {
-	rsp, err := c.HeadDownloadMember(ctx, jobID, token, file, reqEditors...)
+func (c *ClientWithResponses) HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error) {
+	rsp, err := c.HeadDownloadMember(ctx, jobID, token, file, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -327,7 +327,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	a.UC = uc
 	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
 		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs, Idempotency: uc.Idempotency}, httpapi.Options{
-		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
+		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL,
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
 		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,
