@@ -261,7 +261,7 @@ func (a *api) outer(next http.Handler) http.Handler {
 		// Every request has an ID, the client's (X-Request-Id) when it is a sane one: it is in
 		// the answer's header and in each log line the request causes, its job's included.
 		id := r.Header.Get(HeaderRequestID)
-		if !saneRequestID(id) {
+		if !logctx.SaneRequestID(id) {
 			id = logctx.NewRequestID()
 		}
 		w.Header().Set(HeaderRequestID, id)
@@ -289,21 +289,7 @@ func (a *api) outer(next http.Handler) http.Handler {
 }
 
 // HeaderRequestID carries a request's ID, both ways.
-const HeaderRequestID = "X-Request-Id"
-
-// saneRequestID keeps a client's request ID only if it is short and plain, so that it can
-// neither forge log lines nor bloat them.
-func saneRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
-			return false
-		}
-	}
-	return true
-}
+const HeaderRequestID = logctx.HeaderRequestID
 
 // matched carries the route a request matched out of the router, for OnRequest.
 type matched struct{ route string }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/http"
 )
 
 type key int
@@ -37,6 +38,36 @@ func Request(ctx context.Context) string {
 // WithJob returns ctx carrying the job ID.
 func WithJob(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, jobKey, id)
+}
+
+// HeaderRequestID carries a request's ID, both ways.
+const HeaderRequestID = "X-Request-Id"
+
+// SaneRequestID keeps a client's request ID only if it is short and plain, so that it can
+// neither forge log lines nor bloat them.
+func SaneRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// Middleware gives every request an ID, the client's X-Request-Id when it is sane, else a
+// fresh one: it is set on the answer and carried in the request's context for the log.
+func Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(HeaderRequestID)
+		if !SaneRequestID(id) {
+			id = NewRequestID()
+		}
+		w.Header().Set(HeaderRequestID, id)
+		next.ServeHTTP(w, r.WithContext(WithRequest(r.Context(), id)))
+	})
 }
 
 // NewRequestID returns a fresh random request ID.

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mediajobs/mediajobs/adapters/logctx"
@@ -36,5 +39,28 @@ func TestHandlerAddsIDs(t *testing.T) {
 	}
 	if got := logctx.Request(ctx); got != "req_1" {
 		t.Errorf("Request = %q", got)
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	t.Parallel()
+	var seen string
+	h := logctx.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = logctx.Request(r.Context()) }))
+	for _, tt := range []struct{ sent, want string }{
+		{"abc-123", "abc-123"},
+		{"", "req_"},
+		{"two words", "req_"},
+		{strings.Repeat("x", 129), "req_"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		if tt.sent != "" {
+			r.Header.Set(logctx.HeaderRequestID, tt.sent)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got := w.Header().Get(logctx.HeaderRequestID)
+		if !strings.HasPrefix(got, tt.want) || seen != got || (tt.want == "req_" && got == tt.sent) {
+			t.Errorf("sent %q: answered %q, context %q", tt.sent, got, seen)
+		}
 	}
 }

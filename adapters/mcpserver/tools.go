@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -84,6 +85,7 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 	if err != nil {
 		return SubmittedJob{}, "", err
 	}
+	h.log.InfoContext(logctx.WithJob(ctx, j.ID), "job submitted", "type", j.Type, "class", j.Class, "account", j.AccountID, "via", "mcp")
 	return SubmittedJob{ID: j.ID, Status: j.Status},
 		fmt.Sprintf("Job %s (%s) is %s. Call get_job with id %q every 1–2 seconds until it is complete, failed or cancelled.", j.ID, j.Type, j.Status, j.ID), nil
 }

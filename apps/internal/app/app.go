@@ -25,6 +25,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/blobstore"
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
 	"github.com/mediajobs/mediajobs/adapters/metrics"
 	"github.com/mediajobs/mediajobs/adapters/runner"
@@ -348,9 +349,9 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		hosts = []string{u.Host}
 	}
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
-	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
+	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
 		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
-		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)}))
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)})))
 	a.Handler = mux
 
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
