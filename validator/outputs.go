@@ -1,5 +1,10 @@
 package validator
 
+import (
+	"slices"
+	"strings"
+)
+
 // Layer 8: outputs. A command writes at least one output; the trailing output's name (or -f)
 // gives the format, which must be one of the spec's formats or a stream or set pattern:
 //
@@ -177,8 +182,17 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 
 const specFormatList = "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt"
 
+// formatList names the output extensions a format is inferred from, for messages: exactly
+// those that extFormats knows and that an output may be written as.
 func formatList() string {
-	return "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt, m3u8, mpd, flv, mka, nut and other everyday containers"
+	var exts []string
+	for ext, f := range extFormats {
+		if f != "mpd" {
+			exts = append(exts, ext)
+		}
+	}
+	slices.Sort(exts)
+	return strings.Join(exts, ", ")
 }
 
 func contains(list []string, s string) bool {

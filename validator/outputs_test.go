@@ -1,6 +1,9 @@
 package validator
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOutputsLayer(t *testing.T) {
 	t.Parallel()
@@ -52,5 +55,23 @@ func TestInferredOutput(t *testing.T) {
 				t.Fatalf("%q: format %q pattern %q, want %q %q", tt.tail, r.InferredOutputFormat, r.Plan.Pattern, tt.format, tt.pattern)
 			}
 		})
+	}
+}
+
+// The output-format error lists exactly the formats params.outputFormat accepts.
+func TestFormatListIsTheAcceptedFormats(t *testing.T) {
+	t.Parallel()
+	listed := strings.Split(formatList(), ", ")
+	if len(listed) != len(specFormats) {
+		t.Errorf("formatList has %d formats, outputFormat accepts %d", len(listed), len(specFormats))
+	}
+	for _, f := range listed {
+		if !specFormats[f] {
+			t.Errorf("formatList names %q, which outputFormat refuses", f)
+		}
+		res := Validate("ffmpeg -f lavfi -i testsrc out."+f, Options{OutputFormat: f})
+		if res.Err != nil && strings.Contains(res.Error, "is not one of") {
+			t.Errorf("outputFormat %q is listed but refused: %s", f, res.Error)
+		}
 	}
 }

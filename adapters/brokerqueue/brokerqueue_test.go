@@ -153,7 +153,7 @@ func controlPlane(t testing.TB) *servicetest.Harness {
 	t.Cleanup(srv.Close)
 	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types})
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs},
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
 		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 			WorkerToken: token, Logger: quiet()})
 	return h
@@ -162,6 +162,7 @@ func controlPlane(t testing.TB) *servicetest.Harness {
 type noVerifier struct{}
 
 func (noVerifier) Verify(urlsign.Kind, string, string, string, time.Time) error { return nil }
+func (noVerifier) Token(urlsign.Kind, string, string, time.Time) string         { return "t" }
 
 // serve runs a Server of queue on a new connection to p until the test ends.
 func serve(t testing.TB, p place, queue workqueue.Queue, log *slog.Logger) *brokerqueue.Server {

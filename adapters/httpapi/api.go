@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,16 +9,20 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
+	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
-// Verifier checks the token of a download URL; *urlsign.Signer is one. Its errors wrap
-// urlsign.ErrExpired or urlsign.ErrForged.
+// Verifier checks the token of a download URL, and mints tokens for the members of a playlist
+// it serves; *urlsign.Signer is one. Verify's errors wrap urlsign.ErrExpired or
+// urlsign.ErrForged.
 type Verifier interface {
 	Verify(kind urlsign.Kind, jobID, file, token string, now time.Time) error
+	Token(kind urlsign.Kind, jobID, file string, expires time.Time) string
 }
 
 // ValidateFunc validates an FFmpeg command: validator.Validate, or the WASM adapter's.
@@ -56,9 +58,18 @@ type Options struct {
 	// SecureCookies marks the session cookie Secure even on a plain-HTTP request: set it when
 	// a proxy terminates TLS in front of the API. A request over TLS gets it regardless.
 	SecureCookies bool
+	// URLTTL is the life of the links minted in a re-signed HLS playlist, before its media's
+	// own duration is added; 0 is the spec's hour.
+	URLTTL time.Duration
 	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
 	// routes off.
 	WorkerToken string
+	// OnRequest, when set, hears every request once answered: its method, its route pattern
+	// in OpenAPI form (/jobs/{id}; "unmatched" for no route), status and duration.
+	OnRequest func(method, route string, status int, took time.Duration)
+	// OnValidatorRejection, when set, hears the layer of each command POST /ffmpeg/validate
+	// refuses.
+	OnValidatorRejection func(layer string)
 }
 
 // DefaultMaxJSONBody is the default cap of a JSON request body.
@@ -92,6 +103,9 @@ type UseCases struct {
 	Types *jobtype.Registry
 	// Runs is the control plane's side of the work queue: remote runners, and capacity.
 	Runs *service.Runs
+	// Idempotency answers repeats of POST /jobs, /batches and /uploads that carry an
+	// Idempotency-Key.
+	Idempotency *idempotency.Guard
 }
 
 type api struct {
@@ -116,12 +130,12 @@ func (a *api) routes() []route {
 		return route{Route{Method: method, Path: path, Worker: true}, h}
 	}
 	return []route{
-		r(http.MethodPost, "/jobs", true, a.submitJob),
+		r(http.MethodPost, "/jobs", true, a.idempotentJSON("POST /jobs", a.submitJob)),
 		r(http.MethodGet, "/jobs", true, a.listJobs),
 		r(http.MethodGet, "/jobs/{id}", true, a.getJob),
 		r(http.MethodPost, "/jobs/{id}/cancel", true, a.cancelJob),
 		r(http.MethodPost, "/jobs/{id}/retry", true, a.retryJob),
-		r(http.MethodPost, "/batches", true, a.submitBatch),
+		r(http.MethodPost, "/batches", true, a.idempotentJSON("POST /batches", a.submitBatch)),
 		r(http.MethodGet, "/batches", true, a.listBatches),
 		r(http.MethodGet, "/batches/{id}", true, a.getBatch),
 		r(http.MethodPost, "/ffmpeg/validate", false, a.validate),
@@ -174,7 +188,7 @@ func Routes() []Route {
 // is missing: that is a wiring mistake, not a runtime condition.
 func New(uc UseCases, opts Options) http.Handler {
 	if uc.Auth == nil || uc.Submit == nil || uc.Jobs == nil || uc.Cancel == nil || uc.Batches == nil || uc.Uploads == nil ||
-		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil || uc.Runs == nil {
+		uc.Webhooks == nil || uc.Credits == nil || uc.Types == nil || uc.Runs == nil || uc.Idempotency == nil {
 		panic("httpapi: New needs every use case")
 	}
 	if opts.Verifier == nil || opts.Validate == nil || opts.OpenAPI == nil {
@@ -188,6 +202,9 @@ func New(uc UseCases, opts Options) http.Handler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.URLTTL <= 0 {
+		opts.URLTTL = time.Hour
 	}
 	a := &api{uc: uc, opts: opts, log: opts.Logger}
 	if a.log == nil {
@@ -226,6 +243,17 @@ func New(uc UseCases, opts Options) http.Handler {
 	return a.outer(router)
 }
 
+// openAPIPath turns /jobs/:id back into /jobs/{id}.
+func openAPIPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
 // bunrouterPath turns /jobs/{id} into /jobs/:id.
 func bunrouterPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
@@ -240,14 +268,32 @@ func (a *api) outer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				a.log.Error("httpapi: panic", "method", r.Method, "path", r.URL.Path, "requestId", requestIDOf(r), "panic", v)
+				a.log.ErrorContext(r.Context(), "httpapi: panic", "method", r.Method, "path", r.URL.Path, "panic", v)
 				a.writeError(w, r, errPanic)
 			}
 		}()
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		id := requestID(r.Header.Get("X-Request-Id"))
-		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		// Every request has an ID, the client's (X-Request-Id) when it is a sane one: it is in
+		// the answer's header and in each log line the request causes, its job's included.
+		id := r.Header.Get(HeaderRequestID)
+		if !logctx.SaneRequestID(id) {
+			id = logctx.NewRequestID()
+		}
+		w.Header().Set(HeaderRequestID, id)
+		start, sw, rt := time.Now(), &statusWriter{ResponseWriter: w}, &matched{}
+		w, r = sw, r.WithContext(context.WithValue(logctx.WithRequest(r.Context(), id), matchedKey{}, rt))
+		defer func() {
+			route := rt.route
+			if route == "" {
+				route = "unmatched"
+			}
+			took := time.Since(start)
+			if a.opts.OnRequest != nil {
+				a.opts.OnRequest(r.Method, route, sw.code(), took)
+			}
+			a.log.DebugContext(r.Context(), "http request", "method", r.Method, "route", route, "status", sw.code(),
+				"duration_ms", took.Milliseconds())
+		}()
 		p := r.URL.EscapedPath()
 		if p != "/" && (strings.HasSuffix(p, "/") || bunrouter.CleanPath(p) != p) {
 			a.notFound(w, bunrouter.NewRequest(r))
@@ -257,27 +303,50 @@ func (a *api) outer(next http.Handler) http.Handler {
 	})
 }
 
-type requestIDKey struct{}
+// HeaderRequestID carries a request's ID, both ways.
+const HeaderRequestID = logctx.HeaderRequestID
 
-// requestID is the request's ID for logs and support: the caller's X-Request-Id when it is a
-// short plain token (a proxy's), else a new random one.
-func requestID(given string) string {
-	if len(given) > 0 && len(given) <= 64 && strings.Trim(given, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == "" {
-		return given
-	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "req_" + hex.EncodeToString(b)
+// matched carries the route a request matched out of the router, for OnRequest.
+type matched struct{ route string }
+
+type matchedKey struct{}
+
+// statusWriter remembers the status of the answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
 }
 
-func requestIDOf(r *http.Request) string {
-	id, _ := r.Context().Value(requestIDKey{}).(string)
-	return id
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
 }
 
 // errors is the router middleware that turns a handler's error into the error envelope.
 func (a *api) errors(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if m, ok := req.Context().Value(matchedKey{}).(*matched); ok {
+			m.route = openAPIPath(req.Route())
+		}
 		if err := next(w, req); err != nil {
 			a.writeError(w, req.Request, err)
 		}

@@ -264,8 +264,8 @@ func TestRequestContentTypes(t *testing.T) {
 		{"application/vnd.api+json", 200, ""},
 		{"-", 200, ""},                                 // no Content-Type at all
 		{"application/x-www-form-urlencoded", 200, ""}, // curl -d without -H
-		{"text/plain", 400, `"text/plain"`},
-		{"multipart/form-data; boundary=x", 400, "multipart/form-data"},
+		{"text/plain", 415, `"text/plain"`},
+		{"multipart/form-data; boundary=x", 415, "multipart/form-data"},
 		{"not a media type", 400, "not a media type"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
+
 	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -57,6 +59,8 @@ func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
 	out := batchCreated{ID: b.ID, Status: b.Status, Total: b.Total(), Jobs: make([]created, len(jobs))}
 	for i, j := range jobs {
 		out.Jobs[i] = created{ID: j.ID, Status: j.Status}
+		a.log.InfoContext(logctx.WithJob(req.Context(), j.ID), "job submitted", "type", j.Type, "class", j.Class,
+			"account", j.AccountID, "batch", b.ID)
 	}
 	w.Header().Set("Location", "/batches/"+url.PathEscape(b.ID))
 	return writeData(w, http.StatusCreated, out)

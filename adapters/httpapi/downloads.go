@@ -3,6 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"path"
+	"strings"
 
 	"github.com/uptrace/bunrouter"
 
@@ -42,12 +44,19 @@ func (a *api) downloadMember(w http.ResponseWriter, req bunrouter.Request) error
 	if err := a.opts.Verifier.Verify(urlsign.KindDir, jobID, "", token, a.opts.Now()); err != nil {
 		return forbidden(err)
 	}
-	f, blob, err := a.uc.Jobs.OpenOutput(req.Context(), jobID, file)
+	f, b, err := a.uc.Jobs.OpenOutput(req.Context(), jobID, file)
 	if err != nil {
 		return err
 	}
-	defer blob.Close()
-	a.serveDownload(w, req, f.Path, blob)
+	defer b.Close()
+	// ?raw serves the playlist as FFmpeg wrote it, with relative member names: for a copy kept
+	// on disk beside its segments (the Go client's Download asks for it).
+	if strings.EqualFold(path.Ext(f.Path), ".m3u8") && !req.URL.Query().Has("raw") {
+		if b, err = a.resignPlaylist(jobID, f.Path, b); err != nil {
+			return err
+		}
+	}
+	a.serveDownload(w, req, f.Path, b)
 	return nil
 }
 

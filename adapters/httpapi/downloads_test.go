@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,8 @@ func TestDownloadStream(t *testing.T) {
 		ctype  string
 		body   string
 	}{
-		{"manifest", "GET", manifest, "", 200, "application/vnd.apple.mpegurl", "#EXTM3U\nseg_000.ts\nseg_001.ts\n"},
+		{"manifest", "GET", manifest, "", 200, "application/vnd.apple.mpegurl", ""}, // re-signed: TestPlaylistResigned
+		{"manifest as written", "GET", manifest + "?raw=1", "", 200, "application/vnd.apple.mpegurl", "#EXTM3U\nseg_000.ts\nseg_001.ts\n"},
 		{"segment by relative name", "GET", relative("seg_001.ts"), "", 200, "video/mp2t", "TS1"},
 		{"segment range", "GET", relative("seg_000.ts"), "bytes=1-", 206, "video/mp2t", "S0"},
 		{"dash manifest", "GET", relative("manifest.mpd"), "", 200, "application/dash+xml", "<MPD/>"},
@@ -173,5 +175,68 @@ func TestDownloadExpired(t *testing.T) {
 	fresh := b.view(t, single.ID).Output.File.URL
 	if res := b.do(t, request{method: "GET", path: fresh}); res.status != 200 || string(res.body) != "x" {
 		t.Fatalf("fresh URL: %d %s", res.status, res.body)
+	}
+}
+
+// An HLS playlist fetched through /v/ names its members with a token minted at fetch time,
+// valid for the URL lifetime plus the playlist's duration: a two-hour stream loaded in its
+// link's last minute still plays to its end.
+func TestPlaylistResigned(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	media := "#EXTM3U\n#EXT-X-TARGETDURATION:3600\n#EXT-X-MAP:URI=\"init.mp4\"\n#EXTINF:3600.0,\nseg_000.m4s\n#EXTINF:3600.0,\nseg_001.m4s\n#EXT-X-ENDLIST\n"
+	master := "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=90000\nhttps://cdn.example.com/other.m3u8\n"
+	j := b.seedJob(t, job.StatusComplete, map[string]string{
+		"master.m3u8": master, "low.m3u8": media, "init.mp4": "INIT", "seg_000.m4s": "S0", "seg_001.m4s": "S1",
+	})
+	var masterURL string
+	for _, f := range b.view(t, j.ID).Output.Files {
+		if f.Path == "master.m3u8" {
+			masterURL = f.URL
+		}
+	}
+	// Near the end of the master link's hour, the player loads the master, then the variant.
+	b.clock.Advance(59 * time.Minute)
+	res := b.do(t, request{method: "GET", path: masterURL})
+	if res.status != 200 {
+		t.Fatalf("master: %d %s", res.status, res.body)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.body)), "\n")
+	if lines[4] != "https://cdn.example.com/other.m3u8" {
+		t.Errorf("an absolute URL was rewritten: %q", lines[4])
+	}
+	variant := lines[2]
+	if !strings.HasPrefix(variant, "/v/"+j.ID+"/") || !strings.HasSuffix(variant, "/low.m3u8") || strings.Contains(masterURL, variant) {
+		t.Fatalf("variant line %q: want a fresh /v/ path", variant)
+	}
+	res = b.do(t, request{method: "GET", path: variant})
+	if res.status != 200 {
+		t.Fatalf("variant: %d %s", res.status, res.body)
+	}
+	body := string(res.body)
+	var members []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "/v/") {
+			members = append(members, l)
+		}
+	}
+	initURI := regexp.MustCompile(`URI="([^"]+)"`).FindStringSubmatch(body)
+	if len(members) != 2 || initURI == nil || !strings.HasPrefix(initURI[1], "/v/"+j.ID+"/") {
+		t.Fatalf("variant playlist not re-signed:\n%s", body)
+	}
+	// Two and a half hours on, the original link has long expired; the members still play.
+	b.clock.Advance(150 * time.Minute)
+	if res := b.do(t, request{method: "GET", path: masterURL}); res.status != 403 {
+		t.Errorf("the original master link after 3.5 h: %d, want 403", res.status)
+	}
+	for _, m := range append(members, initURI[1]) {
+		if res := b.do(t, request{method: "GET", path: m}); res.status != 200 {
+			t.Errorf("%s after 3.5 h: %d %s", m, res.status, res.body)
+		}
+	}
+	// Past the hour plus the media's two, they end too.
+	b.clock.Advance(31 * time.Minute)
+	if res := b.do(t, request{method: "GET", path: members[1]}); res.status != 403 {
+		t.Errorf("a member past its lifetime: %d, want 403", res.status)
 	}
 }

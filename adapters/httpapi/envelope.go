@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
+
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -46,17 +48,18 @@ const internalMessage = "an internal error occurred; it has been logged"
 // statusOf is the HTTP status of a request rejected with a code. Codes that only appear on
 // failed jobs (RUNNER_ERROR, ...) answer 500: a request should never be rejected with them.
 var statusOf = map[problem.Code]int{
-	problem.CodeValidation:          http.StatusBadRequest,
-	problem.CodePlanLimit:           http.StatusForbidden,
-	problem.CodeRateLimited:         http.StatusTooManyRequests,
-	problem.CodeNotFound:            http.StatusNotFound,
-	problem.CodeUnauthorized:        http.StatusUnauthorized,
-	problem.CodeForbidden:           http.StatusForbidden,
-	problem.CodeInsufficientCredits: http.StatusPaymentRequired,
-	problem.CodeConflict:            http.StatusConflict,
-	problem.CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
-	problem.CodeUnavailable:         http.StatusServiceUnavailable,
-	problem.CodeInternal:            http.StatusInternalServerError,
+	problem.CodeValidation:           http.StatusBadRequest,
+	problem.CodePlanLimit:            http.StatusForbidden,
+	problem.CodeRateLimited:          http.StatusTooManyRequests,
+	problem.CodeNotFound:             http.StatusNotFound,
+	problem.CodeUnauthorized:         http.StatusUnauthorized,
+	problem.CodeForbidden:            http.StatusForbidden,
+	problem.CodeInsufficientCredits:  http.StatusPaymentRequired,
+	problem.CodeConflict:             http.StatusConflict,
+	problem.CodeIdempotencyKeyReused: http.StatusConflict,
+	problem.CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	problem.CodeUnavailable:          http.StatusServiceUnavailable,
+	problem.CodeInternal:             http.StatusInternalServerError,
 }
 
 // Status is the HTTP status of a request rejected with code.
@@ -99,8 +102,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, log *slog.Log
 		}
 	} else {
 		// The cause is the operator's; the client gets the request ID to quote.
-		id := requestIDOf(r)
-		log.Error("httpapi: internal error", "method", r.Method, "path", r.URL.Path, "requestId", id, "error", err)
+		id := logctx.Request(r.Context())
+		log.ErrorContext(r.Context(), "httpapi: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 		if id != "" {
 			msg = internalMessage + " (request " + id + ")"
 		}

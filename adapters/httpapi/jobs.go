@@ -11,6 +11,8 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
+
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -39,6 +41,8 @@ func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
+	a.log.InfoContext(logctx.WithJob(req.Context(), j.ID), "job submitted", "type", j.Type, "class", j.Class,
+		"account", j.AccountID)
 	w.Header().Set("Location", "/jobs/"+url.PathEscape(j.ID))
 	return writeData(w, http.StatusCreated, created{ID: j.ID, Status: j.Status})
 }
@@ -157,6 +161,9 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 		return problem.Reject(problem.CodeValidation, "%s", err.Error())
 	}
 	res := a.opts.Validate(*vr.Command, opts)
+	if !res.Valid && res.Err != nil && a.opts.OnValidatorRejection != nil {
+		a.opts.OnValidatorRejection(res.Err.Layer)
+	}
 	return writeData(w, http.StatusOK, res)
 }
 
@@ -168,8 +175,11 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, error) {
 	if ct := req.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
-			return nil, problem.Reject(problem.CodeValidation, "Content-Type %q is not accepted; send application/json", ct)
+		if err != nil {
+			return nil, problem.Reject(problem.CodeValidation, "Content-Type %q is not a media type; send application/json", ct)
+		}
+		if mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded" {
+			return nil, protocolError(http.StatusUnsupportedMediaType, "Content-Type %q is not accepted; send application/json", ct)
 		}
 	}
 	if req.ContentLength > a.opts.MaxJSONBody {
@@ -181,7 +191,7 @@ func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, er
 		return nil, err
 	}
 	if err != nil {
-		a.log.Info("httpapi: request body could not be read", "requestId", requestIDOf(req.Request), "err", err)
+		a.log.InfoContext(req.Context(), "httpapi: request body could not be read", "err", err)
 		return nil, problem.Reject(problem.CodeValidation, "the request body ended early or could not be read")
 	}
 	return body, nil

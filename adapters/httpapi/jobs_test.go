@@ -74,7 +74,9 @@ func TestSubmitJobRejections(t *testing.T) {
 		{name: "empty body", body: ``, status: 400, code: problem.CodeValidation, mentions: "empty"},
 		{name: "trailing data", body: `{"type":"ffmpeg"} {}`, status: 400, code: problem.CodeValidation},
 		{name: "wrong Content-Type", body: `{"type":"ffmpeg"}`, header: map[string]string{"Content-Type": "text/plain"},
-			status: 400, code: problem.CodeValidation, mentions: "Content-Type"},
+			status: 415, code: problem.CodeValidation, mentions: "Content-Type"},
+		{name: "duplicate key", body: `{"type":"ffmpeg","params":{"command":"` + goodCommand + `","command":"ffmpeg -i x y.mp4"}}`,
+			status: 400, code: problem.CodeValidation, mentions: `"params.command"`},
 		{name: "oversized body", body: `{"type":"ffmpeg","params":{"command":"` + strings.Repeat("a", 8<<10) + `"}}`,
 			status: 413, code: problem.CodePayloadTooLarge, mentions: "4096"},
 		{name: "no key", body: `{"type":"ffmpeg"}`, noKey: true, status: 401, code: problem.CodeUnauthorized},
@@ -322,5 +324,33 @@ func TestRetryJob(t *testing.T) {
 				t.Fatalf("status %d, body %s", res.status, res.body)
 			}
 		})
+	}
+}
+
+// GET /jobs/{id} echoes the request, without the secrets of presigned input URLs.
+func TestGetJobRedactsInputURLs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body := `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4?token=s3cret&X-Amz-Signature=zz9sig"},` +
+		`"params":{"command":"ffmpeg -i in.mp4 -i https://example.com/b.mp4?sig=hidden -c:v libx264 out.mp4"}}`
+	res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(body)})
+	var cr struct{ ID string }
+	res.data(t, &cr)
+	got := b.do(t, request{method: "GET", path: "/jobs/" + cr.ID, key: b.key})
+	var v struct {
+		Inputs map[string]string `json:"inputs"`
+		Params struct{ Command string }
+	}
+	got.data(t, &v)
+	if v.Inputs["in.mp4"] != "https://example.com/a.mp4?X-Amz-Signature=REDACTED&token=REDACTED" {
+		t.Errorf("inputs echoed as %v", v.Inputs)
+	}
+	if !strings.Contains(v.Params.Command, "https://example.com/b.mp4?sig=REDACTED") {
+		t.Errorf("command echoed as %q", v.Params.Command)
+	}
+	for _, secret := range []string{"s3cret", "zz9sig", "hidden"} {
+		if strings.Contains(string(got.body), secret) {
+			t.Errorf("GET /jobs/{id} shows %q: %s", secret, got.body)
+		}
 	}
 }

@@ -13,7 +13,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		problem.CodeValidation: 400, problem.CodePlanLimit: 403, problem.CodeRateLimited: 429,
 		problem.CodeNotFound: 404, problem.CodeUnauthorized: 401, problem.CodeForbidden: 403,
 		problem.CodeInsufficientCredits: 402, problem.CodeConflict: 409, problem.CodePayloadTooLarge: 413,
-		problem.CodeUnavailable: 503, problem.CodeInternal: 500,
+		problem.CodeUnavailable: 503, problem.CodeInternal: 500, problem.CodeIdempotencyKeyReused: 409,
 		// Codes of failed jobs never reject a request; if one did, it is our fault.
 		problem.CodeRunnerError: 500, problem.CodeRunnerTimeout: 500, problem.CodeRunnerLost: 500,
 		problem.CodeInputFetchFailed: 500, problem.CodeLimitExceeded: 500, problem.CodeCancelled: 500,

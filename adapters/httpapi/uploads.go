@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"net/http"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -73,13 +78,54 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 		return readFailure(err)
 	}
 	fileType = mediatype.Sniff(head, name)
-	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, br)
+	key, ok := req.Header[http.CanonicalHeaderKey(HeaderIdempotencyKey)]
+	if !ok {
+		return a.storeUpload(w, req, name, fileType, br)
+	}
+	// The file streams, so its fingerprint is known only once it is read: a repeat reads its
+	// body to compare it with the first one's.
+	tk, prior, err := a.uc.Idempotency.Begin(req.Context(), idempotency.Call{AccountID: caller(req).ID,
+		Key: firstOf(key), Operation: "POST /uploads"})
+	if err != nil {
+		return err
+	}
+	fp := newUploadFingerprint(name, fileType)
+	if prior != nil {
+		if _, err := io.Copy(fp, br); err != nil {
+			return readFailure(err)
+		}
+		if err := idempotency.Match(prior, fp.sum()); err != nil {
+			return err
+		}
+		return a.replay(w, prior)
+	}
+	return a.keep(w, req, tk, func(w http.ResponseWriter) (string, error) {
+		err := a.storeUpload(w, req, name, fileType, io.TeeReader(br, fp))
+		return fp.sum(), err
+	})
+}
+
+func (a *api) storeUpload(w http.ResponseWriter, req bunrouter.Request, name, fileType string, body io.Reader) error {
+	as, err := a.uc.Uploads.Upload(req.Context(), caller(req), name, fileType, body)
 	if err != nil {
 		return readFailure(err)
 	}
 	return writeData(w, http.StatusCreated, uploaded{ID: as.ID, URL: a.uc.Uploads.URL(as.ID), Name: as.Name,
 		ContentType: as.ContentType, Size: as.Size})
 }
+
+// uploadFingerprint hashes what makes two uploads the same: the name, the type and the bytes
+// (not the multipart framing, whose boundary differs on every send).
+type uploadFingerprint struct{ h hash.Hash }
+
+func newUploadFingerprint(name, fileType string) uploadFingerprint {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(name), name, len(fileType), fileType)
+	return uploadFingerprint{h}
+}
+
+func (f uploadFingerprint) Write(b []byte) (int, error) { return f.h.Write(b) }
+func (f uploadFingerprint) sum() string                 { return hex.EncodeToString(f.h.Sum(nil)) }
 
 // readFailure keeps a body cap's error (413) and turns a client's broken body into a 400.
 func readFailure(err error) error {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
@@ -64,6 +65,17 @@ func TestWebhookEndpoints(t *testing.T) {
 	b.do(t, request{method: http.MethodPost, path: path + "/rotate-secret", key: b.key}).data(t, &rotated)
 	if rotated.Secret == e.Secret || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.PreviousSecretExpiresAt == nil {
 		t.Errorf("rotate: %+v; want a new secret and the end of the window", rotated)
+	}
+	// A second rotation inside the window is refused and says until when; the secrets stay.
+	r2 := b.do(t, request{method: http.MethodPost, path: path + "/rotate-secret", key: b.key})
+	if code, msg := r2.errorBody(t); r2.status != http.StatusConflict || code != problem.CodeConflict || !strings.Contains(msg, "until") {
+		t.Errorf("second rotate: %d %s %s, want 409 CONFLICT saying until when", r2.status, code, msg)
+	}
+	b.clock.Advance(24 * time.Hour)
+	var again2 service.WebhookEndpointView
+	b.do(t, request{method: http.MethodPost, path: path + "/rotate-secret", key: b.key}).data(t, &again2)
+	if again2.Secret == rotated.Secret {
+		t.Errorf("rotate after the window kept the secret")
 	}
 
 	var test service.DeliveryView

@@ -62,7 +62,7 @@ func serve(t *testing.T, workerToken string, log *logBuffer) (*servicetest.Harne
 		logger = slog.New(slog.NewTextHandler(log, nil))
 	}
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs},
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
 		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
 			WorkerToken: workerToken, Logger: logger})
 	return h, srv.URL
@@ -71,6 +71,7 @@ func serve(t *testing.T, workerToken string, log *logBuffer) (*servicetest.Harne
 type noVerifier struct{}
 
 func (noVerifier) Verify(urlsign.Kind, string, string, string, time.Time) error { return nil }
+func (noVerifier) Token(urlsign.Kind, string, string, time.Time) string         { return "t" }
 
 func TestSuite(t *testing.T) {
 	t.Parallel()

@@ -92,9 +92,11 @@ func New(uc UseCases, opts Options) *Handler {
 	h.server = mcp.NewServer(&mcp.Implementation{Name: "mediajobs", Title: "mediajobs media job service", Version: "1"},
 		&mcp.ServerOptions{Instructions: instructions, Logger: quiet(h.log)})
 	h.addTools()
+	h.server.AddReceivingMiddleware(argumentErrors)
 	// Stateless: every request stands alone, so any replica answers it and both session-based
 	// (initialize handshake) and sessionless (server/discover) clients work. No tool needs to
 	// call back into the client.
+	maxBody := int64(base64.StdEncoding.EncodedLen(int(opts.MaxInline))) + 64<<10
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
 		&mcp.StreamableHTTPOptions{
 			Stateless: true,
@@ -103,10 +105,10 @@ func New(uc UseCases, opts Options) *Handler {
 			DisableLocalhostProtection: true,
 			Logger:                     quiet(h.log),
 			// A base64 upload of MaxInline bytes, with room for the JSON-RPC framing.
-			MaxRequestBodyBytes: int64(base64.StdEncoding.EncodedLen(int(opts.MaxInline))) + 64<<10,
+			MaxRequestBodyBytes: maxBody,
 		})
 	verified := auth.RequireBearerToken(verifyAccount, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	h.http = h.hostGuard(http.NewCrossOriginProtection().Handler(h.authenticate(verified(streamable))))
+	h.http = h.hostGuard(http.NewCrossOriginProtection().Handler(h.authenticate(verified(jsonRPCErrors(streamable, maxBody)))))
 	return h
 }
 

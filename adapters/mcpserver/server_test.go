@@ -17,6 +17,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
 	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
@@ -116,7 +117,9 @@ func TestToolsAnswerAsREST(t *testing.T) {
 			var acct mcpserver.Account
 			mustSucceed(t, cs, "get_account", map[string]any{}, &acct)
 			want := mcpserver.Account{ID: b.acct.ID, Plan: "free", CreatedAt: b.acct.CreatedAt.UnixMilli(),
-				Limits: mcpserver.Limits{RequestsPerMinute: 30, ExecutionCapSeconds: 300, Concurrency: 1}}
+				Limits:  mcpserver.Limits{RequestsPerMinute: 30, ExecutionCapSeconds: 300, Concurrency: 1, JobBytes: 4 << 30, JobFiles: 1000},
+				Balance: billing.Cost(600),
+				Usage:   mcpserver.Usage{Since: billing.MonthStart(b.h.Clock.Now()).UnixMilli(), Spent: billing.Cost(0)}}
 			if diff := cmp.Diff(want, acct); diff != "" {
 				t.Errorf("get_account (-want +got):\n%s", diff)
 			}
@@ -216,6 +219,10 @@ func TestToolErrors(t *testing.T) {
 		{"bad name", "upload_media", map[string]any{"content": "aGk=", "name": "../x"}, problem.CodeValidation, "plain file name"},
 		{"probe local file", "probe_media", map[string]any{"source": "file:/etc/passwd"}, problem.CodeValidation, "file:/etc/passwd"},
 		{"validate malformed inputs", "validate_command", map[string]any{"command": "ffmpeg -i a.mp4 out.mp4", "inputs": map[string]any{"a.mp4": 5}}, problem.CodeValidation, "inputs.a.mp4"},
+		// Arguments that break the tool's input schema are refused the same way, naming the argument.
+		{"argument of the wrong type", "get_job", map[string]any{"id": 5}, problem.CodeValidation, "id"},
+		{"missing argument", "get_job", map[string]any{}, problem.CodeValidation, "id"},
+		{"unknown argument", "list_jobs", map[string]any{"colour": "red"}, problem.CodeValidation, "colour"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,4 +401,56 @@ func TestDNSRebindingProtection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJSONRPCErrors: what the protocol refuses is answered in JSON-RPC, not plain text.
+func TestJSONRPCErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		name       string
+		body       string
+		wantStatus int
+		wantID     string
+		wantCode   int
+	}{
+		{"unknown method", `{"jsonrpc":"2.0","id":7,"method":"tools/nope"}`, http.StatusOK, "7", -32601},
+		{"not JSON", `not json`, http.StatusBadRequest, "null", -32700},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, b.url, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+b.key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var got struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			raw, _ := io.ReadAll(res.Body)
+			if err := json.Unmarshal(raw, &got); err != nil || res.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %q %s: not a JSON-RPC answer: %v", res.StatusCode, res.Header.Get("Content-Type"), raw, err)
+			}
+			if res.StatusCode != tt.wantStatus || got.JSONRPC != "2.0" || string(got.ID) != tt.wantID ||
+				got.Error.Code != tt.wantCode || got.Error.Message == "" {
+				t.Errorf("%d %s, want status %d, id %s, code %d", res.StatusCode, raw, tt.wantStatus, tt.wantID, tt.wantCode)
+			}
+		})
+	}
+	// Tools still work through the same path.
+	cs := mustConnect(t, b.url, b.key, "")
+	mustSucceed(t, cs, "get_account", map[string]any{}, nil)
 }

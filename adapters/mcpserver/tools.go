@@ -18,10 +18,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/mediatype"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
@@ -50,7 +52,7 @@ const listJobsDescription = `List this account's jobs, newest first, as get_job 
 
 const probeMediaDescription = `Probe a media file with ffprobe and answer synchronously: container format, duration (durationMs), size, bit rate, and every stream (codec, width, height, frame rate, pixel format, sample rate, channels, language, tags). source is an https URL or an uploaded asset's content URL. It runs an extract.metadata job, billed like one; data is that job's output.data. If the probe takes longer than a few seconds, the answer has status not yet complete and no data: poll get_job with jobId until it is complete and read output.data.`
 
-const getAccountDescription = `Show this account: its plan (free or pro) and the plan's limits: requests per minute (shared by REST and MCP), execution cap in seconds, whether GPU jobs are allowed, and concurrent jobs.`
+const getAccountDescription = `Show this account: its credit balance, this month's spending, its plan (free or pro) and the plan's limits: requests per minute (shared by REST and MCP), execution cap in seconds, whether GPU jobs are allowed, concurrent jobs, and the bytes and files a job may write.`
 
 const uploadMediaDescription = `Store a file for use as a job input and return its content URL (url), usable wherever a job accepts an input URL (inputs values, -i arguments). Give exactly one of: url (an https URL to fetch, public addresses only) or content (the bytes, base64, at most 16 MiB decoded). name (e.g. subs.srt) sets the file name and, without contentType, its media type.`
 
@@ -110,6 +112,7 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 	if err != nil {
 		return SubmittedJob{}, "", err
 	}
+	h.log.InfoContext(logctx.WithJob(ctx, j.ID), "job submitted", "type", j.Type, "class", j.Class, "account", j.AccountID, "via", "mcp")
 	return SubmittedJob{ID: j.ID, Status: j.Status},
 		fmt.Sprintf("Job %s (%s) is %s. Call get_job with id %q every 1–2 seconds until it is complete, failed or cancelled.", j.ID, j.Type, j.Status, j.ID), nil
 }
@@ -252,12 +255,20 @@ func (h *Handler) await(ctx context.Context, a account.Account, id string) (serv
 	}
 }
 
-func (h *Handler) getAccount(_ context.Context, a account.Account, _ GetAccountInput) (Account, string, error) {
-	l := h.uc.Credits.Limits(a)
+func (h *Handler) getAccount(ctx context.Context, a account.Account, _ GetAccountInput) (Account, string, error) {
+	sum, err := h.uc.Credits.Summary(ctx, a)
+	if err != nil {
+		return Account{}, "", err
+	}
+	l := sum.Limits
 	out := Account{ID: a.ID, Plan: a.Plan, CreatedAt: a.CreatedAt.UnixMilli(), Limits: Limits{
-		RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second), GPU: l.GPU, Concurrency: l.Concurrency}}
-	return out, fmt.Sprintf("Account %s on the %s plan: %d requests per minute, jobs up to %d s, GPU %t.",
-		a.ID, a.Plan, l.RequestsPerMinute, out.Limits.ExecutionCapSeconds, l.GPU), nil
+		RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second), GPU: l.GPU,
+		Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles},
+		Balance: billing.Cost(sum.Balance),
+		Usage:   Usage{Since: sum.MonthStart.UnixMilli(), Spent: billing.Cost(sum.SpentThisMonth)}}
+	return out, fmt.Sprintf("Account %s on the %s plan: balance %s (%s spent this month); %d requests per minute, jobs up to %d s, %d at once, GPU %t.",
+		a.ID, a.Plan, out.Balance.Formatted, out.Usage.Spent.Formatted, l.RequestsPerMinute, out.Limits.ExecutionCapSeconds,
+		l.Concurrency, l.GPU), nil
 }
 
 func (h *Handler) uploadMedia(ctx context.Context, a account.Account, in UploadMediaInput) (Upload, string, error) {

@@ -100,18 +100,30 @@ type Probe struct {
 
 // Account is the output of get_account: the answer of GET /account.
 type Account struct {
-	ID        string       `json:"id"`
-	Plan      account.Plan `json:"plan"`
-	Limits    Limits       `json:"limits"`
-	CreatedAt int64        `json:"createdAt"`
+	ID     string       `json:"id"`
+	Plan   account.Plan `json:"plan"`
+	Limits Limits       `json:"limits"`
+	// Balance is the credits the account holds, as GET /account shows it.
+	Balance job.Cost `json:"balance"`
+	// Usage is this month's spending (UTC).
+	Usage     Usage `json:"usage"`
+	CreatedAt int64 `json:"createdAt"`
 }
 
 // Limits are the plan's limits.
 type Limits struct {
-	RequestsPerMinute   int  `json:"requestsPerMinute"`
-	ExecutionCapSeconds int  `json:"executionCapSeconds"`
-	GPU                 bool `json:"gpu"`
-	Concurrency         int  `json:"concurrency"`
+	RequestsPerMinute   int   `json:"requestsPerMinute"`
+	ExecutionCapSeconds int   `json:"executionCapSeconds"`
+	GPU                 bool  `json:"gpu"`
+	Concurrency         int   `json:"concurrency"`
+	JobBytes            int64 `json:"jobBytes"`
+	JobFiles            int   `json:"jobFiles"`
+}
+
+// Usage is the credits charged since the first of the month (UTC), Since in Unix ms.
+type Usage struct {
+	Since int64    `json:"since"`
+	Spent job.Cost `json:"spent"`
 }
 
 // Upload is the output of upload_media: the answer of POST /uploads.

@@ -36,7 +36,8 @@ func BenchmarkSubmitGate(b *testing.B) {
 	}
 	pricing := billing.Default()
 	submit, err := service.NewSubmit(service.SubmitPorts{Jobs: s, Clock: clock.System{}, Waker: noWake{},
-		Gate: service.GatePorts{Pricing: pricing, Ledger: s, Types: types, Assets: s, AssetURLPrefix: "https://api.test/assets/"}})
+		Gate: service.GatePorts{Pricing: pricing, Ledger: s, Types: types, Assets: s, AssetURLPrefix: "https://api.test/assets/",
+			Observer: service.NoObserver{}}})
 	if err != nil {
 		b.Fatal(err)
 	}

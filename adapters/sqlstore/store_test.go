@@ -20,6 +20,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/batch/batchtest"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -110,6 +112,16 @@ func TestAssetStore(t *testing.T) {
 	}
 }
 
+func TestIdempotencyStore(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			idempotencytest.Exercise(t, func(t *testing.T) idempotency.Store { return b.open(t) })
+		})
+	}
+}
+
 // TestConcurrentCreates checks what SQLite's shared commits must keep: each Create answers for
 // its own row, a taken ID fails alone, and every accepted job is there.
 func TestConcurrentCreates(t *testing.T) {
@@ -157,7 +169,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000051"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -271,6 +283,37 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 				if perm := fi.Mode().Perm(); perm != 0o600 {
 					t.Errorf("%s has mode %o, want 600", filepath.Base(p), perm)
 				}
+			}
+		})
+	}
+}
+
+func TestQueueDepth(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+			for _, c := range []job.Class{job.ClassCPU, job.ClassCPU, job.ClassGPU, job.ClassCPU} {
+				j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_1", Type: "ffmpeg", Class: c,
+					Timeout: time.Minute, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Create(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.QueueDepth(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(map[job.Class]int{job.ClassCPU: 2, job.ClassGPU: 1}, got); d != "" {
+				t.Errorf("QueueDepth (-want +got):\n%s", d)
 			}
 		})
 	}

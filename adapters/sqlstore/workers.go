@@ -36,3 +36,21 @@ func (s *Store) Live(ctx context.Context, since time.Time) (map[job.Class]int, e
 	}
 	return out, nil
 }
+
+// QueueDepth counts the waiting jobs of each compute class (the metrics' queue depth).
+func (s *Store) QueueDepth(ctx context.Context) (map[job.Class]int, error) {
+	var rows []struct {
+		Class string `bun:"class"`
+		N     int    `bun:"n"`
+	}
+	err := s.r.NewRaw(`SELECT class, COUNT(*) AS n FROM jobs WHERE status = ? GROUP BY class`,
+		string(job.StatusWaiting)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, mapErr("queue depth", err)
+	}
+	out := map[job.Class]int{}
+	for _, r := range rows {
+		out[job.Class(r.Class)] = r.N
+	}
+	return out, nil
+}

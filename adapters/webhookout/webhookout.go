@@ -56,6 +56,9 @@ type Config struct {
 	// the process dies. Default Timeout + 30 s.
 	Lease time.Duration
 	Log   *slog.Logger
+	// Observe, when set, hears each attempt once recorded: its outcome (delivered, retrying:
+	// failed and due again, failed: the last attempt failed) and how long it took.
+	Observe func(outcome string, took time.Duration)
 }
 
 // Deliverer sends due deliveries. Each runs in its own goroutine, at most Workers at a time, so
@@ -236,11 +239,27 @@ func (d *Deliverer) deliver(ctx context.Context, del webhook.Delivery) {
 	if sendErr != nil {
 		a.Error = sendErr.Error()
 	}
-	d.record(del, func(x *webhook.Delivery) { x.Record(a, d.cfg.Clock.Now()) })
+	var state webhook.State
+	if d.record(del, func(x *webhook.Delivery) { x.Record(a, d.cfg.Clock.Now()); state = x.State }) && d.cfg.Observe != nil {
+		d.cfg.Observe(outcome(state), took)
+	}
 }
 
-// record applies fn to the delivery unless another deliverer has moved it on meanwhile.
-func (d *Deliverer) record(del webhook.Delivery, fn func(*webhook.Delivery)) {
+// outcome names a delivery's state after an attempt for Config.Observe.
+func outcome(s webhook.State) string {
+	switch s {
+	case webhook.StateSucceeded:
+		return "delivered"
+	case webhook.StatePending:
+		return "retrying"
+	default:
+		return "failed"
+	}
+}
+
+// record applies fn to the delivery unless another deliverer has moved it on meanwhile, and
+// says whether it did.
+func (d *Deliverer) record(del webhook.Delivery, fn func(*webhook.Delivery)) bool {
 	// Recorded even when the run's context ends: the attempt happened.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -254,6 +273,7 @@ func (d *Deliverer) record(del webhook.Delivery, fn func(*webhook.Delivery)) {
 	if err != nil && !errors.Is(err, errStale) && !errors.Is(err, problem.ErrNotFound) {
 		d.cfg.Log.Warn("webhook delivery: recording the attempt failed; retried after the lease", "delivery", del.ID, "err", err)
 	}
+	return err == nil
 }
 
 // send POSTs the delivery's body, signed at now, and returns the status (0 without an answer),

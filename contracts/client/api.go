@@ -135,10 +135,24 @@ func (f FFmpegJob) Request() (JobRequest, error) {
 	return req, nil
 }
 
+// SubmitOption tunes Submit.
+type SubmitOption func(*SubmitJobParams)
+
+// WithIdempotencyKey sends the Idempotency-Key header: a repeat of the submit with the same
+// key and request (after a network error, say) answers the first job instead of making a
+// second one, for 24 hours.
+func WithIdempotencyKey(key string) SubmitOption {
+	return func(p *SubmitJobParams) { p.IdempotencyKey = &key }
+}
+
 // Submit sends POST /jobs and returns the created job's ID and status (`waiting`). A refusal
-// (validation, plan, credits, rate) is an *APIError.
-func (c *ClientWithResponses) Submit(ctx context.Context, req JobRequest) (*Created, error) {
-	resp, err := c.SubmitJobWithResponse(ctx, req)
+// (validation, plan, credits, rate; IDEMPOTENCY_KEY_REUSED) is an *APIError.
+func (c *ClientWithResponses) Submit(ctx context.Context, req JobRequest, opts ...SubmitOption) (*Created, error) {
+	var params SubmitJobParams
+	for _, o := range opts {
+		o(&params)
+	}
+	resp, err := c.SubmitJobWithResponse(ctx, &params, req)
 	if err != nil {
 		return nil, fmt.Errorf("client: submit: %w", err)
 	}

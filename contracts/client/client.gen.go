@@ -194,23 +194,24 @@ func (e CaptionsAnimateParamsPreset) Valid() bool {
 
 // Defines values for Code.
 const (
-	CodeCANCELLED           Code = "CANCELLED"
-	CodeCONFLICT            Code = "CONFLICT"
-	CodeFORBIDDEN           Code = "FORBIDDEN"
-	CodeINPUTFETCHFAILED    Code = "INPUT_FETCH_FAILED"
-	CodeINSUFFICIENTCREDITS Code = "INSUFFICIENT_CREDITS"
-	CodeINTERNALERROR       Code = "INTERNAL_ERROR"
-	CodeLIMITEXCEEDED       Code = "LIMIT_EXCEEDED"
-	CodeNOTFOUND            Code = "NOT_FOUND"
-	CodePAYLOADTOOLARGE     Code = "PAYLOAD_TOO_LARGE"
-	CodePLANLIMIT           Code = "PLAN_LIMIT"
-	CodeRATELIMITED         Code = "RATE_LIMITED"
-	CodeRUNNERERROR         Code = "RUNNER_ERROR"
-	CodeRUNNERLOST          Code = "RUNNER_LOST"
-	CodeRUNNERTIMEOUT       Code = "RUNNER_TIMEOUT"
-	CodeSERVICEUNAVAILABLE  Code = "SERVICE_UNAVAILABLE"
-	CodeUNAUTHORIZED        Code = "UNAUTHORIZED"
-	CodeVALIDATIONERROR     Code = "VALIDATION_ERROR"
+	CodeCANCELLED            Code = "CANCELLED"
+	CodeCONFLICT             Code = "CONFLICT"
+	CodeFORBIDDEN            Code = "FORBIDDEN"
+	CodeIDEMPOTENCYKEYREUSED Code = "IDEMPOTENCY_KEY_REUSED"
+	CodeINPUTFETCHFAILED     Code = "INPUT_FETCH_FAILED"
+	CodeINSUFFICIENTCREDITS  Code = "INSUFFICIENT_CREDITS"
+	CodeINTERNALERROR        Code = "INTERNAL_ERROR"
+	CodeLIMITEXCEEDED        Code = "LIMIT_EXCEEDED"
+	CodeNOTFOUND             Code = "NOT_FOUND"
+	CodePAYLOADTOOLARGE      Code = "PAYLOAD_TOO_LARGE"
+	CodePLANLIMIT            Code = "PLAN_LIMIT"
+	CodeRATELIMITED          Code = "RATE_LIMITED"
+	CodeRUNNERERROR          Code = "RUNNER_ERROR"
+	CodeRUNNERLOST           Code = "RUNNER_LOST"
+	CodeRUNNERTIMEOUT        Code = "RUNNER_TIMEOUT"
+	CodeSERVICEUNAVAILABLE   Code = "SERVICE_UNAVAILABLE"
+	CodeUNAUTHORIZED         Code = "UNAUTHORIZED"
+	CodeVALIDATIONERROR      Code = "VALIDATION_ERROR"
 )
 
 // Valid indicates whether the value is a known member of the Code enum.
@@ -221,6 +222,8 @@ func (e Code) Valid() bool {
 	case CodeCONFLICT:
 		return true
 	case CodeFORBIDDEN:
+		return true
+	case CodeIDEMPOTENCYKEYREUSED:
 		return true
 	case CodeINPUTFETCHFAILED:
 		return true
@@ -1009,13 +1012,13 @@ type Job struct {
 	Error *JobError `json:"error,omitempty"`
 	ID    string    `json:"id"`
 
-	// Inputs The request's `inputs` as submitted.
+	// Inputs The request's `inputs` as submitted, except that every http(s) URL has its query values replaced by `REDACTED` and its user information dropped (presigned URLs carry their secret there).
 	Inputs *map[string]interface{} `json:"inputs,omitempty"`
 
 	// Output Present when `complete`; identical for every job type.
 	Output *Output `json:"output,omitempty"`
 
-	// Params The request's `params` as submitted.
+	// Params The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`.
 	Params *map[string]interface{} `json:"params,omitempty"`
 
 	// Progress Present while `running`.
@@ -1305,6 +1308,9 @@ type DownloadJobID = string
 // EndpointID defines model for EndpointID.
 type EndpointID = string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // JobID defines model for JobID.
 type JobID = string
 
@@ -1325,6 +1331,9 @@ type Conflict = ErrorEnvelope
 
 // Forbidden defines model for Forbidden.
 type Forbidden = ErrorEnvelope
+
+// IdempotencyConflict defines model for IdempotencyConflict.
+type IdempotencyConflict = ErrorEnvelope
 
 // InsufficientCredits defines model for InsufficientCredits.
 type InsufficientCredits = ErrorEnvelope
@@ -1353,6 +1362,9 @@ type Unauthorized = ErrorEnvelope
 // Unavailable defines model for Unavailable.
 type Unavailable = ErrorEnvelope
 
+// UnsupportedMediaType defines model for UnsupportedMediaType.
+type UnsupportedMediaType = ErrorEnvelope
+
 // ValidationError defines model for ValidationError.
 type ValidationError = ErrorEnvelope
 
@@ -1373,6 +1385,13 @@ type ListBatchesParams struct {
 	// Cursor The `nextCursor` of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SubmitBatchParams defines parameters for SubmitBatch.
+type SubmitBatchParams struct {
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DownloadFileParams defines parameters for DownloadFile.
@@ -1447,6 +1466,13 @@ type ListJobsParams struct {
 	Limit  *int64  `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// SubmitJobParams defines parameters for SubmitJob.
+type SubmitJobParams struct {
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateSessionJSONBody defines parameters for CreateSession.
 type CreateSessionJSONBody struct {
 	// APIKey An API key, `mj_...`.
@@ -1463,8 +1489,24 @@ type UploadParams struct {
 	// Name File name (raw form); a plain name, no slashes, at most 255 characters.
 	Name *string `form:"name,omitempty" json:"name,omitempty"`
 
+	// IdempotencyKey Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
+	// same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
 	// XFilename File name (raw form) when `name` is not given.
 	XFilename *string `json:"X-Filename,omitempty"`
+}
+
+// DownloadMemberParams defines parameters for DownloadMember.
+type DownloadMemberParams struct {
+	// Raw For an HLS playlist, serve it as FFmpeg wrote it (relative member names), for a copy kept on disk beside its segments.
+	Raw *string `form:"raw,omitempty" json:"raw,omitempty"`
+}
+
+// HeadDownloadMemberParams defines parameters for HeadDownloadMember.
+type HeadDownloadMemberParams struct {
+	// Raw For an HLS playlist, serve it as FFmpeg wrote it (relative member names), for a copy kept on disk beside its segments.
+	Raw *string `form:"raw,omitempty" json:"raw,omitempty"`
 }
 
 // CreateWebhookEndpointJSONBody defines parameters for CreateWebhookEndpoint.
@@ -2110,7 +2152,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitBatchWithBody(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitBatch Submit up to 100 jobs as one batch
 	//
@@ -2130,7 +2172,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatch(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitBatch(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetBatch Read a batch
 	//
@@ -2297,7 +2339,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitJobWithBody(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitJob Submit a job
 	//
@@ -2313,7 +2355,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJob(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitJob(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJob Read a job
 	//
@@ -2416,13 +2458,21 @@ type ClientInterface interface {
 	// `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 	// as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 	//
+	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+	// player that loads a playlist plays it to its end, and a master playlist's variants are
+	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+	// served as written.
+	//
 	// Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-	DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadDownloadMember Headers of a member of a stream or set
 	//
 	// Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-	HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List the account's webhook endpoints, oldest first
 	//
@@ -2498,6 +2548,10 @@ type ClientInterface interface {
 	//
 	// Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 	// `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+	//
+	// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+	// when the window ends: it would cut short the old secret's promised day, and a delivery
+	// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 	//
 	// Corresponds with POST /webhook-endpoints/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, id EndpointID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2687,8 +2741,8 @@ func (c *Client) ListBatches(ctx context.Context, params *ListBatchesParams, req
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *Client) SubmitBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitBatchRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitBatchWithBody(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitBatchRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2717,8 +2771,8 @@ func (c *Client) SubmitBatchWithBody(ctx context.Context, contentType string, bo
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *Client) SubmitBatch(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitBatchRequest(c.Server, body)
+func (c *Client) SubmitBatch(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitBatchRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3054,8 +3108,8 @@ func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditor
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *Client) SubmitJobWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitJobRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitJobWithBody(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitJobRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3080,8 +3134,8 @@ func (c *Client) SubmitJobWithBody(ctx context.Context, contentType string, body
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *Client) SubmitJob(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitJobRequest(c.Server, body)
+func (c *Client) SubmitJob(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitJobRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3293,9 +3347,17 @@ func (c *Client) UploadWithBody(ctx context.Context, params *UploadParams, conte
 // `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 // as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 //
+// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+// player that loads a playlist plays it to its end, and a master playlist's variants are
+// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+// served as written.
+//
 // Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDownloadMemberRequest(c.Server, jobID, token, file)
+func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDownloadMemberRequest(c.Server, jobID, token, file, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3309,8 +3371,8 @@ func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token 
 // HeadDownloadMember Headers of a member of a stream or set
 //
 // Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-func (c *Client) HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadDownloadMemberRequest(c.Server, jobID, token, file)
+func (c *Client) HeadDownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadDownloadMemberRequest(c.Server, jobID, token, file, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3475,6 +3537,10 @@ func (c *Client) ListDeliveries(ctx context.Context, id EndpointID, params *List
 //
 // Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 // `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+//
+// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+// when the window ends: it would cut short the old secret's promised day, and a delivery
+// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 //
 // Corresponds with POST /webhook-endpoints/{id}/rotate-secret (the `RotateWebhookSecret` operationId).
 func (c *Client) RotateWebhookSecret(ctx context.Context, id EndpointID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3836,18 +3902,18 @@ func NewListBatchesRequest(server string, params *ListBatchesParams) (*http.Requ
 }
 
 // NewSubmitBatchRequest calls the generic SubmitBatch builder with application/json body
-func NewSubmitBatchRequest(server string, body SubmitBatchJSONRequestBody) (*http.Request, error) {
+func NewSubmitBatchRequest(server string, params *SubmitBatchParams, body SubmitBatchJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitBatchRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitBatchRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitBatchRequestWithBody constructs an http.Request for the SubmitBatch method, with any body, and a specified content type
-func NewSubmitBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitBatchRequestWithBody(server string, params *SubmitBatchParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3871,6 +3937,21 @@ func NewSubmitBatchRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -4463,18 +4544,18 @@ func NewListJobsRequest(server string, params *ListJobsParams) (*http.Request, e
 }
 
 // NewSubmitJobRequest calls the generic SubmitJob builder with application/json body
-func NewSubmitJobRequest(server string, body SubmitJobJSONRequestBody) (*http.Request, error) {
+func NewSubmitJobRequest(server string, params *SubmitJobParams, body SubmitJobJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitJobRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitJobRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitJobRequestWithBody constructs an http.Request for the SubmitJob method, with any body, and a specified content type
-func NewSubmitJobRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitJobRequestWithBody(server string, params *SubmitJobParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4498,6 +4579,21 @@ func NewSubmitJobRequestWithBody(server string, contentType string, body io.Read
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -4807,15 +4903,26 @@ func NewUploadRequestWithBody(server string, params *UploadParams, contentType s
 
 	if params != nil {
 
-		if params.XFilename != nil {
+		if params.IdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Filename", *params.XFilename, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Filename", headerParam0)
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XFilename != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Filename", *params.XFilename, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Filename", headerParam1)
 		}
 
 	}
@@ -4824,7 +4931,7 @@ func NewUploadRequestWithBody(server string, params *UploadParams, contentType s
 }
 
 // NewDownloadMemberRequest constructs an http.Request for the DownloadMember method
-func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string) (*http.Request, error) {
+func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string, params *DownloadMemberParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4861,6 +4968,33 @@ func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Raw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "raw", *params.Raw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4872,7 +5006,7 @@ func NewDownloadMemberRequest(server string, jobID DownloadJobID, token string, 
 }
 
 // NewHeadDownloadMemberRequest constructs an http.Request for the HeadDownloadMember method
-func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string) (*http.Request, error) {
+func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4909,6 +5043,33 @@ func NewHeadDownloadMemberRequest(server string, jobID DownloadJobID, token stri
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Raw != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "raw", *params.Raw, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
@@ -5386,7 +5547,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
+	SubmitBatchWithBodyWithResponse(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
 
 	// SubmitBatchWithResponse Submit up to 100 jobs as one batch
 	//
@@ -5406,7 +5567,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /batches (the `SubmitBatch` operationId).
-	SubmitBatchWithResponse(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
+	SubmitBatchWithResponse(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error)
 
 	// GetBatchWithResponse Read a batch
 	//
@@ -5587,7 +5748,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
+	SubmitJobWithBodyWithResponse(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
 
 	// SubmitJobWithResponse Submit a job
 	//
@@ -5603,7 +5764,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
-	SubmitJobWithResponse(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
+	SubmitJobWithResponse(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
 
 	// GetJobWithResponse Read a job
 	//
@@ -5720,17 +5881,25 @@ type ClientWithResponsesInterface interface {
 	// `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 	// as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 	//
+	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+	// player that loads a playlist plays it to its end, and a master playlist's variants are
+	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+	// served as written.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-	DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error)
+	DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error)
 
 	// HeadDownloadMemberWithResponse Headers of a member of a stream or set
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-	HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error)
+	HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error)
 
 	// ListWebhookEndpointsWithResponse List the account's webhook endpoints, oldest first
 	//
@@ -5814,6 +5983,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 	// `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+	//
+	// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+	// when the window ends: it would cut short the old secret's promised day, and a delivery
+	// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6695,12 +6868,18 @@ func (r ListBatchesResponse) ContentType() string {
 
 // SubmitBatchResponse201Headers the declared response headers of an HTTP 201 response for SubmitBatch
 type SubmitBatchResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // SubmitBatchResponse401Headers the declared response headers of an HTTP 401 response for SubmitBatch
 type SubmitBatchResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// SubmitBatchResponse409Headers the declared response headers of an HTTP 409 response for SubmitBatch
+type SubmitBatchResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // SubmitBatchResponse429Headers the declared response headers of an HTTP 429 response for SubmitBatch
@@ -6728,8 +6907,12 @@ type SubmitBatchResponse struct {
 	JSON402 *InsufficientCredits
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6740,6 +6923,8 @@ type SubmitBatchResponse struct {
 	Headers201 *SubmitBatchResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitBatchResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitBatchResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -6773,9 +6958,19 @@ func (r SubmitBatchResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitBatchResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SubmitBatchResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SubmitBatchResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7199,6 +7394,8 @@ type ValidateFFmpegResponse struct {
 	JSON400 *ValidationError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 }
@@ -7218,6 +7415,11 @@ func (r ValidateFFmpegResponse) GetJSON400() *ValidationError {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ValidateFFmpegResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ValidateFFmpegResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7313,6 +7515,8 @@ type RunnerClaimResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7339,6 +7543,11 @@ func (r RunnerClaimResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RunnerClaimResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RunnerClaimResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7398,6 +7607,8 @@ type RunnerHeartbeatResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7432,6 +7643,11 @@ func (r RunnerHeartbeatResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RunnerHeartbeatResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RunnerHeartbeatResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7662,6 +7878,8 @@ type RunnerReportResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7693,6 +7911,11 @@ func (r RunnerReportResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RunnerReportResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RunnerReportResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7838,12 +8061,18 @@ func (r ListJobsResponse) ContentType() string {
 
 // SubmitJobResponse201Headers the declared response headers of an HTTP 201 response for SubmitJob
 type SubmitJobResponse201Headers struct {
-	Location *string
+	IdempotentReplayed *string
+	Location           *string
 }
 
 // SubmitJobResponse401Headers the declared response headers of an HTTP 401 response for SubmitJob
 type SubmitJobResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// SubmitJobResponse409Headers the declared response headers of an HTTP 409 response for SubmitJob
+type SubmitJobResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // SubmitJobResponse429Headers the declared response headers of an HTTP 429 response for SubmitJob
@@ -7871,8 +8100,12 @@ type SubmitJobResponse struct {
 	JSON402 *InsufficientCredits
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7883,6 +8116,8 @@ type SubmitJobResponse struct {
 	Headers201 *SubmitJobResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SubmitJobResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitJobResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmitJobResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -7916,9 +8151,19 @@ func (r SubmitJobResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitJobResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SubmitJobResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SubmitJobResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8694,9 +8939,19 @@ func (r CreateSessionResponse) ContentType() string {
 	return ""
 }
 
+// UploadResponse201Headers the declared response headers of an HTTP 201 response for Upload
+type UploadResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 // UploadResponse401Headers the declared response headers of an HTTP 401 response for Upload
 type UploadResponse401Headers struct {
 	WWWAuthenticate string
+}
+
+// UploadResponse409Headers the declared response headers of an HTTP 409 response for Upload
+type UploadResponse409Headers struct {
+	RetryAfter *int64
 }
 
 // UploadResponse429Headers the declared response headers of an HTTP 429 response for Upload
@@ -8720,6 +8975,8 @@ type UploadResponse struct {
 	JSON400 *ValidationError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -8728,8 +8985,12 @@ type UploadResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *UploadResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UploadResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UploadResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -8751,6 +9012,11 @@ func (r UploadResponse) GetJSON400() *ValidationError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UploadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UploadResponse) GetJSON409() *IdempotencyConflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -9095,6 +9361,8 @@ type CreateWebhookEndpointResponse struct {
 	JSON401 *Unauthorized
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9129,6 +9397,11 @@ func (r CreateWebhookEndpointResponse) GetJSON401() *Unauthorized {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9390,6 +9663,8 @@ type UpdateWebhookEndpointResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9427,6 +9702,11 @@ func (r UpdateWebhookEndpointResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UpdateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9611,6 +9891,8 @@ type RotateWebhookSecretResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9638,6 +9920,11 @@ func (r RotateWebhookSecretResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RotateWebhookSecretResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9942,8 +10229,8 @@ func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, param
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
-	rsp, err := c.SubmitBatchWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Context, params *SubmitBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
+	rsp, err := c.SubmitBatchWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9968,8 +10255,8 @@ func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /batches (the `SubmitBatch` operationId).
-func (c *ClientWithResponses) SubmitBatchWithResponse(ctx context.Context, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
-	rsp, err := c.SubmitBatch(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitBatchWithResponse(ctx context.Context, params *SubmitBatchParams, body SubmitBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitBatchResponse, error) {
+	rsp, err := c.SubmitBatch(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10251,8 +10538,8 @@ func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, params *
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
-	rsp, err := c.SubmitJobWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context, params *SubmitJobParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
+	rsp, err := c.SubmitJobWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10273,8 +10560,8 @@ func (c *ClientWithResponses) SubmitJobWithBodyWithResponse(ctx context.Context,
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /jobs (the `SubmitJob` operationId).
-func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
-	rsp, err := c.SubmitJob(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error) {
+	rsp, err := c.SubmitJob(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10456,11 +10743,19 @@ func (c *ClientWithResponses) UploadWithBodyWithResponse(ctx context.Context, pa
 // `application/vnd.apple.mpegurl` (`.m3u8`) or `application/dash+xml` (`.mpd`), segments
 // as `video/mp2t` (`.ts`) or `video/iso.segment` (`.m4s`). A file not in the output is 404.
 //
+// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
+// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
+// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
+// player that loads a playlist plays it to its end, and a master playlist's variants are
+// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
+// served as written.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
-func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error) {
-	rsp, err := c.DownloadMember(ctx, jobID, token, file, reqEditors...)
+func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*DownloadMemberResponse, error) {
+	rsp, err := c.DownloadMember(ctx, jobID, token, file, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10472,8 +10767,8 @@ func (c *ClientWithResponses) DownloadMemberWithResponse(ctx context.Context, jo
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /v/{job_id}/{token}/{file} (the `HeadDownloadMember` operationId).
-func (c *ClientWithResponses) HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error) {
-	rsp, err := c.HeadDownloadMember(ctx, jobID, token, file, reqEditors...)
+func (c *ClientWithResponses) HeadDownloadMemberWithResponse(ctx context.Context, jobID DownloadJobID, token string, file string, params *HeadDownloadMemberParams, reqEditors ...RequestEditorFn) (*HeadDownloadMemberResponse, error) {
+	rsp, err := c.HeadDownloadMember(ctx, jobID, token, file, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10610,6 +10905,10 @@ func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, id
 //
 // Answers the endpoint with its new `secret`, shown this once. For 24 hours deliveries carry
 // `X-Service-Signature` (new secret) and `X-Service-Signature-Previous` (old secret). No body.
+//
+// A second rotation within those 24 hours is refused with `409 CONFLICT`, whose message says
+// when the window ends: it would cut short the old secret's promised day, and a delivery
+// carries two signatures at most. Rotate again once `previousSecretExpiresAt` has passed.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11546,12 +11845,26 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -11579,6 +11892,13 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SubmitBatchResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11597,6 +11917,16 @@ func ParseSubmitBatchResponse(rsp *http.Response) (*SubmitBatchResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitBatchResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers SubmitBatchResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -12023,6 +12353,13 @@ func ParseValidateFFmpegResponse(rsp *http.Response) (*ValidateFFmpegResponse, e
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12105,6 +12442,13 @@ func ParseRunnerClaimResponse(rsp *http.Response) (*RunnerClaimResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12183,6 +12527,13 @@ func ParseRunnerHeartbeatResponse(rsp *http.Response) (*RunnerHeartbeatResponse,
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -12412,6 +12763,13 @@ func ParseRunnerReportResponse(rsp *http.Response) (*RunnerReportResponse, error
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12587,12 +12945,26 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
@@ -12620,6 +12992,13 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 	switch {
 	case rsp.StatusCode == 201:
 		var headers SubmitJobResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -12638,6 +13017,16 @@ func ParseSubmitJobResponse(rsp *http.Response) (*SubmitJobResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitJobResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers SubmitJobResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -13385,6 +13774,13 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13416,6 +13812,16 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers UploadResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers UploadResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -13426,6 +13832,16 @@ func ParseUploadResponse(rsp *http.Response) (*UploadResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers UploadResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers UploadResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -13756,6 +14172,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14058,6 +14481,13 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14257,6 +14687,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Download saves an output file of a job into dir under its path (output.files[].path), creating
@@ -21,7 +23,18 @@ func (c *ClientWithResponses) Download(ctx context.Context, f File, dir string) 
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return "", fmt.Errorf("client: download %s: %w", f.Path, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
+	target := f.URL
+	if strings.EqualFold(filepath.Ext(f.Path), ".m3u8") {
+		// A playlist as written, naming its segments relatively, so that the copy plays from
+		// disk; the service otherwise re-signs the names for players.
+		if u, err := url.Parse(target); err == nil {
+			q := u.Query()
+			q.Set("raw", "1")
+			u.RawQuery = q.Encode()
+			target = u.String()
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return "", fmt.Errorf("client: download %s: %w", f.Path, err)
 	}

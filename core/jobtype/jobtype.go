@@ -122,6 +122,9 @@ func DecodeStrict(body []byte, v any) error { return DecodeStrictAt("", body, v)
 // DecodeStrictAt is DecodeStrict for a nested object: field names in messages get the prefix
 // ("params." gives "params.timeout must be an integer").
 func DecodeStrictAt(prefix string, body []byte, v any) error {
+	if err := checkDuplicatesAt(strings.TrimSuffix(prefix, "."), body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -32,28 +32,31 @@ const (
 	CodeCancelled           Code = "CANCELLED"
 	CodeUnavailable         Code = "SERVICE_UNAVAILABLE"
 	CodeInternal            Code = "INTERNAL_ERROR"
+	// CodeIdempotencyKeyReused: an Idempotency-Key repeated with another body or operation.
+	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
 )
 
 // retryable is, per code, whether a job failed with it is retryable by default. A code missing
 // here is unknown.
 var retryable = map[Code]bool{
-	CodeValidation:          false,
-	CodePlanLimit:           false,
-	CodeRateLimited:         true,
-	CodeRunnerError:         false,
-	CodeRunnerTimeout:       false,
-	CodeNotFound:            false,
-	CodeUnauthorized:        false,
-	CodeForbidden:           false,
-	CodeInsufficientCredits: false,
-	CodeConflict:            false,
-	CodePayloadTooLarge:     false,
-	CodeRunnerLost:          true,
-	CodeInputFetchFailed:    true,
-	CodeLimitExceeded:       false,
-	CodeCancelled:           false,
-	CodeUnavailable:         true,
-	CodeInternal:            true,
+	CodeValidation:           false,
+	CodePlanLimit:            false,
+	CodeRateLimited:          true,
+	CodeRunnerError:          false,
+	CodeRunnerTimeout:        false,
+	CodeNotFound:             false,
+	CodeUnauthorized:         false,
+	CodeForbidden:            false,
+	CodeInsufficientCredits:  false,
+	CodeConflict:             false,
+	CodePayloadTooLarge:      false,
+	CodeRunnerLost:           true,
+	CodeInputFetchFailed:     true,
+	CodeLimitExceeded:        false,
+	CodeCancelled:            false,
+	CodeUnavailable:          true,
+	CodeInternal:             true,
+	CodeIdempotencyKeyReused: false,
 }
 
 // Codes lists every known code.
@@ -86,9 +89,15 @@ type Problem struct {
 	// RetryAfter, when positive, tells the client when to try again (RATE_LIMITED,
 	// SERVICE_UNAVAILABLE): REST sends it as Retry-After, MCP as retryAfterSeconds.
 	RetryAfter time.Duration
+	// Cause, when set, is the error behind the rejection for Go callers (the validator's
+	// *validator.Error, with its layer); it is never shown to the client.
+	Cause error
 }
 
 func (p *Problem) Error() string { return p.Message }
+
+// Unwrap gives errors.As the cause.
+func (p *Problem) Unwrap() error { return p.Cause }
 
 // Reject builds a Problem.
 func Reject(code Code, format string, args ...any) error {

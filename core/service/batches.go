@@ -97,6 +97,15 @@ type BatchJobDone struct {
 // each job's own validation. A rejection names the job's index ("jobs[3].params.command: ...")
 // and saves nothing.
 func (s *Batches) Submit(ctx context.Context, a account.Account, reqs []jobtype.Request) (*batch.Batch, []*job.Job, error) {
+	b, jobs, err := s.submit(ctx, a, reqs)
+	observeRejected(s.gate.Observer, err)
+	for _, j := range jobs {
+		s.gate.Observer.JobSubmitted(j)
+	}
+	return b, jobs, err
+}
+
+func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.Request) (*batch.Batch, []*job.Job, error) {
 	if len(reqs) == 0 || len(reqs) > batch.MaxJobs {
 		return nil, nil, problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, len(reqs))
 	}
@@ -176,7 +185,7 @@ func atIndex(i int, err error) error {
 	default:
 		msg = prefix + ": " + msg
 	}
-	return &problem.Problem{Code: p.Code, Message: msg}
+	return &problem.Problem{Code: p.Code, Message: msg, Cause: p.Cause}
 }
 
 // startsWithField tells a message that begins with the request field it is about.

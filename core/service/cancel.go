@@ -19,6 +19,8 @@ type CancelPorts struct {
 	Clock   clock.Clock
 	Stopper Stopper
 	Viewer  Viewer
+	// Observer hears of cancelled jobs (NoObserver to hear nothing).
+	Observer Observer
 }
 
 // Cancel is POST /jobs/{id}/cancel.
@@ -28,16 +30,17 @@ type Cancel struct {
 	clock   clock.Clock
 	stopper Stopper
 	viewer  Viewer
+	obs     Observer
 }
 
 // NewCancel returns the Cancel use case.
 func NewCancel(p CancelPorts) (*Cancel, error) {
 	err := errors.Join(need("Cancel", port{"a job store", p.Jobs}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
-		port{"a stopper", p.Stopper}), p.Viewer.check())
+		port{"a stopper", p.Stopper}, port{"an observer", p.Observer}), p.Viewer.check())
 	if err != nil {
 		return nil, err
 	}
-	return &Cancel{jobs: p.Jobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer}, nil
+	return &Cancel{jobs: p.Jobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer, obs: p.Observer}, nil
 }
 
 // Cancel stops the account's job and returns it as GET /jobs/{id} does, cost included. A waiting
@@ -71,6 +74,7 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 	if err != nil {
 		return View{}, err
 	}
+	s.obs.JobFinished(j)
 	if wasRunning || j.DispatchedAt != nil {
 		s.stopper.Stop(ctx, j.ID)
 	}

@@ -23,6 +23,8 @@ type GatePorts struct {
 	Assets  asset.Store
 	// AssetURLPrefix is "{base_url}/assets/": URLs under it name uploaded assets.
 	AssetURLPrefix string
+	// Observer hears of saved jobs and refused requests (NoObserver to hear nothing).
+	Observer Observer
 }
 
 // gate is the submit gate after authentication and rate limiting: plan checks, the balance
@@ -33,7 +35,7 @@ type gate struct {
 
 func newGate(p GatePorts) (gate, error) {
 	err := need("the submit gate", port{"pricing", p.Pricing}, port{"a ledger", p.Ledger}, port{"job types", p.Types},
-		port{"an asset store", p.Assets})
+		port{"an asset store", p.Assets}, port{"an observer", p.Observer})
 	return gate{p}, err
 }
 

@@ -44,6 +44,8 @@ type RunsPorts struct {
 	// assignments carry no such URLs (in-process runners only).
 	RunnerURL string
 	Log       *slog.Logger
+	// Observer hears of dispatched and finished jobs (NoObserver to hear nothing).
+	Observer Observer
 }
 
 // Runs is the control plane's side of the work queue (workqueue.Queue): it hands out jobs with
@@ -70,7 +72,7 @@ var _ workqueue.Queue = (*Runs)(nil)
 func NewRuns(p RunsPorts) (*Runs, error) {
 	err := need("Runs", port{"a job store", p.Jobs}, port{"an account store", p.Accounts}, port{"an asset store", p.Assets},
 		port{"a blob store", p.Blobs}, port{"a ledger", p.Ledger}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
-		port{"a runner registry", p.Registry})
+		port{"a runner registry", p.Registry}, port{"an observer", p.Observer})
 	if !p.Tokens.Valid(workqueue.Lease{JobID: "probe", Token: p.Tokens.Issue("probe", 0)}) {
 		err = errors.Join(err, errors.New("Runs needs lease tokens (workqueue.NewTokens)"))
 	}
@@ -195,6 +197,9 @@ func (s *Runs) claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.
 		claimed := len(jobs)
 		jobs = s.funded(ctx, jobs)
 		for _, j := range jobs {
+			if j.DispatchedAt != nil {
+				s.p.Observer.JobDispatched(j, j.DispatchedAt.Sub(j.CreatedAt))
+			}
 			plan, ok := plans[j.AccountID]
 			if !ok {
 				a, err := s.p.Accounts.GetAccount(ctx, j.AccountID)
@@ -262,7 +267,8 @@ func (s *Runs) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 	if len(fail) == 0 {
 		return kept
 	}
-	if _, err := s.p.Jobs.UpdateMany(ctx, fail, s.failUnfunded(balances, job.StatusDispatched, "")); err != nil {
+	failed, err := s.p.Jobs.UpdateMany(ctx, fail, s.failUnfunded(balances, job.StatusDispatched, ""))
+	if err != nil {
 		s.p.Log.Warn("failing unfunded jobs did not commit; they stay dispatched until their lease ends", "err", err)
 		for _, j := range jobs {
 			if slices.Contains(fail, j.ID) {
@@ -271,6 +277,7 @@ func (s *Runs) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 		}
 		return kept
 	}
+	observeFinished(s.p.Observer, failed)
 	for acct, class := range unfunded {
 		s.failQueue(ctx, acct, class, balances)
 	}
@@ -291,10 +298,12 @@ func (s *Runs) failQueue(ctx context.Context, accountID string, class job.Class,
 				ids = append(ids, j.ID)
 			}
 		}
-		if _, err := s.p.Jobs.UpdateMany(ctx, ids, s.failUnfunded(balances, job.StatusWaiting, class)); err != nil {
+		failed, err := s.p.Jobs.UpdateMany(ctx, ids, s.failUnfunded(balances, job.StatusWaiting, class))
+		if err != nil {
 			s.p.Log.Warn("failing an unfunded account's queue did not commit", "account", accountID, "err", err)
 			return
 		}
+		observeFinished(s.p.Observer, failed)
 		if cursor = page.NextCursor; cursor == "" {
 			return
 		}
@@ -433,6 +442,7 @@ func (s *Runs) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result
 		s.Wake(ctx, j.Class)
 		return nil
 	}
+	s.p.Observer.JobFinished(j)
 	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
 	return nil
 }
@@ -551,6 +561,7 @@ func (s *Runs) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		observeFinished(s.p.Observer, changed)
 		requeued := map[job.Class]bool{}
 		for _, j := range changed {
 			if j.Status == job.StatusWaiting {

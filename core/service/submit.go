@@ -60,6 +60,7 @@ func (s *Submit) Retry(ctx context.Context, a account.Account, id string) (*job.
 func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Request, retryOf string) (*job.Job, error) {
 	spec, invalid := s.gate.prepare(req)
 	if err := s.gate.check(ctx, a, spec, invalid); err != nil {
+		observeRejected(s.gate.Observer, err)
 		return nil, err
 	}
 	j, err := job.New(job.NewParams{
@@ -72,6 +73,7 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 	if err := s.jobs.Create(ctx, j); err != nil {
 		return nil, err
 	}
+	s.gate.Observer.JobSubmitted(j)
 	s.waker.Wake(ctx, j.Class)
 	return j, nil
 }

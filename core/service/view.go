@@ -43,8 +43,9 @@ func (v Viewer) check() error {
 // View renders a job.
 func (v Viewer) View(j *job.Job) View {
 	t := j.Timing()
-	out := View{ID: j.ID, Type: j.Type, Status: j.Status, Error: j.Error, Cost: j.Cost, Inputs: j.Inputs,
-		Params: j.Params, RetryOf: j.RetryOf, BatchID: j.BatchID, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
+	// The request is echoed as submitted, less the secrets of presigned input URLs.
+	out := View{ID: j.ID, Type: j.Type, Status: j.Status, Error: j.Error, Cost: j.Cost, Inputs: redactJSON(j.Inputs),
+		Params: redactJSON(j.Params), RetryOf: j.RetryOf, BatchID: j.BatchID, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
 	if j.Status == job.StatusRunning {
 		p := j.Progress
 		out.Progress = &p

@@ -252,7 +252,12 @@ func (s *Webhooks) RotateWebhookSecret(ctx context.Context, a account.Account, i
 	}
 	e, err := s.store.UpdateEndpoint(ctx, id, func(e *webhook.Endpoint) error {
 		now := s.clock.Now()
-		e.Rotate(now)
+		var inProgress *webhook.RotationInProgressError
+		if err := e.Rotate(now); errors.As(err, &inProgress) {
+			return problem.Reject(problem.CodeConflict, "webhook endpoint %s: %s; rotate again after then", id, err)
+		} else if err != nil {
+			return err
+		}
 		e.UpdatedAt = now.UTC()
 		return nil
 	})

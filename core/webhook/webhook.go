@@ -135,12 +135,30 @@ func (e *Endpoint) Subscribed(event string) bool {
 	return e.Enabled && slices.Contains(e.Events, event)
 }
 
+// RotationInProgressError refuses a rotation while the previous one's window is open.
+type RotationInProgressError struct {
+	// Until is when the secret before the last rotation stops signing: rotating is possible
+	// again from then.
+	Until time.Time
+}
+
+func (e *RotationInProgressError) Error() string {
+	return "the secret was rotated less than 24 hours ago; the secret before it signs until " +
+		e.Until.UTC().Format(time.RFC3339) + ", and a delivery carries two signatures at most"
+}
+
 // Rotate replaces the secret; the old one keeps signing, as X-Service-Signature-Previous, for
-// RotationWindow.
-func (e *Endpoint) Rotate(now time.Time) {
+// RotationWindow. A second rotation within that window is refused (*RotationInProgressError):
+// it would drop the secret receivers were promised for the whole window, since a delivery
+// signs with two secrets at most.
+func (e *Endpoint) Rotate(now time.Time) error {
+	if _, ok := e.Previous(now); ok {
+		return &RotationInProgressError{Until: *e.PreviousUntil}
+	}
 	until := now.UTC().Truncate(time.Microsecond).Add(RotationWindow)
 	e.PreviousSecret, e.PreviousUntil = e.Secret, &until
 	e.Secret = NewSecret()
+	return nil
 }
 
 // Previous returns the previous secret while its window lasts.
@@ -156,6 +174,13 @@ func NewSecret() string {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
 	return SecretPrefix + hex.EncodeToString(b[:])
+}
+
+// Verify tells whether signature (an X-Service-Signature or X-Service-Signature-Previous
+// value) is secret's signature of body at timestamp, comparing in constant time. A receiver
+// also checks that timestamp is recent, against replays.
+func Verify(secret string, timestamp int64, body []byte, signature string) bool {
+	return hmac.Equal([]byte(Sign(secret, timestamp, body)), []byte(signature))
 }
 
 // Sign returns "sha256=<hex HMAC-SHA256 of '<timestamp>.<body>' under secret>", the value of

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,9 @@ func TestRotationWindow(t *testing.T) {
 		t.Fatal("a new endpoint has a previous secret")
 	}
 	old := e.Secret
-	e.Rotate(t0)
+	if err := e.Rotate(t0); err != nil {
+		t.Fatal(err)
+	}
 	if e.Secret == old || !strings.HasPrefix(e.Secret, "whsec_") {
 		t.Fatalf("Rotate kept the secret or lost its prefix: %q", e.Secret)
 	}
@@ -93,6 +96,22 @@ func TestRotationWindow(t *testing.T) {
 		if ok != tt.want || (ok && prev != old) {
 			t.Errorf("Previous at +%v = %q, %v; want the old secret: %v", tt.at, prev, ok, tt.want)
 		}
+	}
+	// A second rotation inside the window would drop the first secret early: refused, saying
+	// until when; from the window's end it goes through.
+	current := e.Secret
+	var inProgress *webhook.RotationInProgressError
+	if err := e.Rotate(t0.Add(time.Hour)); !errors.As(err, &inProgress) || !inProgress.Until.Equal(t0.Add(24*time.Hour)) {
+		t.Fatalf("second Rotate within 24 h = %v, want RotationInProgressError until +24h", err)
+	}
+	if prev, ok := e.Previous(t0.Add(time.Hour)); e.Secret != current || !ok || prev != old {
+		t.Fatalf("a refused Rotate changed the secrets")
+	}
+	if err := e.Rotate(t0.Add(24 * time.Hour)); err != nil {
+		t.Fatalf("Rotate after the window: %v", err)
+	}
+	if prev, ok := e.Previous(t0.Add(24 * time.Hour)); !ok || prev != current {
+		t.Errorf("after the second rotation the previous secret is %q, want the first rotation's", prev)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -170,8 +171,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var created *client.Created
+	// One key for every try: a retried submit can never make a second job.
+	key := client.WithIdempotencyKey("run-" + rand.Text())
 	err = retryRateLimited(ctx, stderr, func() (err error) {
-		created, err = c.Submit(ctx, req)
+		created, err = c.Submit(ctx, req, key)
 		return err
 	})
 	if ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mediajobs/mediajobs/adapters/wasmvalidator"
+	"github.com/mediajobs/mediajobs/contracts/client"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -42,8 +44,12 @@ Quote the command as one argument. Flags may come before or after it.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or the engine could not run.
 
-The wasm engine keeps the compiled module in the user cache directory (mediajobs/wazero), so
-only the first run pays the compilation.
+--server URL asks that service's POST /ffmpeg/validate instead of a local engine (no key
+needed), so the answer is the one the service will give at submit; --options cannot go with it.
+
+--engine wasm reads validator.wasm (default: ./validator/cmd/wasm/validator.wasm, as
+` + "`make wasm`" + ` builds it from the repository root) and keeps its compiled form in the user
+cache directory (mediajobs/wazero), so only the first run pays the compilation.
 
 Flags:
 `
@@ -55,6 +61,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	wasmPath := fs.String("wasm", defaultWASM, "`path` of validator.wasm for --engine wasm; build it with `make wasm`")
 	inputsJSON := fs.String("inputs", "", "the job's inputs, as POST /jobs takes them (`JSON`): {\"in.mp4\": \"https://...\", \"subs.srt\": {\"content\": \"...\"}}")
 	optsJSON := fs.String("options", "", "the job around the command, as validator.Options `JSON`: outputFormat, compute, timeout, inputs")
+	server := fs.String("server", "", "validate with the service at this `URL` (its POST /ffmpeg/validate) instead of locally")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), validateUsage)
 		fs.PrintDefaults()
@@ -80,6 +87,13 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return 2
 		}
 		command = strings.TrimRight(string(b), "\r\n")
+	}
+	if *server != "" {
+		if *optsJSON != "" {
+			fmt.Fprintln(stderr, "mediajobs validate: --options works with the local engines only; POST /ffmpeg/validate takes the command alone")
+			return 2
+		}
+		return validateRemote(ctx, *server, command, stdout, stderr)
 	}
 	var opts validator.Options
 	if *optsJSON != "" {
@@ -170,4 +184,38 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// validateRemote asks the service's POST /ffmpeg/validate and prints its answer as it came.
+func validateRemote(ctx context.Context, server, command string, stdout, stderr io.Writer) int {
+	c, err := client.New(server, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: --server %q: %v\n", server, err)
+		return 2
+	}
+	resp, err := c.ValidateFFmpegWithResponse(ctx, client.ValidateFFmpegJSONRequestBody{Command: command})
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %s: %v\n", server, err)
+		return 2
+	}
+	if err := client.ResponseError(resp.HTTPResponse, resp.Body); err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %s: %v\n", server, err)
+		return 2
+	}
+	if resp.JSON200 == nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %s answered %d without a validation result\n", server, resp.StatusCode())
+		return 2
+	}
+	var res struct {
+		Data validator.Result `json:"data"`
+	}
+	if err := json.Unmarshal(resp.Body, &res); err != nil {
+		fmt.Fprintf(stderr, "mediajobs validate: %s: %v\n", server, err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s\n", bytes.TrimSpace(resp.Body))
+	if !res.Data.Valid {
+		return 1
+	}
+	return 0
 }

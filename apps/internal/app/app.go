@@ -26,7 +26,9 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
+	"github.com/mediajobs/mediajobs/adapters/metrics"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -40,6 +42,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/clock"
+	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
@@ -102,6 +105,8 @@ type Config struct {
 	DrainTimeout time.Duration
 	// PprofAddr serves Go's profiles (net/http/pprof) on a separate listener; empty: off.
 	PprofAddr string
+	// LogFormat is json (the default: one object a line, with request_id and job) or text.
+	LogFormat string
 	Log       *slog.Logger
 }
 
@@ -129,6 +134,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off (MEDIAJOBS_PPROF_ADDR)")
+	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 10*time.Second), "on SIGTERM, how long the in-process runner's jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 }
 
@@ -170,7 +176,9 @@ type App struct {
 	Relay   *service.Relay
 	// Deliverer sends webhook deliveries.
 	Deliverer *webhookout.Deliverer
-	Log       *slog.Logger
+	// Metrics are served at /metrics.
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 
 	fetch       safehttp.Config
 	transcriber transcribe.Router
@@ -192,12 +200,18 @@ type UseCases struct {
 	Credits   *service.Credits
 	Runs      *service.Runs
 	RateLimit *ratelimit.Gate
+	// Idempotency answers repeats of requests that carry an Idempotency-Key.
+	Idempotency *idempotency.Guard
 }
 
 // Open connects the store (running migrations), and composes the service.
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		l, err := NewLogger(os.Stderr, cfg.LogFormat)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Log = l
 	}
 	// Work directories are handed to the sandbox, which takes absolute paths only: resolve a
 	// relative --data (make run's ./var) once, here.
@@ -323,7 +337,8 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		cfg.Lease = 30 * time.Second
 	}
 	a := &App{Config: cfg, Store: store, Bus: b, Log: cfg.Log, transcriber: tr,
-		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter}
+		fetch: fetch, relayWake: make(chan struct{}, 1), closeLimiter: closeLimiter,
+		Metrics: metrics.New(store.QueueDepth)}
 	uc, err := a.useCases(store, blobs, signer, types, pricing, key, limiter)
 	if err != nil {
 		a.closeAll()
@@ -331,11 +346,12 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	a.UC = uc
 	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
-		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs}, httpapi.Options{
-		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
+		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs, Idempotency: uc.Idempotency}, httpapi.Options{
+		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL,
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
+		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
 	wasm, err := os.ReadFile(cfg.ValidatorWASM)
@@ -351,17 +367,18 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	mux.Handle("GET /{$}", console)
 	mux.Handle(web.ConsolePrefix, console)
 	mux.Handle("/", api)
+	mux.Handle("GET /metrics", a.Metrics.Handler())
 	var hosts []string
 	if u, err := url.Parse(cfg.BaseURL); err == nil {
 		hosts = []string{u.Host}
 	}
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
-	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
+	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
 		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
-		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)}))
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)})))
 	a.Handler = mux
 
-	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log})
+	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
 		// Job charges go to the ledger, once each.
 		billing.TopicCharge: uc.Credits.HandleCharge,
@@ -390,31 +407,36 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.Signer, types *jobtype.Registry,
 	pricing *billing.Pricing, key []byte, limiter ratelimit.Limiter) (UseCases, error) {
 	cfg, clk := a.Config, clock.System{}
+	obs := observers{a.Metrics, logObserver{a.Log}}
 	tokens, err := workqueue.NewTokens(leaseKey(key))
 	if err != nil {
 		return UseCases{}, err
 	}
 	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
 		Pricing: pricing, Clock: clk, Tokens: tokens, Registry: store, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
-		RunnerURL: cfg.BaseURL, Log: a.Log})
+		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs})
 	if err != nil {
 		return UseCases{}, err
 	}
 	viewer := service.Viewer{Signer: signer, Clock: clk, URLTTL: cfg.URLTTL}
-	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/"}
+	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/",
+		Observer: obs}
 	waker := &dispatchHints{runs: runs, bus: a.Bus, log: a.Log}
 	uc := UseCases{Runs: runs, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
 		return pricing.Limits(acc.Plan).RequestsPerMinute
 	}, a.Log)}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
+	uc.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: store, Clock: clk})
+	collect(err)
 	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk})
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
 	collect(err)
 	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
 	collect(err)
-	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer})
+	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer,
+		Observer: obs})
 	collect(err)
 	uc.Batches, err = service.NewBatches(service.BatchesPorts{Gate: gate, Batches: store, Clock: clk, Waker: waker})
 	collect(err)
@@ -580,12 +602,11 @@ func (a *App) closeAll() {
 	}
 }
 
-// Run serves the API on ln and runs the control plane (lease sweep, outbox relay, webhook
-// deliveries) and, when configured, the in-process runner agent, until ctx ends; then it
-// drains and returns.
-func (a *App) Run(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// Start runs the service's background work until ctx ends: the outbox relay, lease sweeps,
+// monthly grants, webhook deliveries and (Config.Runner) the in-process runner. A program that
+// embeds the service with its own HTTP server calls Start rather than Run; wait returns once
+// all of it stopped.
+func (a *App) Start(ctx context.Context) (wait func(), err error) {
 	var wg sync.WaitGroup
 	// Work submitted on other replicas wakes the claims waiting here.
 	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
@@ -593,7 +614,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			a.UC.Runs.Wake(ctx, c)
 			return nil
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, loop := range []func(context.Context){a.sweep, a.grantMonthly, a.relay, a.Deliverer.Run} {
@@ -605,9 +626,32 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	}
 	if a.Config.Runner {
 		if err := a.startRunner(ctx, &wg); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return func() {
+		<-ctx.Done()
+		a.UC.Runs.Stop()
+		wg.Wait()
+	}, nil
+}
+
+// Run serves the API on ln and runs the control plane (lease sweep, outbox relay, webhook
+// deliveries) and, when configured, the in-process runner agent, until ctx ends; then it
+// drains and returns.
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wait, err := a.Start(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wait()
+	}()
 
 	if broker := a.runnerBroker(); broker != "" {
 		b, err := brokerqueue.Dial(ctx, broker, a.Log)
@@ -648,7 +692,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	a.UC.Runs.Stop() // long-poll claims return now, not when their wait ends
 	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	err := srv.Shutdown(shutdown)
+	err = srv.Shutdown(shutdown)
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

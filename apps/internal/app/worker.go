@@ -25,6 +25,8 @@ type WorkerConfig struct {
 	// Control is the control plane: http(s)://host:port for the HTTP transport, nats://host:port
 	// or postgres://… for the broker transport.
 	Control string
+	// LogFormat is json (the default) or text.
+	LogFormat string
 	// Token is the worker token, the same on serve and on its workers.
 	Token        string
 	Class        string
@@ -56,6 +58,7 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DockerImage, "docker-image", env("MEDIAJOBS_DOCKER_IMAGE", dockersandbox.DefaultImage), "image with ffmpeg and ffprobe for --sandbox docker (MEDIAJOBS_DOCKER_IMAGE)")
 	fs.StringVar(&c.DockerHost, "docker-host", env("DOCKER_HOST", ""), "Docker Engine address for --sandbox docker; default the local socket (DOCKER_HOST)")
 	c.Transcription.Flags(fs)
+	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
 	// The token comes from the environment only: a flag would show it in the process list.
 	c.Token = os.Getenv("MEDIAJOBS_WORKER_TOKEN")
 }
@@ -64,7 +67,11 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 // finish for up to DrainTimeout, hands back the rest, and returns.
 func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		l, err := NewLogger(os.Stderr, cfg.LogFormat)
+		if err != nil {
+			return err
+		}
+		cfg.Log = l
 	}
 	class := job.Class(cfg.Class)
 	if class != job.ClassCPU && class != job.ClassGPU {

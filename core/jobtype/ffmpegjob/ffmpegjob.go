@@ -135,7 +135,11 @@ func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
 	}
 	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
 	if !res.Valid {
-		return res, &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
+		p := &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
+		if res.Err != nil {
+			p.Cause = res.Err
+		}
+		return res, p
 	}
 	// A pre-check answers a command that reads unstaged names as valid, with the names; a job
 	// must supply them.

@@ -1,11 +1,13 @@
 // Package servicetest composes every use case over in-memory adapters and a fake clock, for
-// the tests of the core and of the drivers (REST, MCP, the runner transports) alike.
+// the tests of the core and of the drivers (REST, MCP, the runner transports) alike, and, through
+// Compose, for examples and programs that embed the use cases in memory.
 package servicetest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +25,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/service"
@@ -51,6 +55,8 @@ type Options struct {
 	Start time.Time
 	// Log receives the use cases' warnings; default discarded.
 	Log *slog.Logger
+	// Observer hears what the use cases did; default service.NoObserver.
+	Observer service.Observer
 }
 
 // Harness is every use case over in-memory adapters.
@@ -78,6 +84,8 @@ type Harness struct {
 	Webhooks *service.Webhooks
 	FanOut   *service.FanOut
 	Relay    *service.Relay
+	// Idempotency is the Idempotency-Key guard over an in-memory key store.
+	Idempotency *idempotency.Guard
 
 	lease  time.Duration
 	mu     sync.Mutex
@@ -87,8 +95,18 @@ type Harness struct {
 // New composes a Harness; it fails the test on a wiring error.
 func New(t testing.TB, o Options) *Harness {
 	t.Helper()
+	h, err := Compose(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Compose composes a Harness outside a test: examples and programs that embed the service
+// over memory use it.
+func Compose(o Options) (*Harness, error) {
 	if o.Types == nil {
-		t.Fatal("servicetest: Options.Types is required")
+		return nil, errors.New("servicetest: Options.Types is required")
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = "https://api.test"
@@ -114,34 +132,37 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.Observer == nil {
+		o.Observer = service.NoObserver{}
+	}
 	tokens, err := workqueue.NewTokens([]byte(strings.Repeat("k", 32)))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
 		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
 		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, Registry: workqueuetest.NewMemoryRegistry(), lease: o.Lease}
 	prefix := o.BaseURL + "/assets/"
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
-	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix,
+		Observer: o.Observer}
+	var errs []error
+	must := func(err error) { errs = append(errs, err) }
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
-		RunnerURL: o.BaseURL, Log: o.Log})
+		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer})
 	must(err)
 	h.Hints.runs = h.Runs
 	h.Auth, err = service.NewAuth(service.AuthPorts{Accounts: h.Accounts, Clock: h.Clock})
+	must(err)
+	h.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: idempotencytest.NewMemory(), Clock: h.Clock})
 	must(err)
 	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints})
 	must(err)
 	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
 	must(err)
-	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer})
+	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer,
+		Observer: o.Observer})
 	must(err)
 	h.Uploads, err = service.NewUploads(service.UploadsPorts{Assets: h.Assets, Blobs: h.Blobs, Clock: h.Clock, MaxUpload: o.MaxUpload,
 		AssetURLPrefix: prefix})
@@ -164,34 +185,45 @@ func New(t testing.TB, o Options) *Harness {
 			return h.FanOut.Handle(ctx, m)
 		},
 	}}
-	return h
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // Open makes an account of plan holding balance credits (its plan's grants adjusted to it) and
 // an API key for it; it returns the account and the key's secret.
 func (h *Harness) Open(t testing.TB, id string, plan account.Plan, balance int64) (account.Account, string) {
 	t.Helper()
-	ctx := context.Background()
+	a, secret, err := h.OpenAccount(context.Background(), id, plan, balance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, secret
+}
+
+// OpenAccount is Open outside a test.
+func (h *Harness) OpenAccount(ctx context.Context, id string, plan account.Plan, balance int64) (account.Account, string, error) {
 	if id == "" {
 		id = job.NewID("acc")
 	}
 	a := account.Account{ID: id, Plan: plan, CreatedAt: h.Clock.Now().UTC().Truncate(time.Microsecond)}
 	if err := h.Credits.OpenAccount(ctx, a); err != nil {
-		t.Fatal(err)
+		return a, "", err
 	}
 	if err := h.Store.CreateAccount(ctx, a); err != nil { // the job store's plans, for concurrency caps
-		t.Fatal(err)
+		return a, "", err
 	}
 	if have, _ := h.Ledger.Balance(ctx, a.ID); have != balance {
 		if _, err := h.Credits.AddCredits(ctx, service.Credit{AccountID: a.ID, Kind: billing.KindAdjustment, Amount: balance - have, Note: "test"}); err != nil {
-			t.Fatal(err)
+			return a, "", err
 		}
 	}
 	secret, k := account.NewKey(a.ID, job.NewID("key"), h.Clock.Now())
 	if err := h.Accounts.CreateKey(ctx, k); err != nil {
-		t.Fatal(err)
+		return a, "", err
 	}
-	return a, secret
+	return a, secret, nil
 }
 
 // Drain runs the relay once and returns every event it has handed on so far.

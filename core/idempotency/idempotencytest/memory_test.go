@@ -1,0 +1,13 @@
+package idempotencytest_test
+
+import (
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	idempotencytest.Exercise(t, func(*testing.T) idempotency.Store { return idempotencytest.NewMemory() })
+}

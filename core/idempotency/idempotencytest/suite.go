@@ -1,0 +1,179 @@
+package idempotencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/problem"
+)
+
+// Exercise runs the shared idempotency.Store suite against the store newStore makes. Each
+// call of newStore must return an empty store of its own, cleaned up by the adapter's test.
+func Exercise(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
+	t.Helper()
+	now := time.Date(2026, 11, 24, 9, 0, 0, 123456000, time.UTC)
+	pending := func(acc, key, owner string) idempotency.Record {
+		return idempotency.Record{AccountID: acc, Key: key, Operation: "POST /jobs", Fingerprint: "fp1",
+			State: idempotency.Pending, Owner: owner, CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour),
+			LeaseUntil: now.Add(10 * time.Minute)}
+	}
+
+	t.Run("ReserveCompleteGet", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		rec := pending("acc_1", "k1", "o1")
+		if _, ok, err := s.ReserveKey(ctx, rec, now); err != nil || !ok {
+			t.Fatalf("ReserveKey of a new key = %v, %v; want reserved", ok, err)
+		}
+		got, ok, err := s.ReserveKey(ctx, pending("acc_1", "k1", "o2"), now.Add(time.Second))
+		if err != nil || ok {
+			t.Fatalf("ReserveKey of a held key = %v, %v; want the holder", ok, err)
+		}
+		if d := cmp.Diff(rec, got); d != "" {
+			t.Errorf("ReserveKey of a held key returned (-want +got):\n%s", d)
+		}
+		if err := s.CompleteKey(ctx, "acc_1", "k1", "o2", "fp1", []byte(`{}`)); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("CompleteKey by another owner = %v, want ErrNotFound", err)
+		}
+		resp := []byte(`{"status":201,"body":{"data":{"id":"job_1"}}}`)
+		if err := s.CompleteKey(ctx, "acc_1", "k1", "o1", "fp2", resp); err != nil {
+			t.Fatalf("CompleteKey: %v", err)
+		}
+		want := rec
+		want.State, want.Fingerprint, want.Response = idempotency.Done, "fp2", resp
+		got, err = s.GetKey(ctx, "acc_1", "k1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("GetKey after CompleteKey (-want +got):\n%s", d)
+		}
+		if err := s.CompleteKey(ctx, "acc_1", "k1", "o1", "fp2", resp); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("CompleteKey of a done record = %v, want ErrNotFound", err)
+		}
+		// Done records outlive their lease, until they expire.
+		if _, ok, _ := s.ReserveKey(ctx, pending("acc_1", "k1", "o3"), now.Add(time.Hour)); ok {
+			t.Errorf("ReserveKey took a done key within its day")
+		}
+	})
+
+	t.Run("ScopedPerAccount", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		for _, acc := range []string{"acc_1", "acc_2"} {
+			if _, ok, err := s.ReserveKey(ctx, pending(acc, "same", "o"+acc), now); err != nil || !ok {
+				t.Errorf("ReserveKey(%s) = %v, %v; want reserved: keys are per account", acc, ok, err)
+			}
+		}
+		if _, err := s.GetKey(ctx, "acc_3", "same"); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("GetKey of another account = %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("Release", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		if _, ok, err := s.ReserveKey(ctx, pending("acc_1", "k", "o1"), now); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if err := s.ReleaseKey(ctx, "acc_1", "k", "intruder"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetKey(ctx, "acc_1", "k"); err != nil {
+			t.Errorf("ReleaseKey by another owner removed the record: %v", err)
+		}
+		if err := s.ReleaseKey(ctx, "acc_1", "k", "o1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetKey(ctx, "acc_1", "k"); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("GetKey after ReleaseKey = %v, want ErrNotFound", err)
+		}
+		if _, ok, err := s.ReserveKey(ctx, pending("acc_1", "k", "o2"), now); err != nil || !ok {
+			t.Errorf("ReserveKey after ReleaseKey = %v, %v; want reserved", ok, err)
+		}
+		if err := s.ReleaseKey(ctx, "acc_1", "missing", "o1"); err != nil {
+			t.Errorf("ReleaseKey of a missing key = %v, want nil", err)
+		}
+	})
+
+	t.Run("ExpiryAndLease", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		// A pending record past its lease belongs to a request that died: a repeat takes it.
+		if _, ok, _ := s.ReserveKey(ctx, pending("acc_1", "stale", "o1"), now); !ok {
+			t.Fatal("first ReserveKey not reserved")
+		}
+		later := now.Add(11 * time.Minute)
+		taker := pending("acc_1", "stale", "o2")
+		taker.CreatedAt, taker.ExpiresAt, taker.LeaseUntil = later, later.Add(24*time.Hour), later.Add(10*time.Minute)
+		if _, ok, err := s.ReserveKey(ctx, taker, later); err != nil || !ok {
+			t.Fatalf("ReserveKey past the lease = %v, %v; want taken over", ok, err)
+		}
+		if err := s.CompleteKey(ctx, "acc_1", "stale", "o1", "fp1", nil); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("CompleteKey by the lapsed owner = %v, want ErrNotFound", err)
+		}
+		// A done record past its day is replaced, and purged.
+		if _, ok, _ := s.ReserveKey(ctx, pending("acc_1", "old", "o1"), now); !ok {
+			t.Fatal("ReserveKey(old) not reserved")
+		}
+		if err := s.CompleteKey(ctx, "acc_1", "old", "o1", "fp1", []byte("r")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := s.ReserveKey(ctx, pending("acc_1", "old2", "o1"), now); !ok {
+			t.Fatal("ReserveKey(old2) not reserved")
+		}
+		day := now.Add(24 * time.Hour)
+		n, err := s.PurgeKeys(ctx, day)
+		if err != nil || n != 2 {
+			t.Errorf("PurgeKeys a day on = %d, %v; want 2 (old and old2; stale was taken over later)", n, err)
+		}
+		fresh := pending("acc_1", "old", "o9")
+		fresh.CreatedAt, fresh.ExpiresAt, fresh.LeaseUntil = day, day.Add(24*time.Hour), day.Add(time.Minute)
+		if _, ok, err := s.ReserveKey(ctx, fresh, day); err != nil || !ok {
+			t.Errorf("ReserveKey of an expired key = %v, %v; want reserved", ok, err)
+		}
+	})
+
+	t.Run("ConcurrentReserve", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		const n = 20
+		var (
+			wg  sync.WaitGroup
+			mu  sync.Mutex
+			won []string
+		)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				owner := fmt.Sprintf("o%d", i)
+				_, ok, err := s.ReserveKey(ctx, pending("acc_1", "race", owner), now)
+				if err != nil {
+					t.Errorf("ReserveKey: %v", err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					won = append(won, owner)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(won) != 1 {
+			t.Fatalf("%d concurrent ReserveKey calls reserved %d times (%v), want once", n, len(won), won)
+		}
+		got, err := s.GetKey(ctx, "acc_1", "race")
+		if err != nil || got.Owner != won[0] {
+			t.Errorf("GetKey = owner %q, %v; want %q", got.Owner, err, won[0])
+		}
+	})
+}
