@@ -1,7 +1,6 @@
 package validator
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -182,18 +181,12 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 
 const specFormatList = "mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt"
 
-// formatList names the output extensions a format is inferred from, for messages: exactly
-// those that extFormats knows and that an output may be written as.
-func formatList() string {
-	var exts []string
-	for ext, f := range extFormats {
-		if f != "mpd" {
-			exts = append(exts, ext)
-		}
-	}
-	slices.Sort(exts)
-	return strings.Join(exts, ", ")
-}
+// specFormatOrder is specFormats in the spec's order, for messages: they list only what
+// params.outputFormat accepts (every one is also an extension a format is inferred from).
+var specFormatOrder = []string{"mp4", "mkv", "webm", "mov", "avi", "ts", "gif", "png", "jpg", "mp3", "wav", "flac",
+	"ogg", "aac", "opus", "m4a", "srt", "vtt"}
+
+func formatList() string { return strings.Join(specFormatOrder, ", ") }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
