@@ -46,7 +46,10 @@ func TestScaleOut(t *testing.T) {
 		t.Skipf("no S3-compatible server to test against (scripts/deps.sh builds versitygw): %v", err)
 	}
 	for _, tr := range []transport{transportNATS, transportHTTP} {
-		t.Run(string(tr), func(t *testing.T) { testScaleOut(t, tr) })
+		t.Run(string(tr), func(t *testing.T) {
+			t.Parallel()
+			testScaleOut(t, tr)
+		})
 	}
 }
 
