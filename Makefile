@@ -7,7 +7,7 @@ GOTEST_FLAGS ?= -count=1 -timeout 12m
 # make test fuzzes by count: a duration budget races Go 1.26's fuzz coordinator at its deadline
 # (golang/go#75804, fixed in Go 1.27) and fails with "context deadline exceeded" on busy machines.
 FUZZTIME ?= 10s
-TEST_FUZZTIME ?= 20000x
+TEST_FUZZTIME ?= 5000x
 WASM := validator/cmd/wasm/validator.wasm
 REDOC := apps/web/docs
 HLSJS := apps/web/console/vendor
