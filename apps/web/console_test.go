@@ -1,9 +1,6 @@
 package web_test
 
 import (
-	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -85,32 +82,7 @@ func TestConsoleLoadsNothingFromElsewhere(t *testing.T) {
 // recorded in console/vendor/hls.version.
 func TestHLSBundle(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("console/vendor/hls.version")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pinned := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, _ := strings.Cut(line, " ")
-		pinned[k] = strings.TrimSpace(v)
-	}
-	if pinned["version"] == "" || !strings.HasPrefix(pinned["integrity"], "sha512-") || len(pinned["sha256"]) != 64 {
-		t.Fatalf("hls.version pins %v: want version, integrity and sha256", pinned)
-	}
-	b, err := os.ReadFile("console/vendor/hls.light.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != pinned["sha256"] {
-		t.Fatalf("hls.light.min.js has sha256 %s, not the %s of hls.js@%s: run `make hlsjs`", got, pinned["sha256"], pinned["version"])
-	}
+	checkVendored(t, "console/vendor/hls.version", "console/vendor/hls.light.min.js", "hlsjs")
 	lic, err := os.ReadFile("console/vendor/hls.LICENSE")
 	if err != nil || !strings.Contains(string(lic), "Apache License") {
 		t.Fatalf("hls.LICENSE: %v", err)

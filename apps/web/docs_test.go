@@ -82,32 +82,7 @@ func TestDocsHandler(t *testing.T) {
 // truncated or silently replaced bundle fails here.
 func TestRedocBundle(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("docs/redoc.version")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pinned := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, _ := strings.Cut(line, " ")
-		pinned[k] = strings.TrimSpace(v)
-	}
-	if pinned["version"] == "" || !strings.HasPrefix(pinned["integrity"], "sha512-") || len(pinned["sha256"]) != 64 {
-		t.Fatalf("docs/redoc.version pins %v: want version, integrity and sha256", pinned)
-	}
-	bundle, err := os.ReadFile("docs/redoc.standalone.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(bundle)
-	if got := hex.EncodeToString(sum[:]); got != pinned["sha256"] {
-		t.Fatalf("docs/redoc.standalone.js has sha256 %s, not the %s of redoc@%s: run `make redoc`", got, pinned["sha256"], pinned["version"])
-	}
+	pinned := checkVendored(t, "docs/redoc.version", "docs/redoc.standalone.js", "redoc")
 	notices, err := os.ReadFile("docs/redoc.standalone.js.LICENSE.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -200,4 +175,38 @@ func TestBrowserDocs(t *testing.T) {
 	if len(exceptions) > 0 {
 		t.Errorf("the page threw: %q", exceptions)
 	}
+}
+
+// checkVendored reads a pin file written by a Makefile vendoring target (`version`,
+// `integrity` and `sha256` lines) and checks the vendored file against its sha256: an edited,
+// truncated or silently replaced bundle fails. It returns the pins.
+func checkVendored(t *testing.T, pinFile, bundle, target string) map[string]string {
+	t.Helper()
+	f, err := os.Open(pinFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pinned := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, _ := strings.Cut(line, " ")
+		pinned[k] = strings.TrimSpace(v)
+	}
+	if pinned["version"] == "" || !strings.HasPrefix(pinned["integrity"], "sha512-") || len(pinned["sha256"]) != 64 {
+		t.Fatalf("%s pins %v: want version, integrity and sha256", pinFile, pinned)
+	}
+	b, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != pinned["sha256"] {
+		t.Fatalf("%s has sha256 %s, not the %s of version %s: run `make %s`", bundle, got, pinned["sha256"], pinned["version"], target)
+	}
+	return pinned
 }
