@@ -59,11 +59,14 @@ func Console(wasm []byte) http.Handler {
 		// The tree is embedded: walking it cannot fail.
 		panic(err)
 	}
-	shim, err := static.ReadFile("static/wasi.js")
-	if err != nil {
-		panic(err)
+	// The WASI shim and the validator's loader are the playground's, served here too.
+	for _, shared := range []string{"wasi.js", "validator.js"} {
+		b, err := static.ReadFile("static/" + shared)
+		if err != nil {
+			panic(err)
+		}
+		add(ConsolePrefix+shared, b)
 	}
-	add(ConsolePrefix+"wasi.js", shim)
 	files["/"] = files[ConsolePrefix+"index.html"]
 	delete(files, ConsolePrefix+"index.html")
 	wasmFile := wasmHandler(wasm)

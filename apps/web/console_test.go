@@ -26,6 +26,7 @@ func TestConsoleServesItsFiles(t *testing.T) {
 		{"GET", "/console/api.js", 200, "text/javascript", "X-CSRF-Token"},
 		{"GET", "/console/validate.js", 200, "text/javascript", "validator.wasm"},
 		{"GET", "/console/wasi.js", 200, "text/javascript", "class WASI"},
+		{"GET", "/console/validator.js", 200, "text/javascript", "export async function loadValidator"},
 		{"GET", "/console/style.css", 200, "text/css", ":focus-visible"},
 		{"GET", "/console/vendor/hls.light.min.js", 200, "text/javascript", ""},
 		{"GET", "/console/vendor/hls.LICENSE", 200, "text/plain", "Apache"},
