@@ -74,9 +74,9 @@ test: deps services wasm ## Run every test of every module (installs what is mis
 
 fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
 	@set -e; for m in $(MODULES); do \
-	  (cd $$m && for pkg in $$(go list ./...); do \
-	    for f in $$(go test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	      echo "fuzz $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  (cd $$m && for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	    for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/^func //'); do \
+	      echo "fuzz $$m/$$(dirname $$f) $$t"; go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f); \
 	    done; done); done
 
 lint: ## go vet, gofmt and the dependency rule
