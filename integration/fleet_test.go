@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -284,6 +285,35 @@ func testControlPlaneRestart(t *testing.T, tr transport) {
 	for id, n := range charges(t, c) {
 		if n != 1 {
 			t.Errorf("job %s charged %d times", id, n)
+		}
+	}
+}
+
+// TestWorkerMetrics: a worker started with --metrics-addr counts its runs by outcome and its
+// slots at /metrics.
+func TestWorkerMetrics(t *testing.T) {
+	t.Parallel()
+	srv := fleetServer(t, sqliteBackend, nil)
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	addr := freeAddr(t)
+	startWorker(t, srv.Base, 3, "MEDIAJOBS_METRICS_ADDR="+addr)
+	if j := c.complete(ffmpegJob(trivialCommand, nil, nil)); j.Status != "complete" {
+		t.Fatalf("job: %s %s", j.Status, errorText(j))
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`mediajobs_worker_runs_total{class="cpu",outcome="complete",type="ffmpeg"} 1`,
+		`mediajobs_worker_slots{class="cpu"} 3`,
+		`mediajobs_worker_slots_busy{class="cpu"} 0`,
+		`mediajobs_worker_run_seconds_count{class="cpu",outcome="complete",type="ffmpeg"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("worker /metrics lacks %s:\n%s", want, tail(string(body), 3000))
 		}
 	}
 }

@@ -166,3 +166,44 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(depth[class]), string(class))
 	}
 }
+
+// Worker holds the metrics of a `mediajobs worker`: its runs by outcome and their duration, and
+// its slots, in a registry of its own.
+type Worker struct {
+	reg  *prometheus.Registry
+	runs *prometheus.CounterVec
+	took *prometheus.HistogramVec
+}
+
+// NewWorker registers a worker's metrics; slots is its concurrency and busy tells how many of
+// its slots run a job now (read at every scrape).
+func NewWorker(class job.Class, slots int, busy func() int) *Worker {
+	reg := prometheus.NewRegistry()
+	labels := prometheus.Labels{"class": string(class)}
+	w := &Worker{reg: reg,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mediajobs_worker_runs_total", ConstLabels: labels,
+			Help: "Runs this worker ended, by job type and outcome (complete, or the failure kind: exit, timeout, fetch, limit, cancelled, handback, lease_lost, ...)."},
+			[]string{"type", "outcome"}),
+		took: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mediajobs_worker_run_seconds", ConstLabels: labels,
+			Help:    "Wall time of this worker's runs, transfers included, by job type and outcome.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900}}, []string{"type", "outcome"}),
+	}
+	reg.MustRegister(w.runs, w.took,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mediajobs_worker_slots", ConstLabels: labels,
+			Help: "Jobs this worker runs at once at most (--concurrency)."}, func() float64 { return float64(slots) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mediajobs_worker_slots_busy", ConstLabels: labels,
+			Help: "Slots of this worker running a job now."}, func() float64 { return float64(busy()) }),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return w
+}
+
+// Ran records one run; it fits runner.Config.OnRun through a closure.
+func (w *Worker) Ran(typ, outcome string, took time.Duration) {
+	w.runs.WithLabelValues(typ, outcome).Inc()
+	w.took.WithLabelValues(typ, outcome).Observe(took.Seconds())
+}
+
+// Handler serves the worker's registry in the Prometheus text format.
+func (w *Worker) Handler() http.Handler {
+	return promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{Registry: w.reg})
+}

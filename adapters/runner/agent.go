@@ -52,7 +52,20 @@ type Config struct {
 	// ReportFor is how long a result is re-sent while the control plane does not acknowledge
 	// it (a restart, a network fault); default 10 minutes.
 	ReportFor time.Duration
-	Log       *slog.Logger
+	// OnRun, when set, hears how each run ended, once its result is settled (for metrics).
+	OnRun func(RunStats)
+	Log   *slog.Logger
+}
+
+// RunStats is how one run ended, as this runner saw it.
+type RunStats struct {
+	Type  string
+	Class job.Class
+	// Outcome is "complete", a workqueue failure kind (exit, timeout, fetch, limit, cancelled,
+	// handback, …), or "lease_lost" when the control plane took the job back.
+	Outcome string
+	// Took is the run's wall time on this runner, from the first heartbeat to the report.
+	Took time.Duration
 }
 
 // Agent is a runner: it claims jobs of its class from a work queue, runs each through the
@@ -321,6 +334,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 			}
 		},
 	}
+	began := time.Now()
 	res := a.execute(ctx, w, hooks)
 	stopBeats()
 	b.mu.Lock()
@@ -329,6 +343,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLeaseLost):
 		log.Warn("runner: the lease was refused while the job ran; its result is dropped")
+		a.ran(w, "lease_lost", began)
 		return
 	case errors.Is(cause, errDrained):
 		res.Failure = &workqueue.Failure{Kind: workqueue.KindHandBack}
@@ -336,6 +351,17 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		res.Failure = &workqueue.Failure{Kind: workqueue.KindCancelled}
 	}
 	a.report(w.Lease, res, log)
+	outcome := "complete"
+	if res.Failure != nil {
+		outcome = string(res.Failure.Kind)
+	}
+	a.ran(w, outcome, began)
+}
+
+func (a *Agent) ran(w workqueue.Assignment, outcome string, began time.Time) {
+	if a.cfg.OnRun != nil {
+		a.cfg.OnRun(RunStats{Type: w.Type, Class: w.Class, Outcome: outcome, Took: time.Since(began)})
+	}
 }
 
 // report sends the result until the control plane acknowledges or refuses it, with bounded

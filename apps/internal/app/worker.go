@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/httpqueue"
+	"github.com/mediajobs/mediajobs/adapters/metrics"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -41,6 +44,9 @@ type WorkerConfig struct {
 	Sandbox     string
 	DockerImage string
 	DockerHost  string
+	// MetricsAddr serves this worker's Prometheus metrics at /metrics on its own listener;
+	// empty: off.
+	MetricsAddr string
 	Transcription
 	Log *slog.Logger
 }
@@ -57,6 +63,7 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Sandbox, "sandbox", env("MEDIAJOBS_SANDBOX", "bwrap"), "where FFmpeg runs: bwrap (bubblewrap, the default) or docker (a container per step through the Docker Engine API) (MEDIAJOBS_SANDBOX)")
 	fs.StringVar(&c.DockerImage, "docker-image", env("MEDIAJOBS_DOCKER_IMAGE", dockersandbox.DefaultImage), "image with ffmpeg and ffprobe for --sandbox docker (MEDIAJOBS_DOCKER_IMAGE)")
 	fs.StringVar(&c.DockerHost, "docker-host", env("DOCKER_HOST", ""), "Docker Engine address for --sandbox docker; default the local socket (DOCKER_HOST)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("MEDIAJOBS_METRICS_ADDR", ""), "serve this worker's Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9101; empty: off (MEDIAJOBS_METRICS_ADDR)")
 	c.Transcription.Flags(fs)
 	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
 	// The token comes from the environment only: a flag would show it in the process list.
@@ -99,11 +106,25 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		return err
 	}
 	defer closeQueue()
-	agent, err := NewAgent(ctx, AgentConfig{Class: class, Slots: cfg.Concurrency, WorkDir: cfg.WorkDir, Transcriber: tr,
+	var agent *runner.Agent
+	var wm *metrics.Worker
+	rc := runner.Config{Worker: cfg.Name, ClaimWait: 20 * time.Second, DrainTimeout: cfg.DrainTimeout}
+	if cfg.MetricsAddr != "" {
+		wm = metrics.NewWorker(class, cfg.Concurrency, func() int { return agent.Running() })
+		rc.OnRun = func(r runner.RunStats) { wm.Ran(r.Type, r.Outcome, r.Took) }
+	}
+	agent, err = NewAgent(ctx, AgentConfig{Class: class, Slots: cfg.Concurrency, WorkDir: cfg.WorkDir, Transcriber: tr,
 		Fetch: safehttp.Config{AllowPrivate: allow}, Log: cfg.Log, Sandbox: cfg.Sandbox, DockerImage: cfg.DockerImage, DockerHost: cfg.DockerHost,
-		Runner: runner.Config{Worker: cfg.Name, ClaimWait: 20 * time.Second, DrainTimeout: cfg.DrainTimeout}}, queue)
+		Runner: rc}, queue)
 	if err != nil {
 		return err
+	}
+	if wm != nil {
+		stop, err := serveMetrics(cfg.MetricsAddr, wm.Handler(), cfg.Log)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	cfg.Log.Info("mediajobs worker running", "control", redactURL(cfg.Control), "class", class, "concurrency", cfg.Concurrency,
 		"workDir", cfg.WorkDir)
@@ -155,4 +176,22 @@ func redactURL(raw string) string {
 		}
 	}
 	return raw
+}
+
+// serveMetrics serves h at /metrics on addr until stop is called.
+func serveMetrics(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("worker metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }
