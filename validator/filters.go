@@ -171,11 +171,31 @@ type filterNode struct {
 	hasArgs bool
 }
 
-// filterWhitespace is libavutil's WHITESPACES.
-const filterWhitespace = " \n\t\r"
+// isFilterSpace is libavutil's WHITESPACES (" \n\t\r"), tested without a call: the parser
+// tests every byte, and under WASM a strings.IndexByte per byte cost more than the rest of it.
+func isFilterSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// byteSet is a set of bytes, for the terminators of getToken.
+type byteSet [256]bool
+
+func makeByteSet(s string) *byteSet {
+	var t byteSet
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return &t
+}
+
+// The terminators getToken is called with.
+var (
+	termFilterName  = makeByteSet("=,;[")
+	termFilterArgs  = makeByteSet("[],;")
+	termLabel       = makeByteSet("]")
+	termOptionValue = makeByteSet(":")
+)
 
 func skipSpace(s string, i int) int {
-	for i < len(s) && strings.IndexByte(filterWhitespace, s[i]) >= 0 {
+	for i < len(s) && isFilterSpace(s[i]) {
 		i++
 	}
 	return i
@@ -184,23 +204,23 @@ func skipSpace(s string, i int) int {
 // getToken is av_get_token: it reads from s[i] up to the first byte of term that is neither
 // escaped nor quoted, removes the escapes and quotes, trims leading and unprotected trailing
 // whitespace, and returns the token and the position of the terminator.
-func getToken(s string, i int, term string) (string, int) {
+func getToken(s string, i int, term *byteSet) (string, int) {
 	i = skipSpace(s, i)
 	// Fast path: no quote or escape before the terminator, so the token is a substring.
 	j := i
-	for j < len(s) && s[j] != '\\' && s[j] != '\'' && strings.IndexByte(term, s[j]) < 0 {
+	for j < len(s) && s[j] != '\\' && s[j] != '\'' && !term[s[j]] {
 		j++
 	}
-	if j == len(s) || strings.IndexByte(term, s[j]) >= 0 {
+	if j == len(s) || term[s[j]] {
 		e := j
-		for e > i && strings.IndexByte(filterWhitespace, s[e-1]) >= 0 {
+		for e > i && isFilterSpace(s[e-1]) {
 			e--
 		}
 		return s[i:e], j
 	}
 	out := make([]byte, 0, 16)
 	end := 0
-	for i < len(s) && strings.IndexByte(term, s[i]) < 0 {
+	for i < len(s) && !term[s[i]] {
 		c := s[i]
 		i++
 		switch {
@@ -221,7 +241,7 @@ func getToken(s string, i int, term string) (string, int) {
 			out = append(out, c)
 		}
 	}
-	for len(out) > end && strings.IndexByte(filterWhitespace, out[len(out)-1]) >= 0 {
+	for len(out) > end && isFilterSpace(out[len(out)-1]) {
 		out = out[:len(out)-1]
 	}
 	return string(out), i
@@ -249,7 +269,7 @@ func parseGraph(s string) ([]filterNode, string) {
 			}
 			i = skipSpace(s, i)
 			var name string
-			name, i = getToken(s, i, "=,;[")
+			name, i = getToken(s, i, termFilterName)
 			if at := strings.IndexByte(name, '@'); at >= 0 {
 				name = name[:at]
 			}
@@ -258,7 +278,7 @@ func parseGraph(s string) ([]filterNode, string) {
 			}
 			n := filterNode{name: name}
 			if i < len(s) && s[i] == '=' {
-				n.args, i = getToken(s, i+1, "[],;")
+				n.args, i = getToken(s, i+1, termFilterArgs)
 				n.hasArgs = true
 			}
 			nodes = append(nodes, n)
@@ -289,7 +309,7 @@ func parseGraph(s string) ([]filterNode, string) {
 func skipLabels(s string, i int) (int, string) {
 	for i < len(s) && s[i] == '[' {
 		var label string
-		label, i = getToken(s, i+1, "]")
+		label, i = getToken(s, i+1, termLabel)
 		if label == "" {
 			return i, "empty link label"
 		}
@@ -326,13 +346,13 @@ func parseFilterOptions(args string) ([]filterOption, string) {
 			if o.key == "" {
 				return nil, "option with an empty name"
 			}
-			o.value, p = getToken(args, p+1, ":")
+			o.value, p = getToken(args, p+1, termOptionValue)
 			named = true
 		} else {
 			if named {
 				return nil, "positional value after a named option"
 			}
-			o.value, p = getToken(args, i, ":")
+			o.value, p = getToken(args, i, termOptionValue)
 		}
 		opts = append(opts, o)
 		if p < len(args) {
