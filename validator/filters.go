@@ -250,22 +250,30 @@ func getToken(s string, i int, term *byteSet) (string, int) {
 // parseGraph splits a filter graph description into its filters, as
 // avfilter_graph_segment_parse does.
 func parseGraph(s string) ([]filterNode, string) {
+	nodes, bad := parseGraphAppend(nil, s)
+	if bad != "" {
+		return nil, bad
+	}
+	return nodes, ""
+}
+
+// parseGraphAppend is parseGraph appending to nodes, so that a validation reuses one slice.
+func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
 	i := skipSpace(s, 0)
 	if strings.HasPrefix(s[i:], "sws_flags=") {
 		semi := strings.IndexByte(s[i:], ';')
 		if semi < 0 {
-			return nil, "sws_flags not terminated with ';'"
+			return nodes, "sws_flags not terminated with ';'"
 		}
 		i += semi + 1
 	}
-	var nodes []filterNode
 	for {
 		// One chain.
 		for {
 			i = skipSpace(s, i)
 			var bad string
 			if i, bad = skipLabels(s, i); bad != "" {
-				return nil, bad
+				return nodes, bad
 			}
 			i = skipSpace(s, i)
 			var name string
@@ -274,7 +282,7 @@ func parseGraph(s string) ([]filterNode, string) {
 				name = name[:at]
 			}
 			if name == "" {
-				return nil, "missing filter name"
+				return nodes, "missing filter name"
 			}
 			n := filterNode{name: name}
 			if i < len(s) && s[i] == '=' {
@@ -284,7 +292,7 @@ func parseGraph(s string) ([]filterNode, string) {
 			nodes = append(nodes, n)
 			i = skipSpace(s, i)
 			if i, bad = skipLabels(s, i); bad != "" {
-				return nil, bad
+				return nodes, bad
 			}
 			i = skipSpace(s, i)
 			if i < len(s) && s[i] == ',' {
@@ -300,7 +308,7 @@ func parseGraph(s string) ([]filterNode, string) {
 		break
 	}
 	if i < len(s) {
-		return nil, "unexpected " + quoteByte(s[i])
+		return nodes, "unexpected " + quoteByte(s[i])
 	}
 	return nodes, ""
 }
@@ -329,7 +337,15 @@ type filterOption struct {
 // parseFilterOptions splits filter arguments into options, as process_options does with
 // av_opt_get_key_value(&args, "=", ":", AV_OPT_FLAG_IMPLICIT_KEY, ...).
 func parseFilterOptions(args string) ([]filterOption, string) {
-	var opts []filterOption
+	opts, bad := parseFilterOptionsAppend(nil, args)
+	if bad != "" {
+		return nil, bad
+	}
+	return opts, ""
+}
+
+// parseFilterOptionsAppend is parseFilterOptions appending to opts.
+func parseFilterOptionsAppend(opts []filterOption, args string) ([]filterOption, string) {
 	named := false
 	i := 0
 	for i < len(args) {
@@ -344,13 +360,13 @@ func parseFilterOptions(args string) ([]filterOption, string) {
 		if p < len(args) && args[p] == '=' {
 			o.key = args[ks:ke]
 			if o.key == "" {
-				return nil, "option with an empty name"
+				return opts, "option with an empty name"
 			}
 			o.value, p = getToken(args, p+1, termOptionValue)
 			named = true
 		} else {
 			if named {
-				return nil, "positional value after a named option"
+				return opts, "positional value after a named option"
 			}
 			o.value, p = getToken(args, i, termOptionValue)
 		}
@@ -370,10 +386,12 @@ func isKeyChar(c byte) bool {
 
 // checkGraph parses and checks one filter graph given to flag.
 func (st *state) checkGraph(flag, graph string) *Error {
-	nodes, bad := parseGraph(graph)
+	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	st.nodes = nodes[:0]
 	if bad != "" {
 		return filterErr(flag, graph, "%s has an invalid filter graph: %s", flag, bad)
 	}
+	// checkFilter parses no graph, so nodes stays as parsed.
 	for _, n := range nodes {
 		if e := st.checkFilter(flag, n); e != nil {
 			return e
@@ -393,7 +411,8 @@ func (st *state) checkFilter(flag string, n filterNode) *Error {
 	if !n.hasArgs {
 		return nil
 	}
-	opts, bad := parseFilterOptions(n.args)
+	opts, bad := parseFilterOptionsAppend(st.fopts[:0], n.args)
+	st.fopts = opts[:0]
 	if bad != "" {
 		return filterErr(flag, n.args, "filter %q has invalid options: %s", n.name, bad)
 	}

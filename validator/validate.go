@@ -92,6 +92,10 @@ type state struct {
 	inputs    []inputInfo
 	// graphEndless says which source filter of a -filter_complex, -vf or -af graph never ends.
 	graphEndless string
+	// nodes and fopts are the parse of the graph and of the filter being checked, kept to reuse
+	// their memory.
+	nodes []filterNode
+	fopts []filterOption
 }
 
 // Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
@@ -185,6 +189,8 @@ func (sc *scratch) reset() {
 		sideFiles: st.sideFiles[:0],
 		required:  st.required[:0],
 		inputs:    st.inputs[:0],
+		nodes:     st.nodes[:0],
+		fopts:     st.fopts[:0],
 	}
 	sc.words = sc.words[:0]
 }
@@ -265,7 +271,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		}
 		lavfi := ""
 		if fo.format == "lavfi" {
-			if src := endlessGraph(v); src != "" {
+			if src := st.endlessGraph(v); src != "" {
 				lavfi = "-f lavfi source " + src + " without a duration"
 			}
 		}
@@ -286,7 +292,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		if e := st.checkGraph(flag, v); e != nil {
 			return e
 		}
-		if src := endlessGraph(v); src != "" && st.graphEndless == "" {
+		if src := st.endlessGraph(v); src != "" && st.graphEndless == "" {
 			st.graphEndless = "source " + src + " in " + flag + " without a duration"
 		}
 	case vWrite:
