@@ -160,6 +160,9 @@ var filterTable = map[string]*filterSpec{
 	"virtualbass": plain, "superequalizer": plain, "acrusher": plain, "asoftclip": plain,
 }
 
+// filterIndex is filterTable for lookups.
+var filterIndex = newStrTable(filterTable)
+
 func filterErr(flag, value, format string, a ...any) *Error {
 	return &Error{Layer: layerFilters, Flag: flag, Value: value, Message: sprintf(format, a...)}
 }
@@ -401,7 +404,7 @@ func (st *state) checkGraph(flag, graph string) *Error {
 }
 
 func (st *state) checkFilter(flag string, n filterNode) *Error {
-	spec := filterTable[n.name]
+	spec := filterIndex.get(n.name)
 	if spec == nil {
 		return filterErr(flag, n.name, "filter %q is not allowed", n.name)
 	}

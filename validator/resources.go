@@ -169,6 +169,9 @@ var lavfiSources = map[string]bool{
 	"sierpinski": true, "sine": true, "anullsrc": true, "aevalsrc": true, "anoisesrc": true,
 }
 
+// lavfiSourceIndex is lavfiSources for lookups.
+var lavfiSourceIndex = newStrTable(lavfiSources)
+
 // endlessGraph says which source of a filter graph never ends, "" when every source has a
 // duration or the graph ends at its shortest input (trim/atrim, shortest=1 on a filter such as
 // overlay, amix duration=shortest, amerge).
@@ -202,7 +205,7 @@ func (st *state) endlessGraph(graph string) string {
 				hasDuration = true
 			}
 		}
-		if lavfiSources[n.name] && !hasDuration && endless == "" {
+		if !hasDuration && endless == "" && lavfiSourceIndex.get(n.name) {
 			endless = n.name
 		}
 	}
