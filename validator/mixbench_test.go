@@ -54,8 +54,11 @@ func benchMix(tb testing.TB) []corpusCase {
 	return mix
 }
 
-// BenchmarkMix validates the mix and appends each answer's JSON, as the WASM module does.
-// Run under GOOS=wasip1 (see Makefile bench-wasm) it times the module's own work.
+// BenchmarkMix validates the mix and appends each answer's JSON, as the native service does.
+// The Mix benchmarks also run as WASM, timing the module's own work step by step (wazero has no
+// profiler): with the wazero CLI on PATH,
+//
+//	PATH=$PATH:$(go env GOROOT)/lib/wasm GOWASIRUNTIME=wazero GOOS=wasip1 GOARCH=wasm go test -run '^$' -bench Mix .
 func BenchmarkMix(b *testing.B) {
 	mix := benchMix(b)
 	b.ReportAllocs()
