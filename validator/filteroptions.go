@@ -57,12 +57,26 @@ func pathLike(v string) string {
 	if scheme := protocolPrefix(v); scheme != "" {
 		return "has the protocol prefix " + scheme + ":"
 	}
+	hasSep := false
+	for i := 0; i < len(v); i++ {
+		if v[i] == '/' || v[i] == '\\' {
+			hasSep = true
+			break
+		}
+	}
+	if !hasSep {
+		// One segment, v itself; a system location needs a separator after it.
+		if v == ".." {
+			return `has a ".." segment`
+		}
+		return ""
+	}
 	first := true
 	for seg := range strings.FieldsFuncSeq(v, isPathSep) {
 		if seg == ".." {
 			return `has a ".." segment`
 		}
-		if first && systemDirs[seg] && strings.ContainsAny(v, "/\\") {
+		if first && systemDirs[seg] {
 			return "names the system location " + seg
 		}
 		first = false
@@ -115,28 +129,28 @@ var rateFilters = map[string]bool{
 // its declared name for a positional value when the filter table knows it ("" otherwise), and
 // pos the position of a positional value.
 func (st *state) checkFilterOption(flag, filter, key string, pos int, value string) *Error {
-	if !freeText[filter][key] {
-		if why := pathLike(value); why != "" {
-			if _, staged := st.opts.Inputs[value]; !staged {
-				name := key
-				if name == "" {
-					name = "#" + sprintf("%d", pos+1)
-				}
-				return optionErr(flag, value, "filter %s option %s value %q is not allowed: it %s; files are staged inputs named bare", filter, name, value, why)
+	// pathLike before freeText: most values are not path-like, and two map lookups cost more.
+	if why := pathLike(value); why != "" && !freeText[filter][key] {
+		if _, staged := st.opts.Inputs[value]; !staged {
+			name := key
+			if name == "" {
+				name = "#" + sprintf("%d", pos+1)
 			}
+			return optionErr(flag, value, "filter %s option %s value %q is not allowed: it %s; files are staged inputs named bare", filter, name, value, why)
 		}
 	}
-	what := "filter " + filter + " option " + key
+	// The message's "filter f option k" is built only where a check needs it: most options
+	// need none, and concatenation allocates.
 	switch key {
 	case "s", "size":
-		return checkFrameSizeIn(layerOptions, flag, what, value)
+		return checkFrameSizeIn(layerOptions, flag, "filter "+filter+" option "+key, value)
 	case "r", "rate", "fps", "frame_rate", "framerate":
 		if _, ok := parseRate(value); ok && rateFilters[filter] {
-			return checkFrameRateIn(layerOptions, flag, what, value)
+			return checkFrameRateIn(layerOptions, flag, "filter "+filter+" option "+key, value)
 		}
 	case "w", "width", "h", "height":
 		if sizeFilters[filter] {
-			return checkSideIn(flag, what, value)
+			return checkSideIn(flag, "filter "+filter+" option "+key, value)
 		}
 	case "":
 		if sizeFilters[filter] && pos < 2 {

@@ -160,6 +160,9 @@ var filterTable = map[string]*filterSpec{
 	"virtualbass": plain, "superequalizer": plain, "acrusher": plain, "asoftclip": plain,
 }
 
+// filterIndex is filterTable for lookups.
+var filterIndex = newStrTable(filterTable)
+
 func filterErr(flag, value, format string, a ...any) *Error {
 	return &Error{Layer: layerFilters, Flag: flag, Value: value, Message: sprintf(format, a...)}
 }
@@ -171,11 +174,31 @@ type filterNode struct {
 	hasArgs bool
 }
 
-// filterWhitespace is libavutil's WHITESPACES.
-const filterWhitespace = " \n\t\r"
+// isFilterSpace is libavutil's WHITESPACES (" \n\t\r"), tested without a call: the parser
+// tests every byte, and under WASM a strings.IndexByte per byte cost more than the rest of it.
+func isFilterSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// byteSet is a set of bytes, for the terminators of getToken.
+type byteSet [256]bool
+
+func makeByteSet(s string) *byteSet {
+	var t byteSet
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return &t
+}
+
+// The terminators getToken is called with.
+var (
+	termFilterName  = makeByteSet("=,;[")
+	termFilterArgs  = makeByteSet("[],;")
+	termLabel       = makeByteSet("]")
+	termOptionValue = makeByteSet(":")
+)
 
 func skipSpace(s string, i int) int {
-	for i < len(s) && strings.IndexByte(filterWhitespace, s[i]) >= 0 {
+	for i < len(s) && isFilterSpace(s[i]) {
 		i++
 	}
 	return i
@@ -184,23 +207,23 @@ func skipSpace(s string, i int) int {
 // getToken is av_get_token: it reads from s[i] up to the first byte of term that is neither
 // escaped nor quoted, removes the escapes and quotes, trims leading and unprotected trailing
 // whitespace, and returns the token and the position of the terminator.
-func getToken(s string, i int, term string) (string, int) {
+func getToken(s string, i int, term *byteSet) (string, int) {
 	i = skipSpace(s, i)
 	// Fast path: no quote or escape before the terminator, so the token is a substring.
 	j := i
-	for j < len(s) && s[j] != '\\' && s[j] != '\'' && strings.IndexByte(term, s[j]) < 0 {
+	for j < len(s) && s[j] != '\\' && s[j] != '\'' && !term[s[j]] {
 		j++
 	}
-	if j == len(s) || strings.IndexByte(term, s[j]) >= 0 {
+	if j == len(s) || term[s[j]] {
 		e := j
-		for e > i && strings.IndexByte(filterWhitespace, s[e-1]) >= 0 {
+		for e > i && isFilterSpace(s[e-1]) {
 			e--
 		}
 		return s[i:e], j
 	}
 	out := make([]byte, 0, 16)
 	end := 0
-	for i < len(s) && strings.IndexByte(term, s[i]) < 0 {
+	for i < len(s) && !term[s[i]] {
 		c := s[i]
 		i++
 		switch {
@@ -221,7 +244,7 @@ func getToken(s string, i int, term string) (string, int) {
 			out = append(out, c)
 		}
 	}
-	for len(out) > end && strings.IndexByte(filterWhitespace, out[len(out)-1]) >= 0 {
+	for len(out) > end && isFilterSpace(out[len(out)-1]) {
 		out = out[:len(out)-1]
 	}
 	return string(out), i
@@ -230,41 +253,49 @@ func getToken(s string, i int, term string) (string, int) {
 // parseGraph splits a filter graph description into its filters, as
 // avfilter_graph_segment_parse does.
 func parseGraph(s string) ([]filterNode, string) {
+	nodes, bad := parseGraphAppend(nil, s)
+	if bad != "" {
+		return nil, bad
+	}
+	return nodes, ""
+}
+
+// parseGraphAppend is parseGraph appending to nodes, so that a validation reuses one slice.
+func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
 	i := skipSpace(s, 0)
 	if strings.HasPrefix(s[i:], "sws_flags=") {
 		semi := strings.IndexByte(s[i:], ';')
 		if semi < 0 {
-			return nil, "sws_flags not terminated with ';'"
+			return nodes, "sws_flags not terminated with ';'"
 		}
 		i += semi + 1
 	}
-	var nodes []filterNode
 	for {
 		// One chain.
 		for {
 			i = skipSpace(s, i)
 			var bad string
 			if i, bad = skipLabels(s, i); bad != "" {
-				return nil, bad
+				return nodes, bad
 			}
 			i = skipSpace(s, i)
 			var name string
-			name, i = getToken(s, i, "=,;[")
+			name, i = getToken(s, i, termFilterName)
 			if at := strings.IndexByte(name, '@'); at >= 0 {
 				name = name[:at]
 			}
 			if name == "" {
-				return nil, "missing filter name"
+				return nodes, "missing filter name"
 			}
 			n := filterNode{name: name}
 			if i < len(s) && s[i] == '=' {
-				n.args, i = getToken(s, i+1, "[],;")
+				n.args, i = getToken(s, i+1, termFilterArgs)
 				n.hasArgs = true
 			}
 			nodes = append(nodes, n)
 			i = skipSpace(s, i)
 			if i, bad = skipLabels(s, i); bad != "" {
-				return nil, bad
+				return nodes, bad
 			}
 			i = skipSpace(s, i)
 			if i < len(s) && s[i] == ',' {
@@ -280,7 +311,7 @@ func parseGraph(s string) ([]filterNode, string) {
 		break
 	}
 	if i < len(s) {
-		return nil, "unexpected " + quoteByte(s[i])
+		return nodes, "unexpected " + quoteByte(s[i])
 	}
 	return nodes, ""
 }
@@ -289,7 +320,7 @@ func parseGraph(s string) ([]filterNode, string) {
 func skipLabels(s string, i int) (int, string) {
 	for i < len(s) && s[i] == '[' {
 		var label string
-		label, i = getToken(s, i+1, "]")
+		label, i = getToken(s, i+1, termLabel)
 		if label == "" {
 			return i, "empty link label"
 		}
@@ -309,7 +340,15 @@ type filterOption struct {
 // parseFilterOptions splits filter arguments into options, as process_options does with
 // av_opt_get_key_value(&args, "=", ":", AV_OPT_FLAG_IMPLICIT_KEY, ...).
 func parseFilterOptions(args string) ([]filterOption, string) {
-	var opts []filterOption
+	opts, bad := parseFilterOptionsAppend(nil, args)
+	if bad != "" {
+		return nil, bad
+	}
+	return opts, ""
+}
+
+// parseFilterOptionsAppend is parseFilterOptions appending to opts.
+func parseFilterOptionsAppend(opts []filterOption, args string) ([]filterOption, string) {
 	named := false
 	i := 0
 	for i < len(args) {
@@ -324,15 +363,15 @@ func parseFilterOptions(args string) ([]filterOption, string) {
 		if p < len(args) && args[p] == '=' {
 			o.key = args[ks:ke]
 			if o.key == "" {
-				return nil, "option with an empty name"
+				return opts, "option with an empty name"
 			}
-			o.value, p = getToken(args, p+1, ":")
+			o.value, p = getToken(args, p+1, termOptionValue)
 			named = true
 		} else {
 			if named {
-				return nil, "positional value after a named option"
+				return opts, "positional value after a named option"
 			}
-			o.value, p = getToken(args, i, ":")
+			o.value, p = getToken(args, i, termOptionValue)
 		}
 		opts = append(opts, o)
 		if p < len(args) {
@@ -350,10 +389,12 @@ func isKeyChar(c byte) bool {
 
 // checkGraph parses and checks one filter graph given to flag.
 func (st *state) checkGraph(flag, graph string) *Error {
-	nodes, bad := parseGraph(graph)
+	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	st.nodes = nodes[:0]
 	if bad != "" {
 		return filterErr(flag, graph, "%s has an invalid filter graph: %s", flag, bad)
 	}
+	// checkFilter parses no graph, so nodes stays as parsed.
 	for _, n := range nodes {
 		if e := st.checkFilter(flag, n); e != nil {
 			return e
@@ -363,7 +404,7 @@ func (st *state) checkGraph(flag, graph string) *Error {
 }
 
 func (st *state) checkFilter(flag string, n filterNode) *Error {
-	spec := filterTable[n.name]
+	spec := filterIndex.get(n.name)
 	if spec == nil {
 		return filterErr(flag, n.name, "filter %q is not allowed", n.name)
 	}
@@ -373,7 +414,8 @@ func (st *state) checkFilter(flag string, n filterNode) *Error {
 	if !n.hasArgs {
 		return nil
 	}
-	opts, bad := parseFilterOptions(n.args)
+	opts, bad := parseFilterOptionsAppend(st.fopts[:0], n.args)
+	st.fopts = opts[:0]
 	if bad != "" {
 		return filterErr(flag, n.args, "filter %q has invalid options: %s", n.name, bad)
 	}

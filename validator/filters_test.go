@@ -28,7 +28,7 @@ func TestGetToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			got, i := getToken(tt.in, 0, tt.term)
+			got, i := getToken(tt.in, 0, makeByteSet(tt.term))
 			if got != tt.want || tt.in[i:] != tt.rest {
 				t.Fatalf("getToken(%q, %q) = %q, rest %q; want %q, rest %q", tt.in, tt.term, got, tt.in[i:], tt.want, tt.rest)
 			}

@@ -189,6 +189,9 @@ var flagGroups = []flagGroup{
 // two groups (a test keeps it empty).
 var flagTable, flagReasons, flagDuplicates = buildFlagTable(flagGroups)
 
+// flagIndex is flagTable for lookups.
+var flagIndex = newStrTable(flagTable)
+
 func buildFlagTable(groups []flagGroup) (map[string]*flagSpec, map[string]string, []string) {
 	table := map[string]*flagSpec{}
 	reasons := map[string]string{}
@@ -216,7 +219,7 @@ func lookupFlag(word string) (*flagSpec, string, *Error) {
 		return nil, "", flagErr(word, "", "flag %s is not allowed: option values are never loaded from files", word)
 	}
 	base, specifier, hasSpec := strings.Cut(name, ":")
-	spec := flagTable[base]
+	spec := flagIndex.get(base)
 	if spec == nil {
 		return nil, "", flagErr(word, "", "flag %s is not allowed", word)
 	}

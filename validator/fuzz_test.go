@@ -138,6 +138,9 @@ func FuzzValidate(f *testing.F) {
 		if diff := cmp.Diff(r, again); diff != "" {
 			t.Fatalf("Validate(%q) is not deterministic:\n%s", command, diff)
 		}
+		if got, want := AppendValidateJSON(nil, command, opts), r.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("AppendValidateJSON(%q)\n got  %s\n want %s", command, got, want)
+		}
 		if !r.Valid {
 			if r.Err == nil || r.Error == "" || r.Error != r.Err.Message || r.Plan != nil || r.Args != nil {
 				t.Fatalf("Validate(%q) refused with a malformed result %+v", command, r)

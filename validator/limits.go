@@ -31,6 +31,27 @@ var gpuDecoders = map[string]bool{
 	"vp8_cuvid": true, "mpeg2_cuvid": true, "mpeg4_cuvid": true, "mjpeg_cuvid": true,
 }
 
+// gpuCodecIndex says whether a codec name is a GPU decoder, a GPU encoder or neither, in one
+// lookup.
+var gpuCodecIndex = func() *strTable[gpuCodec] {
+	m := map[string]gpuCodec{}
+	for name := range gpuEncoders {
+		m[name] = gpuEncoder
+	}
+	for name := range gpuDecoders {
+		m[name] = gpuDecoder
+	}
+	return newStrTable(m)
+}()
+
+type gpuCodec uint8
+
+const (
+	gpuNone gpuCodec = iota
+	gpuEncoder
+	gpuDecoder
+)
+
 func limitErr(flag, value, format string, a ...any) *Error {
 	return &Error{Layer: layerLimits, Flag: flag, Value: value, Message: sprintf(format, a...)}
 }
@@ -66,11 +87,14 @@ func checkOptions(o *Options) ([]string, *Error) {
 
 // noteCodec records a GPU codec used by the command.
 func (st *state) noteCodec(flag, name string) {
-	if st.gpuReason == "" && (gpuEncoders[name] || gpuDecoders[name]) {
+	if st.gpuReason != "" {
+		return
+	}
+	switch gpuCodecIndex.get(name) {
+	case gpuEncoder:
 		st.gpuReason = "encoder " + name
-		if gpuDecoders[name] {
-			st.gpuReason = "decoder " + name
-		}
+	case gpuDecoder:
+		st.gpuReason = "decoder " + name
 	}
 }
 
@@ -114,7 +138,7 @@ func WantsGPU(args []string) bool {
 		v := args[i]
 		switch spec.kind {
 		case vCodec:
-			if gpuEncoders[v] || gpuDecoders[v] {
+			if gpuCodecIndex.get(v) != gpuNone {
 				return true
 			}
 		case vHwaccel, vHwFormat:
@@ -133,7 +157,7 @@ func WantsGPU(args []string) bool {
 func graphWantsGPU(graph string) bool {
 	nodes, _ := parseGraph(graph)
 	for _, n := range nodes {
-		if spec := filterTable[n.name]; spec != nil && spec.gpu {
+		if spec := filterIndex.get(n.name); spec != nil && spec.gpu {
 			return true
 		}
 	}

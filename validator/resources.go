@@ -169,11 +169,15 @@ var lavfiSources = map[string]bool{
 	"sierpinski": true, "sine": true, "anullsrc": true, "aevalsrc": true, "anoisesrc": true,
 }
 
+// lavfiSourceIndex is lavfiSources for lookups.
+var lavfiSourceIndex = newStrTable(lavfiSources)
+
 // endlessGraph says which source of a filter graph never ends, "" when every source has a
 // duration or the graph ends at its shortest input (trim/atrim, shortest=1 on a filter such as
 // overlay, amix duration=shortest, amerge).
-func endlessGraph(graph string) string {
-	nodes, bad := parseGraph(graph)
+func (st *state) endlessGraph(graph string) string {
+	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	st.nodes = nodes[:0]
 	if bad != "" {
 		return ""
 	}
@@ -184,7 +188,11 @@ func endlessGraph(graph string) string {
 		}
 		var opts []filterOption
 		if n.hasArgs {
-			opts, _ = parseFilterOptions(n.args)
+			opts, bad = parseFilterOptionsAppend(st.fopts[:0], n.args)
+			st.fopts = opts[:0]
+			if bad != "" {
+				opts = nil
+			}
 		}
 		hasDuration := false
 		for _, o := range opts {
@@ -197,7 +205,7 @@ func endlessGraph(graph string) string {
 				hasDuration = true
 			}
 		}
-		if lavfiSources[n.name] && !hasDuration && endless == "" {
+		if !hasDuration && endless == "" && lavfiSourceIndex.get(n.name) {
 			endless = n.name
 		}
 	}

@@ -39,6 +39,17 @@ func appendJSONStrings(dst []byte, list []string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonPlain marks the bytes appendJSONString copies as they are: ASCII other than controls, '"',
+// '\\' and the HTML-escaped '<', '>' and '&'. A table rather than six comparisons a byte, which
+// under WASM made the JSON answer about 6% of a validation.
+var jsonPlain = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = true
+	}
+	t['"'], t['\\'], t['<'], t['>'], t['&'] = false, false, false, false, false
+	return t
+}()
+
 // appendJSONString is encoding/json's appendString with HTML escaping, as json.Marshal does it:
 // '<', '>' and '&' as \u003c, \u003e and \u0026, invalid UTF-8 as \ufffd, U+2028 and U+2029
 // escaped.
@@ -46,12 +57,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if jsonPlain[s[i]] {
+			i++
+			for i < len(s) && jsonPlain[s[i]] {
+				i++
+			}
+			continue
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':

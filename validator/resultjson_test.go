@@ -40,3 +40,20 @@ func FuzzAppendJSON(f *testing.F) {
 		assertSameJSON(t, Result{Error: a + b})
 	})
 }
+
+// TestAppendValidateJSON: over the corpus, the real-world commands with and without their inputs
+// and the attacks, in turn so that each call reuses the scratch of the one before, the pooled path
+// answers what Validate does.
+func TestAppendValidateJSON(t *testing.T) {
+	t.Parallel()
+	var buf []byte
+	for range 2 {
+		for _, c := range benchMix(t) {
+			buf = AppendValidateJSON(buf[:0], c.Command, c.Options)
+			r := Validate(c.Command, c.Options)
+			if want := r.AppendJSON(nil); string(buf) != string(want) {
+				t.Fatalf("AppendValidateJSON(%q)\n got  %s\n want %s", c.Command, buf, want)
+			}
+		}
+	}
+}

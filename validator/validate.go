@@ -3,6 +3,7 @@ package validator
 import (
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // sprintf is fmt.Sprintf for the verbs the messages use (%s and %q of strings, %d of ints, %c of
@@ -91,6 +92,10 @@ type state struct {
 	inputs    []inputInfo
 	// graphEndless says which source filter of a -filter_complex, -vf or -af graph never ends.
 	graphEndless string
+	// nodes and fopts are the parse of the graph and of the filter being checked, kept to reuse
+	// their memory.
+	nodes []filterNode
+	fopts []filterOption
 }
 
 // Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
@@ -108,30 +113,9 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	names, err := checkOptions(&opts)
+	st := &state{}
+	format, pattern, compute, err := st.run(args, opts)
 	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	st := &state{opts: opts, planArgs: make([]string, len(args))}
-	copy(st.planArgs, args)
-	if err := st.checkStagedURLs(names); err != nil {
-		return nil, nil, "", nil, err
-	}
-	if err := st.walk(args); err != nil {
-		return nil, nil, "", nil, err
-	}
-	format, pattern, err := st.checkOutputs()
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	if err := st.checkOverwrites(); err != nil {
-		return nil, nil, "", nil, err
-	}
-	compute, err := st.compute()
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	if err := st.checkEndless(); err != nil {
 		return nil, nil, "", nil, err
 	}
 	plan := &Plan{
@@ -148,6 +132,88 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 		plan.SideFiles = append(plan.SideFiles, f.name)
 	}
 	return plan, args, format, st, nil
+}
+
+// run checks the split arguments of a command against every layer after the syntax. st is new,
+// or reset by scratch.reset.
+func (st *state) run(args []string, opts Options) (format, pattern, compute string, err *Error) {
+	names, err := checkOptions(&opts)
+	if err != nil {
+		return "", "", "", err
+	}
+	st.opts = opts
+	st.planArgs = append(st.planArgs, args...)
+	if err := st.checkStagedURLs(names); err != nil {
+		return "", "", "", err
+	}
+	if err := st.walk(args); err != nil {
+		return "", "", "", err
+	}
+	format, pattern, err = st.checkOutputs()
+	if err != nil {
+		return "", "", "", err
+	}
+	if err := st.checkOverwrites(); err != nil {
+		return "", "", "", err
+	}
+	compute, err = st.compute()
+	if err != nil {
+		return "", "", "", err
+	}
+	if err := st.checkEndless(); err != nil {
+		return "", "", "", err
+	}
+	return format, pattern, compute, nil
+}
+
+// scratch is the memory of one validation, kept between the calls of AppendValidateJSON.
+type scratch struct {
+	st    state
+	words []string
+}
+
+// scratchPool holds scratch for AppendValidateJSON. Under WASM, where allocating and collecting
+// cost far more than natively, reusing it halves the allocations of a validation.
+var scratchPool = sync.Pool{New: func() any {
+	// MaxArgs+2 words: "ffmpeg", the arguments, and the one over the limit that split refuses.
+	return &scratch{words: make([]string, 0, MaxArgs+2)}
+}}
+
+// reset empties the scratch, keeping the capacity of its slices.
+func (sc *scratch) reset() {
+	st := &sc.st
+	*st = state{
+		planArgs:  st.planArgs[:0],
+		downloads: st.downloads[:0],
+		outputs:   st.outputs[:0],
+		sideFiles: st.sideFiles[:0],
+		required:  st.required[:0],
+		inputs:    st.inputs[:0],
+		nodes:     st.nodes[:0],
+		fopts:     st.fopts[:0],
+	}
+	sc.words = sc.words[:0]
+}
+
+// AppendValidateJSON appends the JSON of Validate(command, opts) to dst, byte for byte what
+// Result.AppendJSON gives, without building the Plan and reusing the memory of earlier calls.
+// It is what the WASM build answers with.
+func AppendValidateJSON(dst []byte, command string, opts Options) []byte {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.reset()
+	var r Result
+	args, err := splitAppend(sc.words, command)
+	if err == nil {
+		var format string
+		if format, _, _, err = sc.st.run(args, opts); err == nil {
+			r = Result{Valid: true, Args: args, InferredOutputFormat: format, RequiredInputs: sc.st.required}
+		}
+	}
+	if err != nil {
+		r = Result{Valid: false, Error: err.Message}
+	}
+	return r.AppendJSON(dst)
 }
 
 // walk reads the arguments in order, checking each flag and its value and collecting inputs and
@@ -205,7 +271,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		}
 		lavfi := ""
 		if fo.format == "lavfi" {
-			if src := endlessGraph(v); src != "" {
+			if src := st.endlessGraph(v); src != "" {
 				lavfi = "-f lavfi source " + src + " without a duration"
 			}
 		}
@@ -226,7 +292,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		if e := st.checkGraph(flag, v); e != nil {
 			return e
 		}
-		if src := endlessGraph(v); src != "" && st.graphEndless == "" {
+		if src := st.endlessGraph(v); src != "" && st.graphEndless == "" {
 			st.graphEndless = "source " + src + " in " + flag + " without a duration"
 		}
 	case vWrite:

@@ -177,11 +177,6 @@ func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validato
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var rest []byte
-	if !emptyOptions(&opts) {
-		rest = validator.AppendOptions(nil, &opts)
-	}
-
 	// Holding the read lock for the call keeps Close from tearing the runtime down under it.
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -191,6 +186,12 @@ func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validato
 	in, err := e.get(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var rest []byte
+	if !emptyOptions(&opts) {
+		// Encoded into the instance's buffer, which no other call uses meanwhile.
+		rest = validator.AppendOptions(in.opts[:0], &opts)
+		in.opts = rest
 	}
 	out, err := in.call(ctx, command, rest)
 	if err != nil {
@@ -247,6 +248,8 @@ type instance struct {
 	// stderr is where the module explains a refused call; it is reset before each call.
 	stderr bytes.Buffer
 	stack  [3]uint64
+	// opts is the buffer options are encoded in, reused from call to call.
+	opts []byte
 	// reqPtr is the module buffer requests are written to, reqCap its size; 0 until the first
 	// call.
 	reqPtr, reqCap uint32

@@ -47,7 +47,7 @@
 // buffer, len exceeds it, the request is not that JSON object, or the validator panicked. These
 // are host bugs or validator bugs, not invalid commands: an invalid command is a response with
 // "valid": false. A panic is recovered so that the instance stays usable. Responses are
-// validator.Result.AppendJSON, which is json.Marshal's bytes without reflection.
+// validator.AppendValidateJSON, which is json.Marshal's bytes of the Result without reflection.
 //
 // Buffers are Go slices held in a table until freed. Go's garbage collector does not move
 // objects, so an address stays valid while its buffer is in the table. The module is not

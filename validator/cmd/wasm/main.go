@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"unsafe"
 )
 
@@ -13,10 +15,42 @@ import (
 // instead of read.
 var buffers = map[uint32][]byte{}
 
-// A validation allocates a few kilobytes on a live heap of a few megabytes; collecting at four
-// times the live heap rather than twice halves the collections, which in WASM cost more than the
-// memory (an instance is capped at 64 MiB by its host). Measured: about 15% more validations/s.
+// A validation allocates a few hundred bytes on a live heap of a few megabytes. The collector's
+// own pacing is costly in WASM: with one thread and no preemption its mark workers rarely run,
+// so a cycle stays open for thousands of validations, all of them paying write barriers and
+// marking what they allocate. So the module collects by itself, between calls, each time
+// gcEvery more bytes have been allocated: runtime.GC marks to the end at once, and the
+// validations in between run with no cycle open (measured: about 12% more validations/s). The
+// pacer stays, at four times the live heap, as the bound should a call allocate far more than
+// usual (an instance is capped at 64 MiB by its host).
 func init() { debug.SetGCPercent(400) }
+
+// gcEvery is how many bytes the module allocates between the collections it runs, checked every
+// gcCheckCalls calls (reading the counter costs about as much as a small validation).
+const (
+	gcEvery      = 4 << 20
+	gcCheckCalls = 32
+)
+
+var (
+	calls      uint32
+	allocated  = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocsAtGC uint64
+)
+
+// afterCall runs a collection when gcEvery bytes have been allocated since the last one.
+func afterCall() {
+	if calls++; calls%gcCheckCalls != 0 {
+		return
+	}
+	metrics.Read(allocated)
+	if allocated[0].Value.Uint64()-allocsAtGC < gcEvery {
+		return
+	}
+	runtime.GC()
+	metrics.Read(allocated)
+	allocsAtGC = allocated[0].Value.Uint64()
+}
 
 // main never runs: a c-shared wasip1 build is a reactor whose entry point is _initialize.
 // The linker still wants a main.main.
@@ -51,6 +85,7 @@ func validate(ptr, length uint32) uint64 {
 		fmt.Fprintf(os.Stderr, "validator.wasm: validate: %v\n", err)
 		return 0
 	}
+	afterCall()
 	return uint64(keep(out))<<32 | uint64(len(out))
 }
 
@@ -75,6 +110,7 @@ func check(ptr, commandLen, restLen uint32) uint64 {
 		fmt.Fprintf(os.Stderr, "validator.wasm: check: %v\n", err)
 		return 0
 	}
+	afterCall()
 	return uint64(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(out)))))<<32 | uint64(len(out))
 }
 

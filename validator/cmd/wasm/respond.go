@@ -54,8 +54,7 @@ func respond(req []byte) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("validator panicked on %q: %v", *r.Command, p)
 		}
 	}()
-	res := validator.Validate(*r.Command, r.Options)
-	return res.AppendJSON(nil), nil
+	return validator.AppendValidateJSON(nil, *r.Command, r.Options), nil
 }
 
 // checkRequest answers check: command is the command's bytes, rest the options in the compact
@@ -98,6 +97,5 @@ func checkRequest(dst, command, rest []byte) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("validator panicked on %q: %v", cmd, p)
 		}
 	}()
-	res := validator.Validate(cmd, opts)
-	return res.AppendJSON(dst), nil
+	return validator.AppendValidateJSON(dst, cmd, opts), nil
 }
