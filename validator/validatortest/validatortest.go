@@ -137,7 +137,12 @@ func readJSONL[T any](name string) ([]T, error) {
 
 // BuildWASM builds validator.wasm from the current sources, once per test binary, as `make wasm`
 // does, so engines are never checked against a stale module and `go test` needs no build step.
+// MEDIAJOBS_TEST_WASM names a module built elsewhere instead, for test binaries copied to a
+// machine with no Go toolchain (it must be built from the same sources).
 var BuildWASM = sync.OnceValues(func() ([]byte, error) {
+	if prebuilt := os.Getenv("MEDIAJOBS_TEST_WASM"); prebuilt != "" {
+		return os.ReadFile(prebuilt)
+	}
 	dir, err := os.MkdirTemp("", "validator-wasm")
 	if err != nil {
 		return nil, err
