@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -26,7 +25,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
-	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
 
 // DefaultImage is the image Run uses unless Config.Image names another. It is built from the
@@ -236,31 +234,15 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 	defer cancel()
 	killCtx, kill := context.WithCancel(runCtx)
 	defer kill()
-	watcher, err := workcap.Watch(spec.Dir, workcap.Caps{Bytes: lim.JobBytes, Files: int64(lim.JobFiles)}, kill)
+	watcher, err := sandbox.WatchCaps(spec.Dir, lim, kill)
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
 	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout)
-	if res.ExitCode == 128+int(syscall.SIGXFSZ) && lim.JobBytes < lim.FileSizeBytes {
-		watcher.PassedBytes() // the file-size ulimit is the byte cap; see sandbox.Limits
+	if res, settled, err := sandbox.Settle(ctx, runCtx, res, lim, watcher, "dockersandbox"); settled {
+		return res, err
 	}
-	exceeded, watchErr := watcher.Close()
-	switch {
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("dockersandbox: %w", ctx.Err())
-	case exceeded != nil:
-		res.LimitExceeded = exceeded
-		return res, nil
-	case watchErr != nil:
-		return res, fmt.Errorf("dockersandbox: %w", watchErr)
-	case runCtx.Err() != nil:
-		res.TimedOut = true
-		res.ExitCode = -1
-		return res, nil
-	case runErr != nil:
-		return res, runErr
-	}
-	return res, nil
+	return res, runErr
 }
 
 // runContainer creates, attaches to, starts and waits for one container, killing it when ctx

@@ -348,7 +348,7 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	// The watcher measures the directory before the program starts, so staged inputs are not
 	// counted, and kills the whole sandbox the moment a cap is passed.
-	watcher, err := workcap.Watch(spec.Dir, workcap.Caps{Bytes: lim.JobBytes, Files: int64(lim.JobFiles)}, kill)
+	watcher, err := WatchCaps(spec.Dir, lim, kill)
 	if err != nil {
 		statusW.Close()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -371,22 +371,8 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	if st.exitCode != nil {
 		res.ExitCode = *st.exitCode
 	}
-	if res.ExitCode == 128+int(syscall.SIGXFSZ) && lim.fsizeIsJobBytes() {
-		watcher.PassedBytes()
-	}
-	exceeded, watchErr := watcher.Close()
-	switch {
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("sandbox: %w", ctx.Err())
-	case exceeded != nil:
-		res.LimitExceeded = exceeded
-		return res, nil
-	case watchErr != nil:
-		return res, fmt.Errorf("sandbox: %w", watchErr)
-	case runCtx.Err() != nil:
-		res.TimedOut = true
-		res.ExitCode = -1
-		return res, nil
+	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
+		return res, err
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
@@ -501,6 +487,40 @@ func (sb *Sandbox) addressSpace(lim Limits) string {
 // pass the cap without the job passing it, and the kernel stops that write exactly where the
 // watcher would stop it a little later.
 func (l Limits) fsizeIsJobBytes() bool { return l.JobBytes < l.FileSizeBytes }
+
+// WatchCaps starts watching dir for the job caps of lim (bytes written, files made): it
+// measures dir first, so staged inputs are not counted, and calls kill the moment a cap is
+// passed. Every sandbox implementation runs its program under one.
+func WatchCaps(dir string, lim Limits, kill func()) (*workcap.Watcher, error) {
+	return workcap.Watch(dir, workcap.Caps{Bytes: lim.JobBytes, Files: int64(lim.JobFiles)}, kill)
+}
+
+// Settle closes the caps' watcher of a run that has ended and decides, the same way for every
+// sandbox implementation, whether something other than the program ended it: the caller's
+// context (an error), a cap (LimitExceeded), the watcher failing (an error) or the run's own
+// deadline (TimedOut). settled is false when none did: the program exited by itself, and res
+// stands as the caller measured it. A program killed by the file-size limit while that limit
+// is the job's byte cap counts as passing the cap. name prefixes the errors.
+func Settle(ctx, runCtx context.Context, res Result, lim Limits, w *workcap.Watcher, name string) (_ Result, settled bool, _ error) {
+	if res.ExitCode == 128+int(syscall.SIGXFSZ) && lim.fsizeIsJobBytes() {
+		w.PassedBytes()
+	}
+	exceeded, watchErr := w.Close()
+	switch {
+	case ctx.Err() != nil:
+		return res, true, fmt.Errorf("%s: %w", name, ctx.Err())
+	case exceeded != nil:
+		res.LimitExceeded = exceeded
+		return res, true, nil
+	case watchErr != nil:
+		return res, true, fmt.Errorf("%s: %w", name, watchErr)
+	case runCtx.Err() != nil:
+		res.TimedOut = true
+		res.ExitCode = -1
+		return res, true, nil
+	}
+	return res, false, nil
+}
 
 // WithDefaults fills the zero fields of l with the defaults for a run of timeout; other
 // sandbox implementations apply the same limits through it.
