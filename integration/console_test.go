@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,11 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mediajobs/mediajobs/apps/web/browsertest"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
-
-// chromiumPath is Debian's chromium, which `make deps` installs.
-const chromiumPath = "/usr/bin/chromium"
 
 // consoleBundle is one server, one account and one headless Chromium on the console.
 type consoleBundle struct {
@@ -34,9 +31,6 @@ type consoleBundle struct {
 
 func setupConsole(t *testing.T) *consoleBundle {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s is not installed (make deps installs Debian's chromium); the console is not tested in a browser", chromiumPath)
-	}
 	wasm, err := validatortest.BuildWASM()
 	if err != nil {
 		t.Fatal(err)
@@ -52,30 +46,8 @@ func setupConsole(t *testing.T) *consoleBundle {
 	acct := createAccount(t, s, "pro")
 	b := &consoleBundle{s: s, c: newClient(t, s, acct.APIKey), key: acct.APIKey, recv: recv}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.WindowSize(1280, 900),
-		// The machine has no network: keep Chromium from trying to reach Google's services.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-	)
-	t.Cleanup(cancelAlloc)
-	tab, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	// The first action starts the browser, under the tab's own context (not a timeout's).
-	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
+	tab := browsertest.Open(t, "the console", chromedp.WindowSize(1280, 900),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"))
 	messages := chromedp.Console(tab)
 	go func() {
 		for m, err := range messages {

@@ -7,7 +7,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0
-	github.com/mediajobs/mediajobs/adapters v0.0.0-00010101000000-000000000000
+	github.com/mediajobs/mediajobs/adapters v0.0.0
+	github.com/mediajobs/mediajobs/apps v0.0.0-00010101000000-000000000000
 	github.com/mediajobs/mediajobs/contracts v0.0.0
 	github.com/mediajobs/mediajobs/core v0.0.0
 	github.com/mediajobs/mediajobs/validator v0.0.0

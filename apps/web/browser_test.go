@@ -3,10 +3,8 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -14,11 +12,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/apps/web/browsertest"
 	"github.com/mediajobs/mediajobs/validator"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
-
-const chromium = "/usr/bin/chromium"
 
 type corpusCase = validatortest.Case
 
@@ -48,9 +45,6 @@ type browserBundle struct {
 // module is running.
 func setupBrowser(t *testing.T) *browserBundle {
 	t.Helper()
-	if _, err := os.Stat(chromium); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s is not installed (make deps installs it); the page is not tested in a browser", chromium)
-	}
 	wasm, err := validatortest.BuildWASM()
 	if err != nil {
 		t.Fatal(err)
@@ -58,26 +52,7 @@ func setupBrowser(t *testing.T) *browserBundle {
 	srv := httptest.NewServer(web.Handler(wasm))
 	t.Cleanup(srv.Close)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		// The machine has no network: keep Chromium from trying to reach Google's services.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
-	// The first action starts the browser; its context must outlive the test, so the timeout
-	// goes on the ready wait only.
+	ctx := browsertest.Open(t, "the playground")
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatalf("open the playground: %v", err)
 	}

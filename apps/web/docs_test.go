@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/apps/web/browsertest"
 	"github.com/mediajobs/mediajobs/contracts"
 )
 
@@ -96,35 +96,12 @@ func TestRedocBundle(t *testing.T) {
 // under the handler's Content-Security-Policy, and finds an operation's heading on the page.
 func TestBrowserDocs(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(chromium); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s is not installed (make deps installs it); the reference is not tested in a browser", chromium)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancel)
-
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
+	ctx := browsertest.Open(t, "the reference")
 	// Script errors (a CSP refusal among them) are reported with the failure.
 	var (
 		mu         sync.Mutex
