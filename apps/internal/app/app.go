@@ -187,21 +187,12 @@ type App struct {
 	closeLimiter func() error
 }
 
-// UseCases are the application's use cases, composed over the adapters.
+// UseCases are the application's use cases, composed over the adapters: those the HTTP API
+// drives, and the ones only the application's own loops and the MCP server use.
 type UseCases struct {
-	Auth      *service.Auth
-	Submit    *service.Submit
-	Jobs      *service.Jobs
-	Cancel    *service.Cancel
-	Batches   *service.Batches
-	Uploads   *service.Uploads
-	Webhooks  *service.Webhooks
+	httpapi.UseCases
 	FanOut    *service.FanOut
-	Credits   *service.Credits
-	Runs      *service.Runs
 	RateLimit *ratelimit.Gate
-	// Idempotency answers repeats of requests that carry an Idempotency-Key.
-	Idempotency *idempotency.Guard
 }
 
 // Open connects the store (running migrations), and composes the service.
@@ -345,8 +336,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		return nil, err
 	}
 	a.UC = uc
-	api := httpapi.New(httpapi.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Cancel: uc.Cancel, Batches: uc.Batches,
-		Uploads: uc.Uploads, Webhooks: uc.Webhooks, Credits: uc.Credits, Types: types, Runs: uc.Runs, Idempotency: uc.Idempotency}, httpapi.Options{
+	api := httpapi.New(uc.UseCases, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL,
 		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
@@ -422,7 +412,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/",
 		Observer: obs}
 	waker := &dispatchHints{runs: runs, bus: a.Bus, log: a.Log}
-	uc := UseCases{Runs: runs, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
+	uc := UseCases{UseCases: httpapi.UseCases{Runs: runs, Types: types}, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
 		return pricing.Limits(acc.Plan).RequestsPerMinute
 	}, a.Log)}
 	var errs []error
