@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,12 +67,9 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage()
 		return 2
 	}
-	positional, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
+	positional, exit, ok := parseCommand(fs, args)
+	if !ok {
+		return exit
 	}
 	want := 1
 	if sub == "list" {

@@ -92,12 +92,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
 	}
-	positional, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
+	positional, exit, ok := parseCommand(fs, args)
+	if !ok {
+		return exit
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mediajobs run: "+format+"\n", a...)
@@ -111,6 +108,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case 1:
 		command = positional[0]
 	default:
+		var err error
 		if command, err = joinArgs(positional); err != nil {
 			return usageErr("%v", err)
 		}

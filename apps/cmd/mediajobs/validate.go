@@ -67,12 +67,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fs.PrintDefaults()
 	}
 
-	positional, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
+	positional, exit, ok := parseCommand(fs, args)
+	if !ok {
+		return exit
 	}
 	if len(positional) != 1 {
 		fmt.Fprintf(stderr, "mediajobs validate: want one command, as one quoted argument; got %d arguments\n\n", len(positional))
@@ -166,6 +163,20 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // parseInterleaved parses flags that come before and after positional arguments, which the flag
 // package alone stops at, so that `validate 'ffmpeg ...' --engine wasm` works. After "--" every
 // argument is positional.
+// parseCommand parses a subcommand's arguments as parseInterleaved does. When the command
+// cannot go on, ok is false and exit is its status: 0 after -h (the usage was printed), 2 after
+// a bad flag (the flag package said which).
+func parseCommand(fs *flag.FlagSet, args []string) (positional []string, exit int, ok bool) {
+	positional, err := parseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, 0, false
+	case err != nil:
+		return nil, 2, false
+	}
+	return positional, 0, true
+}
+
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {

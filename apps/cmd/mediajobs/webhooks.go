@@ -88,13 +88,11 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprint(fs.Output(), webhooksUsage)
 		fs.PrintDefaults()
 	}
-	positional, err := parseInterleaved(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+	positional, exit, ok := parseCommand(fs, args[1:])
+	if !ok {
+		return exit
 	}
-	if err != nil {
-		return 2
-	}
+	var err error
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mediajobs webhooks verify: "+format+"\n", a...)
 		return 2
