@@ -164,9 +164,13 @@ func fleetOn(t testing.TB, tr transport, b backend) (*server, string) {
 		return srv, srv.Base
 	}
 	requireNATS(t)
-	control := "nats://127.0.0.1:4222?stream=IT_" + strings.ToUpper(randomHex(6))
+	control := natsControl()
 	return fleetServer(t, b, map[string]string{"MEDIAJOBS_RUNNER_BROKER": control}), control
 }
+
+// natsControl is the broker URL of a JetStream stream of its own, so that tests running at
+// once never answer each other's workers.
+func natsControl() string { return "nats://127.0.0.1:4222?stream=IT_" + strings.ToUpper(randomHex(6)) }
 
 // requireNATS skips the test when no NATS server answers on its loopback port.
 func requireNATS(t testing.TB) {

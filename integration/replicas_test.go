@@ -1,11 +1,9 @@
 package integration
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
 )
@@ -28,11 +26,7 @@ func TestCancelAcrossReplicas(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if tt.busURL != "" {
-				if c, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second); err != nil {
-					t.Skipf("no NATS on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
-				} else {
-					_ = c.Close()
-				}
+				requireNATS(t)
 			}
 			marker := "replica_" + randomHex(6) + ".mp4"
 			// Registered first, so it runs after both servers have stopped: nothing outlives the test.

@@ -71,7 +71,7 @@ func testScaleOut(t *testing.T, tr transport) {
 	}
 	control := lb.URL()
 	if tr == transportNATS {
-		control = "nats://127.0.0.1:4222?stream=IT_" + strings.ToUpper(randomHex(6))
+		control = natsControl()
 		env["MEDIAJOBS_RUNNER_BROKER"] = control
 	}
 	a := startServer(t, serverOpts{Backend: postgresBackend, Unthrottled: true, Env: env})
@@ -144,7 +144,7 @@ func testScaleOut(t *testing.T, tr transport) {
 	counts := map[string]int{}
 	views := map[string]jobView{}
 	for _, id := range ids {
-		j := cb.waitTerminalFor(id, 3*time.Minute)
+		j := cb.waitWithin(id, "terminal", 3*time.Minute, func(j jobView) bool { return terminal[j.Status] })
 		views[id] = j
 		switch {
 		case j.Status == "complete":
@@ -231,22 +231,6 @@ func testScaleOut(t *testing.T, tr transport) {
 			!objects["accounts/"+acct.AccountID+"/jobs/"+id+"/"+f.File.Path] {
 			t.Errorf("output %s of job %s is not in the bucket", f.File.Path, id)
 		}
-	}
-}
-
-// waitTerminalFor waits up to d for the job to end.
-func (c *client) waitTerminalFor(id string, d time.Duration) jobView {
-	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		j := c.job(id)
-		if terminal[j.Status] {
-			return j
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("job %s still %s after %v", id, j.Status, d)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

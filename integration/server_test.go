@@ -557,14 +557,20 @@ var terminal = map[string]bool{"complete": true, "failed": true, "cancelled": tr
 // waitFor polls the job every 150 ms until cond holds, for at most a minute.
 func (c *client) waitFor(id string, what string, cond func(jobView) bool) jobView {
 	c.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	return c.waitWithin(id, what, 60*time.Second, cond)
+}
+
+// waitWithin is waitFor with a deadline of d.
+func (c *client) waitWithin(id string, what string, d time.Duration, cond func(jobView) bool) jobView {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		j := c.job(id)
 		if cond(j) {
 			return j
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("job %s: not %s after 60 s; last seen %+v", id, what, j)
+			c.t.Fatalf("job %s: not %s after %v; last seen %+v", id, what, d, j)
 		}
 		if terminal[j.Status] {
 			c.t.Fatalf("job %s ended %s before it was %s: %+v %s", id, j.Status, what, j, errorText(j))
