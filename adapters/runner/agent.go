@@ -384,13 +384,9 @@ func (a *Agent) report(l workqueue.Lease, res workqueue.Result, log *slog.Logger
 		if ok, muted := backoff.Log(); ok {
 			log.Warn("runner: report failed; re-sending with backoff", "err", err, "failures", backoff.Failures(), "unlogged", muted)
 		}
-		t := time.NewTimer(backoff.Next())
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Wait(ctx) {
 			log.Error("runner: gave up re-sending a result", "err", err)
 			return
-		case <-t.C:
 		}
 	}
 }

@@ -262,12 +262,8 @@ func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string
 		if _, serr := fd.Seek(0, io.SeekStart); serr != nil {
 			return 0, fmt.Errorf("rewind %s: %w", name, serr)
 		}
-		t := time.NewTimer(backoff.Next())
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !backoff.Wait(ctx) {
 			return 0, err
-		case <-t.C:
 		}
 	}
 }

@@ -4,6 +4,7 @@
 package retry
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -55,4 +56,17 @@ func (b *Backoff) Log() (ok bool, muted int) {
 	}
 	b.lastLog, muted, b.muted = now, b.muted, 0
 	return true, muted
+}
+
+// Wait sleeps for the next backoff, or until ctx ends; it reports whether the wait ran its
+// course (false: ctx ended first).
+func (b *Backoff) Wait(ctx context.Context) bool {
+	t := time.NewTimer(b.Next())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -1,6 +1,7 @@
 package retry_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -46,5 +47,21 @@ func TestLogOncePerInterval(t *testing.T) {
 	now = now.Add(time.Minute)
 	if ok, muted := b.Log(); !ok || muted == 0 {
 		t.Fatalf("after the interval: ok %v, muted %d", ok, muted)
+	}
+}
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	b := retry.New(time.Millisecond, time.Millisecond)
+	if !b.Wait(context.Background()) {
+		t.Fatal("Wait with a live context = false, want true")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if slow := retry.New(time.Hour, time.Hour); slow.Wait(ctx) {
+		t.Fatal("Wait with an ended context = true, want false")
+	}
+	if b.Failures() != 1 {
+		t.Fatalf("Failures = %d after one Wait, want 1", b.Failures())
 	}
 }
