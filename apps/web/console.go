@@ -1,16 +1,12 @@
 package web
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
 	"strings"
-	"time"
 )
 
 // The console is plain ES modules and CSS with no build step, plus hls.js vendored from npm
@@ -35,14 +31,13 @@ const consoleCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; st
 // of the playground beside it. Mount it for "GET /{$}" and ConsolePrefix; it talks to the public
 // API of the same origin only.
 func Console(wasm []byte) http.Handler {
-	files := map[string]docsFile{}
+	files := staticFiles{}
 	add := func(name string, body []byte) {
 		ct := mime.TypeByExtension(path.Ext(name))
 		if strings.HasSuffix(name, "LICENSE") || strings.HasSuffix(name, ".version") {
 			ct = "text/plain; charset=utf-8"
 		}
-		sum := sha256.Sum256(body)
-		files[name] = docsFile{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+		files.add(name, body, ct)
 	}
 	err := fs.WalkDir(consoleFiles, "console", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -77,22 +72,10 @@ func Console(wasm []byte) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			h.Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		if r.URL.Path == ConsolePrefix+"validator.wasm" {
+		if r.URL.Path == ConsolePrefix+"validator.wasm" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			wasmFile.ServeHTTP(w, r)
 			return
 		}
-		f, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		h.Set("Content-Type", f.contentType)
-		h.Set("ETag", f.etag)
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+		files.serve(w, r, r.URL.Path)
 	})
 }

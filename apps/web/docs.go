@@ -35,17 +35,40 @@ type docsFile struct {
 	etag        string
 }
 
+// staticFiles are files served from memory by path, each with a hash of its body as its ETag.
+type staticFiles map[string]docsFile
+
+func (fs staticFiles) add(name string, body []byte, contentType string) {
+	sum := sha256.Sum256(body)
+	fs[name] = docsFile{body: body, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+}
+
+// serve answers a GET or HEAD of name (405 for other methods, 404 for an unknown name), with
+// conditional requests and ranges handled by http.ServeContent.
+func (fs staticFiles) serve(w http.ResponseWriter, r *http.Request, name string) {
+	h := w.Header()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	f, ok := fs[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h.Set("Content-Type", f.contentType)
+	h.Set("ETag", f.etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+}
+
 // Docs serves the API reference: the page at its root and, beside it, openapiJSON (the document
 // GET /openapi.json serves) at /openapi.json, which the page renders. The page refers to its
 // files by relative URLs, so mount it under a prefix with http.StripPrefix; a request for the
 // prefix without its trailing slash must be redirected to it (ServeMux does this for a
 // "/docs/" pattern).
 func Docs(openapiJSON []byte) http.Handler {
-	files := map[string]docsFile{}
-	add := func(name string, body []byte, contentType string) {
-		sum := sha256.Sum256(body)
-		files[name] = docsFile{body: body, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
-	}
+	files := staticFiles{}
 	entries, err := docsFiles.ReadDir("docs")
 	if err != nil {
 		// The directory is embedded: reading it cannot fail.
@@ -60,32 +83,20 @@ func Docs(openapiJSON []byte) http.Handler {
 		if strings.HasSuffix(e.Name(), "LICENSE") {
 			ct = "text/plain; charset=utf-8"
 		}
-		add("/"+e.Name(), b, ct)
+		files.add("/"+e.Name(), b, ct)
 	}
 	files["/"] = files["/index.html"]
 	delete(files, "/index.html")
-	add("/openapi.json", bytes.Clone(openapiJSON), "application/json")
+	files.add("/openapi.json", bytes.Clone(openapiJSON), "application/json")
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", docsCSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			h.Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		f, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		h.Set("Content-Type", f.contentType)
-		h.Set("ETag", f.etag)
 		// Revalidate on each load: a new build is seen at once, and an unchanged megabyte of
 		// Redoc costs a 304.
 		h.Set("Cache-Control", "no-cache")
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+		files.serve(w, r, r.URL.Path)
 	})
 }
