@@ -39,11 +39,11 @@ func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
 			return problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
 		}
-		acct, err := a.uc.Auth.Authenticate(req.Context(), strings.TrimSpace(secret))
+		ctx, acct, err := a.uc.Auth.AuthenticateRequest(req.Context(), strings.TrimSpace(secret))
 		if err != nil {
 			return err
 		}
-		return next(w, req.WithContext(context.WithValue(req.Context(), accountKey{}, acct)))
+		return next(w, req.WithContext(context.WithValue(ctx, accountKey{}, acct)))
 	}
 }
 

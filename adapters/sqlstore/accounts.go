@@ -73,20 +73,28 @@ func (s *Store) CreateKey(ctx context.Context, k account.Key) error {
 // It runs on every authenticated request: one indexed join, through a prepared statement (see
 // hot.go), so that it is not parsed anew each time.
 func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, error) {
+	a, k, _, err := s.AccountAndBalanceByKeyHash(ctx, hash)
+	return a, k, err
+}
+
+// AccountAndBalanceByKeyHash is AccountByKeyHash with the account's balance, read in the same
+// statement (service.KeyBalances).
+func (s *Store) AccountAndBalanceByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, int64, error) {
 	stmt, err := s.hot.stmt(ctx, s.r, hotAuth)
 	if err != nil {
-		return account.Account{}, account.Key{}, err
+		return account.Account{}, account.Key{}, 0, err
 	}
 	var (
-		k    keyRow
-		a    accountRow
-		rev  sql.NullTime
-		used sql.NullTime
-		acct time.Time
+		k       keyRow
+		a       accountRow
+		rev     sql.NullTime
+		used    sql.NullTime
+		acct    time.Time
+		balance int64
 	)
-	err = stmt.QueryRowContext(ctx, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Prefix, &k.CreatedAt, &rev, &used, &a.Plan, &acct)
+	err = stmt.QueryRowContext(ctx, hash).Scan(&k.ID, &k.AccountID, &k.Hash, &k.Prefix, &k.CreatedAt, &rev, &used, &a.Plan, &acct, &balance)
 	if err != nil {
-		return account.Account{}, account.Key{}, mapErr("key", err)
+		return account.Account{}, account.Key{}, 0, mapErr("key", err)
 	}
 	if rev.Valid {
 		k.RevokedAt = &rev.Time
@@ -95,7 +103,7 @@ func (s *Store) AccountByKeyHash(ctx context.Context, hash string) (account.Acco
 		k.LastUsedAt = &used.Time
 	}
 	a.ID, a.CreatedAt = k.AccountID, acct
-	return a.account(), k.key(), nil
+	return a.account(), k.key(), balance, nil
 }
 
 // RevokeKey marks an account's key revoked at at; revoking again keeps the first time. A key

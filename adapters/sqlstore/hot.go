@@ -25,8 +25,11 @@ const (
 )
 
 var hotSQL = [hotCount]string{
-	hotAuth: `SELECT k.id, k.account_id, k.hash, k.prefix, k.created_at, k.revoked_at, k.last_used_at, a.plan, a.created_at
-		FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id WHERE k.hash = ? AND k.revoked_at IS NULL`,
+	// The key's account comes with its balance, which the submit gate then need not read.
+	hotAuth: `SELECT k.id, k.account_id, k.hash, k.prefix, k.created_at, k.revoked_at, k.last_used_at, a.plan, a.created_at,
+		COALESCE(b.balance, 0)
+		FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id LEFT JOIN balances AS b ON b.account_id = k.account_id
+		WHERE k.hash = ? AND k.revoked_at IS NULL`,
 	hotSession: `SELECT s.id, s.account_id, s.key_id, s.hash, s.created_at, s.expires_at, a.plan, a.created_at
 		FROM sessions AS s JOIN api_keys AS k ON k.id = s.key_id JOIN accounts AS a ON a.id = s.account_id
 		WHERE s.hash = ? AND k.revoked_at IS NULL`,

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
 )
@@ -169,7 +171,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051", "20261125000001"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -314,6 +316,55 @@ func TestQueueDepth(t *testing.T) {
 			}
 			if d := cmp.Diff(map[job.Class]int{job.ClassCPU: 2, job.ClassGPU: 1}, got); d != "" {
 				t.Errorf("QueueDepth (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// The key lookup reads the account's balance in the same statement, for the submit gate
+// (service.KeyBalances): 0 before the account has a ledger entry, then the running balance; a
+// revoked key is not found, as by AccountByKeyHash.
+func TestAccountAndBalanceByKeyHash(t *testing.T) {
+	t.Parallel()
+	var _ service.KeyBalances = (*sqlstore.Store)(nil)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			acc := account.Account{ID: "acc_1", Plan: account.PlanFree, CreatedAt: now}
+			if err := s.CreateAccount(ctx, acc); err != nil {
+				t.Fatal(err)
+			}
+			secret, k := account.NewKey(acc.ID, "key_1", now)
+			if err := s.CreateKey(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			lookup := func() int64 {
+				t.Helper()
+				a, got, bal, err := s.AccountAndBalanceByKeyHash(ctx, account.HashSecret(secret))
+				if err != nil || a.ID != acc.ID || got.ID != k.ID {
+					t.Fatalf("AccountAndBalanceByKeyHash: %v %v %v", a, got, err)
+				}
+				return bal
+			}
+			if got := lookup(); got != 0 {
+				t.Fatalf("balance before any entry: %d, want 0", got)
+			}
+			for i, amount := range []int64{25, -7} {
+				e := billing.Entry{Key: fmt.Sprintf("e%d", i), AccountID: acc.ID, Kind: billing.KindAdjustment, Amount: amount, CreatedAt: now}
+				if _, err := s.Append(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := lookup(); got != 18 {
+				t.Fatalf("balance after +25 and -7: %d, want 18", got)
+			}
+			if err := s.RevokeKey(ctx, acc.ID, k.ID, now); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, err := s.AccountAndBalanceByKeyHash(ctx, account.HashSecret(secret)); !errors.Is(err, problem.ErrNotFound) {
+				t.Fatalf("a revoked key: %v, want not found", err)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -20,11 +21,21 @@ type AuthPorts struct {
 	Clock    clock.Clock
 }
 
+// KeyBalances is what an account store that also keeps the ledger may offer (the SQL store
+// does): a live key's account together with the account's balance, read in one statement. Auth
+// uses it when its store has it, so that authenticating a submit and the submit gate's balance
+// check cost one read between them.
+type KeyBalances interface {
+	AccountAndBalanceByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, int64, error)
+}
+
 // Auth finds who calls, by a bearer API key or a browser session, and manages an account's
 // keys and sessions.
 type Auth struct {
 	accounts account.Store
 	clock    clock.Clock
+	// balances is accounts, when it reads balances with keys; nil otherwise.
+	balances KeyBalances
 
 	mu sync.Mutex
 	// touched is when this replica last recorded each key's use: a key is written at most
@@ -37,7 +48,8 @@ func NewAuth(p AuthPorts) (*Auth, error) {
 	if err := need("Auth", port{"an account store", p.Accounts}, port{"a clock", p.Clock}); err != nil {
 		return nil, err
 	}
-	return &Auth{accounts: p.Accounts, clock: p.Clock, touched: map[string]time.Time{}}, nil
+	balances, _ := p.Accounts.(KeyBalances)
+	return &Auth{accounts: p.Accounts, clock: p.Clock, balances: balances, touched: map[string]time.Time{}}, nil
 }
 
 func unauthorizedKey() error {
@@ -47,29 +59,57 @@ func unauthorizedKey() error {
 // Authenticate finds the account of a bearer API key. Every failure is the same UNAUTHORIZED, so
 // that nothing tells a wrong key from a revoked one.
 func (s *Auth) Authenticate(ctx context.Context, secret string) (account.Account, error) {
-	a, _, err := s.authenticateKey(ctx, secret)
+	a, _, _, err := s.authenticateKey(ctx, secret)
 	return a, err
 }
 
-func (s *Auth) authenticateKey(ctx context.Context, secret string) (account.Account, account.Key, error) {
+// AuthenticateRequest is Authenticate for a request about to be served: where the store read the
+// account's balance with the key, the returned context carries it (billing.WithBalance) for the
+// submit gate. Otherwise it is ctx.
+func (s *Auth) AuthenticateRequest(ctx context.Context, secret string) (context.Context, account.Account, error) {
+	a, _, bal, err := s.authenticateKey(ctx, secret)
+	if err != nil {
+		return ctx, account.Account{}, err
+	}
+	if bal != nil {
+		ctx = billing.WithBalance(ctx, a.ID, *bal)
+	}
+	return ctx, a, nil
+}
+
+// authenticateKey finds the live key of secret and its account, and the account's balance where
+// the store reads it in the same statement (nil otherwise).
+func (s *Auth) authenticateKey(ctx context.Context, secret string) (account.Account, account.Key, *int64, error) {
 	if !strings.HasPrefix(secret, account.SecretPrefix) || len(secret) > 128 {
-		return account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, nil, unauthorizedKey()
 	}
 	hash := account.HashSecret(secret)
-	a, k, err := s.accounts.AccountByKeyHash(ctx, hash)
+	var (
+		a   account.Account
+		k   account.Key
+		bal *int64
+		err error
+	)
+	if s.balances != nil {
+		var b int64
+		a, k, b, err = s.balances.AccountAndBalanceByKeyHash(ctx, hash)
+		bal = &b
+	} else {
+		a, k, err = s.accounts.AccountByKeyHash(ctx, hash)
+	}
 	if errors.Is(err, problem.ErrNotFound) {
-		return account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, nil, unauthorizedKey()
 	}
 	if err != nil {
-		return account.Account{}, account.Key{}, err
+		return account.Account{}, account.Key{}, nil, err
 	}
 	// The store matched on the hash; compare again in constant time so no store's index
 	// behaviour is relied upon.
 	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.RevokedAt != nil {
-		return account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, nil, unauthorizedKey()
 	}
 	s.touch(ctx, k.ID)
-	return a, k, nil
+	return a, k, bal, nil
 }
 
 // touch records a key's use when this replica has not recorded it within the interval. A failed
@@ -105,7 +145,7 @@ type SignedIn struct {
 // also removes the sessions that have expired: sign-ins are rare, and this keeps the table to
 // the live ones without a sweeper of its own.
 func (s *Auth) SignIn(ctx context.Context, secret string) (SignedIn, error) {
-	a, k, err := s.authenticateKey(ctx, secret)
+	a, k, _, err := s.authenticateKey(ctx, secret)
 	if err != nil {
 		return SignedIn{}, err
 	}

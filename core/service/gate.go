@@ -60,10 +60,15 @@ func (g gate) checkPlan(a account.Account, spec jobtype.Spec) error {
 }
 
 // checkBalance is the balance step: the balance must cover need, the least the jobs can cost.
+// The balance is the one read with the request's key where authentication read it
+// (billing.WithBalance), else it is read now.
 func (g gate) checkBalance(ctx context.Context, a account.Account, need int64, what string) error {
-	bal, err := g.Ledger.Balance(ctx, a.ID)
-	if err != nil {
-		return err
+	bal, ok := billing.BalanceFrom(ctx, a.ID)
+	if !ok {
+		var err error
+		if bal, err = g.Ledger.Balance(ctx, a.ID); err != nil {
+			return err
+		}
 	}
 	if bal < need {
 		return fmt.Errorf("%w: %w", billing.ErrInsufficientCredits, problem.Reject(problem.CodeInsufficientCredits,
