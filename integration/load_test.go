@@ -20,6 +20,9 @@ type loadFigures struct {
 	burstAccepted, burstFailed int64
 	burstMedian, burstLast     time.Duration
 	ledgerExact                bool
+	// CPU spent per accepted submit in the sustained run, by the server, PostgreSQL (its
+	// backends) and the load generator: a measure that stays comparable on a busy machine.
+	cpuServer, cpuPostgres, cpuLoad time.Duration
 }
 
 var (
@@ -52,11 +55,15 @@ func BenchmarkSubmitLoad(b *testing.B) {
 			b.ReportMetric(ms(f.burstMedian), "burst-median-ms")
 			b.ReportMetric(ms(f.burstLast), "burst-last-ms")
 			b.ReportMetric(float64(f.burstFailed), "burst-5xx")
+			b.ReportMetric(float64(f.cpuServer.Microseconds()), "server-cpu-µs/op")
+			b.ReportMetric(float64(f.cpuPostgres.Microseconds()), "postgres-cpu-µs/op")
+			b.ReportMetric(float64(f.cpuLoad.Microseconds()), "loadgen-cpu-µs/op")
 			if !ok {
 				b.Logf("%s: POST /jobs from 32 clients for %v: %d accepted = %.0f/s, p50 %v, p99 %v, max %v, %d refused, %d failed; "+
-					"1,000 simultaneous: %d accepted, %d 5xx, median %v, last %v; ledger exact: %v",
+					"1,000 simultaneous: %d accepted, %d 5xx, median %v, last %v; ledger exact: %v; "+
+					"CPU a submit: server %v, PostgreSQL %v, load generator %v",
 					be, f.elapsed.Round(time.Millisecond), f.accepted, rate, f.p50, f.p99, f.max, f.refused, f.failed,
-					f.burstAccepted, f.burstFailed, f.burstMedian, f.burstLast, f.ledgerExact)
+					f.burstAccepted, f.burstFailed, f.burstMedian, f.burstLast, f.ledgerExact, f.cpuServer, f.cpuPostgres, f.cpuLoad)
 			}
 			if f.failed > 0 || f.burstFailed > 0 || !f.ledgerExact {
 				b.Errorf("%s: %d failed, %d failed in the burst, ledger exact %v", be, f.failed, f.burstFailed, f.ledgerExact)
@@ -111,6 +118,7 @@ func runSubmitLoad(b *testing.B, be backend, duration time.Duration) *loadFigure
 		wg        sync.WaitGroup
 		stop      atomic.Bool
 	)
+	cpu0 := srv.cpuUsage()
 	start := time.Now()
 	for range clients {
 		wg.Go(func() {
@@ -136,6 +144,10 @@ func runSubmitLoad(b *testing.B, be backend, duration time.Duration) *loadFigure
 	stop.Store(true)
 	wg.Wait()
 	f.elapsed = time.Since(start)
+	if cpu := srv.cpuUsage(); f.accepted > 0 {
+		per := func(a, b time.Duration) time.Duration { return (b - a) / time.Duration(f.accepted) }
+		f.cpuServer, f.cpuPostgres, f.cpuLoad = per(cpu0.server, cpu.server), per(cpu0.postgres, cpu.postgres), per(cpu0.self, cpu.self)
+	}
 	f.p50, f.p99, f.max = percentile(latencies, 50), percentile(latencies, 99), percentile(latencies, 100)
 
 	// The burst: 1,000 submits released together.
