@@ -172,6 +172,10 @@ func FuzzSplitReference(f *testing.F) {
 		`ffmpeg a#b ~c`, `ffmpeg a~ #`, `ffmpeg "a\\\$x\q" b`, `ffmpeg 'x'y"z"\ w`, `ffmpeg é 'ü' "ß"`,
 		`ffmpeg a$`, `ffmpeg "$"`, `ffmpeg "a$b"`, `ffmpeg a >&b`, `ffmpeg "a` + "`" + `b"`, "ffmpeg \t'a'\t\"b\"",
 		"ffmpeg" + strings.Repeat(" a", MaxArgs+1), "ffmpeg" + strings.Repeat(" a", MaxArgs),
+		// Control characters, which split refuses where it meets them, before or after another
+		// error, in words, quotes and escapes.
+		"ffmpeg 'a\nb'", "ffmpeg \"a\x01\" b", "ffmpeg a\\\x7f", "ffmpeg a; b\r", "ffmpeg 'x\x00",
+		"ffmpeg \x1b$(id)", "ffmpeg \"x\tb\"\n", "\x00ffmpeg", "ffmpeg a\x00b 'c", "ffmpeg a\tb",
 	} {
 		f.Add(c)
 	}
@@ -185,4 +189,13 @@ func FuzzSplitReference(f *testing.F) {
 			t.Fatalf("split(%q) error (-reference +got):\n%s", command, diff)
 		}
 	})
+}
+
+func indexByteFrom(s string, c byte, from int) int {
+	for j := from; j < len(s); j++ {
+		if s[j] == c {
+			return j
+		}
+	}
+	return -1
 }
