@@ -188,6 +188,15 @@ func FuzzSplitReference(f *testing.F) {
 		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
 			t.Fatalf("split(%q) error (-reference +got):\n%s", command, diff)
 		}
+		// In an arena, as AppendValidateJSON splits, the same words.
+		arena := make([]byte, 0, len(command))
+		inArena, inArenaErr := splitAppend(nil, arena, command)
+		if diff := cmp.Diff(want, inArena); diff != "" {
+			t.Fatalf("splitAppend(%q) in an arena, words (-reference +got):\n%s", command, diff)
+		}
+		if diff := cmp.Diff(wantErr, inArenaErr); diff != "" {
+			t.Fatalf("splitAppend(%q) in an arena, error (-reference +got):\n%s", command, diff)
+		}
 	})
 }
 

@@ -3,6 +3,7 @@ package validator
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Layer 1: syntax. The command arrives as one string, written the way a user types it in a
@@ -27,7 +28,7 @@ func syntaxErr(value, format string, a ...any) *Error {
 // split splits a command into words like a POSIX shell (single quotes, double quotes, backslash
 // escapes) and rejects operators, expansions, comments and control characters.
 func split(command string) ([]string, *Error) {
-	return splitAppend(make([]string, 0, 32), command)
+	return splitAppend(make([]string, 0, 32), nil, command)
 }
 
 // Byte classes of the splitter. Most bytes of a command are sPlain, and a run of them is taken in
@@ -84,15 +85,19 @@ var inSingleQuotes = func() (t [256]bool) {
 }()
 
 // splitAppend is split appending the words to words, so that a caller validating many commands
-// can reuse the slice.
-func splitAppend(words []string, command string) ([]string, *Error) {
+// can reuse the slice. With an arena, a slice whose capacity is at least len(command), the words
+// that are not substrings of the command (quoted or escaped ones) are written there and are
+// its bytes rather than copies: no allocation, but they are valid only until the arena is
+// written again. Unquoting never makes the words longer than the command, so the arena is
+// never outgrown.
+func splitAppend(words []string, arena []byte, command string) ([]string, *Error) {
 	if len(command) > MaxCommandBytes {
 		return nil, syntaxErr("", "command is %d bytes, over the %d byte limit", len(command), MaxCommandBytes)
 	}
 	if !utf8.ValidString(command) {
 		return nil, syntaxErr("", "command is not valid UTF-8")
 	}
-	words, err := splitWords(words, command)
+	words, err := splitWords(words, arena, command)
 	if err != nil {
 		// A control character anywhere is the error, even after the one splitWords refused.
 		if e := controlErr(command); e != nil {
@@ -122,9 +127,10 @@ func controlErr(s string) *Error {
 // splitWords is splitAppend after the length and UTF-8 checks. It stops at a control character
 // wherever it meets one, in a word or in quotes, rather than looking for them in a pass of its
 // own first: that pass made the splitter about a third slower under WASM.
-func splitWords(words []string, s string) ([]string, *Error) {
+func splitWords(words []string, arena []byte, s string) ([]string, *Error) {
 	first := len(words)
-	var buf []byte
+	inArena := arena != nil
+	buf := arena[:0]
 	inWord := false
 	// A word without quotes or escapes is a substring of the command and is not copied.
 	verbatim, start := true, 0
@@ -170,7 +176,7 @@ func splitWords(words []string, s string) ([]string, *Error) {
 				if verbatim {
 					words = append(words, s[start:i])
 				} else {
-					words = append(words, string(buf))
+					words = append(words, takeWord(&buf, inArena))
 				}
 				buf = buf[:0]
 				inWord = false
@@ -286,7 +292,7 @@ func splitWords(words []string, s string) ([]string, *Error) {
 		if verbatim {
 			words = append(words, s[start:])
 		} else {
-			words = append(words, string(buf))
+			words = append(words, takeWord(&buf, inArena))
 		}
 	}
 	if len(words) == first {
@@ -299,6 +305,19 @@ func splitWords(words []string, s string) ([]string, *Error) {
 		return nil, syntaxErr("", "command has more than %d arguments", MaxArgs)
 	}
 	return words[first+1:], nil
+}
+
+// takeWord returns the word in buf: a copy, or in an arena its bytes, buf going on after them.
+func takeWord(buf *[]byte, inArena bool) string {
+	if !inArena {
+		return string(*buf)
+	}
+	b := *buf
+	if len(b) == 0 {
+		return ""
+	}
+	*buf = b[len(b):]
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // plainEnd returns the end of the run of word bytes (sPlain, sWordOnly) that starts at s[j].

@@ -173,6 +173,8 @@ func (st *state) run(args []string, opts Options) (format, pattern, compute stri
 type scratch struct {
 	st    state
 	words []string
+	// text is the splitter's arena, for the words that are not substrings of the command.
+	text []byte
 }
 
 // scratchPool holds scratch for AppendValidateJSON. Under WASM, where allocating and collecting
@@ -206,7 +208,10 @@ func AppendValidateJSON(dst []byte, command string, opts Options) []byte {
 	defer scratchPool.Put(sc)
 	sc.reset()
 	var r Result
-	args, err := splitAppend(sc.words, command)
+	if cap(sc.text) < len(command) && len(command) <= MaxCommandBytes {
+		sc.text = make([]byte, 0, len(command))
+	}
+	args, err := splitAppend(sc.words, sc.text, command)
 	if err == nil {
 		var format string
 		if format, _, _, err = sc.st.run(args, opts); err == nil {
