@@ -99,6 +99,8 @@ type state struct {
 	// their memory.
 	nodes []filterNode
 	fopts []filterOption
+	// names are the staged inputs' names, sorted, kept to reuse their memory.
+	names []string
 }
 
 // Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
@@ -140,10 +142,11 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 // run checks the split arguments of a command against every layer after the syntax. st is new,
 // or reset by scratch.reset.
 func (st *state) run(args []string, opts Options) (format, pattern, compute string, err *Error) {
-	names, err := checkOptions(&opts)
+	names, err := checkOptions(&opts, st.names)
 	if err != nil {
 		return "", "", "", err
 	}
+	st.names = names
 	st.opts = opts
 	st.planArgs = append(st.planArgs, args...)
 	if err := st.checkStagedURLs(names); err != nil {
@@ -196,6 +199,7 @@ func (sc *scratch) reset() {
 		inputs:    st.inputs[:0],
 		nodes:     st.nodes[:0],
 		fopts:     st.fopts[:0],
+		names:     st.names[:0],
 	}
 	sc.words = sc.words[:0]
 }
