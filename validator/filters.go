@@ -178,14 +178,23 @@ type filterNode struct {
 // tests every byte, and under WASM a strings.IndexByte per byte cost more than the rest of it.
 func isFilterSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
-// byteSet is a set of bytes, for the terminators of getToken.
-type byteSet [256]bool
+// byteSet is a set of bytes, for the terminators of getToken: inSet marks the bytes of the set,
+// quoteOrEscape the backslash and the single quote, which getToken's fast path also stops at,
+// so that it looks at each byte once.
+type byteSet [256]uint8
+
+const (
+	inSet         = 1
+	quoteOrEscape = 2
+)
 
 func makeByteSet(s string) *byteSet {
 	var t byteSet
 	for i := 0; i < len(s); i++ {
-		t[s[i]] = true
+		t[s[i]] = inSet
 	}
+	t['\\'] |= quoteOrEscape
+	t['\''] |= quoteOrEscape
 	return &t
 }
 
@@ -211,10 +220,17 @@ func getToken(s string, i int, term *byteSet) (string, int) {
 	i = skipSpace(s, i)
 	// Fast path: no quote or escape before the terminator, so the token is a substring.
 	j := i
-	for j < len(s) && s[j] != '\\' && s[j] != '\'' && !term[s[j]] {
+	for len(s)-j >= 4 {
+		w := s[j : j+4]
+		if term[w[0]]|term[w[1]]|term[w[2]]|term[w[3]] != 0 {
+			break
+		}
+		j += 4
+	}
+	for j < len(s) && term[s[j]] == 0 {
 		j++
 	}
-	if j == len(s) || term[s[j]] {
+	if j == len(s) || term[s[j]]&inSet != 0 {
 		e := j
 		for e > i && isFilterSpace(s[e-1]) {
 			e--
@@ -223,7 +239,7 @@ func getToken(s string, i int, term *byteSet) (string, int) {
 	}
 	out := make([]byte, 0, 16)
 	end := 0
-	for i < len(s) && !term[s[i]] {
+	for i < len(s) && term[s[i]]&inSet == 0 {
 		c := s[i]
 		i++
 		switch {

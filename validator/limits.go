@@ -57,8 +57,8 @@ func limitErr(flag, value, format string, a ...any) *Error {
 }
 
 // checkOptions checks the job parameters around the command and returns the staged input names
-// in sorted order.
-func checkOptions(o *Options) ([]string, *Error) {
+// in sorted order, appended to names[:0] (reusing its memory when it has room).
+func checkOptions(o *Options, names []string) ([]string, *Error) {
 	switch o.Compute {
 	case "", "auto", "cpu", "gpu":
 	default:
@@ -68,7 +68,10 @@ func checkOptions(o *Options) ([]string, *Error) {
 		t := strconv.Itoa(o.Timeout)
 		return nil, limitErr("", t, "timeout %s is out of range: 1 to %d seconds", t, MaxTimeout)
 	}
-	names := make([]string, 0, len(o.Inputs))
+	names = names[:0]
+	if cap(names) < len(o.Inputs) {
+		names = make([]string, 0, len(o.Inputs))
+	}
 	for name := range o.Inputs {
 		names = append(names, name)
 	}

@@ -39,14 +39,18 @@ func appendJSONStrings(dst []byte, list []string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// jsonPlain marks the bytes appendJSONString copies as they are: ASCII other than controls, '"',
-// '\\' and the HTML-escaped '<', '>' and '&'. A table rather than six comparisons a byte, which
-// under WASM made the JSON answer about 6% of a validation.
-var jsonPlain = func() (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = true
+// jsonEscape marks, with 1, the bytes appendJSONString does not copy as they are: controls,
+// '"', '\\', the HTML-escaped '<', '>' and '&', and non-ASCII bytes (checked for invalid UTF-8,
+// U+2028 and U+2029). A table rather than six comparisons a byte, which under WASM made the
+// JSON answer about 6% of a validation; numbers rather than booleans, so that four bytes are
+// checked with one OR.
+var jsonEscape = func() (t [256]uint8) {
+	for b := range t {
+		if b < 0x20 || b >= utf8.RuneSelf {
+			t[b] = 1
+		}
 	}
-	t['"'], t['\\'], t['<'], t['>'], t['&'] = false, false, false, false, false
+	t['"'], t['\\'], t['<'], t['>'], t['&'] = 1, 1, 1, 1, 1
 	return t
 }()
 
@@ -57,11 +61,20 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if jsonPlain[s[i]] {
-			i++
-			for i < len(s) && jsonPlain[s[i]] {
-				i++
+		// Four bytes a step while they are plain: under WASM each turn of a loop costs an
+		// indirect jump, and one byte a step made the strings about a fifth slower.
+		for len(s)-i >= 4 {
+			w := s[i : i+4]
+			if jsonEscape[w[0]]|jsonEscape[w[1]]|jsonEscape[w[2]]|jsonEscape[w[3]] != 0 {
+				break
 			}
+			i += 4
+		}
+		if i == len(s) {
+			break
+		}
+		if jsonEscape[s[i]] == 0 {
+			i++
 			continue
 		}
 		b := s[i]

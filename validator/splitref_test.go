@@ -172,6 +172,10 @@ func FuzzSplitReference(f *testing.F) {
 		`ffmpeg a#b ~c`, `ffmpeg a~ #`, `ffmpeg "a\\\$x\q" b`, `ffmpeg 'x'y"z"\ w`, `ffmpeg é 'ü' "ß"`,
 		`ffmpeg a$`, `ffmpeg "$"`, `ffmpeg "a$b"`, `ffmpeg a >&b`, `ffmpeg "a` + "`" + `b"`, "ffmpeg \t'a'\t\"b\"",
 		"ffmpeg" + strings.Repeat(" a", MaxArgs+1), "ffmpeg" + strings.Repeat(" a", MaxArgs),
+		// Control characters, which split refuses where it meets them, before or after another
+		// error, in words, quotes and escapes.
+		"ffmpeg 'a\nb'", "ffmpeg \"a\x01\" b", "ffmpeg a\\\x7f", "ffmpeg a; b\r", "ffmpeg 'x\x00",
+		"ffmpeg \x1b$(id)", "ffmpeg \"x\tb\"\n", "\x00ffmpeg", "ffmpeg a\x00b 'c", "ffmpeg a\tb",
 	} {
 		f.Add(c)
 	}
@@ -184,5 +188,23 @@ func FuzzSplitReference(f *testing.F) {
 		if diff := cmp.Diff(wantErr, gotErr); diff != "" {
 			t.Fatalf("split(%q) error (-reference +got):\n%s", command, diff)
 		}
+		// In an arena, as AppendValidateJSON splits, the same words.
+		arena := make([]byte, 0, len(command))
+		inArena, inArenaErr := splitAppend(nil, arena, command)
+		if diff := cmp.Diff(want, inArena); diff != "" {
+			t.Fatalf("splitAppend(%q) in an arena, words (-reference +got):\n%s", command, diff)
+		}
+		if diff := cmp.Diff(wantErr, inArenaErr); diff != "" {
+			t.Fatalf("splitAppend(%q) in an arena, error (-reference +got):\n%s", command, diff)
+		}
 	})
+}
+
+func indexByteFrom(s string, c byte, from int) int {
+	for j := from; j < len(s); j++ {
+		if s[j] == c {
+			return j
+		}
+	}
+	return -1
 }

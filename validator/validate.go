@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // sprintf is fmt.Sprintf for the verbs the messages use (%s and %q of strings, %d of ints, %c of
@@ -60,7 +61,9 @@ func sprintf(format string, a ...any) string {
 	if n != len(a) {
 		return fmt.Sprintf(format, a...)
 	}
-	return string(buf)
+	// buf is not written again, so the string can be its bytes: one allocation rather than
+	// two, on every refusal.
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 // fileOpts are the per-file options given before an -i or an output name; FFmpeg resets them
@@ -96,6 +99,8 @@ type state struct {
 	// their memory.
 	nodes []filterNode
 	fopts []filterOption
+	// names are the staged inputs' names, sorted, kept to reuse their memory.
+	names []string
 }
 
 // Validate checks an FFmpeg command against the nine layers and, when it is accepted, plans its
@@ -137,10 +142,11 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 // run checks the split arguments of a command against every layer after the syntax. st is new,
 // or reset by scratch.reset.
 func (st *state) run(args []string, opts Options) (format, pattern, compute string, err *Error) {
-	names, err := checkOptions(&opts)
+	names, err := checkOptions(&opts, st.names)
 	if err != nil {
 		return "", "", "", err
 	}
+	st.names = names
 	st.opts = opts
 	st.planArgs = append(st.planArgs, args...)
 	if err := st.checkStagedURLs(names); err != nil {
@@ -170,6 +176,8 @@ func (st *state) run(args []string, opts Options) (format, pattern, compute stri
 type scratch struct {
 	st    state
 	words []string
+	// text is the splitter's arena, for the words that are not substrings of the command.
+	text []byte
 }
 
 // scratchPool holds scratch for AppendValidateJSON. Under WASM, where allocating and collecting
@@ -191,6 +199,7 @@ func (sc *scratch) reset() {
 		inputs:    st.inputs[:0],
 		nodes:     st.nodes[:0],
 		fopts:     st.fopts[:0],
+		names:     st.names[:0],
 	}
 	sc.words = sc.words[:0]
 }
@@ -203,7 +212,10 @@ func AppendValidateJSON(dst []byte, command string, opts Options) []byte {
 	defer scratchPool.Put(sc)
 	sc.reset()
 	var r Result
-	args, err := splitAppend(sc.words, command)
+	if cap(sc.text) < len(command) && len(command) <= MaxCommandBytes {
+		sc.text = make([]byte, 0, len(command))
+	}
+	args, err := splitAppend(sc.words, sc.text, command)
 	if err == nil {
 		var format string
 		if format, _, _, err = sc.st.run(args, opts); err == nil {
