@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -123,15 +124,32 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+// IDs are job_ and 26 characters of [0-9a-v], never repeat, and sort by the millisecond they
+// were made in.
 func TestNewID(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
+	valid := regexp.MustCompile(`^job_[0-9a-v]{26}$`)
+	prev := job.NewID("job")
 	for range 1000 {
 		id := job.NewID("job")
-		if len(id) != len("job_")+26 || seen[id] {
+		if !valid.MatchString(id) || seen[id] {
 			t.Fatalf("bad or repeated id %q", id)
 		}
 		seen[id] = true
+		// The first 9 characters (45 bits) hold all but the last bits of the millisecond:
+		// never earlier than the previous ID's.
+		if id[:4+9] < prev[:4+9] {
+			t.Fatalf("%q made after %q sorts before it", id, prev)
+		}
+		prev = id
+	}
+	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, later := range []time.Duration{time.Millisecond, time.Second, 24 * time.Hour, 100 * 365 * 24 * time.Hour} {
+		before, after := job.NewIDAt("job", at), job.NewIDAt("job", at.Add(later))
+		if after <= before {
+			t.Errorf("%q, made %v later than %q, sorts before it", after, later, before)
+		}
 	}
 }
 

@@ -1,0 +1,4 @@
+package job
+
+// NewIDAt is NewID at a given time.
+var NewIDAt = newID
