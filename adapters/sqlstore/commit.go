@@ -11,9 +11,12 @@ import (
 
 // A commit costs the same for one row as for a hundred: SQLite writes the same pages, and
 // PostgreSQL waits for the same WAL flush. So job Creates that arrive together share one
-// multi-row INSERT in one transaction (group commit): under load, each POST /jobs pays a
-// fraction of a commit, and a burst queues here in memory instead of opening connections.
-// SQLite has one committer (one writer anyway); PostgreSQL a few, so that batches overlap.
+// multi-row INSERT (group commit): under load, each POST /jobs pays a fraction of a commit, and
+// a burst queues here in memory instead of opening connections. There is one committer on both
+// databases: while it commits, the next batch gathers, so batches grow with the load. (Four
+// committers on PostgreSQL made four small batches where one would do: 2,500–2,900 submits/s
+// against 3,300–3,400/s with one, in back-to-back load runs, PostgreSQL spending a third more
+// CPU a submit.)
 const maxBatch = 256
 
 var errClosed = errors.New("sqlstore: store closed")
@@ -29,12 +32,10 @@ type committer struct {
 	wg      sync.WaitGroup
 }
 
-func (s *Store) startCommitter(workers int) {
+func (s *Store) startCommitter() {
 	c := &committer{reqs: make(chan createReq), stopped: make(chan struct{})}
 	s.group = c
-	for range workers {
-		c.wg.Go(c.loop(s))
-	}
+	c.wg.Go(c.loop(s))
 }
 
 func (c *committer) loop(s *Store) func() {

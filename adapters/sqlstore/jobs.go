@@ -169,11 +169,7 @@ func (s *Store) Create(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return err
 	}
-	if s.group != nil {
-		return s.group.create(ctx, r)
-	}
-	_, err = s.w.NewInsert().Model(r).Exec(ctx)
-	return mapErr("create job "+j.ID, err)
+	return s.group.create(ctx, r)
 }
 
 // Get returns a job or problem.ErrNotFound.

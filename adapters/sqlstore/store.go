@@ -35,7 +35,7 @@ type Store struct {
 	// On PostgreSQL both are the same pool.
 	w, r     *bun.DB
 	postgres bool
-	// group batches job Creates into shared transactions on SQLite; nil on PostgreSQL.
+	// group batches job Creates into shared statements (commit.go).
 	group *committer
 	// hot holds the prepared statements of the hottest reads.
 	hot hotStmts
@@ -89,7 +89,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{w: w, r: r}
-	s.startCommitter(1)
+	s.startCommitter()
 	return open(ctx, s)
 }
 
@@ -165,8 +165,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		return nil, fmt.Errorf("sqlstore: connect to postgres: %w", err)
 	}
 	s := &Store{w: db, r: db, postgres: true}
-	// A few committers, each holding at most one connection while it commits a batch.
-	s.startCommitter(min(4, max(1, o.maxConns/4)))
+	s.startCommitter()
 	return open(ctx, s)
 }
 
@@ -180,9 +179,7 @@ func open(ctx context.Context, s *Store) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if s.group != nil {
-		s.group.stop()
-	}
+	s.group.stop()
 	s.hot.close()
 	if s.r == s.w {
 		return s.w.Close()
