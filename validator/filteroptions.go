@@ -150,11 +150,11 @@ func (st *state) checkFilterOption(flag, filter, key string, pos int, value stri
 		}
 	case "w", "width", "h", "height":
 		if sizeFilters[filter] {
-			return checkSideIn(flag, "filter "+filter+" option "+key, value)
+			return checkSideIn(flag, filter, key, value)
 		}
 	case "":
 		if sizeFilters[filter] && pos < 2 {
-			return checkSideIn(flag, "filter "+filter+" size", value)
+			return checkSideIn(flag, filter, "", value)
 		}
 		if filter == "fps" && pos == 0 {
 			if _, ok := parseRate(value); ok {
@@ -166,14 +166,19 @@ func (st *state) checkFilterOption(flag, filter, key string, pos int, value stri
 }
 
 // checkSideIn refuses a literal width or height over MaxFrameSide; expressions (iw/2, -2) are
-// left to FFmpeg.
-func checkSideIn(flag, what, v string) *Error {
+// left to FFmpeg. key is the option's name, "" for a positional size; the message's "filter f
+// option k" is built only for a refusal, as most sides pass (scale=1280:720).
+func checkSideIn(flag, filter, key, v string) *Error {
 	n := 0
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
 			return nil
 		}
 		if n = n*10 + int(v[i]-'0'); n > MaxFrameSide {
+			what := "filter " + filter + " size"
+			if key != "" {
+				what = "filter " + filter + " option " + key
+			}
 			return optionErr(flag, v, "%s %s is over the maximum frame side of %d", what, v, MaxFrameSide)
 		}
 	}

@@ -2,6 +2,7 @@ package validator
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -194,4 +195,30 @@ func loadCommands(tb testing.TB, path string) []string {
 		commands = append(commands, c.Command)
 	}
 	return commands
+}
+
+// FuzzSimpleURL holds parseSimpleURL to url.Parse: where it takes a URL, url.Parse accepts it
+// with the same scheme and path, a host and no user.
+func FuzzSimpleURL(f *testing.F) {
+	for _, s := range []string{
+		"https://cdn.example.com/a/b.mp4", "https://h:8443/x.m3u8?x=1#y", "https://h?a/b.mp4", "https://h#x/y.mp4",
+		"http://localhost:8080/assets/abc/content", "HTTPS://h/a", "https://u@h/a", "https://[::1]/a", "https://h:/a",
+		"https://h/a%20b.mp4", "https://h/a b", "https://h./a", "ftp://h/a?",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		scheme, path, ok := parseSimpleURL(raw)
+		if !ok {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("parseSimpleURL(%q) took a URL url.Parse refuses: %v", raw, err)
+		}
+		if u.Scheme != scheme || u.Path != path || u.Host == "" || u.Hostname() == "" || u.User != nil {
+			t.Fatalf("parseSimpleURL(%q) = %q, %q; url.Parse: scheme %q path %q host %q user %v",
+				raw, scheme, path, u.Scheme, u.Path, u.Host, u.User)
+		}
+	})
 }

@@ -2,6 +2,13 @@ package validator
 
 import (
 	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -22,7 +29,8 @@ func TestSprintf(t *testing.T) {
 		{"%s", nil},
 		{"%s", []any{"a", "b"}},
 		{"%d", []any{"a"}},
-		{"%q", []any{int64(3)}},
+		{"%q", []any{'x'}},
+		{"%c %d", []any{'é', byte(7)}},
 		{"100%", nil},
 	}
 	for _, tt := range tests {
@@ -40,4 +48,80 @@ func FuzzSprintf(f *testing.F) {
 			t.Fatalf("sprintf(%q) = %q, want %q", format, got, want)
 		}
 	})
+}
+
+// TestSprintfArgTypes holds every call of sprintf, and of the message helpers that pass their
+// arguments on to it, to the argument types sprintf takes (string, int, byte, rune): any other
+// panics, the price of its arguments not escaping. The check is on the source, so it covers the
+// messages no test triggers.
+func TestSprintfArgTypes(t *testing.T) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			f, err := parser.ParseFile(fset, n, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	if _, err := conf.Check("validator", fset, files, info); err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(tp types.Type) bool {
+		b, ok := types.Default(tp).(*types.Basic)
+		return ok && (b.Kind() == types.String || b.Kind() == types.Int || b.Kind() == types.Byte || b.Kind() == types.Rune)
+	}
+	calls := 0
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			id, ok := call.Fun.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			fn, ok := info.Uses[id].(*types.Func)
+			if !ok || fn.Pkg() == nil || fn.Pkg().Name() != "validator" {
+				return true
+			}
+			sig := fn.Type().(*types.Signature)
+			params := sig.Params()
+			if !sig.Variadic() || params.Len() < 2 || params.At(params.Len()-2).Name() != "format" {
+				return true
+			}
+			if call.Ellipsis.IsValid() {
+				return true // a helper forwarding its own arguments, checked at its callers
+			}
+			calls++
+			for _, arg := range call.Args[params.Len()-1:] {
+				if tp := info.Types[arg].Type; !allowed(tp) {
+					t.Errorf("%s: %s passes %s to sprintf, which takes string, int, byte and rune arguments only",
+						fset.Position(arg.Pos()), id.Name, tp)
+				}
+			}
+			return true
+		})
+	}
+	if calls < 50 {
+		t.Errorf("found %d calls of sprintf and its helpers; the check is not looking where it should", calls)
+	}
+}
+
+func TestSprintfPanicsOnOtherTypes(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("sprintf took an int64")
+		}
+	}()
+	sprintf("%d", int64(3))
 }

@@ -238,16 +238,16 @@ func CheckStaged(f StagedFile, staged func(name string) bool) *Error {
 	case f.Concat && own != ConcatScript:
 		return stagedErr(f.Name, "input %q is read with -f concat, but a concat list must be named .txt or .ffconcat", f.Name)
 	case own == DASHManifest || own == SDPSession:
-		return stagedErr(f.Name, "input %q is not allowed: %s opens further files or the network", f.Name, own)
+		return stagedErr(f.Name, "input %q is not allowed: %s opens further files or the network", f.Name, own.String())
 	case kind == DASHManifest || kind == SDPSession || kind == IMFComposition:
-		return stagedErr(f.Name, "input %q holds %s, which opens further files or the network; it is not read as an input", f.Name, kind)
+		return stagedErr(f.Name, "input %q holds %s, which opens further files or the network; it is not read as an input", f.Name, kind.String())
 	case f.Concat || ext == "ffconcat" || own == ConcatScript && kind == ConcatScript:
 		return checkListSize(f, func() *Error { return CheckConcatList(f.Name, f.Content, staged) })
 	case own == HLSPlaylist:
 		return checkListSize(f, func() *Error { return CheckPlaylist(f.Name, f.Content, staged) })
 	case kind != NotList:
 		return stagedErr(f.Name, "input %q holds %s, not what its name says; %s is read only under its own name (%s)",
-			f.Name, kind, kind, ownNames[kind])
+			f.Name, kind.String(), kind.String(), ownNames[kind])
 	}
 	return nil
 }
