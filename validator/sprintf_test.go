@@ -52,7 +52,7 @@ func FuzzSprintf(f *testing.F) {
 
 // TestSprintfArgTypes holds every call of sprintf, and of the message helpers that pass their
 // arguments on to it, to the argument types sprintf takes (string, int, byte, rune): any other
-// panics, the price of its arguments not escaping. The check is on the source, so it covers the
+// would print as "?", the price of its arguments not escaping. The check is on the source, so it covers the
 // messages no test triggers.
 func TestSprintfArgTypes(t *testing.T) {
 	fset := token.NewFileSet()
