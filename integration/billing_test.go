@@ -153,6 +153,24 @@ func TestBilling(t *testing.T) {
 			waitProcesses(t, marker, false)
 		})
 
+		t.Run("a balance under the minimum charge is 402 until credits arrive", func(t *testing.T) {
+			t.Parallel()
+			acc := createAccount(t, srv, "free")
+			c := newClient(t, srv, acc.APIKey)
+			var a struct {
+				Balance cost `json:"balance"`
+			}
+			c.do(http.MethodGet, "/account", nil, nil).decode(t, http.StatusOK, &a)
+			credits(t, srv, "adjust", "--account", acc.AccountID, "--amount", strconv.FormatInt(-a.Balance.Amount, 10), "--note", "spent")
+			body := ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=160x120:rate=10 -frames:v 5 out.mp4", nil, nil)
+			if e := c.do(http.MethodPost, "/jobs", body, nil).errorOf(t, http.StatusPaymentRequired); e.Code != "INSUFFICIENT_CREDITS" {
+				t.Fatalf("submit on an empty balance: %+v, want INSUFFICIENT_CREDITS", e)
+			}
+			// Another process adds credits: the next request's key lookup reads the new balance.
+			credits(t, srv, "grant", "--account", acc.AccountID, "--amount", "1", "--note", "top-up")
+			c.submit(body)
+		})
+
 		t.Run("Pro pack purchase gets its bonus", func(t *testing.T) {
 			t.Parallel()
 			acc := createAccount(t, srv, "pro")
