@@ -20,7 +20,7 @@ import "strings"
 const layerOptions = "options"
 
 func optionErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerOptions, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerOptions, flag, value, format, a...)
 }
 
 // freeText are the options, by filter, whose values are text to print or store.

@@ -164,7 +164,7 @@ var filterTable = map[string]*filterSpec{
 var filterIndex = newStrTable(filterTable)
 
 func filterErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerFilters, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerFilters, flag, value, format, a...)
 }
 
 // filterNode is one filter of a graph after graph-level unescaping.

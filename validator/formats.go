@@ -74,7 +74,7 @@ var outputMuxers = map[string]outputMuxer{
 }
 
 func formatErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerFormats, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerFormats, flag, value, format, a...)
 }
 
 func checkInputFormat(name string) *Error {
@@ -125,6 +125,5 @@ func checkEnum(layer, flag, value string, allowed ...string) *Error {
 			return nil
 		}
 	}
-	return &Error{Layer: layer, Flag: flag, Value: value,
-		Message: sprintf("%s %q is not allowed: use one of %s", flag, value, strings.Join(allowed, ", "))}
+	return newError(layer, flag, value, "%s %q is not allowed: use one of %s", flag, value, strings.Join(allowed, ", "))
 }

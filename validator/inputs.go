@@ -21,7 +21,7 @@ import (
 const layerInputs = "inputs"
 
 func inputErr(value, format string, a ...any) *Error {
-	return &Error{Layer: layerInputs, Flag: "-i", Value: value, Message: sprintf(format, a...)}
+	return newError(layerInputs, "-i", value, format, a...)
 }
 
 // playlistExts are extensions that make FFmpeg's HLS, DASH or SDP demuxers open further files
@@ -318,14 +318,14 @@ func (st *state) checkStagedURLs(names []string) *Error {
 			continue
 		}
 		if in.URL == "" {
-			return &Error{Layer: layerInputs, Value: name, Message: sprintf("input %q has neither a url nor content", name)}
+			return newError(layerInputs, "", name, "input %q has neither a url nor content", name)
 		}
 		asset := st.isAssetURL(in.URL)
 		if !asset && !hasHTTPSPrefix(in.URL) {
-			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)}
+			return newError(layerInputs, "", in.URL, "input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)
 		}
 		if why, _ := checkURL(in.URL, !asset); why != "" {
-			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q %s", name, in.URL, why)}
+			return newError(layerInputs, "", in.URL, "input %q url %q %s", name, in.URL, why)
 		}
 		st.downloads = append(st.downloads, Download{URL: in.URL, Name: name})
 	}

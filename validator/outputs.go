@@ -61,7 +61,7 @@ type output struct {
 }
 
 func outputErr(value, format string, a ...any) *Error {
-	return &Error{Layer: layerOutputs, Value: value, Message: sprintf(format, a...)}
+	return newError(layerOutputs, "", value, format, a...)
 }
 
 // inferOutput works out the format and pattern of one output from its name and its -f.

@@ -193,7 +193,7 @@ func extOf(name string) string {
 }
 
 func pathErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerPaths, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerPaths, flag, value, format, a...)
 }
 
 // checkOutputName checks one output of the command: a bare name or a numbered pattern.

@@ -99,7 +99,7 @@ func checkFrameSizeIn(layer, flag, what, v string) *Error {
 		return nil
 	}
 	if w > MaxFrameSide || h > MaxFrameSide {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %s is over the maximum frame size of %dx%d", what, v, MaxFrameSide, MaxFrameSide)}
+		return newError(layer, flag, v, "%s %s is over the maximum frame size of %dx%d", what, v, MaxFrameSide, MaxFrameSide)
 	}
 	return nil
 }
@@ -118,10 +118,10 @@ func checkFrameRateIn(layer, flag, what, v string) *Error {
 	}
 	rate, ok := parseRate(v)
 	if !ok {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %q is not a frame rate", what, v)}
+		return newError(layer, flag, v, "%s %q is not a frame rate", what, v)
 	}
 	if rate > MaxFrameRate {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %s is over the maximum frame rate of %d", what, v, MaxFrameRate)}
+		return newError(layer, flag, v, "%s %s is over the maximum frame rate of %d", what, v, MaxFrameRate)
 	}
 	return nil
 }

@@ -134,3 +134,15 @@ func TestSprintfOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// newError builds the Error sprintf's message would, whether the message fits in its box or not.
+func TestNewError(t *testing.T) {
+	t.Parallel()
+	for _, value := range []string{"-x", strings.Repeat("é\x00", errorText)} {
+		got := newError(layerFlags, "-f", value, "flag %s value %q is %d bytes%c", "-f", value, len(value), byte('!'))
+		want := &Error{Layer: layerFlags, Flag: "-f", Value: value, Message: fmt.Sprintf("flag %s value %q is %d bytes%c", "-f", value, len(value), byte('!'))}
+		if *got != *want {
+			t.Errorf("newError = %+v, want %+v", got, want)
+		}
+	}
+}

@@ -225,7 +225,7 @@ type StagedFile struct {
 func NamedAsList(name string) bool { return listExts[stagedExt(name)] != NotList }
 
 func stagedErr(name, format string, a ...any) *Error {
-	return &Error{Layer: layerStaged, Value: name, Message: sprintf(format, a...)}
+	return newError(layerStaged, "", name, format, a...)
 }
 
 // CheckStaged applies the rules above to one staged file; staged tells whether a name is a
