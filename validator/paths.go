@@ -108,6 +108,9 @@ func patternLen(name string, i int, kind nameKind) int {
 // dashIdentifiers are the identifiers the DASH muxer substitutes in segment name templates.
 var dashIdentifiers = map[string]bool{"RepresentationID": true, "Number": true, "Bandwidth": true, "Time": true, "ext": true}
 
+// dashIdentifierIndex is dashIdentifiers for lookups.
+var dashIdentifierIndex = newStrTable(dashIdentifiers)
+
 // templateLen returns the length of the DASH template at name[i] ('$'): "$Number$",
 // "$Number%05d$", "$$"; 0 when it is not one.
 func templateLen(name string, i int) int {
@@ -120,7 +123,7 @@ func templateLen(name string, i int) int {
 		return 2
 	}
 	id, format, hasFormat := strings.Cut(body, "%")
-	if !dashIdentifiers[id] {
+	if !dashIdentifierIndex.get(id) {
 		return 0
 	}
 	if hasFormat {

@@ -110,10 +110,13 @@ var frameRateNames = map[string]bool{
 	"film": true, "ntsc-film": true,
 }
 
+// frameRateNameIndex is frameRateNames for lookups.
+var frameRateNameIndex = newStrTable(frameRateNames)
+
 // checkFrameRate checks a rate given as a number, a fraction (30000/1001, 30000:1001) or an
 // abbreviation.
 func checkFrameRateIn(layer, flag, what, v string) *Error {
-	if frameRateNames[v] {
+	if frameRateNameIndex.get(v) {
 		return nil
 	}
 	rate, ok := parseRate(v)
