@@ -32,6 +32,8 @@ func TestSprintf(t *testing.T) {
 		{"%q", []any{'x'}},
 		{"%c %d", []any{'é', byte(7)}},
 		{"100%", nil},
+		{"%q and %q", []any{"in_1.mp4 ~!", "tab\there"}},
+		{"%q%q", []any{"", "\x7f\\"}},
 	}
 	for _, tt := range tests {
 		if got, want := sprintf(tt.format, tt.args...), fmt.Sprintf(tt.format, tt.args...); got != want {
