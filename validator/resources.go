@@ -179,7 +179,7 @@ var lavfiSourceIndex = newStrTable(lavfiSources)
 // duration or the graph ends at its shortest input (trim/atrim, shortest=1 on a filter such as
 // overlay, amix duration=shortest, amerge).
 func (st *state) endlessGraph(graph string) string {
-	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	nodes, bad := parseGraphAppend(st.nodes[:0], &st.tokens, graph)
 	st.nodes = nodes[:0]
 	if bad != "" {
 		return ""
@@ -191,7 +191,7 @@ func (st *state) endlessGraph(graph string) string {
 		}
 		var opts []filterOption
 		if n.hasArgs {
-			opts, bad = parseFilterOptionsAppend(st.fopts[:0], n.args)
+			opts, bad = parseFilterOptionsAppend(st.fopts[:0], &st.tokens, n.args)
 			st.fopts = opts[:0]
 			if bad != "" {
 				opts = nil

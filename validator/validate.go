@@ -189,6 +189,10 @@ type state struct {
 	// their memory.
 	nodes []filterNode
 	fopts []filterOption
+	// tokens is getToken's arena for the filter names, arguments and values it unquotes. It is
+	// only appended to during a validation, so those strings stay valid after it; reset keeps
+	// its memory for the next validation of a scratch.
+	tokens []byte
 	// names are the staged inputs' names, sorted, kept to reuse their memory.
 	names []string
 }
@@ -291,6 +295,7 @@ func (sc *scratch) reset() {
 		inputs:    st.inputs[:0],
 		nodes:     st.nodes[:0],
 		fopts:     st.fopts[:0],
+		tokens:    st.tokens[:0],
 		names:     st.names[:0],
 	}
 	sc.words = sc.words[:0]
