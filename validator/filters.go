@@ -489,21 +489,21 @@ func (st *state) checkFileOption(flag, filter string, spec *filterSpec, key, val
 	if use == 0 {
 		return nil
 	}
-	what := "filter " + filter + " option " + key
+	what := subject{"filter ", filter, " option ", key}
 	switch use {
 	case fileRead:
 		return st.checkReadName(layerFilters, flag, what, value)
 	case fileWrite:
 		return st.checkWrittenName(flag, what, value, namePlain)
 	case fileForbid:
-		return filterErr(flag, value, "%s is not allowed", what)
+		return filterErr(flag, value, "%s is not allowed", what.String())
 	case fileFont:
 		if !validFontName(value) {
-			return filterErr(flag, value, "%s %q is not allowed: give a font family name, or a staged fontfile", what, value)
+			return filterErr(flag, value, "%s %q is not allowed: give a font family name, or a staged fontfile", what.String(), value)
 		}
 	case fileModel:
 		if strings.Contains(strings.ToLower(value), "path") {
-			return filterErr(flag, value, "%s %q is not allowed: built-in model versions only", what, value)
+			return filterErr(flag, value, "%s %q is not allowed: built-in model versions only", what.String(), value)
 		}
 	}
 	return nil

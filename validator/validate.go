@@ -424,11 +424,11 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 			st.graphEndless = "source " + src + " in " + flag + " without a duration"
 		}
 	case vWrite:
-		return st.checkWrittenName(flag, flag+" value", v, nameNumbered)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, nameNumbered)
 	case vWritePlain:
-		return st.checkWrittenName(flag, flag+" value", v, namePlain)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, namePlain)
 	case vTemplate:
-		return st.checkWrittenName(flag, flag+" value", v, nameTemplate)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, nameTemplate)
 	case vX26x:
 		return checkX26xParams(flag, v)
 	case vSafe:
@@ -462,7 +462,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 	case vUpdate:
 		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
 	case vRead:
-		return st.checkReadName(layerFlags, flag, flag+" value", v)
+		return st.checkReadName(layerFlags, flag, subject{flag, " value"}, v)
 	case vName:
 		if !validName(v) {
 			return flagErr(flag, v, "%s value %q is not allowed: a name or number only", flag, v)
