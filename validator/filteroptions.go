@@ -20,7 +20,7 @@ import "strings"
 const layerOptions = "options"
 
 func optionErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerOptions, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerOptions, flag, value, format, a...)
 }
 
 // freeText are the options, by filter, whose values are text to print or store.
@@ -113,6 +113,9 @@ var sizeFilters = map[string]bool{
 	"scale2ref": true,
 }
 
+// sizeFilterIndex is sizeFilters for lookups.
+var sizeFilterIndex = newStrTable(sizeFilters)
+
 // rateFilters are the video filters whose rate, r, fps or frame_rate option is a frame rate (an
 // audio source's r is its sample rate).
 var rateFilters = map[string]bool{
@@ -124,6 +127,9 @@ var rateFilters = map[string]bool{
 	"showwaves": true, "showspectrum": true, "showcqt": true, "showfreqs": true,
 	"avectorscope": true, "showvolume": true, "ahistogram": true, "aphasemeter": true,
 }
+
+// rateFilterIndex is rateFilters for lookups.
+var rateFilterIndex = newStrTable(rateFilters)
 
 // checkFilterOption applies the rule to one option of filter n; key is the option's name, or
 // its declared name for a positional value when the filter table knows it ("" otherwise), and
@@ -145,15 +151,15 @@ func (st *state) checkFilterOption(flag, filter, key string, pos int, value stri
 	case "s", "size":
 		return checkFrameSizeIn(layerOptions, flag, "filter "+filter+" option "+key, value)
 	case "r", "rate", "fps", "frame_rate", "framerate":
-		if _, ok := parseRate(value); ok && rateFilters[filter] {
+		if _, ok := parseRate(value); ok && rateFilterIndex.get(filter) {
 			return checkFrameRateIn(layerOptions, flag, "filter "+filter+" option "+key, value)
 		}
 	case "w", "width", "h", "height":
-		if sizeFilters[filter] {
+		if sizeFilterIndex.get(filter) {
 			return checkSideIn(flag, filter, key, value)
 		}
 	case "":
-		if sizeFilters[filter] && pos < 2 {
+		if sizeFilterIndex.get(filter) && pos < 2 {
 			return checkSideIn(flag, filter, "", value)
 		}
 		if filter == "fps" && pos == 0 {

@@ -1,6 +1,9 @@
 package validator
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // Layer 5: filters. Filter graphs (-vf, -af, -filter[:spec], -filter_complex, -lavfi and -f lavfi
 // inputs) are parsed the way libavfilter parses them, with both levels of escaping:
@@ -164,7 +167,7 @@ var filterTable = map[string]*filterSpec{
 var filterIndex = newStrTable(filterTable)
 
 func filterErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerFilters, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerFilters, flag, value, format, a...)
 }
 
 // filterNode is one filter of a graph after graph-level unescaping.
@@ -216,7 +219,12 @@ func skipSpace(s string, i int) int {
 // getToken is av_get_token: it reads from s[i] up to the first byte of term that is neither
 // escaped nor quoted, removes the escapes and quotes, trims leading and unprotected trailing
 // whitespace, and returns the token and the position of the terminator.
-func getToken(s string, i int, term *byteSet) (string, int) {
+//
+// A token with quotes or escapes is written out. With an arena it is written at the arena's end
+// and is its bytes, which are never written again while the arena grows (a full arena is
+// replaced, not reallocated in place): under WASM, allocating each such token was about 0.2
+// allocations a validation, each costing hundreds of nanoseconds. Without one it is a copy.
+func getToken(arena *[]byte, s string, i int, term *byteSet) (string, int) {
 	i = skipSpace(s, i)
 	// Fast path: no quote or escape before the terminator, so the token is a substring.
 	j := i
@@ -237,7 +245,22 @@ func getToken(s string, i int, term *byteSet) (string, int) {
 		}
 		return s[i:e], j
 	}
-	out := make([]byte, 0, 16)
+	if arena == nil {
+		out, end := unquoteToken(make([]byte, 0, 16), s, i, term)
+		return string(out), end
+	}
+	// The token is no longer than what is left of s, so out never outgrows the room made here.
+	a := *arena
+	if cap(a)-len(a) < len(s)-i {
+		a = make([]byte, 0, max(2*cap(a), len(s)-i, 64))
+	}
+	out, end := unquoteToken(a[len(a):], s, i, term)
+	*arena = a[:len(a)+len(out)]
+	return unsafe.String(unsafe.SliceData(out), len(out)), end
+}
+
+// unquoteToken is getToken's slow path, appending the token to out.
+func unquoteToken(out []byte, s string, i int, term *byteSet) ([]byte, int) {
 	end := 0
 	for i < len(s) && term[s[i]]&inSet == 0 {
 		c := s[i]
@@ -263,21 +286,22 @@ func getToken(s string, i int, term *byteSet) (string, int) {
 	for len(out) > end && isFilterSpace(out[len(out)-1]) {
 		out = out[:len(out)-1]
 	}
-	return string(out), i
+	return out, i
 }
 
 // parseGraph splits a filter graph description into its filters, as
 // avfilter_graph_segment_parse does.
 func parseGraph(s string) ([]filterNode, string) {
-	nodes, bad := parseGraphAppend(nil, s)
+	nodes, bad := parseGraphAppend(nil, nil, s)
 	if bad != "" {
 		return nil, bad
 	}
 	return nodes, ""
 }
 
-// parseGraphAppend is parseGraph appending to nodes, so that a validation reuses one slice.
-func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
+// parseGraphAppend is parseGraph appending to nodes, so that a validation reuses one slice, and
+// writing unquoted names and arguments in arena (see getToken).
+func parseGraphAppend(nodes []filterNode, arena *[]byte, s string) ([]filterNode, string) {
 	i := skipSpace(s, 0)
 	if strings.HasPrefix(s[i:], "sws_flags=") {
 		semi := strings.IndexByte(s[i:], ';')
@@ -291,12 +315,12 @@ func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
 		for {
 			i = skipSpace(s, i)
 			var bad string
-			if i, bad = skipLabels(s, i); bad != "" {
+			if i, bad = skipLabels(arena, s, i); bad != "" {
 				return nodes, bad
 			}
 			i = skipSpace(s, i)
 			var name string
-			name, i = getToken(s, i, termFilterName)
+			name, i = getToken(arena, s, i, termFilterName)
 			if at := strings.IndexByte(name, '@'); at >= 0 {
 				name = name[:at]
 			}
@@ -305,12 +329,12 @@ func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
 			}
 			n := filterNode{name: name}
 			if i < len(s) && s[i] == '=' {
-				n.args, i = getToken(s, i+1, termFilterArgs)
+				n.args, i = getToken(arena, s, i+1, termFilterArgs)
 				n.hasArgs = true
 			}
 			nodes = append(nodes, n)
 			i = skipSpace(s, i)
-			if i, bad = skipLabels(s, i); bad != "" {
+			if i, bad = skipLabels(arena, s, i); bad != "" {
 				return nodes, bad
 			}
 			i = skipSpace(s, i)
@@ -333,10 +357,10 @@ func parseGraphAppend(nodes []filterNode, s string) ([]filterNode, string) {
 }
 
 // skipLabels skips "[label]" link names; a label is itself read with av_get_token.
-func skipLabels(s string, i int) (int, string) {
+func skipLabels(arena *[]byte, s string, i int) (int, string) {
 	for i < len(s) && s[i] == '[' {
 		var label string
-		label, i = getToken(s, i+1, termLabel)
+		label, i = getToken(arena, s, i+1, termLabel)
 		if label == "" {
 			return i, "empty link label"
 		}
@@ -356,15 +380,16 @@ type filterOption struct {
 // parseFilterOptions splits filter arguments into options, as process_options does with
 // av_opt_get_key_value(&args, "=", ":", AV_OPT_FLAG_IMPLICIT_KEY, ...).
 func parseFilterOptions(args string) ([]filterOption, string) {
-	opts, bad := parseFilterOptionsAppend(nil, args)
+	opts, bad := parseFilterOptionsAppend(nil, nil, args)
 	if bad != "" {
 		return nil, bad
 	}
 	return opts, ""
 }
 
-// parseFilterOptionsAppend is parseFilterOptions appending to opts.
-func parseFilterOptionsAppend(opts []filterOption, args string) ([]filterOption, string) {
+// parseFilterOptionsAppend is parseFilterOptions appending to opts, writing unquoted values in
+// arena (see getToken).
+func parseFilterOptionsAppend(opts []filterOption, arena *[]byte, args string) ([]filterOption, string) {
 	named := false
 	i := 0
 	for i < len(args) {
@@ -381,13 +406,13 @@ func parseFilterOptionsAppend(opts []filterOption, args string) ([]filterOption,
 			if o.key == "" {
 				return opts, "option with an empty name"
 			}
-			o.value, p = getToken(args, p+1, termOptionValue)
+			o.value, p = getToken(arena, args, p+1, termOptionValue)
 			named = true
 		} else {
 			if named {
 				return opts, "positional value after a named option"
 			}
-			o.value, p = getToken(args, i, termOptionValue)
+			o.value, p = getToken(arena, args, i, termOptionValue)
 		}
 		opts = append(opts, o)
 		if p < len(args) {
@@ -405,7 +430,7 @@ func isKeyChar(c byte) bool {
 
 // checkGraph parses and checks one filter graph given to flag.
 func (st *state) checkGraph(flag, graph string) *Error {
-	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	nodes, bad := parseGraphAppend(st.nodes[:0], &st.tokens, graph)
 	st.nodes = nodes[:0]
 	if bad != "" {
 		return filterErr(flag, graph, "%s has an invalid filter graph: %s", flag, bad)
@@ -430,7 +455,7 @@ func (st *state) checkFilter(flag string, n filterNode) *Error {
 	if !n.hasArgs {
 		return nil
 	}
-	opts, bad := parseFilterOptionsAppend(st.fopts[:0], n.args)
+	opts, bad := parseFilterOptionsAppend(st.fopts[:0], &st.tokens, n.args)
 	st.fopts = opts[:0]
 	if bad != "" {
 		return filterErr(flag, n.args, "filter %q has invalid options: %s", n.name, bad)
@@ -464,21 +489,21 @@ func (st *state) checkFileOption(flag, filter string, spec *filterSpec, key, val
 	if use == 0 {
 		return nil
 	}
-	what := "filter " + filter + " option " + key
+	what := subject{"filter ", filter, " option ", key}
 	switch use {
 	case fileRead:
 		return st.checkReadName(layerFilters, flag, what, value)
 	case fileWrite:
 		return st.checkWrittenName(flag, what, value, namePlain)
 	case fileForbid:
-		return filterErr(flag, value, "%s is not allowed", what)
+		return filterErr(flag, value, "%s is not allowed", what.String())
 	case fileFont:
 		if !validFontName(value) {
-			return filterErr(flag, value, "%s %q is not allowed: give a font family name, or a staged fontfile", what, value)
+			return filterErr(flag, value, "%s %q is not allowed: give a font family name, or a staged fontfile", what.String(), value)
 		}
 	case fileModel:
 		if strings.Contains(strings.ToLower(value), "path") {
-			return filterErr(flag, value, "%s %q is not allowed: built-in model versions only", what, value)
+			return filterErr(flag, value, "%s %q is not allowed: built-in model versions only", what.String(), value)
 		}
 	}
 	return nil

@@ -28,11 +28,25 @@ func TestGetToken(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			got, i := getToken(tt.in, 0, makeByteSet(tt.term))
+			got, i := getToken(nil, tt.in, 0, makeByteSet(tt.term))
 			if got != tt.want || tt.in[i:] != tt.rest {
 				t.Fatalf("getToken(%q, %q) = %q, rest %q; want %q, rest %q", tt.in, tt.term, got, tt.in[i:], tt.want, tt.rest)
 			}
 		})
+	}
+	// In one arena, small enough to be replaced as it fills, every token stays what it was.
+	arena := make([]byte, 0, 4)
+	var got []string
+	for range 20 {
+		for _, tt := range tests {
+			tok, _ := getToken(&arena, tt.in, 0, makeByteSet(tt.term))
+			got = append(got, tok)
+		}
+	}
+	for i, tok := range got {
+		if want := tests[i%len(tests)].want; tok != want {
+			t.Errorf("in an arena, token %d is %q, want %q", i, tok, want)
+		}
 	}
 }
 

@@ -209,7 +209,7 @@ func buildFlagTable(groups []flagGroup) (map[string]*flagSpec, map[string]string
 }
 
 func flagErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerFlags, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerFlags, flag, value, format, a...)
 }
 
 // lookupFlag finds the spec of an option word ("-c:v:0") and checks its stream specifier.

@@ -27,6 +27,9 @@ var inputFormats = map[string]bool{
 	"truehd": true, "mpegvideo": true, "w64": true, "vc1": true, "obu": true, "av1": true,
 }
 
+// inputFormatIndex is inputFormats for lookups.
+var inputFormatIndex = newStrTable(inputFormats)
+
 // outputMuxer describes an output format -f may name: which spec formats (by extension) it
 // writes, the first being the one inferred when the output name has no extension.
 type outputMuxer struct {
@@ -73,19 +76,22 @@ var outputMuxers = map[string]outputMuxer{
 	"stream_segment": {kind: muxSegment},
 }
 
+// outputMuxerIndex is outputMuxers for lookups.
+var outputMuxerIndex = newStrTable(outputMuxers)
+
 func formatErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerFormats, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerFormats, flag, value, format, a...)
 }
 
 func checkInputFormat(name string) *Error {
-	if !inputFormats[name] {
+	if !inputFormatIndex.get(name) {
 		return formatErr("-f", name, "format %q is not allowed as an input format", name)
 	}
 	return nil
 }
 
 func checkOutputFormat(name string) *Error {
-	if _, ok := outputMuxers[name]; !ok {
+	if _, ok := outputMuxerIndex.lookup(name); !ok {
 		return formatErr("-f", name, "format %q is not allowed as an output format", name)
 	}
 	return nil
@@ -93,7 +99,7 @@ func checkOutputFormat(name string) *Error {
 
 // checkSegmentFormat checks -segment_format: a single-file muxer the segments are written in.
 func checkSegmentFormat(name string) *Error {
-	m, ok := outputMuxers[name]
+	m, ok := outputMuxerIndex.lookup(name)
 	if !ok || m.kind != muxSingle {
 		return formatErr("-segment_format", name, "format %q is not allowed as a segment format", name)
 	}
@@ -125,6 +131,5 @@ func checkEnum(layer, flag, value string, allowed ...string) *Error {
 			return nil
 		}
 	}
-	return &Error{Layer: layer, Flag: flag, Value: value,
-		Message: sprintf("%s %q is not allowed: use one of %s", flag, value, strings.Join(allowed, ", "))}
+	return newError(layer, flag, value, "%s %q is not allowed: use one of %s", flag, value, strings.Join(allowed, ", "))
 }

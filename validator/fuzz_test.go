@@ -122,6 +122,10 @@ func FuzzFilterGraph(f *testing.F) {
 
 // FuzzValidate: Validate never panics, answers the same twice, and for any accepted command no
 // file name outside the work directory survives in the plan.
+// fuzzChecker is reused by every run of FuzzValidate, as the WASM module reuses its Checker. Fuzz
+// runs in one process are sequential.
+var fuzzChecker Checker
+
 func FuzzValidate(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		f.Add(c.Command, "s.srt", c.Options.Compute)
@@ -139,8 +143,12 @@ func FuzzValidate(f *testing.F) {
 		if diff := cmp.Diff(r, again); diff != "" {
 			t.Fatalf("Validate(%q) is not deterministic:\n%s", command, diff)
 		}
-		if got, want := AppendValidateJSON(nil, command, opts), r.AppendJSON(nil); string(got) != string(want) {
+		want := r.AppendJSON(nil)
+		if got := AppendValidateJSON(nil, command, opts); string(got) != string(want) {
 			t.Fatalf("AppendValidateJSON(%q)\n got  %s\n want %s", command, got, want)
+		}
+		if got := fuzzChecker.AppendValidateJSON(nil, command, opts); string(got) != string(want) {
+			t.Fatalf("Checker.AppendValidateJSON(%q)\n got  %s\n want %s", command, got, want)
 		}
 		if !r.Valid {
 			if r.Err == nil || r.Error == "" || r.Error != r.Err.Message || r.Plan != nil || r.Args != nil {

@@ -21,12 +21,15 @@ import (
 const layerInputs = "inputs"
 
 func inputErr(value, format string, a ...any) *Error {
-	return &Error{Layer: layerInputs, Flag: "-i", Value: value, Message: sprintf(format, a...)}
+	return newError(layerInputs, "-i", value, format, a...)
 }
 
 // playlistExts are extensions that make FFmpeg's HLS, DASH or SDP demuxers open further files
 // named inside the input, which would bypass every rule here.
 var playlistExts = map[string]bool{"m3u8": true, "m3u": true, "hls": true, "mpd": true, "sdp": true}
+
+// playlistExtIndex is playlistExts for lookups.
+var playlistExtIndex = newStrTable(playlistExts)
 
 // localExts are the extensions a downloaded input keeps in its local name, so that formats
 // FFmpeg recognises by extension (image2, raw streams) still work. Any other extension is
@@ -62,6 +65,9 @@ var localNames = func() map[string][]string {
 	}
 	return m
 }()
+
+// localNameIndex is localNames for lookups.
+var localNameIndex = newStrTable(localNames)
 
 // refusedInput says why an -i value is neither a URL nor a bare name.
 func refusedInput(value, why string) *Error {
@@ -150,7 +156,7 @@ func checkParsedURL(raw, scheme string, hasHost, hasUser, requireHTTPS bool, ext
 			return "contains whitespace or control characters"
 		}
 	}
-	if playlistExts[ext] {
+	if playlistExtIndex.get(ext) {
 		return "is a playlist: HLS, DASH and SDP inputs open further files"
 	}
 	return ""
@@ -204,7 +210,7 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 		return nil
 	}
 	if _, ok := st.opts.Inputs[value]; ok {
-		if playlistExts[extOf(value)] {
+		if playlistExtIndex.get(extOf(value)) {
 			return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
 		}
 		return nil
@@ -213,7 +219,7 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 		if why := checkName(value, nameNumbered); why != "" {
 			return refusedInput(value, why)
 		}
-		if playlistExts[extOf(value)] {
+		if playlistExtIndex.get(extOf(value)) {
 			return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
 		}
 		if !st.stagedSequence(value, fo.startNumber) {
@@ -224,7 +230,7 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 	if why := checkName(value, namePlain); why != "" {
 		return refusedInput(value, why)
 	}
-	if playlistExts[extOf(value)] {
+	if playlistExtIndex.get(extOf(value)) {
 		return inputErr(value, "input %q is not allowed: HLS, DASH and SDP playlists open further files", value)
 	}
 	st.require(value)
@@ -264,9 +270,9 @@ func (st *state) download(raw, ext string) string {
 			return d.Name
 		}
 	}
-	names := localNames[ext]
+	names := localNameIndex.get(ext)
 	if names == nil {
-		names = localNames[""]
+		names = localNameIndex.get("")
 	}
 	for {
 		var name string
@@ -318,14 +324,14 @@ func (st *state) checkStagedURLs(names []string) *Error {
 			continue
 		}
 		if in.URL == "" {
-			return &Error{Layer: layerInputs, Value: name, Message: sprintf("input %q has neither a url nor content", name)}
+			return newError(layerInputs, "", name, "input %q has neither a url nor content", name)
 		}
 		asset := st.isAssetURL(in.URL)
 		if !asset && !hasHTTPSPrefix(in.URL) {
-			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)}
+			return newError(layerInputs, "", in.URL, "input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)
 		}
 		if why, _ := checkURL(in.URL, !asset); why != "" {
-			return &Error{Layer: layerInputs, Value: in.URL, Message: sprintf("input %q url %q %s", name, in.URL, why)}
+			return newError(layerInputs, "", in.URL, "input %q url %q %s", name, in.URL, why)
 		}
 		st.downloads = append(st.downloads, Download{URL: in.URL, Name: name})
 	}

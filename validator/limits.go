@@ -53,7 +53,7 @@ const (
 )
 
 func limitErr(flag, value, format string, a ...any) *Error {
-	return &Error{Layer: layerLimits, Flag: flag, Value: value, Message: sprintf(format, a...)}
+	return newError(layerLimits, flag, value, format, a...)
 }
 
 // checkOptions checks the job parameters around the command and returns the staged input names

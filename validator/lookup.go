@@ -44,15 +44,21 @@ func strHash(s string) uint32 {
 
 // get is m[k] of the map the table was built from.
 func (t *strTable[V]) get(k string) V {
+	v, _ := t.lookup(k)
+	return v
+}
+
+// lookup is v, ok := m[k] of the map the table was built from.
+func (t *strTable[V]) lookup(k string) (V, bool) {
 	i := strHash(k) & t.mask
 	for {
 		s := &t.slots[i]
 		if !s.used {
 			var zero V
-			return zero
+			return zero, false
 		}
 		if s.key == k {
-			return s.val
+			return s.val, true
 		}
 		i = (i + 1) & t.mask
 	}

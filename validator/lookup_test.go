@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,32 @@ func TestStrTables(t *testing.T) {
 		return gpuCodecIndex.get(k) == want
 	})
 	check("lavfi sources", keysOf(lavfiSources), func(k string) bool { return lavfiSourceIndex.get(k) == lavfiSources[k] })
+	boolTables := []struct {
+		name  string
+		m     map[string]bool
+		index *strTable[bool]
+	}{
+		{"playlist exts", playlistExts, playlistExtIndex},
+		{"image formats", imageFormats, imageFormatIndex},
+		{"spec formats", specFormats, specFormatIndex},
+		{"input formats", inputFormats, inputFormatIndex},
+		{"size filters", sizeFilters, sizeFilterIndex},
+		{"rate filters", rateFilters, rateFilterIndex},
+		{"frame rate names", frameRateNames, frameRateNameIndex},
+		{"dash identifiers", dashIdentifiers, dashIdentifierIndex},
+	}
+	for _, tb := range boolTables {
+		check(tb.name, keysOf(tb.m), func(k string) bool { return tb.index.get(k) == tb.m[k] })
+	}
+	check("ext formats", keysOf(extFormats), func(k string) bool { return extFormatIndex.get(k) == extFormats[k] })
+	check("demuxers", keysOf(demuxers), func(k string) bool { return demuxerIndex.get(k) == demuxers[k] })
+	check("list exts", keysOf(listExts), func(k string) bool { return listExtIndex.get(k) == listExts[k] })
+	check("output muxers", keysOf(outputMuxers), func(k string) bool {
+		got, gotOK := outputMuxerIndex.lookup(k)
+		want, wantOK := outputMuxers[k]
+		return gotOK == wantOK && got.kind == want.kind && slices.Equal(got.formats, want.formats)
+	})
+	check("local names", keysOf(localNames), func(k string) bool { return slices.Equal(localNameIndex.get(k), localNames[k]) })
 	if len(probes) < 1000 {
 		t.Fatalf("only %d probes", len(probes))
 	}

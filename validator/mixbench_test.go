@@ -73,7 +73,8 @@ func BenchmarkMix(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkMixPooled is BenchmarkMix through AppendValidateJSON, as the WASM module answers.
+// BenchmarkMixPooled is BenchmarkMix through AppendValidateJSON, which answers as the WASM
+// module's Checker does, from a pool.
 func BenchmarkMixPooled(b *testing.B) {
 	mix := benchMix(b)
 	b.ReportAllocs()

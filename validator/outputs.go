@@ -26,6 +26,9 @@ var specFormats = map[string]bool{
 	"opus": true, "m4a": true, "srt": true, "vtt": true,
 }
 
+// specFormatIndex is specFormats for lookups.
+var specFormatIndex = newStrTable(specFormats)
+
 // extFormats maps output extensions to formats; jpeg is written jpg.
 var extFormats = map[string]string{
 	"mp4": "mp4", "mkv": "mkv", "webm": "webm", "mov": "mov", "avi": "avi", "ts": "ts",
@@ -43,8 +46,14 @@ var extFormats = map[string]string{
 	"m2ts": "ts", "mts": "ts",
 }
 
+// extFormatIndex is extFormats for lookups.
+var extFormatIndex = newStrTable(extFormats)
+
 // imageFormats are the formats an image sequence (a numbered output name) may have.
 var imageFormats = map[string]bool{"png": true, "jpg": true, "bmp": true, "tiff": true, "webp": true}
+
+// imageFormatIndex is imageFormats for lookups.
+var imageFormatIndex = newStrTable(imageFormats)
 
 // Output patterns, as in Plan.Pattern.
 const (
@@ -61,13 +70,13 @@ type output struct {
 }
 
 func outputErr(value, format string, a ...any) *Error {
-	return &Error{Layer: layerOutputs, Value: value, Message: sprintf(format, a...)}
+	return newError(layerOutputs, "", value, format, a...)
 }
 
 // inferOutput works out the format and pattern of one output from its name and its -f.
 func inferOutput(o *output) *Error {
 	ext := extOf(o.name)
-	byExt := extFormats[ext]
+	byExt := extFormatIndex.get(ext)
 	numbered := isNumbered(o.name)
 	if o.opts.format == "" {
 		switch {
@@ -75,7 +84,7 @@ func inferOutput(o *output) *Error {
 			return outputErr(o.name, "cannot infer the output format of %q: use an extension of %s, or -f", o.name, formatList())
 		case byExt == "m3u8" || byExt == "mpd":
 			o.format, o.pattern = byExt, PatternStream
-		case numbered && imageFormats[byExt]:
+		case numbered && imageFormatIndex.get(byExt):
 			o.format, o.pattern = byExt, PatternSet
 		case numbered:
 			return outputErr(o.name, "numbered output %q needs -f segment or an image extension (png, jpg, bmp, tiff, webp)", o.name)
@@ -84,7 +93,7 @@ func inferOutput(o *output) *Error {
 		}
 		return nil
 	}
-	m := outputMuxers[o.opts.format]
+	m := outputMuxerIndex.get(o.opts.format)
 	switch m.kind {
 	case muxHLS, muxDASH:
 		if ext != "" && byExt != m.formats[0] {
@@ -98,9 +107,9 @@ func inferOutput(o *output) *Error {
 		}
 		f := byExt
 		if o.opts.segmentFormat != "" {
-			f = outputMuxers[o.opts.segmentFormat].formats[0]
+			f = outputMuxerIndex.get(o.opts.segmentFormat).formats[0]
 		}
-		if !specFormats[f] {
+		if !specFormatIndex.get(f) {
 			return outputErr(o.name, "cannot infer the segment format of %q: use an extension of %s, or -segment_format", o.name, formatList())
 		}
 		o.format, o.pattern = f, PatternSet
@@ -165,7 +174,7 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 	last := &st.outputs[len(st.outputs)-1]
 	format = last.format
 	if want := st.opts.OutputFormat; want != "" {
-		if !specFormats[want] {
+		if !specFormatIndex.get(want) {
 			return "", "", outputErr(want, "outputFormat %q is not one of %s", want, specFormatList)
 		}
 		got := format

@@ -99,3 +99,16 @@ func TestPathsLayer(t *testing.T) {
 		{name: "filter writes over input", command: "ffmpeg -i a.mp4 -vf ssim=a.mp4 out.mp4", opts: Options{Inputs: map[string]Input{"a.mp4": {URL: testURL}}}, wantMsg: `would overwrite input "a.mp4"`},
 	})
 }
+
+// FuzzCheckName: checkName's fast path answers as the rules one after another do.
+func FuzzCheckName(f *testing.F) {
+	for _, n := range []string{"in.mp4", "a..b", ".x", "-x", "a/b", "seg_%03d.ts", "$Number$.m4s", "é.mp4", "a.", "..", ""} {
+		f.Add(n, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, name string, k uint8) {
+		kind := nameKind(k % 3)
+		if got, want := checkName(name, kind), checkNameSteps(name, kind); got != want {
+			t.Fatalf("checkName(%q, %d) = %q, want %q", name, kind, got, want)
+		}
+	})
+}

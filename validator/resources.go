@@ -99,7 +99,7 @@ func checkFrameSizeIn(layer, flag, what, v string) *Error {
 		return nil
 	}
 	if w > MaxFrameSide || h > MaxFrameSide {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %s is over the maximum frame size of %dx%d", what, v, MaxFrameSide, MaxFrameSide)}
+		return newError(layer, flag, v, "%s %s is over the maximum frame size of %dx%d", what, v, MaxFrameSide, MaxFrameSide)
 	}
 	return nil
 }
@@ -110,18 +110,21 @@ var frameRateNames = map[string]bool{
 	"film": true, "ntsc-film": true,
 }
 
+// frameRateNameIndex is frameRateNames for lookups.
+var frameRateNameIndex = newStrTable(frameRateNames)
+
 // checkFrameRate checks a rate given as a number, a fraction (30000/1001, 30000:1001) or an
 // abbreviation.
 func checkFrameRateIn(layer, flag, what, v string) *Error {
-	if frameRateNames[v] {
+	if frameRateNameIndex.get(v) {
 		return nil
 	}
 	rate, ok := parseRate(v)
 	if !ok {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %q is not a frame rate", what, v)}
+		return newError(layer, flag, v, "%s %q is not a frame rate", what, v)
 	}
 	if rate > MaxFrameRate {
-		return &Error{Layer: layer, Flag: flag, Value: v, Message: sprintf("%s %s is over the maximum frame rate of %d", what, v, MaxFrameRate)}
+		return newError(layer, flag, v, "%s %s is over the maximum frame rate of %d", what, v, MaxFrameRate)
 	}
 	return nil
 }
@@ -176,7 +179,7 @@ var lavfiSourceIndex = newStrTable(lavfiSources)
 // duration or the graph ends at its shortest input (trim/atrim, shortest=1 on a filter such as
 // overlay, amix duration=shortest, amerge).
 func (st *state) endlessGraph(graph string) string {
-	nodes, bad := parseGraphAppend(st.nodes[:0], graph)
+	nodes, bad := parseGraphAppend(st.nodes[:0], &st.tokens, graph)
 	st.nodes = nodes[:0]
 	if bad != "" {
 		return ""
@@ -188,7 +191,7 @@ func (st *state) endlessGraph(graph string) string {
 		}
 		var opts []filterOption
 		if n.hasArgs {
-			opts, bad = parseFilterOptionsAppend(st.fopts[:0], n.args)
+			opts, bad = parseFilterOptionsAppend(st.fopts[:0], &st.tokens, n.args)
 			st.fopts = opts[:0]
 			if bad != "" {
 				opts = nil

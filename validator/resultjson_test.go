@@ -43,16 +43,22 @@ func FuzzAppendJSON(f *testing.F) {
 
 // TestAppendValidateJSON: over the corpus, the real-world commands with and without their inputs
 // and the attacks, in turn so that each call reuses the scratch of the one before, the pooled path
-// answers what Validate does.
+// and a Checker answer what Validate does.
 func TestAppendValidateJSON(t *testing.T) {
 	t.Parallel()
 	var buf []byte
+	var checker Checker
 	for range 2 {
 		for _, c := range benchMix(t) {
-			buf = AppendValidateJSON(buf[:0], c.Command, c.Options)
 			r := Validate(c.Command, c.Options)
-			if want := r.AppendJSON(nil); string(buf) != string(want) {
+			want := r.AppendJSON(nil)
+			buf = AppendValidateJSON(buf[:0], c.Command, c.Options)
+			if string(buf) != string(want) {
 				t.Fatalf("AppendValidateJSON(%q)\n got  %s\n want %s", c.Command, buf, want)
+			}
+			buf = checker.AppendValidateJSON(buf[:0], c.Command, c.Options)
+			if string(buf) != string(want) {
+				t.Fatalf("Checker.AppendValidateJSON(%q)\n got  %s\n want %s", c.Command, buf, want)
 			}
 		}
 	}

@@ -32,6 +32,8 @@ func TestSprintf(t *testing.T) {
 		{"%q", []any{'x'}},
 		{"%c %d", []any{'é', byte(7)}},
 		{"100%", nil},
+		{"%q and %q", []any{"in_1.mp4 ~!", "tab\there"}},
+		{"%q%q", []any{"", "\x7f\\"}},
 	}
 	for _, tt := range tests {
 		if got, want := sprintf(tt.format, tt.args...), fmt.Sprintf(tt.format, tt.args...); got != want {
@@ -131,6 +133,18 @@ func TestSprintfOtherTypes(t *testing.T) {
 	} {
 		if got := sprintf(tt.format, tt.args...); got != tt.want {
 			t.Errorf("sprintf(%q, %v) = %q, want %q", tt.format, tt.args, got, tt.want)
+		}
+	}
+}
+
+// newError builds the Error sprintf's message would, whether the message fits in its box or not.
+func TestNewError(t *testing.T) {
+	t.Parallel()
+	for _, value := range []string{"-x", strings.Repeat("é\x00", errorText)} {
+		got := newError(layerFlags, "-f", value, "flag %s value %q is %d bytes%c", "-f", value, len(value), byte('!'))
+		want := &Error{Layer: layerFlags, Flag: "-f", Value: value, Message: fmt.Sprintf("flag %s value %q is %d bytes%c", "-f", value, len(value), byte('!'))}
+		if *got != *want {
+			t.Errorf("newError = %+v, want %+v", got, want)
 		}
 	}
 }

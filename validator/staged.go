@@ -127,6 +127,9 @@ var demuxers = map[string]string{
 	"ffconcat": "concat",
 }
 
+// demuxerIndex is demuxers for lookups.
+var demuxerIndex = newStrTable(demuxers)
+
 // listExts are the extensions under which a list may be staged, and which list each names.
 // A .txt file may hold a concat list, read with -f concat; as any other text it holds no list.
 var listExts = map[string]ListKind{
@@ -134,15 +137,18 @@ var listExts = map[string]ListKind{
 	"mpd": DASHManifest, "sdp": SDPSession,
 }
 
+// listExtIndex is listExts for lookups.
+var listExtIndex = newStrTable(listExts)
+
 // Demuxer is the FFmpeg demuxer that reads a file named name (a staged name or an image
 // sequence pattern), or "" when its extension names none.
 func Demuxer(name string) string {
-	return demuxers[stagedExt(name)]
+	return demuxerIndex.get(stagedExt(name))
 }
 
 // IsConcatListName tells whether name may be read as a concat list: .txt or .ffconcat.
 func IsConcatListName(name string) bool {
-	return listExts[stagedExt(name)] == ConcatScript
+	return listExtIndex.get(stagedExt(name)) == ConcatScript
 }
 
 func stagedExt(name string) string {
@@ -222,17 +228,17 @@ type StagedFile struct {
 }
 
 // NamedAsList tells whether a staged file of this name is read whole and checked as a list.
-func NamedAsList(name string) bool { return listExts[stagedExt(name)] != NotList }
+func NamedAsList(name string) bool { return listExtIndex.get(stagedExt(name)) != NotList }
 
 func stagedErr(name, format string, a ...any) *Error {
-	return &Error{Layer: layerStaged, Value: name, Message: sprintf(format, a...)}
+	return newError(layerStaged, "", name, format, a...)
 }
 
 // CheckStaged applies the rules above to one staged file; staged tells whether a name is a
 // staged input of the job (the names a list may refer to).
 func CheckStaged(f StagedFile, staged func(name string) bool) *Error {
 	ext := stagedExt(f.Name)
-	own := listExts[ext]
+	own := listExtIndex.get(ext)
 	kind := SniffList(f.Content)
 	switch {
 	case f.Concat && own != ConcatScript:
@@ -351,7 +357,7 @@ func CheckConcatList(name string, content []byte, staged func(string) bool) *Err
 			if e := checkEntry(name, n, words[1], staged); e != nil {
 				return e
 			}
-			if listExts[stagedExt(words[1])] != NotList {
+			if listExtIndex.get(stagedExt(words[1])) != NotList {
 				return stagedErr(name, "%s line %d: entry %q is itself a list; lists do not nest", name, n, words[1])
 			}
 		}

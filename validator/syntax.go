@@ -22,7 +22,7 @@ const (
 const layerSyntax = "syntax"
 
 func syntaxErr(value, format string, a ...any) *Error {
-	return &Error{Layer: layerSyntax, Value: value, Message: sprintf(format, a...)}
+	return newError(layerSyntax, "", value, format, a...)
 }
 
 // split splits a command into words like a POSIX shell (single quotes, double quotes, backslash

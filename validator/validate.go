@@ -18,47 +18,91 @@ import (
 // was about half an allocation per validation, each costing hundreds of nanoseconds under WASM.
 // Only the rare fallback to fmt boxes them again.
 func sprintf(format string, a ...any) string {
-	buf := make([]byte, 0, len(format)+32)
+	buf := appendf(make([]byte, 0, len(format)+32), format, a...)
+	// buf is not written again, so the string can be its bytes: one allocation rather than two.
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
+}
+
+// appendf is sprintf appending to dst.
+func appendf(dst []byte, format string, a ...any) []byte {
+	base := len(dst)
 	n := 0
 	for i := 0; i < len(format); i++ {
-		c := format[i]
-		if c != '%' {
-			buf = append(buf, c)
-			continue
+		// The text up to the next verb in one append: byte by byte, it was a tenth of a refusal
+		// under WASM.
+		j := i
+		for j < len(format) && format[j] != '%' {
+			j++
+		}
+		dst = append(dst, format[i:j]...)
+		if i = j; i == len(format) {
+			break
 		}
 		if i+1 >= len(format) {
-			return fmtSprintf(format, a)
+			return append(dst[:base], fmtSprintf(format, a)...)
 		}
 		i++
 		verb := format[i]
 		if verb == '%' {
-			buf = append(buf, '%')
+			dst = append(dst, '%')
 			continue
 		}
 		if n >= len(a) {
-			return fmtSprintf(format, a)
+			return append(dst[:base], fmtSprintf(format, a)...)
 		}
 		arg := sprintfArg(a[n])
 		n++
 		switch {
 		case arg.kind == argString && verb == 's':
-			buf = append(buf, arg.s...)
+			dst = append(dst, arg.s...)
 		case arg.kind == argString && verb == 'q':
-			buf = strconv.AppendQuote(buf, arg.s)
+			dst = appendQuote(dst, arg.s)
 		case arg.kind == argInt && verb == 'd':
-			buf = strconv.AppendInt(buf, arg.n, 10)
+			dst = strconv.AppendInt(dst, arg.n, 10)
 		case arg.kind == argByte && verb == 'c':
-			buf = append(buf, string(rune(arg.n))...)
+			dst = append(dst, string(rune(arg.n))...)
 		default:
-			return fmtSprintf(format, a)
+			return append(dst[:base], fmtSprintf(format, a)...)
 		}
 	}
 	if n != len(a) {
-		return fmtSprintf(format, a)
+		return append(dst[:base], fmtSprintf(format, a)...)
 	}
-	// buf is not written again, so the string can be its bytes: one allocation rather than
-	// two, on every refusal.
-	return unsafe.String(unsafe.SliceData(buf), len(buf))
+	return dst
+}
+
+// appendQuote is strconv.AppendQuote, which goes rune by rune through utf8 and unicode.IsPrint:
+// a few percent of a validation under WASM, where refusals quote their values. Printable ASCII
+// without '"' or '\\', what most values are, comes out as it is, so it is copied in one append.
+func appendQuote(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, s)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// errorBox is an Error with room for its message. Under WASM each allocation costs hundreds of
+// nanoseconds and about two commands in five of the benchmark mix are refused, so building the
+// refusal in one allocation rather than two (the Error, then its message) matters. errorText
+// holds nine messages in ten of that mix; a longer one is appended elsewhere, as before.
+type errorBox struct {
+	err  Error
+	text [errorText]byte
+}
+
+const errorText = 192
+
+// newError is &Error{layer, flag, value, sprintf(format, a...)} in one allocation, the message
+// living in the same object as the Error while it fits.
+func newError(layer, flag, value, format string, a ...any) *Error {
+	b := &errorBox{err: Error{Layer: layer, Flag: flag, Value: value}}
+	msg := appendf(b.text[:0], format, a...)
+	b.err.Message = unsafe.String(unsafe.SliceData(msg), len(msg))
+	return &b.err
 }
 
 const (
@@ -145,6 +189,10 @@ type state struct {
 	// their memory.
 	nodes []filterNode
 	fopts []filterOption
+	// tokens is getToken's arena for the filter names, arguments and values it unquotes. It is
+	// only appended to during a validation, so those strings stay valid after it; reset keeps
+	// its memory for the next validation of a scratch.
+	tokens []byte
 	// names are the staged inputs' names, sorted, kept to reuse their memory.
 	names []string
 }
@@ -228,10 +276,12 @@ type scratch struct {
 
 // scratchPool holds scratch for AppendValidateJSON. Under WASM, where allocating and collecting
 // cost far more than natively, reusing it halves the allocations of a validation.
-var scratchPool = sync.Pool{New: func() any {
+var scratchPool = sync.Pool{New: func() any { return newScratch() }}
+
+func newScratch() *scratch {
 	// MaxArgs+2 words: "ffmpeg", the arguments, and the one over the limit that split refuses.
 	return &scratch{words: make([]string, 0, MaxArgs+2)}
-}}
+}
 
 // reset empties the scratch, keeping the capacity of its slices.
 func (sc *scratch) reset() {
@@ -245,6 +295,7 @@ func (sc *scratch) reset() {
 		inputs:    st.inputs[:0],
 		nodes:     st.nodes[:0],
 		fopts:     st.fopts[:0],
+		tokens:    st.tokens[:0],
 		names:     st.names[:0],
 	}
 	sc.words = sc.words[:0]
@@ -252,10 +303,29 @@ func (sc *scratch) reset() {
 
 // AppendValidateJSON appends the JSON of Validate(command, opts) to dst, byte for byte what
 // Result.AppendJSON gives, without building the Plan and reusing the memory of earlier calls.
-// It is what the WASM build answers with.
 func AppendValidateJSON(dst []byte, command string, opts Options) []byte {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	return sc.appendValidateJSON(dst, command, opts)
+}
+
+// A Checker validates commands one after another, reusing its memory from each to the next: it
+// is AppendValidateJSON without the pool, for a caller that validates in one goroutine, such as
+// the WASM module, where the pool's pinning and bookkeeping cost about 2% of a validation. The
+// zero value is ready to use; a Checker is not safe for concurrent use.
+type Checker struct {
+	sc *scratch
+}
+
+// AppendValidateJSON is the package's AppendValidateJSON, answered from c's memory.
+func (c *Checker) AppendValidateJSON(dst []byte, command string, opts Options) []byte {
+	if c.sc == nil {
+		c.sc = newScratch()
+	}
+	return c.sc.appendValidateJSON(dst, command, opts)
+}
+
+func (sc *scratch) appendValidateJSON(dst []byte, command string, opts Options) []byte {
 	sc.reset()
 	var r Result
 	if cap(sc.text) < len(command) && len(command) <= MaxCommandBytes {
@@ -354,11 +424,11 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 			st.graphEndless = "source " + src + " in " + flag + " without a duration"
 		}
 	case vWrite:
-		return st.checkWrittenName(flag, flag+" value", v, nameNumbered)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, nameNumbered)
 	case vWritePlain:
-		return st.checkWrittenName(flag, flag+" value", v, namePlain)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, namePlain)
 	case vTemplate:
-		return st.checkWrittenName(flag, flag+" value", v, nameTemplate)
+		return st.checkWrittenName(flag, subject{flag, " value"}, v, nameTemplate)
 	case vX26x:
 		return checkX26xParams(flag, v)
 	case vSafe:
@@ -392,7 +462,7 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 	case vUpdate:
 		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
 	case vRead:
-		return st.checkReadName(layerFlags, flag, flag+" value", v)
+		return st.checkReadName(layerFlags, flag, subject{flag, " value"}, v)
 	case vName:
 		if !validName(v) {
 			return flagErr(flag, v, "%s value %q is not allowed: a name or number only", flag, v)

@@ -68,11 +68,17 @@ type Config struct {
 type Engine struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
-	idle     chan *instance
 	size     int
 
 	mu     sync.RWMutex
 	closed bool
+
+	// idle are the instances waiting for a call, at most maxIdle of them. A slice under a mutex
+	// rather than a buffered channel: a channel operation costs several times an uncontended
+	// lock, and each call does two.
+	idleMu  sync.Mutex
+	idle    []*instance
+	maxIdle int
 }
 
 // The module's exports, as documented in validator/cmd/wasm.
@@ -140,14 +146,15 @@ func newEngine(ctx context.Context, r wazero.Runtime, wasm []byte, cfg Config) (
 	e := &Engine{
 		runtime:  r,
 		compiled: compiled,
-		idle:     make(chan *instance, cfg.Instances),
 		size:     len(wasm),
+		idle:     make([]*instance, 0, cfg.Instances),
+		maxIdle:  cfg.Instances,
 	}
 	in, err := e.instantiate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.idle <- in
+	e.idle = append(e.idle, in)
 	return e, nil
 }
 
@@ -174,18 +181,25 @@ func (e *Engine) Validate(ctx context.Context, command string, opts validator.Op
 // once, straight into the module's memory; options, when there are any, follow in the compact
 // form of validator.AppendOptions, which the module reads without encoding/json.
 func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validator.Options) ([]byte, error) {
+	return e.AppendValidateJSON(ctx, nil, command, opts)
+}
+
+// AppendValidateJSON is ValidateJSON appending the answer to dst, so that a caller answering
+// many commands reuses one buffer, as the native validator.Result.AppendJSON lets it. On an
+// error dst is returned as it was.
+func (e *Engine) AppendValidateJSON(ctx context.Context, dst []byte, command string, opts validator.Options) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	// Holding the read lock for the call keeps Close from tearing the runtime down under it.
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
-		return nil, ErrClosed
+		return dst, ErrClosed
 	}
 	in, err := e.get(ctx)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	var rest []byte
 	if !emptyOptions(&opts) {
@@ -193,12 +207,12 @@ func (e *Engine) ValidateJSON(ctx context.Context, command string, opts validato
 		rest = validator.AppendOptions(in.opts[:0], &opts)
 		in.opts = rest
 	}
-	out, err := in.call(ctx, command, rest)
+	out, err := in.call(ctx, dst, command, rest)
 	if err != nil {
 		// A trap or an interrupted call can leave the instance's heap in any state, so it is
 		// not reused.
 		_ = in.mod.Close(context.WithoutCancel(ctx))
-		return nil, err
+		return dst, err
 	}
 	e.put(ctx, in)
 	return out, nil
@@ -220,22 +234,29 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 func (e *Engine) get(ctx context.Context) (*instance, error) {
-	select {
-	case in := <-e.idle:
+	e.idleMu.Lock()
+	if n := len(e.idle); n > 0 {
+		in := e.idle[n-1]
+		e.idle[n-1] = nil
+		e.idle = e.idle[:n-1]
+		e.idleMu.Unlock()
 		return in, nil
-	default:
-		return e.instantiate(ctx)
 	}
+	e.idleMu.Unlock()
+	return e.instantiate(ctx)
 }
 
 func (e *Engine) put(ctx context.Context, in *instance) {
-	select {
-	case e.idle <- in:
-	default:
-		// The pool is full: more calls ran at once than it keeps. Dropping the instance
-		// without Close would leak it, since the runtime still holds it.
-		_ = in.mod.Close(context.WithoutCancel(ctx))
+	e.idleMu.Lock()
+	if len(e.idle) < e.maxIdle {
+		e.idle = append(e.idle, in)
+		e.idleMu.Unlock()
+		return
 	}
+	e.idleMu.Unlock()
+	// The pool is full: more calls ran at once than it keeps. Dropping the instance without
+	// Close would leak it, since the runtime still holds it.
+	_ = in.mod.Close(context.WithoutCancel(ctx))
 }
 
 // instance is one instantiated module with its exports looked up once.
@@ -281,10 +302,11 @@ func (e *Engine) instantiate(ctx context.Context) (*instance, error) {
 	return in, nil
 }
 
-// call runs one request through check. The request buffer is allocated once and reused while
-// requests fit, and the answer lives in a buffer the module reuses, so a validation is one call
-// into the module, one copy of the command in and one copy of the answer out.
-func (in *instance) call(ctx context.Context, command string, rest []byte) ([]byte, error) {
+// call runs one request through check and appends the answer to dst. The request buffer is
+// allocated once and reused while requests fit, and the answer lives in a buffer the module
+// reuses, so a validation is one call into the module, one copy of the command in and one copy
+// of the answer out.
+func (in *instance) call(ctx context.Context, dst []byte, command string, rest []byte) ([]byte, error) {
 	in.stderr.Reset()
 	n := len(command) + len(rest)
 	if in.reqPtr == 0 || n > int(in.reqCap) {
@@ -312,7 +334,7 @@ func (in *instance) call(ctx context.Context, command string, rest []byte) ([]by
 		return nil, fmt.Errorf("wasmvalidator: response at %#x+%d is outside memory", ptr, size)
 	}
 	// view aliases linear memory, which the next call overwrites.
-	return bytes.Clone(view), nil
+	return append(dst, view...), nil
 }
 
 // grow replaces the request buffer with one of at least n bytes.

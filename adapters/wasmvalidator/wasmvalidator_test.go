@@ -135,6 +135,9 @@ func TestRealWorldAndAttacksMatchNative(t *testing.T) {
 	for _, c := range attacks {
 		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Inputs)})
 	}
+	// AppendValidateJSON appends to one buffer reused from run to run, after a prefix it keeps.
+	const prefix = "answer: "
+	var buf []byte
 	for _, r := range runs {
 		want := nativeJSON(t, r.command, r.opts)
 		got, err := b.engine.ValidateJSON(t.Context(), r.command, r.opts)
@@ -143,6 +146,13 @@ func TestRealWorldAndAttacksMatchNative(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: wasm %s, native %s", r.name, got, want)
+		}
+		buf, err = b.engine.AppendValidateJSON(t.Context(), append(buf[:0], prefix...), r.command, r.opts)
+		if err != nil {
+			t.Fatalf("%s: AppendValidateJSON: %v", r.name, err)
+		}
+		if want := append([]byte(prefix), want...); !bytes.Equal(buf, want) {
+			t.Errorf("%s: AppendValidateJSON gives %s, want %s", r.name, buf, want)
 		}
 	}
 }
@@ -169,6 +179,11 @@ func TestRequestSizes(t *testing.T) {
 		if tt.wantErr {
 			if err == nil {
 				t.Errorf("%s: no error, want one", tt.name)
+			}
+			// On an error AppendValidateJSON gives dst back as it was.
+			dst := []byte("kept")
+			if out, err := b.engine.AppendValidateJSON(t.Context(), dst, tt.command, validator.Options{}); err == nil || string(out) != "kept" {
+				t.Errorf("%s: AppendValidateJSON gives %q, %v; want %q and an error", tt.name, out, err, dst)
 			}
 			continue
 		}
@@ -354,8 +369,10 @@ func BenchmarkNativeVsWazero(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// Each half appends its answers to a buffer it reuses, as a service answering requests
+	// would.
 	var native, wazero time.Duration
-	var buf []byte
+	var buf, wbuf []byte
 	for b.Loop() {
 		start := time.Now()
 		for _, c := range mix {
@@ -365,7 +382,7 @@ func BenchmarkNativeVsWazero(b *testing.B) {
 		native += time.Since(start)
 		start = time.Now()
 		for _, c := range mix {
-			if _, err := e.ValidateJSON(ctx, c.Command, c.Options); err != nil {
+			if wbuf, err = e.AppendValidateJSON(ctx, wbuf[:0], c.Command, c.Options); err != nil {
 				b.Fatal(err)
 			}
 		}
