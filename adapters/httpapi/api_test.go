@@ -294,14 +294,6 @@ func TestValidateEndpointCorpus(t *testing.T) {
 	// Room for the corpus' inline inputs, up to one over the 64 KB limit.
 	b := setup(t, setupOpts{maxJSONBody: 1 << 20})
 	prefix := b.url + "/assets/"
-	real, err := validatortest.RealWorld()
-	if err != nil {
-		t.Fatal(err)
-	}
-	attacks, err := validatortest.Attacks()
-	if err != nil {
-		t.Fatal(err)
-	}
 	corpus, err := validatortest.Corpus()
 	if err != nil {
 		t.Fatal(err)
@@ -310,12 +302,13 @@ func TestValidateEndpointCorpus(t *testing.T) {
 		command string
 		inputs  map[string]validator.Input
 	}
-	var runs []run
-	for _, c := range real {
-		runs = append(runs, run{c.Command, nil}, run{c.Command, validatortest.Staged(c.Staged()).Inputs})
+	shared, err := validatortest.Runs()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range attacks {
-		runs = append(runs, run{c.Command, nil}, run{c.Command, validatortest.Staged(c.Inputs).Inputs})
+	var runs []run
+	for _, r := range shared {
+		runs = append(runs, run{r.Command, r.Options.Inputs})
 	}
 	for _, c := range corpus {
 		// The endpoint takes inputs; compute, timeout and outputFormat are a job's alone, and a

@@ -116,43 +116,28 @@ func TestCorpusMatchesNative(t *testing.T) {
 func TestRealWorldAndAttacksMatchNative(t *testing.T) {
 	t.Parallel()
 	b := setup(t, wasmvalidator.Config{})
-	real, err := validatortest.RealWorld()
+	runs, err := validatortest.Runs()
 	if err != nil {
 		t.Fatal(err)
-	}
-	attacks, err := validatortest.Attacks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type run struct {
-		name, command string
-		opts          validator.Options
-	}
-	var runs []run
-	for _, c := range real {
-		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Staged())})
-	}
-	for _, c := range attacks {
-		runs = append(runs, run{c.Name, c.Command, validator.Options{}}, run{c.Name + " staged", c.Command, validatortest.Staged(c.Inputs)})
 	}
 	// AppendValidateJSON appends to one buffer reused from run to run, after a prefix it keeps.
 	const prefix = "answer: "
 	var buf []byte
 	for _, r := range runs {
-		want := nativeJSON(t, r.command, r.opts)
-		got, err := b.engine.ValidateJSON(t.Context(), r.command, r.opts)
+		want := nativeJSON(t, r.Command, r.Options)
+		got, err := b.engine.ValidateJSON(t.Context(), r.Command, r.Options)
 		if err != nil {
-			t.Fatalf("%s: %v", r.name, err)
+			t.Fatalf("%s: %v", r.Name, err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s: wasm %s, native %s", r.name, got, want)
+			t.Errorf("%s: wasm %s, native %s", r.Name, got, want)
 		}
-		buf, err = b.engine.AppendValidateJSON(t.Context(), append(buf[:0], prefix...), r.command, r.opts)
+		buf, err = b.engine.AppendValidateJSON(t.Context(), append(buf[:0], prefix...), r.Command, r.Options)
 		if err != nil {
-			t.Fatalf("%s: AppendValidateJSON: %v", r.name, err)
+			t.Fatalf("%s: AppendValidateJSON: %v", r.Name, err)
 		}
 		if want := append([]byte(prefix), want...); !bytes.Equal(buf, want) {
-			t.Errorf("%s: AppendValidateJSON gives %s, want %s", r.name, buf, want)
+			t.Errorf("%s: AppendValidateJSON gives %s, want %s", r.Name, buf, want)
 		}
 	}
 }

@@ -100,6 +100,33 @@ func Staged(names []string) validator.Options {
 	return opts
 }
 
+// A Run is one command of the real-world and attack corpora with the options to check it under.
+type Run struct {
+	Name, Command string
+	Options       validator.Options
+}
+
+// Runs is every real-world command and every attack twice: without inputs, and with their
+// names staged ("<name> staged"). The native, WASM and endpoint checks all run it.
+func Runs() ([]Run, error) {
+	real, err := RealWorld()
+	if err != nil {
+		return nil, err
+	}
+	attacks, err := Attacks()
+	if err != nil {
+		return nil, err
+	}
+	var runs []Run
+	for _, c := range real {
+		runs = append(runs, Run{c.Name, c.Command, validator.Options{}}, Run{c.Name + " staged", c.Command, Staged(c.Staged())})
+	}
+	for _, c := range attacks {
+		runs = append(runs, Run{c.Name, c.Command, validator.Options{}}, Run{c.Name + " staged", c.Command, Staged(c.Inputs)})
+	}
+	return runs, nil
+}
+
 // RealWorld reads testdata/realworld.jsonl once.
 var RealWorld = sync.OnceValues(func() ([]RealCase, error) { return readJSONL[RealCase]("realworld.jsonl") })
 
