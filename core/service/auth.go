@@ -59,7 +59,7 @@ func unauthorizedKey() error {
 // Authenticate finds the account of a bearer API key. Every failure is the same UNAUTHORIZED, so
 // that nothing tells a wrong key from a revoked one.
 func (s *Auth) Authenticate(ctx context.Context, secret string) (account.Account, error) {
-	a, _, _, err := s.authenticateKey(ctx, secret)
+	_, a, _, err := s.authenticateKey(ctx, secret)
 	return a, err
 }
 
@@ -67,49 +67,44 @@ func (s *Auth) Authenticate(ctx context.Context, secret string) (account.Account
 // account's balance with the key, the returned context carries it (billing.WithBalance) for the
 // submit gate. Otherwise it is ctx.
 func (s *Auth) AuthenticateRequest(ctx context.Context, secret string) (context.Context, account.Account, error) {
-	a, _, bal, err := s.authenticateKey(ctx, secret)
-	if err != nil {
-		return ctx, account.Account{}, err
-	}
-	if bal != nil {
-		ctx = billing.WithBalance(ctx, a.ID, *bal)
-	}
-	return ctx, a, nil
+	ctx, a, _, err := s.authenticateKey(ctx, secret)
+	return ctx, a, err
 }
 
-// authenticateKey finds the live key of secret and its account, and the account's balance where
-// the store reads it in the same statement (nil otherwise).
-func (s *Auth) authenticateKey(ctx context.Context, secret string) (account.Account, account.Key, *int64, error) {
+// authenticateKey finds the live key of secret and its account. Where the store reads the
+// account's balance in the same statement, the returned context carries it.
+func (s *Auth) authenticateKey(ctx context.Context, secret string) (context.Context, account.Account, account.Key, error) {
 	if !strings.HasPrefix(secret, account.SecretPrefix) || len(secret) > 128 {
-		return account.Account{}, account.Key{}, nil, unauthorizedKey()
+		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	hash := account.HashSecret(secret)
 	var (
-		a   account.Account
-		k   account.Key
-		bal *int64
-		err error
+		a       account.Account
+		k       account.Key
+		balance int64
+		err     error
 	)
 	if s.balances != nil {
-		var b int64
-		a, k, b, err = s.balances.AccountAndBalanceByKeyHash(ctx, hash)
-		bal = &b
+		a, k, balance, err = s.balances.AccountAndBalanceByKeyHash(ctx, hash)
 	} else {
 		a, k, err = s.accounts.AccountByKeyHash(ctx, hash)
 	}
 	if errors.Is(err, problem.ErrNotFound) {
-		return account.Account{}, account.Key{}, nil, unauthorizedKey()
+		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	if err != nil {
-		return account.Account{}, account.Key{}, nil, err
+		return ctx, account.Account{}, account.Key{}, err
 	}
 	// The store matched on the hash; compare again in constant time so no store's index
 	// behaviour is relied upon.
 	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.RevokedAt != nil {
-		return account.Account{}, account.Key{}, nil, unauthorizedKey()
+		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	s.touch(ctx, k.ID)
-	return a, k, bal, nil
+	if s.balances != nil {
+		ctx = billing.WithBalance(ctx, a.ID, balance)
+	}
+	return ctx, a, k, nil
 }
 
 // touch records a key's use when this replica has not recorded it within the interval. A failed
@@ -145,7 +140,7 @@ type SignedIn struct {
 // also removes the sessions that have expired: sign-ins are rare, and this keeps the table to
 // the live ones without a sweeper of its own.
 func (s *Auth) SignIn(ctx context.Context, secret string) (SignedIn, error) {
-	a, k, _, err := s.authenticateKey(ctx, secret)
+	_, a, k, err := s.authenticateKey(ctx, secret)
 	if err != nil {
 		return SignedIn{}, err
 	}
