@@ -8,16 +8,19 @@ import (
 	"github.com/mediajobs/mediajobs/validator"
 )
 
+// nativeJSON is the answer the module must give: the native Validate's, as JSON.
+func nativeJSON(t *testing.T, command string, opts validator.Options) string {
+	t.Helper()
+	b, err := json.Marshal(validator.Validate(command, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestRespond(t *testing.T) {
 	t.Parallel()
-
-	native := func(command string, opts validator.Options) string {
-		b, err := json.Marshal(validator.Validate(command, opts))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	native := func(command string, opts validator.Options) string { return nativeJSON(t, command, opts) }
 
 	tests := []struct {
 		name    string
@@ -88,13 +91,7 @@ func TestRespond(t *testing.T) {
 
 func TestCheckRequest(t *testing.T) {
 	t.Parallel()
-	native := func(command string, opts validator.Options) string {
-		b, err := json.Marshal(validator.Validate(command, opts))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	native := func(command string, opts validator.Options) string { return nativeJSON(t, command, opts) }
 	tests := []struct {
 		name, command, rest string
 		want, wantErr       string
