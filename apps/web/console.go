@@ -27,8 +27,9 @@ const consoleCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; st
 	"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
 // Console serves the web console: its page at "/" and its files under ConsolePrefix, with
-// validator.wasm (wasm, as Handler takes it) at ConsolePrefix+"validator.wasm" and the WASI shim
-// of the playground beside it. Mount it for "GET /{$}" and ConsolePrefix; it talks to the public
+// validator.wasm (wasm, as Handler takes it) at ConsolePrefix+"validator.wasm" and the
+// @mediajobs/validator package's loader, which the playground uses too, under
+// ConsolePrefix+"validator/". Mount it for "GET /{$}" and ConsolePrefix; it talks to the public
 // API of the same origin only.
 func Console(wasm []byte) http.Handler {
 	files := staticFiles{}
@@ -54,13 +55,13 @@ func Console(wasm []byte) http.Handler {
 		// The tree is embedded: walking it cannot fail.
 		panic(err)
 	}
-	// The WASI shim and the validator's loader are the playground's, served here too.
-	for _, shared := range []string{"wasi.js", "validator.js"} {
-		b, err := static.ReadFile("static/" + shared)
+	// The validator package's files are the playground's, served here too.
+	for _, name := range ValidatorPackageFiles {
+		b, err := static.ReadFile("static/validator/" + name)
 		if err != nil {
 			panic(err)
 		}
-		add(ConsolePrefix+shared, b)
+		add(ConsolePrefix+"validator/"+name, b)
 	}
 	files["/"] = files[ConsolePrefix+"index.html"]
 	delete(files, ConsolePrefix+"index.html")

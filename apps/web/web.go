@@ -13,6 +13,15 @@ import (
 //go:embed static
 var static embed.FS
 
+// ValidatorPackageFiles are the files of the @mediajobs/validator package (js/validator/src) that
+// the playground and the console load validator.wasm with, kept in static/validator: go:embed
+// cannot reach outside this module, so the package's files are copied here, and
+// TestValidatorPackageCopy fails when a copy differs from its source. After changing the package,
+// run `go generate ./web` in apps.
+//
+//go:generate sh -c "cp ../../js/validator/src/index.js ../../js/validator/src/wasi.js static/validator/"
+var ValidatorPackageFiles = []string{"index.js", "wasi.js"}
+
 // WASMPath is where the page fetches validator.wasm, relative to the Handler's root.
 const WASMPath = "/validator.wasm"
 

@@ -23,7 +23,8 @@ func TestHandler(t *testing.T) {
 	}{
 		{name: "page", wasm: wasm, path: "/", want: http.StatusOK, wantType: "text/html", wantBody: `id="command"`},
 		{name: "script", wasm: wasm, path: "/playground.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "mediajobsValidate"},
-		{name: "shim", wasm: wasm, path: "/wasi.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "fd_write"},
+		{name: "shim", wasm: wasm, path: "/validator/wasi.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "fd_write"},
+		{name: "loader", wasm: wasm, path: "/validator/index.js", want: http.StatusOK, wantType: "text/javascript", wantBody: "export async function createValidator"},
 		{name: "module", wasm: wasm, path: web.WASMPath, want: http.StatusOK, wantType: "application/wasm", wantBody: string(wasm)},
 		{name: "module not built", path: web.WASMPath, want: http.StatusServiceUnavailable, wantBody: "make wasm"},
 		{name: "unknown file", wasm: wasm, path: "/nope.js", want: http.StatusNotFound},

@@ -1,15 +1,18 @@
-// validator.wasm in the browser, the same module and the same code the playground runs
-// (static/validator.js, served here as /console/validator.js): a command is checked as it is
-// typed, with no request to the server.
+// validator.wasm in the browser through the @mediajobs/validator package, the same module and
+// the same loader the playground runs (js/validator/src, kept in static/validator and served
+// here under /console/validator/): a command is checked as it is typed, with no request to the
+// server.
 
-import { loadValidator } from '/console/validator.js';
+import { createValidator } from '/console/validator/index.js';
 
 let loading = null;
 
-// validator loads the module once, on first use; validate takes and returns objects.
+// validator loads the module once, on first use (the package's default URL,
+// /console/validator.wasm); validate takes the request { command, options, inputs } and returns
+// the answer as an object.
 export function validator() {
-  loading ??= loadValidator('/console/validator.wasm').then((v) => ({
-    validate: async (request) => JSON.parse(await v.validate(JSON.stringify(request))),
+  loading ??= createValidator().then((v) => ({
+    validate: (request) => v.validate(String(request.command ?? ''), { options: request.options, inputs: request.inputs }),
   }));
   loading.catch(() => { loading = null; });
   return loading;

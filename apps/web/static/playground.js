@@ -1,5 +1,6 @@
-// The validator playground: runs validator.wasm (see validator/cmd/wasm for its ABI) and
-// validates the command on every keystroke. A validation takes microseconds, so there is no
+// The validator playground: runs validator.wasm through the @mediajobs/validator package (its
+// files are kept in validator/, copied from js/validator/src) and validates the command on every
+// keystroke. A validation takes microseconds, so there is no
 // debounce and no round trip to the server.
 //
 // For tests and scripts the page exposes:
@@ -8,11 +9,16 @@
 //                                       returns the JSON string of the result, exactly the
 //                                       `data` of POST /ffmpeg/validate.
 
-import { loadValidator } from './validator.js';
+import { createValidator } from './validator/index.js';
 
-const ready = loadValidator('validator.wasm');
+// The package's default module URL, ../validator.wasm from validator/index.js, is where the
+// handler serves it.
+const ready = createValidator();
 window.mediajobsReady = ready.then(() => true);
-window.mediajobsValidate = async (requestJSON) => (await ready).validate(requestJSON);
+window.mediajobsValidate = async (requestJSON) => {
+  const { command, options, inputs } = JSON.parse(requestJSON);
+  return (await ready).validateJSON(String(command ?? ''), { options, inputs });
+};
 
 const $ = (id) => document.getElementById(id);
 
@@ -60,7 +66,7 @@ async function render(v) {
   }
   let raw;
   try {
-    raw = await v.validate(JSON.stringify(request));
+    raw = await v.validateJSON(request.command, { inputs: request.inputs, options: request.options });
   } catch (err) {
     if (seq !== latest) return;
     show('failed', 'validator failed');

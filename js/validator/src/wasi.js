@@ -1,8 +1,10 @@
 // A WASI preview 1 shim with just what a Go wasip1 reactor such as validator.wasm needs: no
 // arguments, no environment, no files and no preopened directories; stdout and stderr go to
-// the console; clocks and randomness come from the browser. Every other call answers ENOSYS
-// rather than failing the instantiation, so a new import in a future Go release degrades to an
-// error code the Go runtime already handles.
+// onOutput (the console by default); clocks and randomness come from the host's web APIs
+// (performance, Date, crypto.getRandomValues), which browsers, Node, Deno and Workers-style
+// edge runtimes all have. Every other call answers ENOSYS rather than failing the
+// instantiation, so a new import in a future Go release degrades to an error code the Go runtime
+// already handles. No Node built-in is used.
 
 const ERRNO_SUCCESS = 0;
 const ERRNO_BADF = 8;
@@ -26,9 +28,14 @@ export class WASIExit extends Error {
 }
 
 export class WASI {
-  // onOutput(fd, line) receives each line written to stdout (1) or stderr (2).
-  constructor({ onOutput = (fd, line) => (fd === STDERR ? console.warn : console.log)(line) } = {}) {
+  // onOutput(fd, line) receives each line written to stdout (1) or stderr (2). random fills a
+  // Uint8Array with random bytes: crypto.getRandomValues where the host has it.
+  constructor({
+    onOutput = (fd, line) => (fd === STDERR ? console.warn : console.log)(line),
+    random = (bytes) => globalThis.crypto.getRandomValues(bytes),
+  } = {}) {
     this.onOutput = onOutput;
+    this.random = random;
     this.memory = null;
     // skew is how far the monotonic clock runs ahead of real time: the sum of the sleeps.
     this.skew = 0n;
@@ -93,7 +100,7 @@ export class WASI {
       random_get: (ptr, len) => {
         // getRandomValues fills at most 64 KiB per call.
         for (let off = 0; off < len; off += 65536) {
-          crypto.getRandomValues(this.bytes(ptr + off, Math.min(65536, len - off)));
+          this.random(this.bytes(ptr + off, Math.min(65536, len - off)));
         }
         return ERRNO_SUCCESS;
       },
@@ -134,7 +141,7 @@ export class WASI {
       fd_prestat_get: () => ERRNO_BADF,
       fd_prestat_dir_name: () => ERRNO_BADF,
 
-      // A page cannot block, so every subscription is reported as due at once, and a sleep on
+      // A page (or an edge isolate) cannot block, so every subscription is reported as due at once, and a sleep on
       // the monotonic clock moves that clock forward by its length. The Go runtime sleeps while
       // it waits on its own timers (GC, scavenger); answering at once with the clock unmoved
       // would make it spin until the real deadline, stalling the page for up to a second.
