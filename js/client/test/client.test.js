@@ -44,7 +44,8 @@ async function startReceiver(dir) {
       for (;;) {
         const d = queue.length ? queue.shift() : await Promise.race([
           new Promise((resolve) => waiting.push(resolve)),
-          new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${event} delivery in ${ms} ms`)), ms)),
+          // unref: a timer left running would hold the test's process open after it ends.
+          new Promise((_, reject) => setTimeout(() => reject(new Error(`no ${event} delivery in ${ms} ms`)), ms).unref()),
         ]);
         if (d.headers['x-service-event'] === event) return d;
       }
