@@ -143,8 +143,9 @@ describe('@mediajobs/client against mediajobs', () => {
       const content = await c.getAssetContent(up.id);
       assert.equal(await content.text(), srt);
     }
-    // A File brings its own name.
-    const file = new File([srt], 'named.srt');
+    // A File brings its own name (File is global from Node 20; node:buffer has it in 18).
+    const FileClass = globalThis.File ?? (await import('node:buffer')).File;
+    const file = new FileClass([srt], 'named.srt');
     const up = await c.upload(file);
     assert.equal(up.name, 'named.srt');
     const created = await c.submit({ type: 'ffmpeg', inputs: { 'in.srt': up.url }, params: { command: 'ffmpeg -i in.srt out.vtt' } });

@@ -50,6 +50,8 @@ export type ModuleSource =
 export interface ValidatorConfig {
   /** Hears each line the module writes on stdout (1) or stderr (2). */
   onOutput?: (fd: number, line: string) => void;
+  /** Fills bytes with randomness; crypto.getRandomValues by default. */
+  random?: (bytes: Uint8Array) => void;
 }
 
 /** The validator.wasm of this package. */

@@ -64,6 +64,12 @@ describe('calls', () => {
     const cold = new Validator(v.module);
     assert.throws(() => cold.validateSync(command), ValidatorError);
   });
+  test('the module draws its randomness from the host, or from the random given', async () => {
+    let drawn = 0;
+    const seeded = await createValidator(undefined, { random: (bytes) => { drawn += bytes.length; bytes.fill(7); } });
+    assert.ok(drawn > 0, 'the Go runtime asked for no random bytes');
+    assert.equal(await seeded.validateJSON(command), want);
+  });
   test('a command must be a string', async () => {
     await assert.rejects(v.validate(undefined), TypeError);
   });

@@ -59,6 +59,15 @@ export async function compileValidator(source = defaultModuleURL) {
   throw new TypeError('validator.wasm: the source must be a URL, a Response, bytes or a WebAssembly.Module');
 }
 
+// randomSource fills bytes from the host's Web Crypto: the global one, or under Node 18 (where it
+// is not global yet) node:crypto's, imported only there.
+async function randomSource() {
+  if (globalThis.crypto?.getRandomValues) return (bytes) => globalThis.crypto.getRandomValues(bytes);
+  const spec = 'node:crypto';
+  const { webcrypto } = await import(spec);
+  return (bytes) => webcrypto.getRandomValues(bytes);
+}
+
 async function compileResponse(response) {
   if (!response.ok) {
     throw new ValidatorError(`validator.wasm: ${response.status} ${(await response.text()).trim()}`);
@@ -73,7 +82,8 @@ async function compileResponse(response) {
 // createValidator compiles source (see compileValidator; by default this package's
 // validator.wasm) and starts one instance of it.
 export async function createValidator(source, options = {}) {
-  const v = new Validator(await compileValidator(source), options);
+  const random = options.random ?? await randomSource();
+  const v = new Validator(await compileValidator(source), { ...options, random });
   await v.ready();
   return v;
 }
@@ -82,13 +92,15 @@ export async function createValidator(source, options = {}) {
 // runtime inside in an unknown state. An instance runs one call at a time, as JavaScript does.
 export class Validator {
   // module is a compiled validator.wasm. onOutput(fd, line) hears what the module writes on
-  // stdout (1) and stderr (2); by default stderr goes to console.warn.
-  constructor(module, { onOutput } = {}) {
+  // stdout (1) and stderr (2); by default stderr goes to console.warn. random(bytes) fills
+  // bytes with randomness; by default crypto.getRandomValues.
+  constructor(module, { onOutput, random } = {}) {
     if (!(module instanceof WebAssembly.Module)) {
       throw new TypeError('Validator takes a compiled WebAssembly.Module; use createValidator for a URL or bytes');
     }
     this.module = module;
     this.onOutput = onOutput ?? ((fd, line) => { if (fd === 2) console.warn('validator.wasm:', line); });
+    this.random = random;
     this.exports = null;
     this.starting = null;
     this.stderr = [];
@@ -112,6 +124,7 @@ export class Validator {
         if (fd === 2) this.stderr.push(line);
         this.onOutput(fd, line);
       },
+      ...(this.random && { random: this.random }),
     });
     const instance = await WebAssembly.instantiate(this.module, wasi.imports(this.module));
     wasi.initialize(instance);
