@@ -3,7 +3,16 @@ SHELL := /bin/bash
 MODULES := core validator adapters apps contracts integration
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./var
-GOTEST_FLAGS ?= -count=1 -timeout 12m
+GOTEST_FLAGS ?= -count=1 -timeout 15m
+# Every package of every module, from the workspace root: one go test run, one summary.
+PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
+GOBIN_DIR := $(or $(shell go env GOBIN),$(firstword $(subst :, ,$(shell go env GOPATH)))/bin)
+GOTESTSUM := $(GOBIN_DIR)/gotestsum
+# The suites make test runs a second time against servers that adapters/testservices starts.
+CONTAINER_SUITES := ./adapters/sqlstore/... ./adapters/bus/... ./adapters/brokerqueue/... ./adapters/ratelimit/...
+# testcontainers-go's reaper (Ryuk) is an image from a registry, so it is off (adapters/testservices);
+# the tests remove their containers, and this removes, by label, any that a killed run left.
+SWEEP := docker ps -aq --filter label=org.testcontainers=true | xargs -r docker rm -f >/dev/null
 # make test fuzzes by count: a duration budget races Go 1.26's fuzz coordinator at its deadline
 # (golang/go#75804, fixed in Go 1.27) and fails with "context deadline exceeded" on busy machines.
 FUZZTIME ?= 10s
@@ -17,11 +26,14 @@ HLSJS := apps/web/console/vendor
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
 
-deps: ## Install the system packages (ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium)
+deps: ## Install what is missing: ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium, PostgreSQL, NATS, Redis, debootstrap, versitygw, gotestsum
 	@bash scripts/deps.sh
 
-services: ## Start local PostgreSQL, NATS and Redis when installed but down
+services: ## Start PostgreSQL (127.0.0.1:5432, database test), NATS (4222), Redis (6379) and the Docker Engine when down
 	@bash scripts/services.sh
+
+images: build ## Build every image of the deployment and the tests from Debian's packages, pulling none
+	@bash scripts/images.sh
 
 wasm: ## Build validator.wasm (wasip1 reactor) for wazero and the browser
 	@cd validator && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o cmd/wasm/validator.wasm ./cmd/wasm
@@ -68,8 +80,14 @@ build: wasm ## Build bin/mediajobs
 run: deps build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
 	@./bin/mediajobs dev --addr $(ADDR) --data $(DATA)
 
-test: deps services wasm ## Run every test of every module (installs what is missing first)
-	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test $(GOTEST_FLAGS) ./...); done
+test: deps services images ## Run every test of every module, then a short fuzz of each target; prints the skips and why
+	@mkdir -p var/test
+	@$(SWEEP)
+	@$(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES)
+	@echo "== the store, bus, broker and rate-limit suites again, on servers in containers (testcontainers-go)"
+	@MEDIAJOBS_TEST_SERVICES=containers $(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/containers.json -- \
+	  $(GOTEST_FLAGS) $(CONTAINER_SUITES)
+	@$(SWEEP)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
@@ -93,4 +111,4 @@ tidy: ## go mod tidy in every module
 clean: ## Remove build outputs
 	rm -rf bin $(WASM)
 
-.PHONY: help deps services wasm client redoc hlsjs build run test fuzz lint bench tidy clean
+.PHONY: help deps services images wasm client redoc hlsjs build run test fuzz lint bench tidy clean

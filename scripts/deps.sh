@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs the system packages mediajobs needs, and versitygw for the tests. Idempotent: it installs only what is missing,
+# Installs what mediajobs and its tests need: Debian's packages (FFmpeg, bubblewrap, fonts, the
+# speech model, Chromium, PostgreSQL, NATS, Redis, debootstrap for the images, Docker Compose),
+# and two Go programs built from source (versitygw, the S3 server the tests start; gotestsum,
+# which runs `make test` and sums up its skips). Idempotent: it installs only what is missing,
 # through apt when run as root, and otherwise names the missing packages and fails.
 set -euo pipefail
 
@@ -14,7 +17,20 @@ declare -A probe=(
   [espeak-ng]=/usr/bin/espeak-ng
   [chromium]=/usr/bin/chromium
   [ca-certificates]=/etc/ssl/certs/ca-certificates.crt
+  # The scale-out adapters' services, which scripts/services.sh starts for the tests.
+  [postgresql]=/usr/lib/postgresql
+  [nats-server]=/usr/sbin/nats-server
+  [redis-server]=/usr/bin/redis-server
+  # make images: a Debian base made from Debian's packages, and the compose deployment's tool.
+  [debootstrap]=/usr/sbin/debootstrap
+  [docker-compose]=/usr/bin/docker-compose
+  [iproute2]=/usr/sbin/ip
 )
+# The Docker Engine is the machine's own (its daemon runs before any session); install Debian's
+# when there is none at all.
+if ! command -v docker >/dev/null 2>&1; then
+  probe[docker.io]=/usr/bin/docker
+fi
 
 missing=()
 for pkg in "${!probe[@]}"; do
@@ -29,20 +45,28 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-# versitygw, the S3-compatible server that the S3 blob store's tests start (adapters/blobs3/s3test),
-# built from source by the Go toolchain into go env GOBIN (or GOPATH/bin). Its version is read
-# from the binary's build information, so a rerun does nothing and a change of version rebuilds.
-VERSITYGW_VERSION=v1.8.0
+# Go programs built from source by the Go toolchain into go env GOBIN (or GOPATH/bin). The
+# version is read from the binary's build information, so a rerun does nothing and a change of
+# version rebuilds.
 gobin="$(go env GOBIN)"
 if [ -z "$gobin" ]; then
   gopath="$(go env GOPATH)"
   gobin="${gopath%%:*}/bin"
 fi
-if ! go version -m "$gobin/versitygw" 2>/dev/null |
-  grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/versity/versitygw[[:space:]]+$VERSITYGW_VERSION([[:space:]]|\$)"; then
-  echo "deps: building versitygw $VERSITYGW_VERSION into $gobin (once; a few minutes)"
-  GOBIN="$gobin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
-fi
+goinstall() { # module path, version, package path
+  local name
+  name="$(basename "$3")"
+  if ! go version -m "$gobin/$name" 2>/dev/null |
+    grep -Eq "^[[:space:]]+mod[[:space:]]+$1[[:space:]]+$2([[:space:]]|\$)"; then
+    echo "deps: building $name $2 into $gobin (once)"
+    GOBIN="$gobin" go install "$3@$2"
+  fi
+}
+# versitygw, the S3-compatible server that the S3 blob store's tests start (adapters/blobs3/s3test)
+# and that the compose deployment's S3 image carries.
+goinstall github.com/versity/versitygw v1.8.0 github.com/versity/versitygw/cmd/versitygw
+# gotestsum runs go test for make test and prints the skipped tests with their reasons.
+goinstall gotest.tools/gotestsum v1.13.0 gotest.tools/gotestsum
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -56,6 +80,14 @@ fi
 
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Installing a server package must not start it under an init system this machine may lack;
+# scripts/services.sh starts what the tests use, with their settings.
+policy=/usr/sbin/policy-rc.d
+own_policy=false
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=true
+fi
+trap '$own_policy && rm -f "$policy"' EXIT
 if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/mediajobs-apt.log 2>&1; then
   apt-get update -q >/tmp/mediajobs-apt.log 2>&1
   apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/mediajobs-apt.log 2>&1 || {
