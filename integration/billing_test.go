@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // ledgerEntry is one entry of GET /account/ledger.
@@ -203,7 +205,7 @@ func TestRateLimitSharedByReplicas(t *testing.T) {
 	t.Parallel()
 	const redisURL = "redis://127.0.0.1:6379/0"
 	if c, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second); err != nil {
-		t.Skipf("no Redis on 127.0.0.1:6379: %v", err)
+		testenv.Missing(t, "Redis on 127.0.0.1:6379 (scripts/services.sh starts it)", err)
 	} else {
 		_ = c.Close()
 	}

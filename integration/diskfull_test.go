@@ -9,13 +9,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // smallDisk mounts a tmpfs of size bytes for the test (root only) and returns its path.
 func smallDisk(t *testing.T, size string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("a full disk is made with a small tmpfs, which takes root")
+		testenv.Missing(t, "root (a full disk is made with a small tmpfs)", nil)
 	}
 	dir := filepath.Join(t.TempDir(), "disk")
 	if err := os.Mkdir(dir, 0o711); err != nil {
@@ -28,7 +30,7 @@ func smallDisk(t *testing.T, size string) string {
 		}
 	}
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0711"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
+		testenv.Missing(t, "a tmpfs mount", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
 	return dir

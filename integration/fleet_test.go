@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 const workerToken = "fleet-worker-token-of-the-tests"
@@ -172,12 +174,12 @@ func fleetOn(t testing.TB, tr transport, b backend) (*server, string) {
 // once never answer each other's workers.
 func natsControl() string { return "nats://127.0.0.1:4222?stream=IT_" + strings.ToUpper(randomHex(6)) }
 
-// requireNATS skips the test when no NATS server answers on its loopback port.
+// requireNATS ends the test (testenv.Missing) when no NATS server answers on its loopback port.
 func requireNATS(t testing.TB) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second)
 	if err != nil {
-		t.Skipf("no NATS on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
+		testenv.Missing(t, "NATS on 127.0.0.1:4222 (scripts/services.sh starts it)", err)
 	}
 	_ = c.Close()
 }

@@ -2,11 +2,14 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // TestNVENCOnAGPUWorker runs NVENC jobs end to end where an NVIDIA GPU exists: `serve` with a
@@ -18,7 +21,7 @@ import (
 func TestNVENCOnAGPUWorker(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/nvidia0"); err != nil {
-		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
+		testenv.Unavailable(t, "an NVIDIA GPU (/dev/nvidia0 is absent)", nil)
 	}
 	srv := fleetServer(t, sqliteBackend, nil)
 	bare := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=1",
@@ -32,8 +35,8 @@ func TestNVENCOnAGPUWorker(t *testing.T) {
 		if werr == nil || !strings.Contains(string(msg), "NVENC") && !strings.Contains(string(msg), "nvenc") {
 			t.Fatalf("worker --class gpu on a GPU without NVENC: %v, %s; want a refusal naming NVENC", werr, msg)
 		}
-		t.Skipf("this GPU cannot encode with NVENC (%s); worker --class gpu refused to start: %s",
-			strings.TrimSpace(string(out)), strings.TrimSpace(string(msg)))
+		testenv.Unavailable(t, "NVENC on this GPU", fmt.Sprintf("%s; worker --class gpu refused to start: %s",
+			strings.TrimSpace(string(out)), strings.TrimSpace(string(msg))))
 	}
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 	startWorker(t, srv.Base, 2, "MEDIAJOBS_CLASS=gpu")

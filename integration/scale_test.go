@@ -26,6 +26,8 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/blobs3/s3test"
 	"github.com/mediajobs/mediajobs/adapters/sqlstore/pgtest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // TestScaleOut is the scale-out set-up of deploy/: two API replicas (`serve --runner=false`) on
@@ -43,7 +45,7 @@ func TestScaleOut(t *testing.T) {
 	pgtest.Require(t)
 	requireNATS(t)
 	if _, err := s3test.Binary(); err != nil {
-		t.Skipf("no S3-compatible server to test against (scripts/deps.sh builds versitygw): %v", err)
+		testenv.Missing(t, "versitygw, the S3 server (scripts/deps.sh builds it)", err)
 	}
 	for _, tr := range []transport{transportNATS, transportHTTP} {
 		t.Run(string(tr), func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,12 +30,20 @@ import (
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/core/workqueue/workqueuetest"
 	"github.com/mediajobs/mediajobs/validator"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
-const (
-	token   = "worker-token-of-the-test"
-	natsURL = "nats://127.0.0.1:4222"
-)
+const token = "worker-token-of-the-test"
+
+// natsServer is the NATS of the test binary: the local one on 127.0.0.1:4222, or a container.
+var natsServer = sync.OnceValues(func() (string, error) {
+	return testservices.Endpoint("nats://127.0.0.1:4222", "127.0.0.1:4222", testservices.NATS, testservices.NATSImage)
+})
+
+// natsURL is natsServer's URL; requireNATS has made sure there is one.
+func natsURL() string { u, _ := natsServer(); return u }
 
 // place is one broker deployment: dial connects one more Server or Client to it. The GoChannel
 // place hands every caller the same in-process broker.
@@ -67,7 +74,7 @@ func natsPlace(t testing.TB) place {
 	requireNATS(t)
 	stream := "BQTEST_" + randomHex(6)
 	t.Cleanup(func() {
-		nc, err := nats.Connect(natsURL)
+		nc, err := nats.Connect(natsURL())
 		if err != nil {
 			t.Errorf("delete stream %s: %v", stream, err)
 			return
@@ -83,7 +90,7 @@ func natsPlace(t testing.TB) place {
 	})
 	return place{name: "NATS", dial: func(t testing.TB) brokerqueue.Broker {
 		t.Helper()
-		b, err := brokerqueue.DialNATS(context.Background(), brokerqueue.NATSConfig{URL: natsURL, Stream: stream}, quiet())
+		b, err := brokerqueue.DialNATS(context.Background(), brokerqueue.NATSConfig{URL: natsURL(), Stream: stream}, quiet())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,11 +100,9 @@ func natsPlace(t testing.TB) place {
 
 func requireNATS(t testing.TB) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second)
-	if err != nil {
-		t.Skipf("NATS JetStream broker not tested: no server on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
+	if _, err := natsServer(); err != nil {
+		testenv.Missing(t, "NATS JetStream on 127.0.0.1:4222 (scripts/services.sh starts it)", err)
 	}
-	conn.Close()
 }
 
 // postgresPlace is a schema of the test's own, dropped when the test ends.

@@ -13,7 +13,7 @@ import (
 func BenchmarkNATSPublishDeliver(b *testing.B) {
 	stream := natsStream(b)
 	open := func() *bus.Bus {
-		bb, err := bus.OpenNATS(bus.NATSConfig{URL: natsURL, Stream: stream}, nil)
+		bb, err := bus.OpenNATS(bus.NATSConfig{URL: natsURL(), Stream: stream}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

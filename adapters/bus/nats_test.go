@@ -3,34 +3,40 @@ package bus_test
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/mediajobs/mediajobs/adapters/bus"
 	"github.com/mediajobs/mediajobs/adapters/bus/bustest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
-const natsURL = "nats://127.0.0.1:4222"
+// natsServer is the NATS of the test binary: the local one on 127.0.0.1:4222, or a container.
+var natsServer = sync.OnceValues(func() (string, error) {
+	return testservices.Endpoint("nats://127.0.0.1:4222", "127.0.0.1:4222", testservices.NATS, testservices.NATSImage)
+})
 
-// natsStream returns a stream of the test's own, deleted when the test ends; it skips the test
-// when no NATS server answers on loopback.
+// natsURL is natsServer's URL; natsStream has made sure there is one.
+func natsURL() string { u, _ := natsServer(); return u }
+
+// natsStream returns a stream of the test's own, deleted when the test ends; the test ends
+// (testenv.Missing) when there is no NATS server.
 func natsStream(t testing.TB) string {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:4222", time.Second)
-	if err != nil {
-		t.Skipf("NATS JetStream bus not tested: no server on 127.0.0.1:4222 (scripts/services.sh starts one): %v", err)
+	if _, err := natsServer(); err != nil {
+		testenv.Missing(t, "NATS JetStream on 127.0.0.1:4222 (scripts/services.sh starts it)", err)
 	}
-	conn.Close()
 	b := make([]byte, 6)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
 	stream := "BUSTEST_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
-		nc, err := nats.Connect(natsURL)
+		nc, err := nats.Connect(natsURL())
 		if err != nil {
 			t.Errorf("delete stream %s: %v", stream, err)
 			return
@@ -51,7 +57,7 @@ func TestNATS(t *testing.T) {
 	t.Parallel()
 	stream := natsStream(t)
 	bustest.Exercise(t, func(t *testing.T) *bus.Bus {
-		b, err := bus.OpenNATS(bus.NATSConfig{URL: natsURL, Stream: stream}, nil)
+		b, err := bus.OpenNATS(bus.NATSConfig{URL: natsURL(), Stream: stream}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

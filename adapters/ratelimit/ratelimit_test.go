@@ -3,16 +3,29 @@ package ratelimit_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/ratelimit"
 	core "github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/core/ratelimit/ratelimittest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
-func redisURL() string {
+// redisServer is the Redis of the test binary: MEDIAJOBS_TEST_REDIS_URL, the local one on
+// 127.0.0.1:6379, or a container of the image make images builds.
+var redisServer = sync.OnceValues(func() (string, error) {
 	if u := os.Getenv("MEDIAJOBS_TEST_REDIS_URL"); u != "" {
+		return u, nil
+	}
+	return testservices.Endpoint("redis://127.0.0.1:6379/0", "127.0.0.1:6379", testservices.Redis, testservices.RedisImage)
+})
+
+func redisURL() string {
+	if u, err := redisServer(); err == nil {
 		return u
 	}
 	return "redis://127.0.0.1:6379/0"
@@ -30,7 +43,7 @@ func TestRedis(t *testing.T) {
 		defer cancel()
 		r, err := ratelimit.OpenRedis(ctx, redisURL())
 		if err != nil {
-			t.Skipf("no Redis answers at %s (set MEDIAJOBS_TEST_REDIS_URL): %v", redisURL(), err)
+			testenv.Missing(t, "Redis at "+redisURL()+" (scripts/services.sh starts it; MEDIAJOBS_TEST_REDIS_URL names another)", err)
 		}
 		t.Cleanup(func() { _ = r.Close() })
 		return r

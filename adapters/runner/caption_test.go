@@ -26,6 +26,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/workqueue"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 const (
@@ -51,10 +53,10 @@ var (
 func sharedMedia(t *testing.T) *media {
 	t.Helper()
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("bubblewrap sandbox unavailable here: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
-		t.Skip("espeak-ng not installed")
+		testenv.Missing(t, "espeak-ng (scripts/deps.sh installs it)", err)
 	}
 	mediaOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "captions-media-")
@@ -389,7 +391,7 @@ func TestFonts(t *testing.T) {
 	t.Parallel()
 	f, err := runner.LoadFonts(context.Background())
 	if err != nil {
-		t.Skip(err)
+		testenv.Missing(t, "fonts (scripts/deps.sh installs fonts-inter and fontconfig)", err)
 	}
 	for fam, want := range map[string]bool{"Inter": true, "inter": true, "DejaVu Sans": true, "Comic Sans Nope": false, "/etc/passwd": false} {
 		if f.Has(fam) != want {

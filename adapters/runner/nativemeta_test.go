@@ -12,13 +12,15 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // nativeMeta must agree with ffprobe, which it stands in for, on the files FFmpeg writes.
 func TestNativeMetaAgreesWithFFprobe(t *testing.T) {
 	t.Parallel()
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {

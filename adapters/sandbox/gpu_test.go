@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // fakeGPURoot builds a fake host tree for FindGPU: plain files stand in for device nodes and
@@ -382,7 +385,7 @@ func TestCheckNVENC(t *testing.T) {
 func TestRealGPU(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/nvidia0"); err != nil {
-		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
+		testenv.Unavailable(t, "an NVIDIA GPU (/dev/nvidia0 is absent)", nil)
 	}
 	gpu, err := FindGPU(context.Background(), GPUConfig{})
 	if err != nil {
@@ -406,8 +409,7 @@ func TestRealGPU(t *testing.T) {
 		bare := exec.Command(FFmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:duration=1",
 			"-c:v", "h264_nvenc", "-f", "null", "-")
 		if out, err := bare.CombinedOutput(); err != nil {
-			t.Skipf("this GPU or FFmpeg cannot encode with NVENC even outside the sandbox (the H100 and H200 have no NVENC): %v: %s",
-				err, lastLine(out))
+			testenv.Unavailable(t, "NVENC on this GPU, even outside the sandbox (the H100 and H200 have none)", fmt.Sprintf("%v: %s", err, lastLine(out)))
 		}
 		if err := b.sb.CheckGPU(context.Background()); err != nil {
 			t.Fatalf("CheckGPU: %v", err)

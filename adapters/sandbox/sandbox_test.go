@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 type testBundle struct {
@@ -34,10 +36,10 @@ func setupWith(t *testing.T, cfg Config) testBundle {
 		t.Fatalf("New: %v", err)
 	}
 	if err := sb.Available(context.Background()); err != nil {
-		t.Skipf("bubblewrap sandbox not available here: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	if _, err := os.Stat(FFmpeg); err != nil {
-		t.Skipf("ffmpeg not installed: %v", err)
+		testenv.Missing(t, "ffmpeg (scripts/deps.sh installs it)", err)
 	}
 	return testBundle{sb: sb, dir: workDir(t)}
 }

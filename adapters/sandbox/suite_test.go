@@ -7,6 +7,8 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // TestSuite holds the bubblewrap sandbox to the suite every sandbox implementation passes.
@@ -17,10 +19,10 @@ func TestSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := sb.Available(context.Background()); err != nil {
-		t.Skipf("bubblewrap sandbox not available here: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	if _, err := os.Stat(sandbox.FFmpeg); err != nil {
-		t.Skipf("ffmpeg not installed: %v", err)
+		testenv.Missing(t, "ffmpeg (scripts/deps.sh installs it)", err)
 	}
 	sandboxtest.Exercise(t, sandboxtest.Features{}, func(t *testing.T) sandbox.Runner { return sb })
 }

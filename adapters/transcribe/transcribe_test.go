@@ -20,6 +20,8 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/core/subtitle"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -39,7 +41,7 @@ func TestParsePocketsphinx(t *testing.T) {
 func speech(t *testing.T, text string) (string, time.Duration) {
 	t.Helper()
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
-		t.Skip("espeak-ng not installed")
+		testenv.Missing(t, "espeak-ng (scripts/deps.sh installs it)", err)
 	}
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
@@ -65,10 +67,10 @@ func speech(t *testing.T, text string) (string, time.Duration) {
 func TestPocketsphinxInSandbox(t *testing.T) {
 	t.Parallel()
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	if _, err := os.Stat(transcribe.PocketsphinxProgram); err != nil {
-		t.Skip("pocketsphinx not installed")
+		testenv.Missing(t, "pocketsphinx (scripts/deps.sh installs it)", err)
 	}
 	sb, err := transcribe.NewSandbox()
 	if err != nil {

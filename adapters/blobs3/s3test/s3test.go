@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // Version is the versitygw that scripts/deps.sh installs.
@@ -47,7 +49,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
-		t.Skipf("s3test: %v", err)
+		testenv.Missing(t, "versitygw, the S3 server (scripts/deps.sh builds it)", err)
 	}
 	s := &Server{
 		Bucket:    "mediajobs-test",

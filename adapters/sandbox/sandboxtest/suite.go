@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // Features says what an implementation shows that the suite must allow.
@@ -502,7 +504,7 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 	for _, dev := range hostDevices {
 		tt := escape{name: "device " + dev, args: copyOut("file:" + dev)}
 		if _, err := os.Stat(dev); err != nil {
-			tt.skip = "this host has no " + dev
+			tt.skip = "the device " + dev
 		}
 		tests = append(tests, tt)
 	}
@@ -510,7 +512,7 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if tt.skip != "" {
-				t.Skip(tt.skip)
+				testenv.Unavailable(t, tt.skip, nil)
 			}
 			dir := WorkDir(t)
 			for name, content := range tt.files {

@@ -1,7 +1,8 @@
 // Package pgtest gives a test a PostgreSQL schema of its own, made on the local server (or the
 // one MEDIAJOBS_TEST_POSTGRES_DSN names) and dropped with everything in it when the test ends.
-// When no server answers and none was named, it starts one with testcontainers-go if a Docker
-// engine answers. It is for tests only; tests skip, saying why, when neither is there.
+// When no server answers and none was named (or MEDIAJOBS_TEST_SERVICES=containers), it starts
+// one from the image make images builds, through testservices. It is for tests only; without
+// either, tests end through testenv.Missing.
 package pgtest
 
 import (
@@ -9,16 +10,16 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"fmt"
 	"net/url"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/testcontainers/testcontainers-go"
-	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
 // DefaultDSN is the local server of the development and CI machines (trust auth).
@@ -47,20 +48,17 @@ func adminDB(t testing.TB) *sql.DB {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		admin.dsn = DSN()
+		if os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN") == "" {
+			// The local server, or one in a container of the image make images builds.
+			admin.dsn, admin.err = testservices.Endpoint(DefaultDSN, "127.0.0.1:5432", testservices.Postgres, testservices.PostgresImage)
+			if admin.err != nil {
+				return
+			}
+		}
 		admin.db, admin.err = connect(ctx, admin.dsn)
-		if admin.err == nil || os.Getenv("MEDIAJOBS_TEST_POSTGRES_DSN") != "" {
-			return
-		}
-		dsn, err := startContainer(ctx)
-		if err != nil {
-			admin.err = fmt.Errorf("%v; no container either: %v", admin.err, err)
-			return
-		}
-		admin.dsn = dsn
-		admin.db, admin.err = connect(ctx, dsn)
 	})
 	if admin.err != nil {
-		t.Skipf("no PostgreSQL at %s (set MEDIAJOBS_TEST_POSTGRES_DSN): %v", DSN(), admin.err)
+		testenv.Missing(t, "PostgreSQL at "+DSN()+" (scripts/services.sh starts it; MEDIAJOBS_TEST_POSTGRES_DSN names another)", admin.err)
 	}
 	return admin.db
 }
@@ -74,25 +72,6 @@ func connect(ctx context.Context, dsn string) (*sql.DB, error) {
 		return nil, err
 	}
 	return db, nil
-}
-
-// startContainer runs PostgreSQL in Docker for the test binary's lifetime (testcontainers'
-// reaper removes it when the binary exits), if a Docker engine answers.
-func startContainer(ctx context.Context) (string, error) {
-	provider, err := testcontainers.NewDockerProvider()
-	if err != nil {
-		return "", err
-	}
-	defer provider.Close()
-	if err := provider.Health(ctx); err != nil {
-		return "", fmt.Errorf("no Docker engine answers: %w", err)
-	}
-	c, err := tcpostgres.Run(ctx, "postgres:16-alpine", tcpostgres.WithDatabase("test"),
-		tcpostgres.WithUsername("postgres"), tcpostgres.WithPassword("postgres"), tcpostgres.BasicWaitStrategies())
-	if err != nil {
-		return "", err
-	}
-	return c.ConnectionString(ctx, "sslmode=disable")
 }
 
 // Schema makes a schema <prefix><random hex>, registers its drop (CASCADE) with t.Cleanup, and
@@ -126,12 +105,13 @@ func Schema(t testing.TB, prefix string) string {
 // Close closes the connection pool this package keeps for the test binary's lifetime (its
 // schema helper's); a TestMain that checks for leaked goroutines calls it first.
 func Close() {
+	defer testservices.Close()
 	if admin.db != nil {
 		_ = admin.db.Close()
 	}
 }
 
-// Require skips the test, naming the DSN, when no PostgreSQL server answers.
+// Require ends the test (testenv.Missing), naming the DSN, when no PostgreSQL server answers.
 func Require(t testing.TB) {
 	t.Helper()
 	adminDB(t)

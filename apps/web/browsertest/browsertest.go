@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // Chromium is Debian's chromium, which `make deps` installs.
@@ -20,7 +22,7 @@ const Chromium = "/usr/bin/chromium"
 func Open(t testing.TB, what string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	if _, err := os.Stat(Chromium); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s is not installed (make deps installs Debian's chromium); %s is not tested in a browser", Chromium, what)
+		testenv.Missing(t, Chromium+" (scripts/deps.sh installs Debian's chromium); "+what+" is not tested in a browser", err)
 	}
 	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(Chromium),
