@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -39,8 +40,10 @@ const (
 	nobody = 65534
 	// tmpBytes caps the private /tmp, which lives in memory and counts against Memory.
 	tmpBytes = 64 << 20
-	// label marks the containers this package makes, so an operator can find leftovers.
-	label = "io.mediajobs.sandbox"
+	// label marks the containers this package makes, so an operator can find leftovers;
+	// ownerLabel names the sandbox (the worker) that made one, whose start removes its own.
+	label      = "io.mediajobs.sandbox"
+	ownerLabel = "io.mediajobs.sandbox.owner"
 	// cleanupTimeout bounds the kill and removal of a container after the run's context ended.
 	cleanupTimeout = 30 * time.Second
 )
@@ -63,6 +66,14 @@ type Config struct {
 	CPUs float64
 	// GPU passes NVIDIA GPUs through; nil is a CPU sandbox.
 	GPU *GPU
+	// Owner names this sandbox among those sharing an engine (several workers on one machine):
+	// its containers carry it, and RemoveLeftovers removes only those. Default: the host name,
+	// which a worker restarted in the same container or on the same machine keeps.
+	Owner string
+	// ProbeDir is where Available makes the probe's work directory; default os.TempDir(). In a
+	// worker that runs in a container itself, the engine mounts host paths: name the work root
+	// that is mounted at the same path on the host and in the worker's container.
+	ProbeDir string
 }
 
 // GPU chooses how GPUs reach the container.
@@ -106,6 +117,13 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.CPUs == 0 {
 		cfg.CPUs = float64(runtime.NumCPU())
 	}
+	if cfg.Owner == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("dockersandbox: no Owner and no host name: %w", err)
+		}
+		cfg.Owner = host
+	}
 	if cfg.GPU != nil {
 		g := *cfg.GPU
 		g.DeviceIDs = slices.Clone(g.DeviceIDs)
@@ -146,11 +164,20 @@ func (s *Sandbox) Available(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: inspect image %q: %v", ErrUnavailable, s.cfg.Image, err)
 	}
-	dir, err := os.MkdirTemp("", "dockersandbox-probe-")
+	if s.cfg.ProbeDir != "" {
+		if err := os.MkdirAll(s.cfg.ProbeDir, 0o711); err != nil {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	dir, err := os.MkdirTemp(s.cfg.ProbeDir, "dockersandbox-probe-")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer os.RemoveAll(dir)
+	// The sandbox user (nobody, when the caller is root) must reach the work directory.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	res, err := s.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: []string{
 		"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "color=size=16x16:duration=0.04", "-frames:v", "1", "probe.png",
 	}})
@@ -164,6 +191,27 @@ func (s *Sandbox) Available(ctx context.Context) error {
 		return fmt.Errorf("%w: the probe's output did not reach this machine's work directory (is the engine remote?): %v", ErrUnavailable, err)
 	}
 	return nil
+}
+
+// RemoveLeftovers removes the containers of this sandbox's Owner that a killed worker left behind
+// (a container is removed when its run ends, so at a worker's start any that remain are
+// leftovers), and returns how many it removed. Workers call it once, before taking work.
+func (s *Sandbox) RemoveLeftovers(ctx context.Context) (int, error) {
+	list, err := s.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", ownerLabel+"="+s.cfg.Owner),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("dockersandbox: list leftover containers: %w", err)
+	}
+	removed := 0
+	for _, c := range list.Items {
+		if _, err := s.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			return removed, fmt.Errorf("dockersandbox: remove leftover container %s: %w", c.ID, err)
+		}
+		removed++
+	}
+	return removed, nil
 }
 
 // CheckGPU verifies, at worker start, that the GPU's device nodes exist on this machine and
@@ -239,6 +287,13 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
 	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout)
+	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
+		// The engine may start containers with SIGXFSZ ignored (dockerd inherits it from how it
+		// was started, and runc keeps an ignored signal ignored), so a write past RLIMIT_FSIZE
+		// fails with EFBIG instead of killing FFmpeg. A file at the limit after a failed run is
+		// that limit met: report the death the bubblewrap sandbox reports, 128+SIGXFSZ.
+		res.ExitCode = 128 + int(syscall.SIGXFSZ)
+	}
 	if res, settled, err := sandbox.Settle(ctx, runCtx, res, lim, watcher, "dockersandbox"); settled {
 		return res, err
 	}
@@ -345,7 +400,7 @@ func (s *Sandbox) containerConfig(spec sandbox.Spec, program string, lim sandbox
 		AttachStdout:    true,
 		AttachStderr:    true,
 		NetworkDisabled: true,
-		Labels:          map[string]string{label: "ffmpeg"},
+		Labels:          map[string]string{label: "ffmpeg", ownerLabel: s.cfg.Owner},
 	}
 	host := &container.HostConfig{
 		NetworkMode:    "none",
@@ -372,7 +427,7 @@ func (s *Sandbox) containerConfig(spec sandbox.Spec, program string, lim sandbox
 			PidsLimit: &pids,
 			Ulimits: []*container.Ulimit{
 				{Name: "cpu", Soft: lim.CPUSeconds, Hard: lim.CPUSeconds},
-				{Name: "fsize", Soft: min(lim.FileSizeBytes, lim.JobBytes), Hard: min(lim.FileSizeBytes, lim.JobBytes)},
+				{Name: "fsize", Soft: fileSizeLimit(lim), Hard: fileSizeLimit(lim)},
 				{Name: "nofile", Soft: lim.OpenFiles, Hard: lim.OpenFiles},
 				{Name: "core", Soft: 0, Hard: 0},
 			},
@@ -406,6 +461,25 @@ func (s *Sandbox) containerConfig(spec sandbox.Spec, program string, lim sandbox
 		}
 	}
 	return cfg, host
+}
+
+// fileSizeLimit is RLIMIT_FSIZE of a run: the per-file limit, tightened by the job's byte cap.
+func fileSizeLimit(lim sandbox.Limits) int64 { return min(lim.FileSizeBytes, lim.JobBytes) }
+
+// reachedFileSize reports whether a regular file under dir is limit bytes or more.
+func reachedFileSize(dir string, limit int64) bool {
+	reached := false
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Size() >= limit {
+			reached = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return reached
 }
 
 func chownTree(root string, uid, gid int) error {

@@ -6,30 +6,28 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/google/go-cmp/cmp"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // TestSuite holds the Docker sandbox to the suite every sandbox implementation passes. It needs
 // an engine on this machine and the image; without them it skips, saying which is missing.
 func TestSuite(t *testing.T) {
 	t.Parallel()
-	sb, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	if err := sb.Available(context.Background()); err != nil {
-		t.Skipf("Docker sandbox not available here: %v", err)
-	}
+	sb := available(t, Config{})
 	sandboxtest.Exercise(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return sb })
 }
 
@@ -37,7 +35,7 @@ func TestSuite(t *testing.T) {
 func TestRealGPU(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/dev/nvidia0"); err != nil {
-		t.Skip("no NVIDIA GPU on this host (/dev/nvidia0 is absent)")
+		testenv.Unavailable(t, "an NVIDIA GPU (/dev/nvidia0 is absent)", nil)
 	}
 	sb, err := New(Config{GPU: &GPU{}})
 	if err != nil {
@@ -45,7 +43,7 @@ func TestRealGPU(t *testing.T) {
 	}
 	t.Cleanup(func() { sb.Close() })
 	if err := sb.Available(context.Background()); err != nil {
-		t.Skipf("Docker sandbox not available here: %v", err)
+		testenv.Missing(t, "the Docker sandbox (the engine, and the image make images builds)", err)
 	}
 	if err := sb.CheckGPU(context.Background()); err != nil {
 		t.Fatalf("CheckGPU: %v", err)
@@ -73,7 +71,7 @@ func wantCPU() (*container.Config, *container.HostConfig) {
 			AttachStdout:    true,
 			AttachStderr:    true,
 			NetworkDisabled: true,
-			Labels:          map[string]string{"io.mediajobs.sandbox": "ffmpeg"},
+			Labels:          map[string]string{"io.mediajobs.sandbox": "ffmpeg", "io.mediajobs.sandbox.owner": "worker-1"},
 		}, &container.HostConfig{
 			NetworkMode:    "none",
 			IpcMode:        "none",
@@ -179,6 +177,7 @@ func TestContainerConfig(t *testing.T) {
 			if tt.cfg.CPUs == 0 {
 				tt.cfg.CPUs = 2
 			}
+			tt.cfg.Owner = "worker-1"
 			sb, err := New(tt.cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -338,4 +337,56 @@ func TestCheckGPUSaysWhatIsMissing(t *testing.T) {
 		}
 		sb.Close()
 	}
+}
+
+// TestRemoveLeftovers: the containers a killed worker left are removed at its next start, and
+// only its own: another worker on the same engine keeps its running jobs.
+func TestRemoveLeftovers(t *testing.T) {
+	t.Parallel()
+	owner := "leftovers-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mine := available(t, Config{Owner: owner})
+	theirs := available(t, Config{Owner: owner + "-other"})
+	ctx := context.Background()
+	create := func(s *Sandbox) string {
+		t.Helper()
+		cfg, host := s.containerConfig(sandbox.Spec{Dir: t.TempDir(), Args: []string{"-version"}}, sandbox.FFmpeg, limits(), "65534:65534")
+		c, err := s.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = s.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}) })
+		return c.ID
+	}
+	left := []string{create(mine), create(mine)}
+	kept := create(theirs)
+
+	n, err := mine.RemoveLeftovers(ctx)
+	if err != nil || n != len(left) {
+		t.Fatalf("RemoveLeftovers = %d, %v; want %d, nil", n, err, len(left))
+	}
+	for _, id := range left {
+		if _, err := mine.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+			t.Errorf("leftover %s: inspect = %v; want not found", id, err)
+		}
+	}
+	if _, err := theirs.cli.ContainerInspect(ctx, kept, client.ContainerInspectOptions{}); err != nil {
+		t.Errorf("another owner's container %s: %v; want it kept", kept, err)
+	}
+	if n, err := mine.RemoveLeftovers(ctx); err != nil || n != 0 {
+		t.Errorf("second RemoveLeftovers = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// available is a Docker sandbox of cfg that answers, or the test ends (testenv.Missing).
+func available(t *testing.T, cfg Config) *Sandbox {
+	t.Helper()
+	sb, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	if err := sb.Available(context.Background()); err != nil {
+		testenv.Missing(t, "the Docker sandbox (the engine, and the image make images builds)", err)
+	}
+	return sb
 }

@@ -85,13 +85,24 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 	switch cfg.Sandbox {
 	case "", "bwrap":
 	case "docker":
-		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost}
+		// The engine mounts host paths: the probe runs in the work root, which a worker in a
+		// container of its own shares with the host at the same path. The sandbox's owner is
+		// the host name (a worker's container keeps it across restarts), unique on an engine
+		// where worker names are not.
+		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost, ProbeDir: cfg.WorkDir}
 		if gpu != nil {
 			dc.GPU = &dockersandbox.GPU{Explicit: gpu}
 		}
 		d, err := dockersandbox.New(dc)
 		if err != nil {
 			return nil, nil, err
+		}
+		n, err := d.RemoveLeftovers(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n > 0 && cfg.Log != nil {
+			cfg.Log.Info("removed the sandbox containers a previous run of this worker left behind", "containers", n)
 		}
 		sb = d
 	default:
