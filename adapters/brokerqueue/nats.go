@@ -56,6 +56,9 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 	}
 	closed := make(chan struct{})
 	nc, err := nats.Connect(cfg.URL, nats.Name("mediajobs runner queue"), nats.MaxReconnects(-1), nats.Timeout(5*time.Second),
+		// A connection that a network fault broke without a reset (a worker cut off) is found
+		// dead in about 15 s, not nats.go's default of minutes, and reconnected.
+		nats.PingInterval(5*time.Second), nats.MaxPingsOutstanding(3),
 		nats.DrainTimeout(natsDrainTimeout), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		return nil, fmt.Errorf("brokerqueue: connect to NATS %s: %w", redact(cfg.URL), err)
@@ -124,7 +127,7 @@ type natsBroker struct {
 func (b *natsBroker) ensure(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:        b.stream,
 		Description: "mediajobs: the work queue's calls and replies",
 		Subjects:    []string{b.prefix + ".>"},
@@ -132,7 +135,19 @@ func (b *natsBroker) ensure(ctx context.Context) error {
 		Storage:     jetstream.FileStorage,
 		MaxAge:      natsMaxAge,
 		Discard:     jetstream.DiscardOld,
-	})
+	}
+	_, err := b.js.CreateOrUpdateStream(ctx, cfg)
+	// nats-server 2.9 may fail to make a stream's directory while another stream of a new
+	// server is deleted at the same moment (its parent directory goes with the last stream):
+	// "error creating store for stream". Asked again, it makes it.
+	for try := 0; err != nil && isStoreCreation(err) && try < 5; try++ {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("brokerqueue: NATS stream %s: %w", b.stream, err)
+		case <-time.After(time.Duration(try+1) * 50 * time.Millisecond):
+		}
+		_, err = b.js.CreateOrUpdateStream(ctx, cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("brokerqueue: NATS stream %s: %w", b.stream, err)
 	}
@@ -142,6 +157,12 @@ func (b *natsBroker) ensure(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// isStoreCreation tells the server's "error creating store for stream" (JSStreamStoreFailedF).
+func isStoreCreation(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10049
 }
 
 // groupConfig is the durable consumer of a calls topic, which every control-plane replica

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,7 +55,10 @@ func OpenNATS(cfg NATSConfig, log *slog.Logger) (*Bus, error) {
 		cfg.Stream = DefaultStream
 	}
 	prefix := strings.ToLower(cfg.Stream)
-	opts := []nats.Option{nats.Name("mediajobs"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second)}
+	opts := []nats.Option{nats.Name("mediajobs"), nats.MaxReconnects(-1), nats.Timeout(5 * time.Second),
+		// A connection that a network fault broke without a reset is found dead in about 15 s,
+		// not nats.go's default of minutes, and reconnected.
+		nats.PingInterval(5 * time.Second), nats.MaxPingsOutstanding(3)}
 	if err := ensureStream(cfg, prefix, opts); err != nil {
 		return nil, err
 	}
@@ -79,8 +83,22 @@ func OpenNATS(cfg NATSConfig, log *slog.Logger) (*Bus, error) {
 		_ = pub.Close()
 		return nil, fmt.Errorf("bus: nats subscriber: %w", err)
 	}
+	// Readiness asks the server itself, on a connection of its own: Watermill's are not exposed.
+	health, err := nats.Connect(cfg.URL, append(opts, nats.Name("mediajobs health"))...)
+	if err != nil {
+		_ = sub.Close()
+		_ = pub.Close()
+		return nil, fmt.Errorf("bus: nats health connection: %w", err)
+	}
 	b := New(pub, sub, log)
 	b.subject = func(topic string) string { return natsSubject(prefix, topic) }
+	b.ping = func(ctx context.Context) error {
+		if st := health.Status(); st != nats.CONNECTED {
+			return fmt.Errorf("bus: NATS connection is %v", st)
+		}
+		return health.FlushWithContext(ctx)
+	}
+	b.closeHealth = health.Close
 	return b, nil
 }
 

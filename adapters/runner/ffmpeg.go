@@ -252,15 +252,18 @@ func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string
 		return 0, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat %s: %w", name, err)
+	}
 	backoff := retry.New(200*time.Millisecond, 5*time.Second)
 	give := time.Now().Add(storeRetryFor)
 	for {
-		n, err := f.Queue.PutOutput(ctx, l, name, fd, 0)
+		// Each attempt reads the file afresh through a reader with no Close: an HTTP transport
+		// closes a body that has one, which would leave nothing to send again.
+		n, err := f.Queue.PutOutput(ctx, l, name, io.NewSectionReader(fd, 0, fi.Size()), 0)
 		if !errors.Is(err, workqueue.ErrUnavailable) || time.Now().After(give) {
 			return n, err
-		}
-		if _, serr := fd.Seek(0, io.SeekStart); serr != nil {
-			return 0, fmt.Errorf("rewind %s: %w", name, serr)
 		}
 		if !backoff.Wait(ctx) {
 			return 0, err

@@ -26,6 +26,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/workqueue"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // outputsOnly is a fake control plane for the executors' own tests: outputs go to a blob
@@ -74,7 +76,7 @@ func newExecutor(t *testing.T, client *http.Client, maxBytes int64) (*runner.FFm
 	t.Helper()
 	t.Cleanup(client.CloseIdleConnections)
 	if err := sandbox.Available(); err != nil {
-		t.Skipf("bubblewrap sandbox unavailable here: %v", err)
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
 	}
 	root := t.TempDir()
 	for _, dir := range []string{filepath.Dir(root), root} {
@@ -268,7 +270,8 @@ func failed(r workqueue.Result) *job.Error {
 }
 
 // unavailableFor fails the first n output uploads as a control plane that is down would, after
-// reading part of the body: the executor rewinds the file and sends it again.
+// reading part of the body and closing it, as net/http's transport closes a request body that
+// has a Close: the executor sends the whole file again.
 type unavailableFor struct {
 	outputsOnly
 	n atomic.Int32
@@ -277,6 +280,9 @@ type unavailableFor struct {
 func (q *unavailableFor) PutOutput(ctx context.Context, l workqueue.Lease, name string, r io.Reader, max int64) (int64, error) {
 	if q.n.Add(-1) >= 0 {
 		_, _ = io.CopyN(io.Discard, r, 100)
+		if c, ok := r.(io.Closer); ok {
+			_ = c.Close()
+		}
 		return 0, fmt.Errorf("put: %w: connection refused", workqueue.ErrUnavailable)
 	}
 	return q.outputsOnly.PutOutput(ctx, l, name, r, max)
