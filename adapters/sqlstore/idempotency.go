@@ -73,6 +73,14 @@ func (s *Store) CompleteKey(ctx context.Context, accountID, key, owner, fingerpr
 	return affected("idempotency key "+key, res, err)
 }
 
+// RenewKey implements idempotency.Store.
+func (s *Store) RenewKey(ctx context.Context, accountID, key, owner string, until time.Time) error {
+	res, err := s.w.NewRaw(`UPDATE idempotency_keys SET lease_until = ?
+		WHERE account_id = ? AND idem_key = ? AND owner = ? AND state = ?`,
+		utcMicro(until), accountID, key, owner, string(idempotency.Pending)).Exec(ctx)
+	return affected("idempotency key "+key, res, err)
+}
+
 // ReleaseKey implements idempotency.Store.
 func (s *Store) ReleaseKey(ctx context.Context, accountID, key, owner string) error {
 	_, err := s.w.NewRaw(`DELETE FROM idempotency_keys WHERE account_id = ? AND idem_key = ? AND owner = ? AND state = ?`,

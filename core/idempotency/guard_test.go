@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
@@ -194,5 +195,58 @@ func TestGuardInProgress(t *testing.T) {
 	}
 	if _, _, err := b2.guard.Begin(cctx, c); !errors.Is(err, context.Canceled) {
 		t.Errorf("a waiting Begin whose context ends = %v, want context.Canceled", err)
+	}
+}
+
+// renewCounter is a store that tells each renewal of a lease.
+type renewCounter struct {
+	idempotency.Store
+	renewed chan time.Time
+}
+
+func (r renewCounter) RenewKey(ctx context.Context, accountID, key, owner string, until time.Time) error {
+	err := r.Store.RenewKey(ctx, accountID, key, owner, until)
+	if err == nil {
+		r.renewed <- until
+	}
+	return err
+}
+
+// TestGuardRenewsItsLease: a request that works longer than the lease keeps its key (a repeat
+// is told it is in progress, not handed the key), and stops renewing once it completes.
+func TestGuardRenewsItsLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = 60 * time.Millisecond
+	store := renewCounter{Store: idempotencytest.NewMemory(), renewed: make(chan time.Time, 100)}
+	g, err := idempotency.NewGuard(idempotency.GuardPorts{Store: store, Clock: clock.System{}, Lease: lease, Wait: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := idempotency.Call{AccountID: "acc_1", Key: "k", Operation: "POST /uploads"}
+	ticket, _, err := g.Begin(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // four renewals: more than a lease has passed
+		select {
+		case <-store.renewed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the lease was not renewed")
+		}
+	}
+	if _, _, err := g.Begin(ctx, c); codeOf(err) != problem.CodeConflict {
+		t.Fatalf("a repeat while the first still works (past its first lease) = %v; want CONFLICT", err)
+	}
+	if err := ticket.Complete(ctx, "", []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	for len(store.renewed) > 0 { // a renewal that raced the completion
+		<-store.renewed
+	}
+	select {
+	case until := <-store.renewed:
+		t.Errorf("renewed to %v after Complete", until)
+	case <-time.After(3 * lease):
 	}
 }

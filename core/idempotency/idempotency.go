@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/clock"
@@ -63,6 +64,9 @@ type Store interface {
 	// CompleteKey marks the pending record of (accountID, key) held by owner done, with
 	// the request's fingerprint and response. problem.ErrNotFound when owner no longer holds it.
 	CompleteKey(ctx context.Context, accountID, key, owner, fingerprint string, response []byte) error
+	// RenewKey extends the lease of the pending record of (accountID, key) held by owner to
+	// until. problem.ErrNotFound when owner no longer holds it (done, released, or taken over).
+	RenewKey(ctx context.Context, accountID, key, owner string, until time.Time) error
 	// ReleaseKey deletes the pending record of (accountID, key) held by owner, so that a
 	// repeat runs afresh; releasing a record one no longer holds is not an error.
 	ReleaseKey(ctx context.Context, accountID, key, owner string) error
@@ -77,9 +81,11 @@ const (
 	// DefaultTTL is how long a key answers with its first response: the day Stripe-style
 	// clients expect.
 	DefaultTTL = 24 * time.Hour
-	// DefaultLease bounds how long a request may hold a key before a repeat takes it over.
-	// Submits take milliseconds; an upload streams its whole file within it.
-	DefaultLease = 10 * time.Minute
+	// DefaultLease bounds how long a pending key outlives the last sign of life of the request
+	// that holds it: the holder renews it every third of it for as long as it works (an upload
+	// streams a large file for minutes), so a repeat waits out a crashed replica's key in
+	// about this long, not in the request's whole possible length.
+	DefaultLease = 30 * time.Second
 	// DefaultWait is how long a repeat waits for the first request to finish before it is
 	// told to retry.
 	DefaultWait = 30 * time.Second
@@ -138,8 +144,10 @@ type Call struct {
 // Ticket is a held key: the caller does the work, then Completes with the response or
 // Releases when the request was refused, so that a corrected repeat may run.
 type Ticket struct {
-	g   *Guard
-	rec Record
+	g    *Guard
+	rec  Record
+	done chan struct{} // closed when the ticket stops renewing its lease
+	stop sync.Once
 }
 
 // CheckKey refuses a key that is empty, too long or not printable ASCII.
@@ -178,7 +186,9 @@ func (g *Guard) Begin(ctx context.Context, c Call) (*Ticket, *Record, error) {
 			return nil, nil, fmt.Errorf("idempotency: reserve %q: %w", c.Key, err)
 		}
 		if reserved {
-			return &Ticket{g: g, rec: rec}, nil, nil
+			t := &Ticket{g: g, rec: rec, done: make(chan struct{})}
+			go t.renew()
+			return t, nil, nil
 		}
 		if prior.Operation != c.Operation {
 			return nil, nil, problem.Reject(problem.CodeIdempotencyKeyReused,
@@ -224,9 +234,35 @@ func reused(key string) error {
 		"Idempotency-Key %q was used with a different request body; use a new key for a different request", key)
 }
 
+// renew keeps the lease while the request works, until Complete or Release, or until the key is
+// no longer the ticket's.
+func (t *Ticket) renew() {
+	tick := time.NewTicker(t.g.lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), t.g.lease/3)
+		err := t.g.store.RenewKey(ctx, t.rec.AccountID, t.rec.Key, t.rec.Owner, t.g.clock.Now().UTC().Truncate(time.Microsecond).Add(t.g.lease))
+		cancel()
+		if errors.Is(err, problem.ErrNotFound) {
+			return
+		}
+		// Another error (the store briefly away) is tried again at the next tick; the lease
+		// has two more thirds to run.
+	}
+}
+
+// stopRenewing ends renew; the key's record is then the store's alone.
+func (t *Ticket) stopRenewing() { t.stop.Do(func() { close(t.done) }) }
+
 // Complete keeps the response for repeats. fingerprint is the request's, when the call did
 // not know it up front (empty keeps the call's).
 func (t *Ticket) Complete(ctx context.Context, fingerprint string, response []byte) error {
+	t.stopRenewing()
 	if fingerprint == "" {
 		fingerprint = t.rec.Fingerprint
 	}
@@ -239,6 +275,7 @@ func (t *Ticket) Complete(ctx context.Context, fingerprint string, response []by
 // Release gives the key up after a refused or failed request: nothing was done, so a repeat
 // runs afresh. It runs even when ctx is done (the request's client went away).
 func (t *Ticket) Release(ctx context.Context) error {
+	t.stopRenewing()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := t.g.store.ReleaseKey(ctx, t.rec.AccountID, t.rec.Key, t.rec.Owner); err != nil {

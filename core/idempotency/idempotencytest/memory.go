@@ -46,6 +46,20 @@ func (m *Memory) CompleteKey(_ context.Context, accountID, key, owner, fingerpri
 	return nil
 }
 
+// RenewKey implements idempotency.Store.
+func (m *Memory) RenewKey(_ context.Context, accountID, key, owner string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{accountID, key}
+	r, ok := m.recs[k]
+	if !ok || r.State != idempotency.Pending || r.Owner != owner {
+		return problem.ErrNotFound
+	}
+	r.LeaseUntil = until
+	m.recs[k] = r
+	return nil
+}
+
 // ReleaseKey implements idempotency.Store.
 func (m *Memory) ReleaseKey(_ context.Context, accountID, key, owner string) error {
 	m.mu.Lock()

@@ -141,6 +141,51 @@ func Exercise(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		}
 	})
 
+	// The holder renews its lease while it works: a repeat past the first lease still waits; a
+	// repeat past the renewed one takes over, and the old holder can renew no more.
+	t.Run("Renew", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		rec := pending("acc_1", "long", "o1")
+		if _, ok, _ := s.ReserveKey(ctx, rec, now); !ok {
+			t.Fatal("ReserveKey not reserved")
+		}
+		renewed := now.Add(15 * time.Minute)
+		if err := s.RenewKey(ctx, "acc_1", "long", "o1", renewed); err != nil {
+			t.Fatalf("RenewKey by the holder: %v", err)
+		}
+		if err := s.RenewKey(ctx, "acc_1", "long", "o2", renewed); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("RenewKey by another owner = %v, want ErrNotFound", err)
+		}
+		if err := s.RenewKey(ctx, "acc_1", "nope", "o1", renewed); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("RenewKey of no key = %v, want ErrNotFound", err)
+		}
+		got, err := s.GetKey(ctx, "acc_1", "long")
+		if err != nil || !got.LeaseUntil.Equal(renewed) {
+			t.Fatalf("GetKey after RenewKey: LeaseUntil %v, %v; want %v", got.LeaseUntil, err, renewed)
+		}
+		past := now.Add(11 * time.Minute) // past the first lease, within the renewed one
+		taker := pending("acc_1", "long", "o2")
+		taker.CreatedAt, taker.LeaseUntil = past, past.Add(10*time.Minute)
+		if _, ok, err := s.ReserveKey(ctx, taker, past); err != nil || ok {
+			t.Fatalf("ReserveKey within the renewed lease = %v, %v; want the holder kept", ok, err)
+		}
+		after := renewed.Add(time.Second)
+		taker.CreatedAt, taker.LeaseUntil = after, after.Add(10*time.Minute)
+		if _, ok, err := s.ReserveKey(ctx, taker, after); err != nil || !ok {
+			t.Fatalf("ReserveKey past the renewed lease = %v, %v; want taken over", ok, err)
+		}
+		if err := s.RenewKey(ctx, "acc_1", "long", "o1", after.Add(time.Hour)); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("RenewKey by the lapsed holder = %v, want ErrNotFound", err)
+		}
+		if err := s.CompleteKey(ctx, "acc_1", "long", "o2", "fp1", []byte("r")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RenewKey(ctx, "acc_1", "long", "o2", after.Add(time.Hour)); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("RenewKey of a done record = %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("ConcurrentReserve", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()
