@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // BenchmarkSubmitJobs measures accepted POST /jobs per second against the real binary on the
@@ -178,4 +180,57 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkRunnerOverhead runs the same 1-second job (FFmpeg paced at real time) on a worker of
+// each sandbox, bubblewrap and the Docker runner (a fresh container per FFmpeg step, and per
+// ffprobe of an output), one job at a time, and reports for each the median overhead over the
+// command run bare: make bench prints the two side by side.
+func BenchmarkRunnerOverhead(b *testing.B) {
+	const command = "ffmpeg -re -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -c:v mpeg4 out.mp4"
+	args := []string{"-re", "-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10", "-c:v", "mpeg4", "out.mp4"}
+	for _, sb := range []string{"bwrap", "docker"} {
+		b.Run(sb, func(b *testing.B) {
+			if sb == "docker" {
+				if out, err := docker("image", "inspect", "mediajobs/ffmpeg:bookworm"); err != nil {
+					testenv.Missing(b, "the Docker Engine and the image mediajobs/ffmpeg:bookworm (make images)", strings.TrimSpace(out))
+				}
+			}
+			srv := fleetServer(b, sqliteBackend, nil)
+			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
+			startWorker(b, srv.Base, 1, "MEDIAJOBS_SANDBOX="+sb)
+			body := ffmpegJob(command, nil, nil)
+			c.complete(body) // warm: the worker's first claim, the image's layers, FFmpeg's libraries
+
+			var bare, e2e []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				dir := b.TempDir()
+				t0 := time.Now()
+				if err := ffmpegBare(context.Background(), dir, args...); err != nil {
+					b.Fatal(err)
+				}
+				bare = append(bare, time.Since(t0))
+				t0 = time.Now()
+				id := c.submit(body)
+				var j jobView
+				for {
+					if j = c.job(id); terminal[j.Status] {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				e2e = append(e2e, time.Since(t0))
+				if j.Status != "complete" {
+					b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+				}
+			}
+			b.StopTimer()
+			mb, me := median(bare), median(e2e)
+			b.ReportMetric(float64((me-mb).Microseconds())/1000, "overhead-ms")
+			b.ReportMetric(float64(me.Microseconds())/1000, "e2e-ms")
+			b.Logf("%s worker, 1-second job over %d runs: bare %v, end to end %v, overhead %v",
+				sb, b.N, mb.Round(time.Millisecond), me.Round(time.Millisecond), (me - mb).Round(time.Millisecond))
+		})
+	}
 }

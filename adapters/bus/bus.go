@@ -19,6 +19,18 @@ type Bus struct {
 	log *slog.Logger
 	// subject maps a service topic to the Pub/Sub's topic; nil keeps it as is.
 	subject func(string) string
+	// ping asks the broker whether it answers; nil for an in-process bus.
+	ping        func(context.Context) error
+	closeHealth func()
+}
+
+// Ping reports whether the broker behind the bus answers (readiness); an in-process bus always
+// does.
+func (b *Bus) Ping(ctx context.Context) error {
+	if b.ping == nil {
+		return nil
+	}
+	return b.ping(ctx)
 }
 
 // New wraps a Watermill publisher and subscriber.
@@ -74,6 +86,9 @@ func (b *Bus) topic(topic string) string {
 // Close closes the subscriber, then the publisher: a subscriber drains its in-flight messages
 // before its connection goes.
 func (b *Bus) Close() error {
+	if b.closeHealth != nil {
+		b.closeHealth()
+	}
 	var err error
 	if b.sub != nil && any(b.sub) != any(b.pub) {
 		err = b.sub.Close()

@@ -338,7 +338,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	a.UC = uc
 	api := httpapi.New(uc.UseCases, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL,
-		Ready: newReadiness(store, blobs, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
+		Ready: newReadiness(store, blobs, b, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
 		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
 		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,

@@ -13,8 +13,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/retry"
 )
 
-// readiness answers /readyz: the store answers and takes a write, and blob storage takes a
-// write. The answer is kept for a second, so that a busy prober costs one probe a second; a
+// readiness answers /readyz: the store answers and takes a write, the broker answers (an
+// in-process bus always does), and blob storage takes a write. The answer is kept for a second, so that a busy prober costs one probe a second; a
 // failure is logged once per interval while it lasts, and the service turns ready again by
 // itself once the fault is gone.
 type readiness struct {
@@ -22,8 +22,9 @@ type readiness struct {
 		Ping(context.Context) error
 		ProbeWrite(context.Context) error
 	}
-	blobs blob.Store
-	log   *slog.Logger
+	blobs  blob.Store
+	broker pinger
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	checked time.Time
@@ -34,11 +35,13 @@ type readiness struct {
 // probeBlob is the key of the blob probe, outside every account's keys.
 const probeBlob = "health/probe"
 
+type pinger interface{ Ping(context.Context) error }
+
 func newReadiness(store interface {
 	Ping(context.Context) error
 	ProbeWrite(context.Context) error
-}, blobs blob.Store, log *slog.Logger) *readiness {
-	return &readiness{store: store, blobs: blobs, log: log, gate: retry.New(time.Second, time.Minute)}
+}, blobs blob.Store, broker pinger, log *slog.Logger) *readiness {
+	return &readiness{store: store, blobs: blobs, broker: broker, log: log, gate: retry.New(time.Second, time.Minute)}
 }
 
 func (r *readiness) check(ctx context.Context) error {
@@ -70,6 +73,9 @@ func (r *readiness) probe(ctx context.Context) error {
 	}
 	if err := r.store.ProbeWrite(ctx); err != nil {
 		return errors.Join(unavailable("the store cannot be written"), err)
+	}
+	if err := r.broker.Ping(ctx); err != nil {
+		return errors.Join(unavailable("the broker does not answer"), err)
 	}
 	if _, err := r.blobs.Put(ctx, probeBlob, bytes.NewReader(make([]byte, 4096)), 0); err != nil {
 		return errors.Join(unavailable("blob storage cannot be written"), err)
