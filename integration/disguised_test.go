@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // TestDisguisedInputs submits staged inputs whose content is not what their names say: an
@@ -16,8 +18,9 @@ import (
 // requests), a concat list named .vtt (read with -i and with -f concat). FFmpeg left to its
 // probe would follow them (the control run below shows it does, outside the sandbox). Uploaded,
 // the runner refuses each before FFmpeg starts, as VALIDATION_ERROR naming the input, free, and
-// nothing of the host or the network is read; given inline, POST /jobs refuses them (400). (The sandbox behind it is tested with the same
-// files in adapters/sandbox/sandboxtest.)
+// nothing of the host or the network is read; given inline, POST /jobs refuses them (400). It
+// runs on each store with the in-process runner (bubblewrap) and with a worker on the Docker
+// runner. (The sandboxes behind it are tested with the same files in adapters/sandbox/sandboxtest.)
 func TestDisguisedInputs(t *testing.T) {
 	t.Parallel()
 
@@ -56,59 +59,89 @@ func TestDisguisedInputs(t *testing.T) {
 	media := startMediaServer(t, map[string][]byte{"seg.ts": mustRead(t, secret)})
 	reachNetwork := fmt.Sprintf("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n%s/seg.ts\n#EXT-X-ENDLIST\n", media.URL)
 
-	forEachBackend(t, func(t *testing.T, b backend) {
-		// The allow-list opens loopback to the fetcher, so only the runner's checks and the
-		// sandbox's empty network namespace keep FFmpeg from the media server.
-		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{
-			"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8",
-			"SSL_CERT_FILE":                    media.CertFile,
-		}})
-		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
-		tests := []struct {
-			name, input, content, command, message string
-		}{
-			{"playlist named .srt, host file", "m.srt", readHostFile, "ffmpeg -i m.srt -c copy out.mkv", `input "m.srt" holds an HLS playlist`},
-			{"playlist named .srt, network", "m.srt", reachNetwork, "ffmpeg -i m.srt -c copy out.mkv", `input "m.srt" holds an HLS playlist`},
-			{"playlist named .srt, in a filter", "m.srt", readHostFile, "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=m.srt out.mp4", `input "m.srt" holds an HLS playlist`},
-			{"playlist named .mp4", "in.mp4", readHostFile, "ffmpeg -i in.mp4 -c copy out.mkv", `input "in.mp4" holds an HLS playlist`},
-			{"concat list named .vtt", "l.vtt", concatHostFile, "ffmpeg -i l.vtt -c copy out.mkv", `input "l.vtt" holds a concat list`},
-			{"concat list named .vtt, -f concat", "l.vtt", "file 'a.srt'\n", "ffmpeg -f concat -i l.vtt out.srt", "a concat list must be named .txt or .ffconcat"},
-			{"concat list naming a host file", "list.txt", concatHostFile, "ffmpeg -f concat -i list.txt -c copy out.mkv", "is an absolute path"},
+	// Each backend with the in-process runner (bubblewrap), and a worker on the Docker runner.
+	type setup struct {
+		backend backend
+		sandbox string
+	}
+	setups := []setup{{sandbox: "docker", backend: sqliteBackend}}
+	for _, b := range backends {
+		setups = append(setups, setup{backend: b})
+	}
+	for _, su := range setups {
+		name := string(su.backend)
+		if su.sandbox != "" {
+			name += "/worker-" + su.sandbox
 		}
-		for _, tc := range tests {
-			t.Run(tc.name, func(t *testing.T) {
-				before := media.requests.Load()
-				// Uploaded, so that the runner's check of the bytes is what refuses it; inline
-				// content is refused at submit (below).
-				up := c.uploadRaw(tc.input, []byte(tc.content))
-				id := c.submit(ffmpegJob(tc.command, map[string]any{tc.input: up.URL}, nil))
-				j := c.waitTerminal(id)
-				if j.Status == "complete" {
-					for _, f := range j.Output.Files {
-						if bytes.Contains(c.mustGet(f.URL), []byte("HOSTSECRET")) {
-							t.Fatalf("job %s copied the host's secret into %s", id, f.Path)
-						}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testDisguised(t, su.backend, su.sandbox, media, readHostFile, reachNetwork, concatHostFile)
+		})
+	}
+}
+
+func testDisguised(t *testing.T, b backend, sandbox string, media *mediaServer, readHostFile, reachNetwork, concatHostFile string) {
+	if sandbox == "docker" {
+		if out, err := docker("image", "inspect", "mediajobs/ffmpeg:bookworm"); err != nil {
+			testenv.Missing(t, "the Docker Engine and the image mediajobs/ffmpeg:bookworm (make images)", strings.TrimSpace(out))
+		}
+	}
+	// The allow-list opens loopback to the fetcher, so only the runner's checks and the
+	// sandbox's empty network namespace keep FFmpeg from the media server.
+	env := map[string]string{"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8", "SSL_CERT_FILE": media.CertFile}
+	var srv *server
+	if sandbox == "" {
+		srv = startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: env})
+	} else {
+		env["MEDIAJOBS_RUNNER"], env["MEDIAJOBS_WORKER_TOKEN"] = "false", workerToken
+		srv = startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: env})
+		startWorker(t, srv.Base, 2, "MEDIAJOBS_SANDBOX="+sandbox, "MEDIAJOBS_ALLOW_PRIVATE_NETWORKS=127.0.0.0/8", "SSL_CERT_FILE="+media.CertFile)
+	}
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	tests := []struct {
+		name, input, content, command, message string
+	}{
+		{"playlist named .srt, host file", "m.srt", readHostFile, "ffmpeg -i m.srt -c copy out.mkv", `input "m.srt" holds an HLS playlist`},
+		{"playlist named .srt, network", "m.srt", reachNetwork, "ffmpeg -i m.srt -c copy out.mkv", `input "m.srt" holds an HLS playlist`},
+		{"playlist named .srt, in a filter", "m.srt", readHostFile, "ffmpeg -f lavfi -i color=s=64x48:d=1 -vf subtitles=m.srt out.mp4", `input "m.srt" holds an HLS playlist`},
+		{"playlist named .mp4", "in.mp4", readHostFile, "ffmpeg -i in.mp4 -c copy out.mkv", `input "in.mp4" holds an HLS playlist`},
+		{"concat list named .vtt", "l.vtt", concatHostFile, "ffmpeg -i l.vtt -c copy out.mkv", `input "l.vtt" holds a concat list`},
+		{"concat list named .vtt, -f concat", "l.vtt", "file 'a.srt'\n", "ffmpeg -f concat -i l.vtt out.srt", "a concat list must be named .txt or .ffconcat"},
+		{"concat list naming a host file", "list.txt", concatHostFile, "ffmpeg -f concat -i list.txt -c copy out.mkv", "is an absolute path"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := media.requests.Load()
+			// Uploaded, so that the runner's check of the bytes is what refuses it; inline
+			// content is refused at submit (below).
+			up := c.uploadRaw(tc.input, []byte(tc.content))
+			id := c.submit(ffmpegJob(tc.command, map[string]any{tc.input: up.URL}, nil))
+			j := c.waitTerminal(id)
+			if j.Status == "complete" {
+				for _, f := range j.Output.Files {
+					if bytes.Contains(c.mustGet(f.URL), []byte("HOSTSECRET")) {
+						t.Fatalf("job %s copied the host's secret into %s", id, f.Path)
 					}
 				}
-				if j.Status != "failed" || j.Error == nil || j.Error.Code != "VALIDATION_ERROR" || !strings.Contains(j.Error.Message, tc.message) {
-					t.Errorf("job %s: %s %s; want failed VALIDATION_ERROR with %q", id, j.Status, errorText(j), tc.message)
-				}
-				if j.Cost == nil || j.Cost.Amount != 0 {
-					t.Errorf("job %s refused before FFmpeg ran, yet cost %+v", id, j.Cost)
-				}
-				if n := media.requests.Load() - before; n != 0 {
-					t.Errorf("the job reached the network: %d requests", n)
-				}
-			})
-		}
-		t.Run("inline content is refused at submit", func(t *testing.T) {
-			for _, tc := range tests {
-				r := c.do(http.MethodPost, "/jobs", ffmpegJob(tc.command, map[string]any{tc.input: map[string]any{"content": tc.content}}, nil), nil)
-				if e := r.errorOf(t, http.StatusBadRequest); e.Code != "VALIDATION_ERROR" || !strings.Contains(e.Message, tc.message) {
-					t.Errorf("%s inline: %+v, want VALIDATION_ERROR with %q", tc.name, e, tc.message)
-				}
+			}
+			if j.Status != "failed" || j.Error == nil || j.Error.Code != "VALIDATION_ERROR" || !strings.Contains(j.Error.Message, tc.message) {
+				t.Errorf("job %s: %s %s; want failed VALIDATION_ERROR with %q", id, j.Status, errorText(j), tc.message)
+			}
+			if j.Cost == nil || j.Cost.Amount != 0 {
+				t.Errorf("job %s refused before FFmpeg ran, yet cost %+v", id, j.Cost)
+			}
+			if n := media.requests.Load() - before; n != 0 {
+				t.Errorf("the job reached the network: %d requests", n)
 			}
 		})
+	}
+	t.Run("inline content is refused at submit", func(t *testing.T) {
+		for _, tc := range tests {
+			r := c.do(http.MethodPost, "/jobs", ffmpegJob(tc.command, map[string]any{tc.input: map[string]any{"content": tc.content}}, nil), nil)
+			if e := r.errorOf(t, http.StatusBadRequest); e.Code != "VALIDATION_ERROR" || !strings.Contains(e.Message, tc.message) {
+				t.Errorf("%s inline: %+v, want VALIDATION_ERROR with %q", tc.name, e, tc.message)
+			}
+		}
 	})
 }
 
