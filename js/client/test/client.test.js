@@ -128,6 +128,20 @@ describe('@mediajobs/client against mediajobs', () => {
     assert.equal(new TextDecoder().decode(bytes.subarray(4, 8)), 'ftyp');
   });
 
+  test('a job FFmpeg refuses ends failed with RUNNER_ERROR and the tail of its stderr', async () => {
+    // libx264 with yuv420p needs even dimensions: the validator accepts it, FFmpeg does not.
+    const created = await c.submit({ type: 'ffmpeg', params: { command: 'ffmpeg -f lavfi -i testsrc=duration=1:size=33x33:rate=5 -c:v libx264 -pix_fmt yuv420p odd.mp4' } });
+    const job = await c.wait(created.id, { interval: 100 });
+    assert.equal(job.status, 'failed');
+    assert.equal(job.error.code, ErrorCode.RUNNER_ERROR);
+    assert.equal(job.error.retryable, false);
+    assert.match(job.error.detail, /divisible by 2|height not divisible|width not divisible/);
+    // A failed job can be retried as a new one.
+    const { data: retried } = await c.retryJob(created.id);
+    assert.equal(retried.retryOf, created.id);
+    await c.wait(retried.id, { interval: 100 });
+  });
+
   test('uploads of a Blob, bytes, a web stream and a Node stream are job inputs', async () => {
     const bodies = {
       'blob.srt': new Blob([srt]),
