@@ -49,3 +49,47 @@ func TestReadyzFollowsTheBroker(t *testing.T) {
 	}
 	waitUntil(t, "readyz 200 with NATS back", time.Minute, func() bool { return readyz().Status == http.StatusOK })
 }
+
+// TestDatabaseAwayIsUnavailable: while the replica's PostgreSQL is stopped, a client's request
+// that needs it is answered 503 SERVICE_UNAVAILABLE with Retry-After (not 500), readyz says the
+// store does not answer, and once PostgreSQL is back the same request succeeds, with nothing
+// done by hand.
+func TestDatabaseAwayIsUnavailable(t *testing.T) {
+	t.Parallel()
+	if out, err := exec.Command("docker", "image", "inspect", testservices.PostgresImage).CombinedOutput(); err != nil {
+		testenv.Missing(t, "the Docker Engine and the image "+testservices.PostgresImage+" (make images)", strings.TrimSpace(string(out)))
+	}
+	ctx := context.Background()
+	// On a port of its own, which it keeps across the stop and start below.
+	pg, err := testservices.PostgresWith(ctx, testservices.OnHostPort("5432/tcp", freePort(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Stop(context.Background()) })
+	srv := startServer(t, serverOpts{Unthrottled: true, Backend: sqliteBackend, Env: map[string]string{"MEDIAJOBS_DATABASE_URL": pg.URL, "MEDIAJOBS_RUNNER": "false"}})
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	c.do(http.MethodGet, "/jobs", nil, nil).decode(t, http.StatusOK, nil)
+
+	// Stopped, not paused: the server's port refuses connections, as during a restart.
+	if out, err := docker("stop", pg.ContainerID()); err != nil {
+		t.Fatalf("docker stop: %v %s", err, out)
+	}
+	r := c.do(http.MethodGet, "/jobs", nil, nil)
+	if e := r.errorOf(t, http.StatusServiceUnavailable); e.Code != "SERVICE_UNAVAILABLE" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("GET /jobs with PostgreSQL stopped: %+v (Retry-After %q); want SERVICE_UNAVAILABLE with Retry-After", e, r.Header.Get("Retry-After"))
+	}
+	r = c.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1 -pix_fmt yuv420p out.mp4", nil, nil), nil)
+	if e := r.errorOf(t, http.StatusServiceUnavailable); e.Code != "SERVICE_UNAVAILABLE" {
+		t.Errorf("POST /jobs with PostgreSQL stopped: %+v; want SERVICE_UNAVAILABLE", e)
+	}
+	waitUntil(t, "readyz 503", 30*time.Second, func() bool {
+		return c.do(http.MethodGet, "/readyz", nil, nil).Status == http.StatusServiceUnavailable
+	})
+
+	if out, err := docker("start", pg.ContainerID()); err != nil {
+		t.Fatalf("docker start: %v %s", err, out)
+	}
+	waitUntil(t, "GET /jobs answered again", time.Minute, func() bool {
+		return c.do(http.MethodGet, "/jobs", nil, nil).Status == http.StatusOK
+	})
+}

@@ -3,10 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"runtime"
@@ -294,6 +297,28 @@ const (
 var ErrStorageFull = &problem.Problem{Code: problem.CodeUnavailable, RetryAfter: 30 * time.Second,
 	Message: "the service cannot store this right now (its storage is full); retry later"}
 
+// ErrUnreachable is a call the database server did not answer: it is restarting, shutting
+// down, or the network to it failed. The service is unavailable, not broken: 503 with
+// Retry-After, and a worker's upload or report is sent again.
+var ErrUnreachable = &problem.Problem{Code: problem.CodeUnavailable, RetryAfter: 5 * time.Second,
+	Message: "the service's database does not answer right now; retry later"}
+
+// unreachable tells a failure to reach the database server from the server's answer to a
+// statement: a refused or broken connection, or the server's own "shutting down" and
+// "starting up" (SQLSTATE class 08, 57P01 to 57P03).
+func unreachable(err error) bool {
+	var (
+		pgErr pgdriver.Error
+		opErr *net.OpError
+	)
+	if errors.As(err, &pgErr) {
+		code := pgErr.Field('C')
+		return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+	}
+	return errors.As(err, &opErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // storageFull tells a write refused for want of space (or of server resources) from other
 // failures.
 func storageFull(err error) bool {
@@ -312,6 +337,9 @@ func (s *Store) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx
 	err := s.w.RunInTx(ctx, nil, fn)
 	if err != nil && !errors.Is(err, ErrStorageFull) && storageFull(err) {
 		return fmt.Errorf("sqlstore: commit: %w: %w", ErrStorageFull, err)
+	}
+	if err != nil && !errors.Is(err, ErrUnreachable) && unreachable(err) {
+		return fmt.Errorf("sqlstore: %w: %w", ErrUnreachable, err)
 	}
 	return err
 }
@@ -337,6 +365,8 @@ func mapErr(what string, err error) error {
 		return fmt.Errorf("%s: %w", what, problem.ErrNotFound)
 	case storageFull(err):
 		return fmt.Errorf("sqlstore: %s: %w: %w", what, ErrStorageFull, err)
+	case unreachable(err):
+		return fmt.Errorf("sqlstore: %s: %w: %w", what, ErrUnreachable, err)
 	}
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }

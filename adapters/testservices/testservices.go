@@ -14,11 +14,15 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -58,16 +62,33 @@ func (s *Service) Stop(ctx context.Context) error {
 
 // Postgres starts PostgreSQL with the settings of the development machines: user postgres,
 // trust auth, database test. The URL is its DSN.
-func Postgres(ctx context.Context) (*Service, error) {
-	return start(ctx, PostgresImage, "5432/tcp", func(hostPort string) string {
-		return "postgres://postgres@" + hostPort + "/test?sslmode=disable"
-	},
+func Postgres(ctx context.Context) (*Service, error) { return PostgresWith(ctx) }
+
+// PostgresWith is Postgres with more of testcontainers' options, such as OnHostPort.
+func PostgresWith(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Service, error) {
+	opts = append([]testcontainers.ContainerCustomizer{
 		testcontainers.WithEnv(map[string]string{"POSTGRES_USER": "postgres", "POSTGRES_DB": "test", "POSTGRES_HOST_AUTH_METHOD": "trust"}),
 		testcontainers.WithWaitStrategy(wait.ForAll(
 			wait.ForListeningPort("5432/tcp"),
 			wait.ForExec([]string{"pg_isready", "-h", "127.0.0.1", "-d", "test", "-q"}),
 		).WithDeadline(time.Minute)),
-	)
+	}, opts...)
+	return start(ctx, PostgresImage, "5432/tcp", func(hostPort string) string {
+		return "postgres://postgres@" + hostPort + "/test?sslmode=disable"
+	}, opts...)
+}
+
+// OnHostPort publishes the container's port on this host port of loopback, which it keeps
+// across a stop and start of the container (a test of a server that goes away and comes back);
+// by default the engine picks a port, a new one at each start.
+func OnHostPort(containerPort string, hostPort int) testcontainers.CustomizeRequestOption {
+	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		if hc.PortBindings == nil {
+			hc.PortBindings = network.PortMap{}
+		}
+		hc.PortBindings[network.MustParsePort(containerPort)] = []network.PortBinding{
+			{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(hostPort)}}
+	})
 }
 
 // NATS starts NATS with JetStream. The URL is nats://host:port.
@@ -83,7 +104,8 @@ func Redis(ctx context.Context) (*Service, error) {
 }
 
 func start(ctx context.Context, image, port string, url func(hostPort string) string, opts ...testcontainers.ContainerCustomizer) (*Service, error) {
-	opts = append(opts, testcontainers.WithExposedPorts(port), testcontainers.WithLabels(map[string]string{"io.mediajobs.test": "testservices"}))
+	opts = append([]testcontainers.ContainerCustomizer{testcontainers.WithExposedPorts(port),
+		testcontainers.WithLabels(map[string]string{"io.mediajobs.test": "testservices"})}, opts...)
 	c, err := testcontainers.Run(ctx, image, opts...)
 	if err != nil {
 		if c != nil {
