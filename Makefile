@@ -39,9 +39,12 @@ wasm: ## Build validator.wasm (wasip1 reactor) for wazero and the browser
 	@cd validator && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o cmd/wasm/validator.wasm ./cmd/wasm
 	@ls -l $(WASM) | awk '{print "wasm: " $$9 " " $$5 " bytes"}'
 
-client: ## Regenerate the Go client (contracts/client) from contracts/openapi.yaml
-	@cd contracts && go generate ./client/
-	@echo "client: contracts/client/client.gen.go regenerated"
+client: ## Regenerate the Go client (contracts/client) and the JavaScript client's operations (js/client/src) from contracts/openapi.yaml
+	@cd contracts && go generate ./client/ && go run ./cmd/jsclient
+	@echo "client: contracts/client/client.gen.go and js/client/src/operations.gen.* regenerated"
+
+js-test: build ## Run the JavaScript packages' tests: node --test against bin/mediajobs, tsc, npm pack listings
+	@bash scripts/jstest.sh
 
 redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in apps/web/docs/redoc.version (needs npm)
 	@set -euo pipefail; pin() { awk -v k="$$1" '$$1 == k { print $$2 }' $(REDOC)/redoc.version; }; \
@@ -88,6 +91,8 @@ test: deps services images ## Run every test of every module, then a short fuzz 
 	@MEDIAJOBS_TEST_SERVICES=containers $(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/containers.json -- \
 	  $(GOTEST_FLAGS) $(CONTAINER_SUITES)
 	@$(SWEEP)
+	@echo "== the JavaScript packages (js/): node --test against bin/mediajobs, tsc, npm pack"
+	@bash scripts/jstest.sh
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 
 fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
@@ -109,6 +114,6 @@ tidy: ## go mod tidy in every module
 	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
 
 clean: ## Remove build outputs
-	rm -rf bin $(WASM)
+	rm -rf bin $(WASM) js/validator/validator.wasm
 
-.PHONY: help deps services images wasm client redoc hlsjs build run test fuzz lint bench tidy clean
+.PHONY: help deps services images js-test wasm client redoc hlsjs build run test fuzz lint bench tidy clean

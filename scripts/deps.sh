@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what mediajobs and its tests need: Debian's packages (FFmpeg, bubblewrap, fonts, the
-# speech model, Chromium, PostgreSQL, NATS, Redis, debootstrap for the images, Docker Compose),
+# speech model, Chromium, PostgreSQL, NATS, Redis, debootstrap for the images, Docker Compose,
+# Node and TypeScript for the JavaScript packages),
 # and two Go programs built from source (versitygw, the S3 server the tests start; gotestsum,
 # which runs `make test` and sums up its skips). Idempotent: it installs only what is missing,
 # through apt when run as root, and otherwise names the missing packages and fails.
@@ -25,11 +26,18 @@ declare -A probe=(
   [debootstrap]=/usr/sbin/debootstrap
   [docker-compose]=/usr/bin/docker-compose
   [iproute2]=/usr/sbin/ip
+  # The JavaScript packages' tests (scripts/jstest.sh).
+  [nodejs]=/usr/bin/node
+  [node-typescript]=/usr/bin/tsc
 )
 # The Docker Engine is the machine's own (its daemon runs before any session); install Debian's
 # when there is none at all.
 if ! command -v docker >/dev/null 2>&1; then
   probe[docker.io]=/usr/bin/docker
+fi
+# Debian ships npm apart from nodejs; a Node from nodejs.org bundles it (and conflicts with it).
+if ! command -v npm >/dev/null 2>&1; then
+  probe[npm]=/usr/bin/npm
 fi
 
 missing=()
