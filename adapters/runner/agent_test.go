@@ -159,6 +159,7 @@ func TestAgentRunsAJob(t *testing.T) {
 	}
 	// The compute began: the agent says so at once, and billing reads it.
 	b.waitJob(t, id, "executing", func(j *job.Job) bool { return j.Status == job.StatusRunning && j.ExecStartedAt != nil })
+	b.h.Clock.Advance(1200 * time.Millisecond) // the control plane bills no more compute than it saw pass
 	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 1200}
 	j := b.waitStatus(t, id, job.StatusComplete)
 	if j.Cost == nil || j.Cost.Amount != 2 {

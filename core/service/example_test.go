@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -58,6 +59,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	h.Clock.Advance(1200 * time.Millisecond) // FFmpeg runs; the control plane bills no more than it saw pass
 	err = h.Runs.Report(ctx, as[0].Lease, workqueue.Result{Started: true, ComputeMs: 1200,
 		Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: 48213}}})
 	if err != nil {

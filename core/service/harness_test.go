@@ -150,6 +150,8 @@ func (h *harness) run(t *testing.T, class job.Class, res workqueue.Result, dup b
 	a := h.claim(t, class)
 	h.beat(t, a.Lease, 0, false)
 	h.beat(t, a.Lease, 0.5, true)
+	// The compute takes the time the result says: the control plane bills no more than it saw.
+	h.clock.Advance(time.Duration(res.ComputeMs) * time.Millisecond)
 	res.Started = true
 	for range 1 + btoi(dup) {
 		if err := h.runs.Report(h.ctx, a.Lease, res); err != nil {

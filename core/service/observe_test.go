@@ -77,6 +77,7 @@ func TestObserver(t *testing.T) {
 	if err != nil || len(as) != 1 {
 		t.Fatalf("Claim: %v %v", as, err)
 	}
+	h.Clock.Advance(1500 * time.Millisecond) // the run takes the time it reports
 	if err := h.Runs.Report(ctx, as[0].Lease, workqueue.Result{ComputeMs: 1500, Started: true, Data: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

@@ -424,6 +424,7 @@ func (s *Runs) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result
 				return err
 			}
 		}
+		r.ComputeMs = chargeableMs(j, r.ComputeMs, now)
 		if r.Started && j.ExecStartedAt == nil {
 			start := now.Add(-time.Duration(r.ComputeMs) * time.Millisecond)
 			j.ExecStartedAt = &start
@@ -445,6 +446,30 @@ func (s *Runs) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result
 	s.p.Observer.JobFinished(j)
 	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
 	return nil
+}
+
+// chargeableMs is the compute a report is billed for: the worker's figure is a hint, never
+// more than what the control plane observed itself, from the start of the FFmpeg step a
+// heartbeat told it of (or, without one, from when it handed the job out) to this report, nor
+// more than the job's timeout (the params' timeout within the plan's cap). A worker holds a
+// credential, not the ledger: its report cannot raise a charge.
+func chargeableMs(j *job.Job, reported int64, now time.Time) int64 {
+	from := j.ExecStartedAt
+	if from == nil {
+		from = j.DispatchedAt
+	}
+	if from == nil {
+		from = j.StartedAt
+	}
+	ms := max(reported, 0)
+	if from == nil {
+		return 0
+	}
+	ms = min(ms, max(now.Sub(*from).Milliseconds(), 0))
+	if j.Timeout > 0 {
+		ms = min(ms, j.Timeout.Milliseconds())
+	}
+	return ms
 }
 
 func (s *Runs) finish(j *job.Job, r workqueue.Result, now time.Time) error {

@@ -299,7 +299,8 @@ func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Ha
 	acct, _ := h.Open(t, "", account.PlanPro, 100_000)
 	ctx := context.Background()
 	return workqueuetest.Harness{
-		Queue: q,
+		Queue:  q,
+		Elapse: h.Clock.Advance,
 		Submit: func(t *testing.T, class job.Class) string {
 			t.Helper()
 			params := `{"command":"ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"}`

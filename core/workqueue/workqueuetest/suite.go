@@ -29,6 +29,9 @@ type Harness struct {
 	Cancel func(t *testing.T, id string)
 	// Expire lets every lease lapse and runs the control plane's sweep.
 	Expire func(t *testing.T)
+	// Elapse lets d pass on the control plane's clock: the compute a report may be billed for
+	// is what the control plane saw pass.
+	Elapse func(d time.Duration)
 	// Job reads a job from the store.
 	Job func(t *testing.T, id string) *job.Job
 	// Output reads a stored output file of a job.
@@ -196,6 +199,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if n, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil || n != int64(len(video)) {
 			t.Fatalf("PutOutput: %d %v", n, err)
 		}
+		h.Elapse(1500 * time.Millisecond)
 		res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: int64(len(video))}}, ComputeMs: 1500, Started: true}
 		for range 2 { // a re-sent result is harmless
 			if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
@@ -208,6 +212,45 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
 			t.Fatalf("stored output has %d bytes, want %d", len(got), len(video))
+		}
+	})
+
+	// A worker's compute figure is a hint: the charge is never more than what the control plane
+	// saw pass since the FFmpeg step began (or, with no heartbeat saying so, since it handed the
+	// job out), nor more than the job's timeout.
+	t.Run("ComputeIsWhatTheControlPlaneSaw", func(t *testing.T) {
+		t.Parallel()
+		const absurd = 1_000_000_000_000
+		tests := []struct {
+			name      string
+			executing bool
+			elapse    time.Duration
+			want      func(j *job.Job) int64
+		}{
+			{"after an executing heartbeat", true, 2 * time.Second, func(*job.Job) int64 { return 2000 }},
+			{"with no heartbeat at all", false, 3 * time.Second, func(*job.Job) int64 { return 3000 }},
+			{"past the job's timeout", true, 48 * time.Hour, func(j *job.Job) int64 { return j.Timeout.Milliseconds() }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				h := newHarness(t)
+				id := h.Submit(t, job.ClassCPU)
+				a := claimOne(t, h)
+				if tt.executing {
+					if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h.Elapse(tt.elapse)
+				res := workqueue.Result{ComputeMs: absurd, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindExit, Message: "exit 1"}}
+				if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
+					t.Fatalf("Report: %v", err)
+				}
+				j := h.Job(t, id)
+				if want := tt.want(j); j.Status != job.StatusFailed || j.ComputeMs != want || j.Cost == nil || j.Cost.Amount > (want+999)/1000*10 {
+					t.Fatalf("job %s, compute %d ms, cost %+v; want failed, %d ms billed", j.Status, j.ComputeMs, j.Cost, want)
+				}
+			})
 		}
 	})
 
