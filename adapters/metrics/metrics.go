@@ -141,8 +141,20 @@ func (m *Metrics) Delivery(outcome string, took time.Duration) {
 // Request counts one HTTP request of the API; route is its pattern (/jobs/{id}), so that
 // IDs never become labels.
 func (m *Metrics) Request(method, route string, status int, took time.Duration) {
+	method = methodLabel(method)
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.requestDur.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// methodLabel keeps a label to a closed set: a client chooses the method it sends, and each
+// new value would be a new series kept until restart (20,000 invented methods once grew
+// /metrics from 107 KB to 24.5 MB).
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
 }
 
 // depthCollector asks the store at scrape time, so that the gauge is the queue's truth on every

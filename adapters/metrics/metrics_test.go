@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -73,5 +74,34 @@ func TestQueueDepthError(t *testing.T) {
 	m := metrics.New(func(context.Context) (map[job.Class]int, error) { return nil, errors.New("store down") })
 	if _, err := m.Registry().Gather(); err == nil || !strings.Contains(err.Error(), "store down") {
 		t.Errorf("Gather = %v, want the store's error", err)
+	}
+}
+
+// A method a client invents is counted as "other": 1,000 of them add one series, not 1,000.
+func TestRequestMethodsAreAClosedSet(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(func(context.Context) (map[job.Class]int, error) { return nil, nil })
+	for i := range 1000 {
+		m.Request(fmt.Sprintf("X%dY", i), "unmatched", 405, time.Millisecond)
+	}
+	m.Request("DELETE", "/jobs/{id}", 200, time.Millisecond)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if n := strings.Count(string(body), "mediajobs_http_requests_total{"); n != 2 {
+		t.Errorf("%d series of mediajobs_http_requests_total, want 2 (other and DELETE)", n)
+	}
+	for _, want := range []string{
+		`mediajobs_http_requests_total{method="other",route="unmatched",status="405"} 1000`,
+		`mediajobs_http_requests_total{method="DELETE",route="/jobs/{id}",status="200"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
