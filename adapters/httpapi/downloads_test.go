@@ -50,6 +50,9 @@ func TestDownloadSingleFile(t *testing.T) {
 		{"suffix range", "GET", u, "bytes=-2", 206, "89", nil},
 		{"head", "HEAD", u, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "video/mp4"}},
 		{"unsatisfiable range", "GET", u, "bytes=20-", 416, "", map[string]string{"Content-Type": "application/json"}},
+		// Several ranges are served as the whole file, not as a multipart answer.
+		{"two ranges", "GET", u, "bytes=0-0,2-3", 200, "0123456789", map[string]string{"Content-Length": "10"}},
+		{"thousands of ranges", "GET", u, "bytes=" + strings.Repeat("0-0,", 5000) + "1-1", 200, "0123456789", map[string]string{"Content-Length": "10"}},
 		{"missing token", "GET", "/dl/" + j.ID, "", 403, "", nil},
 		{"forged token", "GET", "/dl/" + j.ID + "?token=" + strings.Repeat("A", len(token)), "", 403, "", nil},
 		{"token of another job", "GET", "/dl/" + other.ID + "?token=" + token, "", 403, "", nil},

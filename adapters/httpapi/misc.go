@@ -80,6 +80,13 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 	} else {
 		h.Set("Content-Disposition", disposition)
 	}
+	if strings.Contains(r.Header.Get("Range"), ",") {
+		// Several ranges at once would be a multipart answer, which costs the server far more
+		// than the bytes it sends when they are thousands of small ones (and players ask for one
+		// range at a time): the file is served whole instead, as RFC 9110 allows.
+		r = r.Clone(r.Context())
+		r.Header.Del("Range")
+	}
 	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
 }
 

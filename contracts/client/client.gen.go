@@ -2115,7 +2115,7 @@ type ClientInterface interface {
 
 	// GetAssetContent Read an uploaded file
 	//
-	// The owner's bytes, with `Range` and conditional requests. Another account's asset is 404.
+	// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
 	//
 	// Corresponds with GET /assets/{id}/content (the `GetAssetContent` operationId).
 	GetAssetContent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2191,7 +2191,7 @@ type ClientInterface interface {
 
 	// DownloadFile Download the single file of a job
 	//
-	// No bearer key; the token is the access check. `Range`, conditional requests and CORS (`*`) are supported.
+	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
 	//
 	// Corresponds with GET /dl/{job_id} (the `DownloadFile` operationId).
 	DownloadFile(ctx context.Context, jobID DownloadJobID, params *DownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2674,7 +2674,7 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id string, reqEditors ...Requ
 
 // GetAssetContent Read an uploaded file
 //
-// The owner's bytes, with `Range` and conditional requests. Another account's asset is 404.
+// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
 //
 // Corresponds with GET /assets/{id}/content (the `GetAssetContent` operationId).
 func (c *Client) GetAssetContent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2820,7 +2820,7 @@ func (c *Client) Redeliver(ctx context.Context, id string, reqEditors ...Request
 
 // DownloadFile Download the single file of a job
 //
-// No bearer key; the token is the access check. `Range`, conditional requests and CORS (`*`) are supported.
+// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
 //
 // Corresponds with GET /dl/{job_id} (the `DownloadFile` operationId).
 func (c *Client) DownloadFile(ctx context.Context, jobID DownloadJobID, params *DownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5504,7 +5504,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAssetContentWithResponse Read an uploaded file
 	//
-	// The owner's bytes, with `Range` and conditional requests. Another account's asset is 404.
+	// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5590,7 +5590,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadFileWithResponse Download the single file of a job
 	//
-	// No bearer key; the token is the access check. `Range`, conditional requests and CORS (`*`) are supported.
+	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10168,7 +10168,7 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id s
 
 // GetAssetContentWithResponse Read an uploaded file
 //
-// The owner's bytes, with `Range` and conditional requests. Another account's asset is 404.
+// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10296,7 +10296,7 @@ func (c *ClientWithResponses) RedeliverWithResponse(ctx context.Context, id stri
 
 // DownloadFileWithResponse Download the single file of a job
 //
-// No bearer key; the token is the access check. `Range`, conditional requests and CORS (`*`) are supported.
+// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
 //
 // Returns a wrapper object for the known response body format(s).
 //
