@@ -95,36 +95,13 @@ func BenchmarkJobOverhead(b *testing.B) {
 	body := ffmpegJob(command, nil, nil)
 	c.complete(body) // warm caches: the binary, FFmpeg's libraries, the store
 
-	var bare, e2e, queued, ran []time.Duration
-	b.ResetTimer()
-	for range b.N {
-		dir := b.TempDir()
-		t0 := time.Now()
-		if err := ffmpegBare(context.Background(), dir, args...); err != nil {
-			b.Fatal(err)
-		}
-		bare = append(bare, time.Since(t0))
-
-		t0 = time.Now()
-		id := c.submit(body)
-		var j jobView
-		for {
-			j = c.job(id)
-			if terminal[j.Status] {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		e2e = append(e2e, time.Since(t0))
-		if j.Status != "complete" {
-			b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
-		}
+	var queued, ran []time.Duration
+	bare, e2e := bareBeside(b, c, body, args, func(j jobView) {
 		if j.StartedAt != nil && j.CompletedAt != nil {
 			queued = append(queued, time.Duration(*j.StartedAt-j.CreatedAt)*time.Millisecond)
 			ran = append(ran, time.Duration(*j.CompletedAt-*j.StartedAt)*time.Millisecond)
 		}
-	}
-	b.StopTimer()
+	})
 
 	mb, me := median(bare), median(e2e)
 	over := me - mb
@@ -137,6 +114,40 @@ func BenchmarkJobOverhead(b *testing.B) {
 		b.N, mb.Round(time.Millisecond), me.Round(time.Millisecond), over.Round(time.Millisecond), float64(me)/float64(mb))
 	b.Logf("where it goes: createdAt→startedAt median %v, startedAt→completedAt median %v; a no-op sandbox start %v; one ffprobe in the sandbox %v",
 		median(queued), median(ran), sbStart.Round(time.Millisecond), probe.Round(time.Millisecond))
+}
+
+// bareBeside runs b.N rounds of the FFmpeg command bare (args, with exec) and the same
+// command as a job (body) followed to its end by polling every 5 ms, and returns the two lists of
+// durations; done hears each completed job.
+func bareBeside(b *testing.B, c *client, body map[string]any, args []string, done func(jobView)) (bare, e2e []time.Duration) {
+	b.Helper()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := ffmpegBare(context.Background(), b.TempDir(), args...); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, time.Since(t0))
+
+		t0 = time.Now()
+		id := c.submit(body)
+		var j jobView
+		for {
+			if j = c.job(id); terminal[j.Status] {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		e2e = append(e2e, time.Since(t0))
+		if j.Status != "complete" {
+			b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+		}
+		if done != nil {
+			done(j)
+		}
+	}
+	b.StopTimer()
+	return bare, e2e
 }
 
 // sandboxCosts times, in the real sandbox, `ffmpeg -version` (the cost of starting bubblewrap
@@ -202,30 +213,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			body := ffmpegJob(command, nil, nil)
 			c.complete(body) // warm: the worker's first claim, the image's layers, FFmpeg's libraries
 
-			var bare, e2e []time.Duration
-			b.ResetTimer()
-			for range b.N {
-				dir := b.TempDir()
-				t0 := time.Now()
-				if err := ffmpegBare(context.Background(), dir, args...); err != nil {
-					b.Fatal(err)
-				}
-				bare = append(bare, time.Since(t0))
-				t0 = time.Now()
-				id := c.submit(body)
-				var j jobView
-				for {
-					if j = c.job(id); terminal[j.Status] {
-						break
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				e2e = append(e2e, time.Since(t0))
-				if j.Status != "complete" {
-					b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
-				}
-			}
-			b.StopTimer()
+			bare, e2e := bareBeside(b, c, body, args, nil)
 			mb, me := median(bare), median(e2e)
 			b.ReportMetric(float64((me-mb).Microseconds())/1000, "overhead-ms")
 			b.ReportMetric(float64(me.Microseconds())/1000, "e2e-ms")

@@ -36,11 +36,12 @@ func smallDisk(t *testing.T, size string) string {
 	return dir
 }
 
-// fill writes a file until the disk at dir is full and returns its path.
+// fill writes to a file until the disk at dir is full and returns its path; called again, it
+// tops the disk up with what was freed since (the runner removes a failed job's files).
 func fill(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +81,8 @@ func TestDiskFull(t *testing.T) {
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		// The job's FFmpeg fails on the full disk and its files are removed: the disk stays full.
+		fill(t, disk)
 		r := c.as("").do(http.MethodGet, "/readyz", nil, nil)
 		if r.Status == http.StatusServiceUnavailable {
 			if e := r.errorOf(t, http.StatusServiceUnavailable); e.Code != "SERVICE_UNAVAILABLE" || r.Header.Get("Retry-After") == "" {

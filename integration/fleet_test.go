@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -93,34 +92,12 @@ func pacedCommand(name string, seconds int) string {
 func charges(t *testing.T, c *client) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for cursor := ""; ; {
-		var page struct {
-			Data []struct {
-				Kind  string `json:"kind"`
-				JobID string `json:"jobId"`
-			} `json:"data"`
-			Pagination struct {
-				NextCursor *string `json:"nextCursor"`
-			} `json:"pagination"`
+	for _, e := range wholeLedger(t, c) {
+		if e.Kind == "charge" {
+			out[e.JobID]++
 		}
-		target := "/account/ledger?limit=100"
-		if cursor != "" {
-			target += "&cursor=" + cursor
-		}
-		r := c.do(http.MethodGet, target, nil, nil)
-		if err := json.Unmarshal(r.Body, &page); err != nil || r.Status != http.StatusOK {
-			t.Fatalf("ledger: %d %s", r.Status, r.Body)
-		}
-		for _, e := range page.Data {
-			if e.Kind == "charge" {
-				out[e.JobID]++
-			}
-		}
-		if page.Pagination.NextCursor == nil {
-			return out
-		}
-		cursor = *page.Pagination.NextCursor
 	}
+	return out
 }
 
 // TestFleet runs jobs on a fleet of an API-only `serve` and two `mediajobs worker` processes

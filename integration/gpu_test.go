@@ -80,6 +80,9 @@ func TestGPUJobsGoToGPUWorkers(t *testing.T) {
 	if _, err := gpu.Heartbeat(ctx, workqueue.Beat{Lease: lease, Executing: true}); err != nil {
 		t.Fatal(err)
 	}
+	// The fake GPU's run takes the 2.5 s it reports: the control plane bills no more compute
+	// than it saw pass since the executing heartbeat.
+	time.Sleep(2500 * time.Millisecond)
 	n, err := gpu.PutOutput(ctx, lease, "out.mp4", bytes.NewReader(out), 1<<20)
 	if err != nil {
 		t.Fatal(err)
