@@ -80,20 +80,22 @@ build: wasm ## Build bin/mediajobs
 	@mkdir -p bin
 	@cd apps && go build -trimpath -o ../bin/mediajobs ./cmd/mediajobs
 
-run: deps build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
+run: build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
+	@bash scripts/deps.sh run
 	@./bin/mediajobs dev --addr $(ADDR) --data $(DATA)
 
-test: deps services images ## Run every test of every module, then a short fuzz of each target; prints the skips and why
+test: deps services images ## Run every test of every module, the JavaScript packages' and a short fuzz of each target; ends with the skips and why
 	@mkdir -p var/test
 	@$(SWEEP)
-	@$(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES)
-	@echo "== the store, bus, broker and rate-limit suites again, on servers in containers (testcontainers-go)"
+	@echo "== the store, bus, broker and rate-limit suites on servers in containers (testcontainers-go)"
 	@MEDIAJOBS_TEST_SERVICES=containers $(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/containers.json -- \
 	  $(GOTEST_FLAGS) $(CONTAINER_SUITES)
-	@$(SWEEP)
 	@echo "== the JavaScript packages (js/): node --test against bin/mediajobs, tsc, npm pack"
 	@bash scripts/jstest.sh
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+	@echo "== every Go test of every module (the summary of skips closes the run)"
+	@$(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES)
+	@$(SWEEP)
 
 fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
 	@set -e; for m in $(MODULES); do \

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs what mediajobs and its tests need: Debian's packages (FFmpeg, bubblewrap, fonts, the
-# speech model, Chromium, PostgreSQL, NATS, Redis, debootstrap for the images, Docker Compose,
-# Node and TypeScript for the JavaScript packages),
-# and two Go programs built from source (versitygw, the S3 server the tests start; gotestsum,
-# which runs `make test` and sums up its skips). Idempotent: it installs only what is missing,
-# through apt when run as root, and otherwise names the missing packages and fails.
+# Installs what mediajobs needs. `scripts/deps.sh run` installs what the service runs with
+# (FFmpeg, bubblewrap, fonts, the speech model); `scripts/deps.sh` (for the tests) adds Chromium,
+# PostgreSQL, NATS, Redis, debootstrap for the images, Docker Compose, Node and TypeScript for the
+# JavaScript packages, and two Go programs built from source (versitygw, the S3 server the tests
+# start; gotestsum, which runs `make test` and sums up its skips). Idempotent: it installs only
+# what is missing, through apt when run as root, and otherwise names the missing packages and fails.
 set -euo pipefail
+mode="${1:-test}"
+case "$mode" in
+  run | test) ;;
+  *) echo "deps: usage: scripts/deps.sh [run|test]" >&2; exit 2 ;;
+esac
 
 # package -> a file the package provides, used to tell whether it is installed
 declare -A probe=(
@@ -16,28 +21,32 @@ declare -A probe=(
   [pocketsphinx]=/usr/bin/pocketsphinx_continuous
   [pocketsphinx-en-us]=/usr/share/pocketsphinx/model/en-us
   [espeak-ng]=/usr/bin/espeak-ng
-  [chromium]=/usr/bin/chromium
   [ca-certificates]=/etc/ssl/certs/ca-certificates.crt
-  # The scale-out adapters' services, which scripts/services.sh starts for the tests.
-  [postgresql]=/usr/lib/postgresql
-  [nats-server]=/usr/sbin/nats-server
-  [redis-server]=/usr/bin/redis-server
-  # make images: a Debian base made from Debian's packages, and the compose deployment's tool.
-  [debootstrap]=/usr/sbin/debootstrap
-  [docker-compose]=/usr/bin/docker-compose
-  [iproute2]=/usr/sbin/ip
-  # The JavaScript packages' tests (scripts/jstest.sh).
-  [nodejs]=/usr/bin/node
-  [node-typescript]=/usr/bin/tsc
 )
-# The Docker Engine is the machine's own (its daemon runs before any session); install Debian's
-# when there is none at all.
-if ! command -v docker >/dev/null 2>&1; then
-  probe[docker.io]=/usr/bin/docker
-fi
-# Debian ships npm apart from nodejs; a Node from nodejs.org bundles it (and conflicts with it).
-if ! command -v npm >/dev/null 2>&1; then
-  probe[npm]=/usr/bin/npm
+if [ "$mode" = test ]; then
+  probe+=(
+    [chromium]=/usr/bin/chromium
+    # The scale-out adapters' services, which scripts/services.sh starts for the tests.
+    [postgresql]=/usr/lib/postgresql
+    [nats-server]=/usr/sbin/nats-server
+    [redis-server]=/usr/bin/redis-server
+    # make images: a Debian base made from Debian's packages, and the compose deployment's tool.
+    [debootstrap]=/usr/sbin/debootstrap
+    [docker-compose]=/usr/bin/docker-compose
+    [iproute2]=/usr/sbin/ip
+    # The JavaScript packages' tests (scripts/jstest.sh).
+    [nodejs]=/usr/bin/node
+    [node-typescript]=/usr/bin/tsc
+  )
+  # The Docker Engine is the machine's own (its daemon runs before any session); install
+  # Debian's when there is none at all.
+  if ! command -v docker >/dev/null 2>&1; then
+    probe[docker.io]=/usr/bin/docker
+  fi
+  # Debian ships npm apart from nodejs; a Node from nodejs.org bundles it (and conflicts with it).
+  if ! command -v npm >/dev/null 2>&1; then
+    probe[npm]=/usr/bin/npm
+  fi
 fi
 
 missing=()
@@ -70,11 +79,13 @@ goinstall() { # module path, version, package path
     GOBIN="$gobin" go install "$3@$2"
   fi
 }
-# versitygw, the S3-compatible server that the S3 blob store's tests start (adapters/blobs3/s3test)
-# and that the compose deployment's S3 image carries.
-goinstall github.com/versity/versitygw v1.8.0 github.com/versity/versitygw/cmd/versitygw
-# gotestsum runs go test for make test and prints the skipped tests with their reasons.
-goinstall gotest.tools/gotestsum v1.13.0 gotest.tools/gotestsum
+if [ "$mode" = test ]; then
+  # versitygw, the S3-compatible server that the S3 blob store's tests start
+  # (adapters/blobs3/s3test) and that the compose deployment's S3 image carries.
+  goinstall github.com/versity/versitygw v1.8.0 github.com/versity/versitygw/cmd/versitygw
+  # gotestsum runs go test for make test and prints the skipped tests with their reasons.
+  goinstall gotest.tools/gotestsum v1.13.0 gotest.tools/gotestsum
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
