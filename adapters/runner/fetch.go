@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/redact"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -28,8 +29,9 @@ type Fetcher struct {
 // Fetch writes the input at url to dst. A failure names the URL and says why in the user's
 // terms; the raw cause goes to the log.
 func (f Fetcher) Fetch(ctx context.Context, a workqueue.Assignment, url, dst string) *workqueue.Failure {
+	shown, _ := redact.URL(url) // a presigned URL's query is a credential
 	fail := func(reason string) *workqueue.Failure {
-		return fetchFail(fmt.Sprintf("input %s could not be fetched: %s", url, reason))
+		return fetchFail(fmt.Sprintf("input %s could not be fetched: %s", shown, reason))
 	}
 	if id, ok := ffmpegjob.AssetID(url, a.AssetURLPrefix); ok {
 		src, err := f.Queue.OpenAsset(ctx, a.Lease, id)
@@ -59,7 +61,9 @@ func (f Fetcher) Fetch(ctx context.Context, a workqueue.Assignment, url, dst str
 
 func (f Fetcher) log(what string, a workqueue.Assignment, url string, err error) {
 	if f.Log != nil {
-		f.Log.Warn("runner: "+what+" could not be fetched", "job", a.Lease.JobID, "url", url, "err", err)
+		shown, _ := redact.URL(url)
+		msg, _ := redact.Text(err.Error())
+		f.Log.Warn("runner: "+what+" could not be fetched", "job", a.Lease.JobID, "url", shown, "err", msg)
 	}
 }
 

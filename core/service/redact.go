@@ -3,38 +3,13 @@ package service
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
-	"regexp"
-	"strings"
+
+	"github.com/mediajobs/mediajobs/core/redact"
 )
 
 // Redacted replaces what a read must not echo: the values of a URL's query and its user
 // information, where presigned URLs (S3's X-Amz-Signature, a CDN's token) carry their secret.
-const Redacted = "REDACTED"
-
-// redactURL hides the query values and user information of an http(s) URL; other strings are
-// returned as they are. It reports whether it changed anything.
-func redactURL(s string) (string, bool) {
-	if !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
-		return s, false
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.RawQuery == "" && u.User == nil) {
-		return s, false
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{Redacted}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), true
-}
-
-// commandURL finds the URLs of a command line.
-var commandURL = regexp.MustCompile(`https?://[^\s'"]+`)
+const Redacted = redact.Redacted
 
 // redactJSON rewrites a request's inputs or params: every string that is an http(s) URL, and
 // every URL inside params.command, is redacted. Without anything to hide it returns raw as it
@@ -66,15 +41,9 @@ func redactValue(v any, key string) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		if key == "command" {
-			changed := false
-			s := commandURL.ReplaceAllStringFunc(x, func(u string) string {
-				r, ok := redactURL(u)
-				changed = changed || ok
-				return r
-			})
-			return s, changed
+			return redact.Text(x)
 		}
-		return redactURL(x)
+		return redact.URL(x)
 	case map[string]any:
 		changed := false
 		for k, e := range x {

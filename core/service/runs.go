@@ -18,6 +18,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/redact"
 	"github.com/mediajobs/mediajobs/core/webhook"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
@@ -425,6 +426,14 @@ func (s *Runs) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result
 			}
 		}
 		r.ComputeMs = chargeableMs(j, r.ComputeMs, now)
+		if r.Failure != nil {
+			// What a worker says of a failure reaches the job's error, its job.failed event and
+			// every delivery of it: a URL it names loses its query's secrets here.
+			f := *r.Failure
+			f.Message, _ = redact.Text(f.Message)
+			f.Detail, _ = redact.Text(f.Detail)
+			r.Failure = &f
+		}
 		if r.Started && j.ExecStartedAt == nil {
 			start := now.Add(-time.Duration(r.ComputeMs) * time.Millisecond)
 			j.ExecStartedAt = &start
