@@ -9,14 +9,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
-	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
 // BenchmarkSubmitJobs measures accepted POST /jobs per second against the real binary on the
@@ -136,7 +136,7 @@ func bareBeside(b *testing.B, c *client, body map[string]any, args []string, don
 			if j = c.job(id); terminal[j.Status] {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // the client's poll interval, part of what is measured
 		}
 		e2e = append(e2e, time.Since(t0))
 		if j.Status != "complete" {
@@ -203,9 +203,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 	for _, sb := range []string{"bwrap", "docker"} {
 		b.Run(sb, func(b *testing.B) {
 			if sb == "docker" {
-				if out, err := docker("image", "inspect", "mediajobs/ffmpeg:bookworm"); err != nil {
-					testenv.Missing(b, "the Docker Engine and the image mediajobs/ffmpeg:bookworm (make images)", strings.TrimSpace(out))
-				}
+				testservices.RequireImage(b, dockersandbox.DefaultImage)
 			}
 			srv := fleetServer(b, sqliteBackend, nil)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)

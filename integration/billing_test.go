@@ -42,7 +42,7 @@ func (c *client) chargeOf(t *testing.T, jobID string, wait time.Duration) *ledge
 		if time.Now().After(deadline) {
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll interval of a wait on that state
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
 // TestComposeDeployment starts deploy/compose.yaml as the README's "Running at scale" tells
@@ -81,21 +84,7 @@ func TestComposeDeployment(t *testing.T) {
 	for i := range clients {
 		ups = append(ups, c.uploadRaw(fmt.Sprintf("clip%d.mp4", i), clip))
 	}
-	bodies := make([]map[string]any, jobs)
-	for i := range bodies {
-		switch {
-		case i%100 == 7:
-			bodies[i] = ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=2:size=64x48:rate=10 -c:v mpeg4 -g 10 "+
-				"-f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename seg_%03d.ts index.m3u8", nil, nil)
-		case i%5 == 3:
-			up := ups[i%clients]
-			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -i clip.mp4 -frames:v 3 -c:v mpeg4 up%d.mp4", i), map[string]any{"clip.mp4": map[string]any{"url": up.URL}}, nil)
-		case i%20 == 11:
-			bodies[i] = ffmpegJob(pacedCommand(fmt.Sprintf("paced%d.mp4", i), 4), nil, map[string]any{"timeout": 120})
-		default:
-			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -frames:v 5 -pix_fmt yuv420p out%d.mp4", i), nil, nil)
-		}
-	}
+	bodies := mixedJobs(jobs, jobMix{HLS: 100, Upload: 5, Paced: 20, PacedSeconds: 4}, func(i int) string { return ups[i%clients].URL })
 	ids := make([]string, jobs)
 	var wg sync.WaitGroup
 	for w := range clients {
@@ -260,11 +249,9 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 	if _, err := composeCommand(); err != nil {
 		testenv.Missing(t, "Docker Compose (scripts/deps.sh installs docker-compose)", err)
 	}
-	for _, image := range []string{"mediajobs:local", "mediajobs/ffmpeg:bookworm", "mediajobs/postgres:15", "mediajobs/nats:2.9",
-		"mediajobs/redis:7", "mediajobs/versitygw:1.8.0", "mediajobs/caddy:2.6"} {
-		if out, err := docker("image", "inspect", "--format", "{{.Id}}", image); err != nil {
-			testenv.Missing(t, "the image "+image+" (make images builds it)", strings.TrimSpace(out))
-		}
+	for _, image := range []string{"mediajobs:local", dockersandbox.DefaultImage, testservices.PostgresImage, testservices.NATSImage,
+		testservices.RedisImage, "mediajobs/versitygw:1.8.0", "mediajobs/caddy:2.6"} {
+		testservices.RequireImage(t, image)
 	}
 	d := &composeDeployment{project: "mjit" + randomHex(4), port: freePort(t), dir: t.TempDir()}
 	d.base = "http://caddy:8080"
@@ -437,7 +424,7 @@ func (f faultTolerant) RoundTrip(req *http.Request) (*http.Response, error) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // before sending again what a fault cut short
 		if req.GetBody != nil {
 			body, gerr := req.GetBody()
 			if gerr != nil {
@@ -495,18 +482,18 @@ func (d *composeDeployment) makeReceiverCert(t *testing.T) {
 	}
 }
 
-// wholeLedger is every entry of the client's account's ledger, page by page.
-func wholeLedger(t *testing.T, c *client) []ledgerEntry {
+// allPages reads every page of a listing of the API (limit=100, following nextCursor).
+func allPages[T any](t *testing.T, c *client, path string) []T {
 	t.Helper()
-	var all []ledgerEntry
+	var all []T
 	for cursor := ""; ; {
 		var page struct {
-			Data       []ledgerEntry `json:"data"`
+			Data       []T `json:"data"`
 			Pagination struct {
 				NextCursor *string `json:"nextCursor"`
 			} `json:"pagination"`
 		}
-		target := "/account/ledger?limit=100"
+		target := path + "?limit=100"
 		if cursor != "" {
 			target += "&cursor=" + cursor
 		}
@@ -522,39 +509,27 @@ func wholeLedger(t *testing.T, c *client) []ledgerEntry {
 	}
 }
 
+// wholeLedger is every entry of the client's account's ledger.
+func wholeLedger(t *testing.T, c *client) []ledgerEntry {
+	t.Helper()
+	return allPages[ledgerEntry](t, c, "/account/ledger")
+}
+
 // deliveries counts the succeeded job.completed deliveries of an endpoint per job.
 func deliveries(t *testing.T, c *client, endpoint string) map[string]int {
 	t.Helper()
-	out := map[string]int{}
-	for cursor := ""; ; {
-		var page struct {
-			Data []struct {
-				Event string  `json:"event"`
-				JobID *string `json:"jobId"`
-				State string  `json:"state"`
-			} `json:"data"`
-			Pagination struct {
-				NextCursor *string `json:"nextCursor"`
-			} `json:"pagination"`
-		}
-		target := "/webhook-endpoints/" + endpoint + "/deliveries?limit=100"
-		if cursor != "" {
-			target += "&cursor=" + cursor
-		}
-		r := c.do(http.MethodGet, target, nil, nil)
-		if err := json.Unmarshal(r.Body, &page); err != nil || r.Status != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", target, r.Status, r.Body)
-		}
-		for _, d := range page.Data {
-			if d.Event == "job.completed" && d.State == "succeeded" && d.JobID != nil {
-				out[*d.JobID]++
-			}
-		}
-		if page.Pagination.NextCursor == nil {
-			return out
-		}
-		cursor = *page.Pagination.NextCursor
+	type delivery struct {
+		Event string  `json:"event"`
+		JobID *string `json:"jobId"`
+		State string  `json:"state"`
 	}
+	out := map[string]int{}
+	for _, d := range allPages[delivery](t, c, "/webhook-endpoints/"+endpoint+"/deliveries") {
+		if d.Event == "job.completed" && d.State == "succeeded" && d.JobID != nil {
+			out[*d.JobID]++
+		}
+	}
+	return out
 }
 
 // composeCommand is the Compose command line this machine has: the plugin, or docker-compose.
@@ -578,14 +553,14 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// freePort is the port of freeAddr.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := netip.ParseAddrPort(freeAddr(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return int(port.Port())
 }
 
 // waitUntil polls cond every 200 ms until it holds, failing the test after d.
@@ -596,6 +571,6 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not %s within %v", what, d)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the poll interval of a wait on that state
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
 // TestDisguisedInputs submits staged inputs whose content is not what their names say: an
@@ -82,9 +83,7 @@ func TestDisguisedInputs(t *testing.T) {
 
 func testDisguised(t *testing.T, b backend, sandbox string, media *mediaServer, readHostFile, reachNetwork, concatHostFile string) {
 	if sandbox == "docker" {
-		if out, err := docker("image", "inspect", "mediajobs/ffmpeg:bookworm"); err != nil {
-			testenv.Missing(t, "the Docker Engine and the image mediajobs/ffmpeg:bookworm (make images)", strings.TrimSpace(out))
-		}
+		testservices.RequireImage(t, dockersandbox.DefaultImage)
 	}
 	// The allow-list opens loopback to the fetcher, so only the runner's checks and the
 	// sandbox's empty network namespace keep FFmpeg from the media server.

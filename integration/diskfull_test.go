@@ -93,7 +93,7 @@ func TestDiskFull(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("readyz still %d with the disk full", r.Status)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the poll interval of a wait on that state
 	}
 	// A submit now either cannot be stored (503, nothing kept) or is stored and waits.
 	if r := c.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1 -pix_fmt yuv420p x.mp4", nil, nil), nil); r.Status >= 500 && r.Status != http.StatusServiceUnavailable {
@@ -120,7 +120,7 @@ func TestDiskFull(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("not ready again 30 s after space returned")
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the poll interval of a wait on that state
 	}
 	c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p after.mp4", nil, nil))
 }

@@ -193,7 +193,7 @@ func runFleet(t *testing.T, c *client, a *worker) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of 4 paced jobs run FFmpeg", len(processesWith(marker, "ffmpeg")))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll interval of a wait on that state
 	}
 	a.kill()
 	counts := map[string]int{}
@@ -228,7 +228,7 @@ func waitNoProcesses(t *testing.T, marker string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("processes with %q outlive their workers: %v", marker, processesWith(marker))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll interval of a wait on that state
 	}
 }
 

@@ -82,7 +82,7 @@ func TestGPUJobsGoToGPUWorkers(t *testing.T) {
 	}
 	// The fake GPU's run takes the 2.5 s it reports: the control plane bills no more compute
 	// than it saw pass since the executing heartbeat.
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond) // the compute itself, not a wait for a state
 	n, err := gpu.PutOutput(ctx, lease, "out.mp4", bytes.NewReader(out), 1<<20)
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,10 @@ package integration
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/testenv"
 	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
@@ -17,9 +15,7 @@ import (
 // itself once NATS is back.
 func TestReadyzFollowsTheBroker(t *testing.T) {
 	t.Parallel()
-	if out, err := exec.Command("docker", "image", "inspect", testservices.NATSImage).CombinedOutput(); err != nil {
-		testenv.Missing(t, "the Docker Engine and the image "+testservices.NATSImage+" (make images)", strings.TrimSpace(string(out)))
-	}
+	testservices.RequireImage(t, testservices.NATSImage)
 	ctx := context.Background()
 	nats, err := testservices.NATS(ctx)
 	if err != nil {
@@ -56,9 +52,7 @@ func TestReadyzFollowsTheBroker(t *testing.T) {
 // done by hand.
 func TestDatabaseAwayIsUnavailable(t *testing.T) {
 	t.Parallel()
-	if out, err := exec.Command("docker", "image", "inspect", testservices.PostgresImage).CombinedOutput(); err != nil {
-		testenv.Missing(t, "the Docker Engine and the image "+testservices.PostgresImage+" (make images)", strings.TrimSpace(string(out)))
-	}
+	testservices.RequireImage(t, testservices.PostgresImage)
 	ctx := context.Background()
 	// On a port of its own, which it keeps across the stop and start below.
 	pg, err := testservices.PostgresWith(ctx, testservices.OnHostPort("5432/tcp", freePort(t)))

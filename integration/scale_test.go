@@ -95,20 +95,7 @@ func testScaleOut(t *testing.T, tr transport) {
 	// run while the kills happen.
 	clip := makeClip(t)
 	up := ca.uploadRaw("clip.mp4", clip)
-	bodies := make([]map[string]any, jobs)
-	for i := range bodies {
-		switch {
-		case i%50 == 7:
-			bodies[i] = ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=2:size=64x48:rate=10 -c:v mpeg4 -g 10 "+
-				"-f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename seg_%03d.ts index.m3u8", nil, nil)
-		case i%40 == 3:
-			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -i clip.mp4 -frames:v 3 -c:v mpeg4 up%d.mp4", i), map[string]any{"clip.mp4": map[string]any{"url": up.URL}}, nil)
-		case i%25 == 11:
-			bodies[i] = ffmpegJob(pacedCommand(fmt.Sprintf("paced%d.mp4", i), 3), nil, map[string]any{"timeout": 120})
-		default:
-			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -frames:v 5 -pix_fmt yuv420p out%d.mp4", i), nil, nil)
-		}
-	}
+	bodies := mixedJobs(jobs, jobMix{HLS: 50, Upload: 40, Paced: 25, PacedSeconds: 3}, func(int) string { return up.URL })
 	ids := make([]string, jobs)
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -130,7 +117,7 @@ func testScaleOut(t *testing.T, tr transport) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d jobs ended within 2 minutes", done, jobs)
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // the poll interval of a wait on that state
 		done = 0
 		for _, id := range ids[:jobs/2] {
 			if terminal[cb.job(id).Status] {
@@ -215,7 +202,7 @@ func testScaleOut(t *testing.T, tr transport) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d job.completed webhooks not delivered within 90 s of the last job", missing)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the poll interval of a wait on that state
 	}
 	for _, id := range ids {
 		if n := recv.deliveries(id); n > 1 {
@@ -234,6 +221,31 @@ func testScaleOut(t *testing.T, tr transport) {
 			t.Errorf("output %s of job %s is not in the bucket", f.File.Path, id)
 		}
 	}
+}
+
+// jobMix says how often each kind of job comes in a load: every HLS-th (from the 7th) an HLS
+// ladder, every Upload-th (from the 3rd) a command reading an uploaded clip, every Paced-th
+// (from the 11th) a command paced to run PacedSeconds, so that some run through the faults; the
+// rest a trivial command.
+type jobMix struct{ HLS, Upload, Paced, PacedSeconds int }
+
+// mixedJobs are the bodies of n jobs of the mix; upload gives the URL of the clip job i reads.
+func mixedJobs(n int, m jobMix, upload func(i int) string) []map[string]any {
+	bodies := make([]map[string]any, n)
+	for i := range bodies {
+		switch {
+		case i%m.HLS == 7:
+			bodies[i] = ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=2:size=64x48:rate=10 -c:v mpeg4 -g 10 "+
+				"-f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename seg_%03d.ts index.m3u8", nil, nil)
+		case i%m.Upload == 3:
+			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -i clip.mp4 -frames:v 3 -c:v mpeg4 up%d.mp4", i), map[string]any{"clip.mp4": map[string]any{"url": upload(i)}}, nil)
+		case i%m.Paced == 11:
+			bodies[i] = ffmpegJob(pacedCommand(fmt.Sprintf("paced%d.mp4", i), m.PacedSeconds), nil, map[string]any{"timeout": 120})
+		default:
+			bodies[i] = ffmpegJob(fmt.Sprintf("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -frames:v 5 -pix_fmt yuv420p out%d.mp4", i), nil, nil)
+		}
+	}
+	return bodies
 }
 
 // makeClip is a short MP4 made with FFmpeg, to upload.

@@ -38,9 +38,7 @@ import (
 const token = "worker-token-of-the-test"
 
 // natsServer is the NATS of the test binary: the local one on 127.0.0.1:4222, or a container.
-var natsServer = sync.OnceValues(func() (string, error) {
-	return testservices.Endpoint("nats://127.0.0.1:4222", "127.0.0.1:4222", testservices.NATS, testservices.NATSImage)
-})
+var natsServer = sync.OnceValues(testservices.NATSEndpoint)
 
 // natsURL is natsServer's URL; requireNATS has made sure there is one.
 func natsURL() string { u, _ := natsServer(); return u }
@@ -480,6 +478,6 @@ func eventually(t *testing.T, cond func() bool, what string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the poll interval of a wait on cond
 	}
 }

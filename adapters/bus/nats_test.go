@@ -16,9 +16,7 @@ import (
 )
 
 // natsServer is the NATS of the test binary: the local one on 127.0.0.1:4222, or a container.
-var natsServer = sync.OnceValues(func() (string, error) {
-	return testservices.Endpoint("nats://127.0.0.1:4222", "127.0.0.1:4222", testservices.NATS, testservices.NATSImage)
-})
+var natsServer = sync.OnceValues(testservices.NATSEndpoint)
 
 // natsURL is natsServer's URL; natsStream has made sure there is one.
 func natsURL() string { u, _ := natsServer(); return u }

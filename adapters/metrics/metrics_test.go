@@ -37,14 +37,7 @@ func TestMetrics(t *testing.T) {
 	m.Delivery("delivered", 30*time.Millisecond)
 	m.Request("GET", "/jobs/{id}", 200, time.Millisecond)
 
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
+	body := scrape(t, m)
 	for _, want := range []string{
 		`mediajobs_jobs_submitted_total{class="cpu",type="ffmpeg"} 1`,
 		`mediajobs_submits_rejected_total{code="VALIDATION_ERROR"} 1`,
@@ -62,7 +55,7 @@ func TestMetrics(t *testing.T) {
 		`mediajobs_queue_depth{class="gpu"} 0`,
 		`go_goroutines`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
@@ -85,6 +78,23 @@ func TestRequestMethodsAreAClosedSet(t *testing.T) {
 		m.Request(fmt.Sprintf("X%dY", i), "unmatched", 405, time.Millisecond)
 	}
 	m.Request("DELETE", "/jobs/{id}", 200, time.Millisecond)
+	body := scrape(t, m)
+	if n := strings.Count(body, "mediajobs_http_requests_total{"); n != 2 {
+		t.Errorf("%d series of mediajobs_http_requests_total, want 2 (other and DELETE)", n)
+	}
+	for _, want := range []string{
+		`mediajobs_http_requests_total{method="other",route="unmatched",status="405"} 1000`,
+		`mediajobs_http_requests_total{method="DELETE",route="/jobs/{id}",status="200"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// scrape reads m's /metrics once.
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	resp, err := srv.Client().Get(srv.URL)
@@ -93,15 +103,5 @@ func TestRequestMethodsAreAClosedSet(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	if n := strings.Count(string(body), "mediajobs_http_requests_total{"); n != 2 {
-		t.Errorf("%d series of mediajobs_http_requests_total, want 2 (other and DELETE)", n)
-	}
-	for _, want := range []string{
-		`mediajobs_http_requests_total{method="other",route="unmatched",status="405"} 1000`,
-		`mediajobs_http_requests_total{method="DELETE",route="/jobs/{id}",status="200"} 1`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
+	return string(body)
 }

@@ -21,7 +21,7 @@ var redisServer = sync.OnceValues(func() (string, error) {
 	if u := os.Getenv("MEDIAJOBS_TEST_REDIS_URL"); u != "" {
 		return u, nil
 	}
-	return testservices.Endpoint("redis://127.0.0.1:6379/0", "127.0.0.1:6379", testservices.Redis, testservices.RedisImage)
+	return testservices.RedisEndpoint()
 })
 
 func redisURL() string {

@@ -145,7 +145,7 @@ func (b *agentBundle) waitJob(t *testing.T, id, what string, cond func(*job.Job)
 		if time.Now().After(deadline) {
 			t.Fatalf("job %s is %s (exec %v), want %s", id, j.Status, j.ExecStartedAt, what)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the poll interval of a wait on the job's state
 	}
 }
 

@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/redact"
-	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -36,17 +34,12 @@ func (f Fetcher) Fetch(ctx context.Context, a workqueue.Assignment, url, dst str
 		return fetchFail(fmt.Sprintf("input %s could not be fetched: %s", shown, reason))
 	}
 	if id, ok := ffmpegjob.AssetID(url, a.AssetURLPrefix); ok {
-		// An uploaded input comes through the control plane, which may be briefly away (a
-		// replica restarting, its database restarting): tried again for a while, as outputs are.
+		// An uploaded input comes through the control plane, which may be briefly away.
 		var src io.ReadCloser
-		var err error
-		backoff := retry.New(200*time.Millisecond, 5*time.Second)
-		for give := time.Now().Add(storeRetryFor); ; {
+		err := whileUnavailable(ctx, func() (err error) {
 			src, err = f.Queue.OpenAsset(ctx, a.Lease, id)
-			if !errors.Is(err, workqueue.ErrUnavailable) || time.Now().After(give) || !backoff.Wait(ctx) {
-				break
-			}
-		}
+			return err
+		})
 		if err != nil {
 			f.log("asset input", a, url, err)
 			return fail("no such uploaded asset, or its content is missing")

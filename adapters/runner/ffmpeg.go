@@ -242,9 +242,23 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 	return files, nil
 }
 
-// storeRetryFor is how long an output upload is retried while the control plane is
-// unavailable (a replica restarting, or a load balancer moving to another one).
-const storeRetryFor = 2 * time.Minute
+// controlPlaneRetryFor is how long a call of the control plane's file routes (an output's
+// upload, an uploaded input's read) is tried again while the control plane is unavailable: a
+// replica restarting, its database restarting, a load balancer moving to another replica.
+const controlPlaneRetryFor = 2 * time.Minute
+
+// whileUnavailable calls call until it answers anything but workqueue.ErrUnavailable, with
+// backoff, for up to controlPlaneRetryFor, and returns its last error.
+func whileUnavailable(ctx context.Context, call func() error) error {
+	backoff := retry.New(200*time.Millisecond, 5*time.Second)
+	give := time.Now().Add(controlPlaneRetryFor)
+	for {
+		err := call()
+		if !errors.Is(err, workqueue.ErrUnavailable) || time.Now().After(give) || !backoff.Wait(ctx) {
+			return err
+		}
+	}
+}
 
 func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string) (int64, error) {
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
@@ -256,19 +270,14 @@ func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string
 	if err != nil {
 		return 0, fmt.Errorf("stat %s: %w", name, err)
 	}
-	backoff := retry.New(200*time.Millisecond, 5*time.Second)
-	give := time.Now().Add(storeRetryFor)
-	for {
+	var n int64
+	err = whileUnavailable(ctx, func() (err error) {
 		// Each attempt reads the file afresh through a reader with no Close: an HTTP transport
 		// closes a body that has one, which would leave nothing to send again.
-		n, err := f.Queue.PutOutput(ctx, l, name, io.NewSectionReader(fd, 0, fi.Size()), 0)
-		if !errors.Is(err, workqueue.ErrUnavailable) || time.Now().After(give) {
-			return n, err
-		}
-		if !backoff.Wait(ctx) {
-			return 0, err
-		}
-	}
+		n, err = f.Queue.PutOutput(ctx, l, name, io.NewSectionReader(fd, 0, fi.Size()), 0)
+		return err
+	})
+	return n, err
 }
 
 // progressWriter reads FFmpeg's -progress key=value lines.

@@ -268,7 +268,7 @@ func TestEarlyCancelLeavesNothing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		delay := time.Duration(i) * 50 * time.Microsecond
 		go func() {
-			time.Sleep(delay)
+			time.Sleep(delay) // the moment of bwrap's start this round cancels at: the subject of the test
 			cancel()
 		}()
 		_, _ = b.sb.Run(ctx, Spec{Dir: b.dir, Program: FFmpeg,
@@ -283,7 +283,7 @@ func TestEarlyCancelLeavesNothing(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("cancel after %v left processes running: %v", delay, pids)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the poll interval of a wait for the processes to go
 		}
 	}
 }

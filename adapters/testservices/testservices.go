@@ -16,15 +16,19 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 // The images, as scripts/images.sh tags them.
@@ -170,6 +174,16 @@ func Endpoint(hostURL, hostAddr string, start func(context.Context) (*Service, e
 	return s.URL, nil
 }
 
+// NATSEndpoint is Endpoint for NATS: the local server on 127.0.0.1:4222, or a container.
+func NATSEndpoint() (string, error) {
+	return Endpoint("nats://127.0.0.1:4222", "127.0.0.1:4222", NATS, NATSImage)
+}
+
+// RedisEndpoint is Endpoint for Redis: the local server on 127.0.0.1:6379, or a container.
+func RedisEndpoint() (string, error) {
+	return Endpoint("redis://127.0.0.1:6379/0", "127.0.0.1:6379", Redis, RedisImage)
+}
+
 // Close removes the containers Endpoint started; a TestMain calls it after the tests.
 func Close() {
 	shared.mu.Lock()
@@ -179,5 +193,13 @@ func Close() {
 		_ = s.Stop(ctx)
 		cancel()
 		delete(shared.services, image)
+	}
+}
+
+// RequireImage ends t (testenv.Missing) unless the engine holds image, which make images builds.
+func RequireImage(t testing.TB, image string) {
+	t.Helper()
+	if out, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).CombinedOutput(); err != nil {
+		testenv.Missing(t, "the Docker Engine and the image "+image+" (make images builds it)", strings.TrimSpace(string(out)))
 	}
 }

@@ -66,9 +66,7 @@ func TestServices(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if out, err := exec.Command("docker", "image", "inspect", tt.image).CombinedOutput(); err != nil {
-				testenv.Missing(t, "the image "+tt.image+" (make images builds it)", strings.TrimSpace(string(out)))
-			}
+			testservices.RequireImage(t, tt.image)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			s, err := tt.start(ctx)

@@ -20,14 +20,7 @@ import (
 // `go run ./cmd/jsclient` (in contracts) in the same commit.
 func TestGeneratedJSClientIsCurrent(t *testing.T) {
 	t.Parallel()
-	doc, err := contracts.Load(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := jsclient.Generate(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, files := generate(t)
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join("..", "..", "js", "client", "src", name))
 		if err != nil {
@@ -47,14 +40,7 @@ func TestGeneratedJSClientIsCurrent(t *testing.T) {
 // method and a declaration for every operation, a type for every schema.
 func TestEveryOperationAndSchemaIsTyped(t *testing.T) {
 	t.Parallel()
-	doc, err := contracts.Load(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := jsclient.Generate(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, files := generate(t)
 	js, dts := string(files[jsclient.JSFile]), string(files[jsclient.DTSFile])
 	n := 0
 	for path, item := range doc.Paths.Map() {
@@ -150,4 +136,18 @@ components:
 			t.Errorf("the module lacks\n%s\n\nin\n%s", want, js)
 		}
 	}
+}
+
+// generate is openapi.yaml and the JavaScript client's files generated from it.
+func generate(t *testing.T) (*openapi3.T, jsclient.Files) {
+	t.Helper()
+	doc, err := contracts.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := jsclient.Generate(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, files
 }

@@ -34,20 +34,19 @@ func (m *Memory) ReserveKey(_ context.Context, rec idempotency.Record, now time.
 
 // CompleteKey implements idempotency.Store.
 func (m *Memory) CompleteKey(_ context.Context, accountID, key, owner, fingerprint string, response []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := [2]string{accountID, key}
-	r, ok := m.recs[k]
-	if !ok || r.State != idempotency.Pending || r.Owner != owner {
-		return problem.ErrNotFound
-	}
-	r.State, r.Fingerprint, r.Response = idempotency.Done, fingerprint, append([]byte(nil), response...)
-	m.recs[k] = r
-	return nil
+	return m.updatePending(accountID, key, owner, func(r *idempotency.Record) {
+		r.State, r.Fingerprint, r.Response = idempotency.Done, fingerprint, append([]byte(nil), response...)
+	})
 }
 
 // RenewKey implements idempotency.Store.
 func (m *Memory) RenewKey(_ context.Context, accountID, key, owner string, until time.Time) error {
+	return m.updatePending(accountID, key, owner, func(r *idempotency.Record) { r.LeaseUntil = until })
+}
+
+// updatePending changes the pending record of (accountID, key) that owner holds;
+// problem.ErrNotFound when it holds none.
+func (m *Memory) updatePending(accountID, key, owner string, change func(*idempotency.Record)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{accountID, key}
@@ -55,7 +54,7 @@ func (m *Memory) RenewKey(_ context.Context, accountID, key, owner string, until
 	if !ok || r.State != idempotency.Pending || r.Owner != owner {
 		return problem.ErrNotFound
 	}
-	r.LeaseUntil = until
+	change(&r)
 	m.recs[k] = r
 	return nil
 }
