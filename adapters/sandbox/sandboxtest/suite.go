@@ -418,7 +418,7 @@ func externalIP() string {
 	return ""
 }
 
-// hostDevices are device nodes a job must never open. Those this host lacks are skipped.
+// hostDevices are device nodes a job must never open. Those this host lacks are not attempted.
 var hostDevices = []string{
 	"/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/xvda", "/dev/mem", "/dev/kmem", "/dev/port",
 	"/dev/kmsg", "/dev/loop0", "/dev/fuse", "/dev/kvm", "/dev/hwrng", "/dev/net/tun",
@@ -501,12 +501,18 @@ func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sand
 			hostPaths: []string{filepath.Join(b.hostDir, "abs-"+tag+".mp4")},
 		},
 	}
+	// A device this host lacks cannot be opened through the sandbox either: there is no attempt
+	// to make, and it is named in the log rather than run as a test that cannot fail.
+	var absent []string
 	for _, dev := range hostDevices {
-		tt := escape{name: "device " + dev, args: copyOut("file:" + dev)}
 		if _, err := os.Stat(dev); err != nil {
-			tt.skip = "the device " + dev
+			absent = append(absent, dev)
+			continue
 		}
-		tests = append(tests, tt)
+		tests = append(tests, escape{name: "device " + dev, args: copyOut("file:" + dev)})
+	}
+	if len(absent) > 0 {
+		t.Logf("devices this host lacks, not attempted: %s", strings.Join(absent, " "))
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
