@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -19,6 +20,11 @@ type Options struct {
 	// AssetURLPrefix is "{base_url}/assets/": a URL with this prefix and the form
 	// <prefix><asset_id>/content is an uploaded asset and is accepted whatever its scheme.
 	AssetURLPrefix string `json:"assetUrlPrefix,omitempty"`
+	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher
+	// (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS): an input URL on an address inside one is not refused
+	// as non-public, and a localhost name is not when one holds 127.0.0.1 or ::1. Empty, every
+	// non-public address is refused (NonPublic).
+	AllowPrivateNetworks []netip.Prefix `json:"allowPrivateNetworks,omitempty"`
 }
 
 // Input is one entry of a job's `inputs`: a remote URL or inline content.

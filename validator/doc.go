@@ -4,7 +4,8 @@
 //
 // The layers, each in its own file and named in Error.Layer: syntax (shell-like splitting that
 // refuses operators and expansions), flags (an allowlist with arity, stream specifiers and a
-// reason for each flag), inputs (https URLs, uploaded assets and bare names; a bare name not
+// reason for each flag), inputs (https URLs on public hosts, refusing every spelling of a
+// non-public address and localhost names, uploaded assets and bare names; a bare name not
 // staged is a required input, Result.RequiredInputs), formats (allowlists of -f for inputs and
 // outputs), filters (an allowlist, parsed with libavfilter's two escaping levels), options (one
 // rule for every filter option: no absolute path, "..", protocol or system location), paths (bare
@@ -20,5 +21,6 @@
 //
 // Validate is deterministic: the same command and options give the same Result everywhere, which
 // the corpora in testdata (corpus.jsonl, realworld.jsonl with each command's source, attacks.jsonl)
-// check natively, through the WASM builds and through POST /ffmpeg/validate.
+// and the address table (validatortest.Addresses) check natively, through the WASM builds and
+// through POST /ffmpeg/validate.
 package validator

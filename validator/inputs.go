@@ -17,6 +17,10 @@ import (
 // Protocol prefixes (file:, pipe:, concat:, subfile:, data:, crypto:, tcp:, udp:, rtmp:, ...),
 // plain http, absolute paths, traversal and devices are all rejected by that rule (a bare name
 // has no '/' and no ':') rather than by a list. A -f lavfi input is a filter graph and goes to layer 5.
+//
+// A URL whose host is a non-public address or a localhost name, in any spelling, is refused
+// with the address named (addresses.go), unless Options.AllowPrivateNetworks opens it; so is any
+// other URL with such a host, before the rule above would refuse it without naming it.
 
 const layerInputs = "inputs"
 
@@ -202,12 +206,24 @@ func (st *state) addInput(idx int, value string, fo *fileOpts) *Error {
 		}
 	}
 	if asset := st.isAssetURL(value); asset || hasHTTPSPrefix(value) {
-		why, ext := checkURL(value, !asset)
+		// An asset URL is the service's own, whatever its host.
+		why := ""
+		if !asset {
+			why = checkURLHost(value, st.opts.AllowPrivateNetworks)
+		}
+		var ext string
+		if why == "" {
+			why, ext = checkURL(value, !asset)
+		}
 		if why != "" {
 			return inputErr(value, "input URL %q %s", value, why)
 		}
 		st.planArgs[idx] = st.download(value, ext)
 		return nil
+	}
+	// Any other URL is refused below as no bare name; one on a non-public host says so.
+	if why := checkURLHost(value, st.opts.AllowPrivateNetworks); why != "" {
+		return inputErr(value, "input URL %q %s", value, why)
 	}
 	if _, ok := st.opts.Inputs[value]; ok {
 		if playlistExtIndex.get(extOf(value)) {
@@ -327,6 +343,11 @@ func (st *state) checkStagedURLs(names []string) *Error {
 			return newError(layerInputs, "", name, "input %q has neither a url nor content", name)
 		}
 		asset := st.isAssetURL(in.URL)
+		if !asset {
+			if why := checkURLHost(in.URL, st.opts.AllowPrivateNetworks); why != "" {
+				return newError(layerInputs, "", in.URL, "input %q url %q %s", name, in.URL, why)
+			}
+		}
 		if !asset && !hasHTTPSPrefix(in.URL) {
 			return newError(layerInputs, "", in.URL, "input %q url %q is not allowed: only https URLs and uploaded assets", name, in.URL)
 		}

@@ -3,6 +3,7 @@ package validator
 import (
 	"encoding/binary"
 	"errors"
+	"net/netip"
 )
 
 // Options travel to validator.wasm in this compact form rather than as JSON: decoding JSON in
@@ -12,6 +13,7 @@ import (
 //
 //	'f' OutputFormat   'c' Compute   'a' AssetURLPrefix   't' Timeout
 //	'n' an input: its name, its URL, its ContentSize and a byte 1 when Inline
+//	'p' one of AllowPrivateNetworks, as its text ("127.0.0.0/8"; "" for the zero Prefix)
 const optionsVersion = 1
 
 // AppendOptions appends the compact form of o to dst; DecodeOptions reads it back.
@@ -27,6 +29,13 @@ func AppendOptions(dst []byte, o *Options) []byte {
 	str('a', o.AssetURLPrefix)
 	if o.Timeout != 0 {
 		dst = binary.AppendVarint(append(dst, 't'), int64(o.Timeout))
+	}
+	for _, p := range o.AllowPrivateNetworks {
+		text := ""
+		if p.IsValid() {
+			text = p.String()
+		}
+		dst = appendString(append(dst, 'p'), text)
 	}
 	for name, in := range o.Inputs {
 		dst = appendString(append(dst, 'n'), name)
@@ -87,6 +96,17 @@ func DecodeOptions(b []byte) (Options, error) {
 			o.AssetURLPrefix, ok = str()
 		case 't':
 			o.Timeout, ok = num()
+		case 'p':
+			var text string
+			if text, ok = str(); ok {
+				var p netip.Prefix
+				if text != "" {
+					var err error
+					p, err = netip.ParsePrefix(text)
+					ok = err == nil
+				}
+				o.AllowPrivateNetworks = append(o.AllowPrivateNetworks, p)
+			}
 		case 'n':
 			var name string
 			var in Input

@@ -107,7 +107,8 @@ type Run struct {
 }
 
 // Runs is every real-world command and every attack twice: without inputs, and with their
-// names staged ("<name> staged"). The native, WASM and endpoint checks all run it.
+// names staged ("<name> staged"), then the address table (Addresses). The native, WASM and
+// endpoint checks all run it.
 func Runs() ([]Run, error) {
 	real, err := RealWorld()
 	if err != nil {
@@ -123,6 +124,9 @@ func Runs() ([]Run, error) {
 	}
 	for _, c := range attacks {
 		runs = append(runs, Run{c.Name, c.Command, validator.Options{}}, Run{c.Name + " staged", c.Command, Staged(c.Inputs)})
+	}
+	for _, c := range Addresses() {
+		runs = append(runs, Run{"address " + c.Name, c.Command, c.Options})
 	}
 	return runs, nil
 }

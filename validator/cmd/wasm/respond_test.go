@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -48,6 +49,13 @@ func TestRespond(t *testing.T) {
 			want: native("ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4", validator.Options{Inputs: map[string]validator.Input{
 				"in.mp4": {URL: "https://example.com/a.mp4"}, "s.srt": {Inline: true, ContentSize: 1}}}),
 		},
+		{
+			name:    "allow list",
+			request: `{"command":"ffmpeg -i https://127.0.0.1:8443/a.mp4 -i https://10.0.0.1/b.mp4 out.mp4","options":{"allowPrivateNetworks":["127.0.0.0/8"]}}`,
+			want: native("ffmpeg -i https://127.0.0.1:8443/a.mp4 -i https://10.0.0.1/b.mp4 out.mp4", validator.Options{
+				AllowPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}),
+		},
+		{name: "malformed allow list", request: `{"command":"ffmpeg","options":{"allowPrivateNetworks":["10/8"]}}`, wantErr: "decode request"},
 		{
 			name:    "required inputs",
 			request: `{"command":"ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4"}`,
