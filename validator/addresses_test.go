@@ -10,7 +10,8 @@ import (
 )
 
 // TestAddresses runs the address table (validatortest.Addresses): every spelling of a
-// non-public host is refused by the inputs layer naming the address, and public hosts pass.
+// non-public host is refused by the inputs layer naming the address, public hosts pass, and
+// -hls_base_url takes relative names only.
 func TestAddresses(t *testing.T) {
 	t.Parallel()
 	for _, c := range validatortest.Addresses() {
@@ -127,6 +128,26 @@ func FuzzURLHost(f *testing.F) {
 		staged := validator.Options{Inputs: map[string]validator.Input{"in.mp4": {URL: u}}}
 		if r := validator.Validate("ffmpeg -i in.mp4 out.mp4", staged); r.Valid {
 			t.Fatalf("staged url %q accepted: FFmpeg reads host %q, which getaddrinfo reads as %s (%s)", u, host, addr, validator.NonPublic(addr))
+		}
+	})
+}
+
+// FuzzHLSBaseURL: a -hls_base_url the validator accepts is a relative name: no scheme, no
+// leading '/' or '\', no "..", no "//", nothing a player would take out of the playlist's
+// directory.
+func FuzzHLSBaseURL(f *testing.F) {
+	for _, s := range []string{"segments/", "v1/seg-", "", "file:///etc/", "//evil.example/", "/abs/", "../up/",
+		"a/../b", "a//b", `a\b`, "%2e%2e/", "https://127.0.0.1/", "data:,x", "\\\\evil/", "./x/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		quoted := "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		r := validator.Validate("ffmpeg -i https://cdn.example.com/in.mp4 -f hls -hls_base_url "+quoted+" out.m3u8", validator.Options{})
+		if !r.Valid {
+			return
+		}
+		if strings.ContainsAny(v, `:\%`) || strings.HasPrefix(v, "/") || strings.Contains(v, "..") || strings.Contains(v, "//") {
+			t.Fatalf("-hls_base_url %q accepted", v)
 		}
 	})
 }

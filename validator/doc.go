@@ -9,9 +9,9 @@
 // staged is a required input, Result.RequiredInputs), formats (allowlists of -f for inputs and
 // outputs), filters (an allowlist, parsed with libavfilter's two escaping levels), options (one
 // rule for every filter option: no absolute path, "..", protocol or system location), paths (bare
-// names only), limits (compute, timeout, inline size, GPU routing, and commands that only burn
-// resources: endless inputs without a bound, absurd threads, frame sizes and rates) and outputs
-// (format inference).
+// names only; -hls_base_url a relative name), limits (compute, timeout, inline size, GPU
+// routing, and commands that only burn resources: endless inputs without a bound, absurd
+// threads, frame sizes and rates) and outputs (format inference).
 //
 // Formats and filters are allowlists rather than blocklists: a blocklist fails open on whatever
 // the next FFmpeg release adds. Inferred output formats are the spec's 18 formats, everyday

@@ -35,6 +35,7 @@ const (
 	vUpdate                       // -update
 	vRead                         // a file read by name: a staged input
 	vName                         // a name or number that must not look like a path
+	vRelURL                       // the start of URLs written into a playlist: layer 6
 )
 
 type flagSpec struct {
@@ -165,7 +166,8 @@ var flagGroups = []flagGroup{
 	{"HLS muxer settings: numbers and flags; the names it writes are checked by the paths layer", val, []string{
 		"hls_time", "hls_list_size", "hls_playlist_type", "hls_flags", "var_stream_map",
 		"hls_init_time", "hls_start_number_source", "hls_allow_cache", "hls_delete_threshold",
-		"hls_base_url", "hls_segment_size"}},
+		"hls_segment_size"}},
+	{"HLS base URL, written before each segment name in the playlist: a relative name only (paths layer), so a player never leaves the playlist's directory", &flagSpec{kind: vRelURL}, []string{"hls_base_url"}},
 	{"HLS segment container: mpegts or fmp4", &flagSpec{kind: vHLSSegType}, []string{"hls_segment_type"}},
 	{"HLS names written in the work directory: bare names, numbered patterns allowed", &flagSpec{kind: vWrite}, []string{"hls_segment_filename"}},
 	{"names written in the work directory: bare names", &flagSpec{kind: vWritePlain}, []string{

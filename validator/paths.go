@@ -285,3 +285,35 @@ func (st *state) checkReadName(layer, flag string, what subject, name string) *E
 	}
 	return nil
 }
+
+// checkRelativeURL checks a value a muxer writes into its playlists as the start of each
+// segment's URL (-hls_base_url). A player resolves it against the playlist's own URL, so only a
+// relative name keeps it there: a scheme (file:, data:, http:) or a host ("//host") sends it
+// elsewhere, a leading '/' to the root of the server and ".." up from the playlist. Empty is
+// FFmpeg's default, no prefix.
+func checkRelativeURL(flag, v string) *Error {
+	why := ""
+	switch {
+	case strings.IndexByte(v, ':') >= 0:
+		if why = checkURLHost(v, nil); why == "" {
+			why = "has a scheme or a ':'"
+		}
+	case v != "" && v[0] == '/':
+		why = "starts with '/'"
+	case strings.Contains(v, "//"):
+		why = `contains "//"`
+	case strings.Contains(v, ".."):
+		why = `contains ".."`
+	default:
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; !isSafeNameByte(c) && c != '/' {
+				why = "contains " + quoteByte(c) + ": only letters, digits, '.', '_', '-', '+' and '/' are allowed"
+				break
+			}
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return pathErr(flag, v, "%s value %q is not allowed: it %s; it must be a relative name (no scheme, no leading '/', no \"..\", no \"//\")", flag, v, why)
+}

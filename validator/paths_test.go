@@ -97,6 +97,12 @@ func TestPathsLayer(t *testing.T) {
 		{name: "filter reads abs", command: "ffmpeg -i " + testURL + " -vf subtitles=/etc/passwd out.mp4", wantMsg: `filter subtitles option filename "/etc/passwd" is not a bare file name`},
 		{name: "filter writes traversal", command: "ffmpeg -i " + testURL + " -vf psnr=stats_file=../p.log out.mp4", wantMsg: `filter psnr option stats_file "../p.log"`},
 		{name: "filter writes over input", command: "ffmpeg -i a.mp4 -vf ssim=a.mp4 out.mp4", opts: Options{Inputs: map[string]Input{"a.mp4": {URL: testURL}}}, wantMsg: `would overwrite input "a.mp4"`},
+		{name: "hls base url relative", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url media/v1/ out.m3u8"},
+		{name: "hls base url file", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url file:///etc/ out.m3u8", wantMsg: `-hls_base_url value "file:///etc/" is not allowed: it has a scheme`},
+		{name: "hls base url host", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url //evil.example/ out.m3u8", wantMsg: `-hls_base_url value "//evil.example/" is not allowed: it starts with '/'`},
+		{name: "hls base url up", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url a/../../ out.m3u8", wantMsg: `-hls_base_url value "a/../../" is not allowed: it contains ".."`},
+		{name: "hls base url double slash", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url a//b/ out.m3u8", wantMsg: `-hls_base_url value "a//b/" is not allowed: it contains "//"`},
+		{name: "hls base url escape", command: "ffmpeg -i " + testURL + " -f hls -hls_base_url %2e%2e/ out.m3u8", wantMsg: `-hls_base_url value "%2e%2e/" is not allowed: it contains '%'`},
 	})
 }
 

@@ -429,6 +429,8 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		return st.checkWrittenName(flag, subject{flag, " value"}, v, namePlain)
 	case vTemplate:
 		return st.checkWrittenName(flag, subject{flag, " value"}, v, nameTemplate)
+	case vRelURL:
+		return checkRelativeURL(flag, v)
 	case vX26x:
 		return checkX26xParams(flag, v)
 	case vSafe:

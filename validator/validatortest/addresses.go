@@ -8,8 +8,9 @@ import (
 )
 
 // An AddressCase is one command of the address table: an input URL on a non-public host, in one
-// of the spellings URL parsers and resolvers read as an address, which must be refused by Layer
-// with a message containing Names; or, with Layer "", a public host that must be accepted.
+// of the spellings URL parsers and resolvers read as an address, or a value of -hls_base_url,
+// which must be refused by Layer with a message containing Names; or, with Layer "", a public
+// host or a relative name that must be accepted.
 type AddressCase struct {
 	Name    string
 	Command string
@@ -144,9 +145,32 @@ var publicURLs = []string{
 	"https://h/in.mp4",
 }
 
+// hlsBaseURLs are values of -hls_base_url, each with whether it is refused.
+var hlsBaseURLs = []struct {
+	value   string
+	refused bool
+}{
+	{"segments/", false},
+	{"v1/seg-", false},
+	{"media_1.2/", false},
+	{"file:///etc/", true},
+	{"file:/etc/", true},
+	{"http://cdn.example.com/hls/", true},
+	{"https://127.0.0.1/", true},
+	{"data:text/plain,x", true},
+	{"//evil.example/", true},
+	{"/abs/", true},
+	{"../up/", true},
+	{"a/../../b/", true},
+	{"a//b/", true},
+	{"a\\b/", true},
+	{"%2e%2e/", true},
+	{"seg ments/", true},
+}
+
 // Addresses is the address table: every non-public URL as an -i value and as a staged input's
-// url, every public URL alike, and staged URLs under an allow list that opens loopback. The
-// native, WASM and endpoint checks all run it.
+// url, every public URL alike, staged URLs under an allow list that opens loopback, and values
+// of -hls_base_url. The native, WASM and endpoint checks all run it.
 func Addresses() []AddressCase {
 	var cases []AddressCase
 	for _, u := range nonPublicURLs {
@@ -180,6 +204,14 @@ func Addresses() []AddressCase {
 			Options: validator.Options{Inputs: map[string]validator.Input{"in.mp4": {URL: a.url}}, AllowPrivateNetworks: loopback}}
 		if a.names != "" {
 			c.Layer, c.Names = "inputs", a.names
+		}
+		cases = append(cases, c)
+	}
+	for _, v := range hlsBaseURLs {
+		c := AddressCase{Name: "-hls_base_url " + v.value,
+			Command: "ffmpeg -i https://cdn.example.com/in.mp4 -c copy -f hls -hls_base_url " + shellQuote(v.value) + " out.m3u8"}
+		if v.refused {
+			c.Layer, c.Names = "paths", "-hls_base_url"
 		}
 		cases = append(cases, c)
 	}
