@@ -22,3 +22,19 @@ func ExampleSigner_Verify() {
 	// <nil>
 	// download link is not valid
 }
+
+func ExampleSigner_VerifyMember() {
+	s, _ := urlsign.New("https://media.example", []byte("an example key of thirty-two b!!"))
+	link := time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
+	// A playlist opened with the link names its segments with a member token: valid past the
+	// link, but carrying the link's expiry on to whatever is minted from it.
+	member := s.MemberToken("job_a", link.Add(10*time.Minute), link)
+
+	origin, err := s.VerifyMember("job_a", member, link.Add(5*time.Minute))
+	fmt.Println(origin.UTC().Format(time.Kitchen), err)
+	_, err = s.VerifyMember("job_a", member, link.Add(10*time.Minute))
+	fmt.Println(err)
+	// Output:
+	// 1:00PM <nil>
+	// download link expired at 2026-03-01T13:10:00Z; fetch the job again for fresh URLs
+}

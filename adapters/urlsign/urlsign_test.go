@@ -133,13 +133,69 @@ func TestVerify(t *testing.T) {
 // swapExpiry puts the expiry of donor into tok, keeping tok's MAC.
 func swapExpiry(t *testing.T, tok, donor string) string {
 	t.Helper()
-	_, mac, err := urlsign.ParseToken(tok)
+	c, err := urlsign.ParseToken(tok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := encode(append(decode(t, donor)[:8], mac...))
+	out := encode(append(decode(t, donor)[:8], c.MAC...))
 	if out == tok {
 		t.Fatal("swap produced the original token")
 	}
 	return out
+}
+
+// A member token verifies for its job until its own expiry and tells the origin it carries;
+// a link's token tells its own expiry. Neither time can be changed, nor the token moved.
+func TestVerifyMember(t *testing.T) {
+	t.Parallel()
+	s := newSigner(t, key)
+	exp, origin := now.Add(2*time.Hour), now.Add(time.Hour)
+	link := s.Token(urlsign.KindDir, "job_a", "", origin)
+	member := s.MemberToken("job_a", exp, origin)
+	raw := decode(t, member)
+	laterOrigin := encode(append(append(raw[:8:8], decode(t, s.MemberToken("job_a", exp, exp))[8:16]...), raw[16:]...))
+	laterExpiry := encode(append(decode(t, s.MemberToken("job_a", exp.Add(time.Hour), origin))[:8:8], raw[8:]...))
+	asLink := encode(append(raw[:8:8], raw[16:]...))
+
+	tests := []struct {
+		name   string
+		job    string
+		token  string
+		at     time.Time
+		origin time.Time
+		want   error
+	}{
+		{"link tells its own expiry", "job_a", link, now, origin, nil},
+		{"member tells its origin", "job_a", member, now, origin, nil},
+		{"member past its origin", "job_a", member, origin.Add(time.Minute), origin, nil},
+		{"member expired", "job_a", member, exp, time.Time{}, urlsign.ErrExpired},
+		{"member of another job", "job_b", member, now, time.Time{}, urlsign.ErrForged},
+		{"origin moved later", "job_a", laterOrigin, now, time.Time{}, urlsign.ErrForged},
+		{"expiry moved later", "job_a", laterExpiry, exp.Add(time.Minute), time.Time{}, urlsign.ErrForged},
+		{"origin cut off", "job_a", asLink, now, time.Time{}, urlsign.ErrForged},
+		{"member of another key", "job_a", newSigner(t, otherKey).MemberToken("job_a", exp, origin), now, time.Time{}, urlsign.ErrForged},
+		{"file token", "job_a", s.Token(urlsign.KindFile, "job_a", "", exp), now, time.Time{}, urlsign.ErrForged},
+		{"truncated", "job_a", member[:len(member)-1], now, time.Time{}, urlsign.ErrForged},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := s.VerifyMember(tt.job, tt.token, tt.at)
+			if tt.want == nil {
+				if err != nil || !got.Equal(tt.origin) {
+					t.Fatalf("VerifyMember = %v, %v; want %v", got, err, tt.origin)
+				}
+				if err := s.Verify(urlsign.KindDir, tt.job, "seg_001.ts", tt.token, tt.at); err != nil {
+					t.Fatalf("Verify(KindDir) = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("VerifyMember = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if err := s.Verify(urlsign.KindFile, "job_a", "", member, now); !errors.Is(err, urlsign.ErrForged) {
+		t.Fatalf("a member token as a file token: %v, want ErrForged", err)
+	}
 }
