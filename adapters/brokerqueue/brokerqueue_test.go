@@ -165,7 +165,8 @@ func controlPlane(t testing.TB) *servicetest.Harness {
 type noVerifier struct{}
 
 func (noVerifier) Verify(urlsign.Kind, string, string, string, time.Time) error { return nil }
-func (noVerifier) Token(urlsign.Kind, string, string, time.Time) string         { return "t" }
+func (noVerifier) VerifyMember(string, string, time.Time) (time.Time, error)    { return time.Time{}, nil }
+func (noVerifier) MemberToken(string, time.Time, time.Time) string              { return "t" }
 
 // serve runs a Server of queue on a new connection to p until the test ends.
 func serve(t testing.TB, p place, queue workqueue.Queue, log *slog.Logger) *brokerqueue.Server {

@@ -18,11 +18,14 @@ import (
 )
 
 // Verifier checks the token of a download URL, and mints tokens for the members of a playlist
-// it serves; *urlsign.Signer is one. Verify's errors wrap urlsign.ErrExpired or
-// urlsign.ErrForged.
+// it serves; *urlsign.Signer is one. The errors of Verify and VerifyMember wrap
+// urlsign.ErrExpired or urlsign.ErrForged.
 type Verifier interface {
 	Verify(kind urlsign.Kind, jobID, file, token string, now time.Time) error
-	Token(kind urlsign.Kind, jobID, file string, expires time.Time) string
+	// VerifyMember checks a /v/ token and returns the expiry of the link its chain began with.
+	VerifyMember(jobID, token string, now time.Time) (origin time.Time, err error)
+	// MemberToken mints a /v/ token valid until expires that carries origin on.
+	MemberToken(jobID string, expires, origin time.Time) string
 }
 
 // ValidateFunc validates an FFmpeg command: validator.Validate, or the WASM adapter's.

@@ -41,7 +41,8 @@ func (a *api) downloadFile(w http.ResponseWriter, req bunrouter.Request) error {
 // token covers the job, not the file, so it is checked before anything is looked up.
 func (a *api) downloadMember(w http.ResponseWriter, req bunrouter.Request) error {
 	jobID, token, file := req.Param("job_id"), req.Param("token"), req.Param("file")
-	if err := a.opts.Verifier.Verify(urlsign.KindDir, jobID, "", token, a.opts.Now()); err != nil {
+	origin, err := a.opts.Verifier.VerifyMember(jobID, token, a.opts.Now())
+	if err != nil {
 		return forbidden(err)
 	}
 	f, b, err := a.uc.Jobs.OpenOutput(req.Context(), jobID, file)
@@ -52,7 +53,7 @@ func (a *api) downloadMember(w http.ResponseWriter, req bunrouter.Request) error
 	// ?raw serves the playlist as FFmpeg wrote it, with relative member names: for a copy kept
 	// on disk beside its segments (the Go client's Download asks for it).
 	if strings.EqualFold(path.Ext(f.Path), ".m3u8") && !req.URL.Query().Has("raw") {
-		if b, err = a.resignPlaylist(jobID, f.Path, b); err != nil {
+		if b, err = a.resignPlaylist(jobID, f.Path, b, origin); err != nil {
 			return err
 		}
 	}

@@ -182,8 +182,9 @@ func TestDownloadExpired(t *testing.T) {
 }
 
 // An HLS playlist fetched through /v/ names its members with a token minted at fetch time,
-// valid for the URL lifetime plus the playlist's duration: a two-hour stream loaded in its
-// link's last minute still plays to its end.
+// valid for the URL lifetime plus the playlist's duration, but never past the expiry of the
+// link the player came by plus that duration: a two-hour stream loaded in its link's last
+// minute still plays to its end, and no later.
 func TestPlaylistResigned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -227,19 +228,72 @@ func TestPlaylistResigned(t *testing.T) {
 	if len(members) != 2 || initURI == nil || !strings.HasPrefix(initURI[1], "/v/"+j.ID+"/") {
 		t.Fatalf("variant playlist not re-signed:\n%s", body)
 	}
-	// Two and a half hours on, the original link has long expired; the members still play.
-	b.clock.Advance(150 * time.Minute)
+	// Two hours on, the original link has long expired; the members still play.
+	b.clock.Advance(2 * time.Hour)
 	if res := b.do(t, request{method: "GET", path: masterURL}); res.status != 403 {
-		t.Errorf("the original master link after 3.5 h: %d, want 403", res.status)
+		t.Errorf("the original master link after 2 h 59 min: %d, want 403", res.status)
 	}
 	for _, m := range append(members, initURI[1]) {
 		if res := b.do(t, request{method: "GET", path: m}); res.status != 200 {
-			t.Errorf("%s after 3.5 h: %d %s", m, res.status, res.body)
+			t.Errorf("%s after 2 h 59 min: %d %s", m, res.status, res.body)
 		}
 	}
-	// Past the hour plus the media's two, they end too.
-	b.clock.Advance(31 * time.Minute)
+	// At the link's hour plus the media's two, they end too.
+	b.clock.Advance(time.Minute)
 	if res := b.do(t, request{method: "GET", path: members[1]}); res.status != 403 {
-		t.Errorf("a member past its lifetime: %d, want 403", res.status)
+		t.Errorf("a member past the link's hour plus the media's duration: %d, want 403", res.status)
+	}
+}
+
+// A member's token opens the playlist too, which names its members with fresh tokens; followed
+// member by member, a link with 5 seconds of life left stops working within those 5 seconds
+// plus the playlist's 4, however often the playlist is fetched again.
+func TestPlaylistChainEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	j := b.seedJob(t, job.StatusComplete, map[string]string{
+		"index.m3u8": "#EXTM3U\n#EXTINF:2.0,\nseg_000.ts\n#EXTINF:1.5,\nseg_001.ts\n#EXT-X-ENDLIST\n", "seg_000.ts": "TS0", "seg_001.ts": "TS1",
+	})
+	v := b.view(t, j.ID)
+	link := time.UnixMilli(*v.Output.ExpiresAt)
+	const playlist = 4 * time.Second // 3.5 s of #EXTINF, counted in whole seconds
+	b.clock.Set(link.Add(-5 * time.Second))
+
+	memberOf := func(t *testing.T, target string) string {
+		t.Helper()
+		res := b.do(t, request{method: "GET", path: target})
+		if res.status != 200 {
+			t.Fatalf("GET %s at link%+v: %d %s", target, b.clock.Now().Sub(link), res.status, res.body)
+		}
+		for _, l := range strings.Split(string(res.body), "\n") {
+			if strings.HasPrefix(l, "/v/") {
+				return l
+			}
+		}
+		t.Fatalf("playlist names no member:\n%s", res.body)
+		return ""
+	}
+	// playlistOf opens the playlist with the token of a member's path.
+	playlistOf := func(member string) string {
+		return member[:strings.LastIndex(member, "/")] + "/index.m3u8"
+	}
+	target := v.Output.File.URL
+	for b.clock.Now().Before(link.Add(playlist)) {
+		member := memberOf(t, target)
+		if res := b.do(t, request{method: "GET", path: member}); res.status != 200 {
+			t.Fatalf("GET %s at link%+v: %d %s", member, b.clock.Now().Sub(link), res.status, res.body)
+		}
+		target = playlistOf(member)
+		b.clock.Advance(time.Second)
+	}
+	for _, path := range []string{target, strings.TrimSuffix(target, "index.m3u8") + "seg_001.ts"} {
+		res := b.do(t, request{method: "GET", path: path})
+		if res.status != 403 {
+			t.Errorf("GET %s at the link's life plus the playlist's: %d, want 403", path, res.status)
+			continue
+		}
+		if code, msg := res.errorBody(t); code != problem.CodeForbidden || !strings.Contains(msg, "expired") {
+			t.Errorf("GET %s at the link's life plus the playlist's: %s %q, want FORBIDDEN saying expired", path, code, msg)
+		}
 	}
 }

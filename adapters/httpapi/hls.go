@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/core/blob"
 )
 
@@ -31,7 +30,12 @@ const maxPlaylistTTL = 24 * time.Hour
 // playlist's variants are re-signed again when the player fetches them. Members are written as
 // absolute paths (/v/<job>/<token>/<file>), so they resolve on whatever host served the
 // playlist. Absolute URLs in the playlist are left alone.
-func (a *api) resignPlaylist(jobID, file string, b blob.Blob) (blob.Blob, error) {
+//
+// origin is the expiry of the link the request's token descends from. The members' tokens
+// never outlive it by more than this playlist's duration, and carry it on: a member's token
+// also opens the playlist, and without the bound each opening would mint later tokens than
+// the last, so a link once given out would never expire.
+func (a *api) resignPlaylist(jobID, file string, b blob.Blob, origin time.Time) (blob.Blob, error) {
 	if b.Size() > maxPlaylist {
 		return b, nil
 	}
@@ -39,9 +43,12 @@ func (a *api) resignPlaylist(jobID, file string, b blob.Blob) (blob.Blob, error)
 	if err != nil {
 		return nil, err
 	}
-	ttl := a.opts.URLTTL + time.Duration(math.Ceil(playlistSeconds(body)))*time.Second
-	expires := a.opts.Now().Add(min(ttl, maxPlaylistTTL))
-	token := a.opts.Verifier.Token(urlsign.KindDir, jobID, "", expires)
+	length := min(time.Duration(math.Ceil(playlistSeconds(body)))*time.Second, maxPlaylistTTL)
+	expires := a.opts.Now().Add(min(a.opts.URLTTL+length, maxPlaylistTTL))
+	if bound := origin.Add(length); bound.Before(expires) {
+		expires = bound
+	}
+	token := a.opts.Verifier.MemberToken(jobID, expires, origin)
 	dir := path.Dir(file)
 	member := func(uri string) string {
 		if uri == "" || strings.Contains(uri, "://") || strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "data:") {

@@ -71,7 +71,8 @@ func serve(t *testing.T, workerToken string, log *logBuffer) (*servicetest.Harne
 type noVerifier struct{}
 
 func (noVerifier) Verify(urlsign.Kind, string, string, string, time.Time) error { return nil }
-func (noVerifier) Token(urlsign.Kind, string, string, time.Time) string         { return "t" }
+func (noVerifier) VerifyMember(string, string, time.Time) (time.Time, error)    { return time.Time{}, nil }
+func (noVerifier) MemberToken(string, time.Time, time.Time) string              { return "t" }
 
 func TestSuite(t *testing.T) {
 	t.Parallel()

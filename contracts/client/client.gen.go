@@ -2461,10 +2461,12 @@ type ClientInterface interface {
 	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
 	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
 	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
-	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
-	// player that loads a playlist plays it to its end, and a master playlist's variants are
-	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
-	// served as written.
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours, but
+	// never past the expiry of the link from `GET /jobs/{id}` the player began with plus that
+	// duration: a member's token carries that expiry on, so fetching the playlist again with it
+	// extends nothing. So a player that loads a playlist plays it to its end, and a master
+	// playlist's variants are re-signed again when fetched. `?raw` serves the playlist as
+	// written. DASH manifests are served as written.
 	//
 	// Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
 	DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3350,10 +3352,12 @@ func (c *Client) UploadWithBody(ctx context.Context, params *UploadParams, conte
 // An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
 // variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
 // path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
-// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
-// player that loads a playlist plays it to its end, and a master playlist's variants are
-// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
-// served as written.
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours, but
+// never past the expiry of the link from `GET /jobs/{id}` the player began with plus that
+// duration: a member's token carries that expiry on, so fetching the playlist again with it
+// extends nothing. So a player that loads a playlist plays it to its end, and a master
+// playlist's variants are re-signed again when fetched. `?raw` serves the playlist as
+// written. DASH manifests are served as written.
 //
 // Corresponds with GET /v/{job_id}/{token}/{file} (the `DownloadMember` operationId).
 func (c *Client) DownloadMember(ctx context.Context, jobID DownloadJobID, token string, file string, params *DownloadMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5884,10 +5888,12 @@ type ClientWithResponsesInterface interface {
 	// An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
 	// variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
 	// path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
-	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
-	// player that loads a playlist plays it to its end, and a master playlist's variants are
-	// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
-	// served as written.
+	// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours, but
+	// never past the expiry of the link from `GET /jobs/{id}` the player began with plus that
+	// duration: a member's token carries that expiry on, so fetching the playlist again with it
+	// extends nothing. So a player that loads a playlist plays it to its end, and a master
+	// playlist's variants are re-signed again when fetched. `?raw` serves the playlist as
+	// written. DASH manifests are served as written.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10746,10 +10752,12 @@ func (c *ClientWithResponses) UploadWithBodyWithResponse(ctx context.Context, pa
 // An HLS playlist (`.m3u8`) is re-signed as it is served: each member it names (segments,
 // variant playlists, `URI="..."` of `#EXT-X-MAP` and `#EXT-X-MEDIA`) becomes an absolute
 // path `/v/<job_id>/<fresh token>/<file>` whose token is valid for the URL lifetime (one
-// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours. So a
-// player that loads a playlist plays it to its end, and a master playlist's variants are
-// re-signed again when fetched. `?raw` serves the playlist as written. DASH manifests are
-// served as written.
+// hour) plus the playlist's own duration (the sum of its `#EXTINF`), at most 24 hours, but
+// never past the expiry of the link from `GET /jobs/{id}` the player began with plus that
+// duration: a member's token carries that expiry on, so fetching the playlist again with it
+// extends nothing. So a player that loads a playlist plays it to its end, and a master
+// playlist's variants are re-signed again when fetched. `?raw` serves the playlist as
+// written. DASH manifests are served as written.
 //
 // Returns a wrapper object for the known response body format(s).
 //
