@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -80,5 +81,37 @@ func TestMemoryRefill(t *testing.T) {
 		if d.Allowed != s.allowed || d.RetryAfter != s.retry {
 			t.Fatalf("step %d: %+v; want allowed %v, retry after %s", i, d, s.allowed, s.retry)
 		}
+	}
+}
+
+// TestMemoryMaxKeys: past MaxKeys, a new key pushes out one whose budget is nearest to whole,
+// never a spent budget while another is fuller; once budgets are whole they all make room.
+func TestMemoryMaxKeys(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	m := ratelimit.NewMemory()
+	m.Now = func() time.Time { return now }
+	m.MaxKeys = 3
+	ctx := context.Background()
+	for range 2 {
+		m.Allow(ctx, "spent", 2)
+	}
+	m.Allow(ctx, "b", 2)
+	m.Allow(ctx, "c", 2)
+	for i := range 20 {
+		if d, _ := m.Allow(ctx, fmt.Sprintf("new%d", i), 2); !d.Allowed {
+			t.Fatalf("new key %d refused", i)
+		}
+		if n := m.Keys(); n > 3 {
+			t.Fatalf("%d keys held, MaxKeys is 3", n)
+		}
+		if d, _ := m.Allow(ctx, "spent", 2); d.Allowed {
+			t.Fatalf("after new key %d, the spent budget was forgotten", i)
+		}
+	}
+	now = now.Add(time.Minute + time.Second)
+	m.Allow(ctx, "last", 2)
+	if n := m.Keys(); n != 1 {
+		t.Fatalf("%d keys held after every budget was whole again, want 1", n)
 	}
 }
