@@ -154,9 +154,9 @@ var (
 	loopback6 = netip.IPv6Loopback()
 )
 
-// checkURLHost returns why the host of raw, a URL with an authority, is refused: a non-public address
-// outside allow or a localhost name, in any spelling (see above), named in the answer; "" when
-// raw has no authority or its host is none of these.
+// checkURLHost returns why the host of raw, a URL with an authority, is refused: a non-public
+// address outside allow or a localhost name, in any spelling (see above), named in the answer;
+// "" when raw has no authority or its host is none of these.
 func checkURLHost(raw string, allow []netip.Prefix) string {
 	auth, ok := urlAuthority(raw)
 	if !ok {
@@ -165,6 +165,7 @@ func checkURLHost(raw string, allow []netip.Prefix) string {
 	// Every piece between '@' and '\' is a host to some parser: FFmpeg and Go take the text after
 	// the last '@', WHATWG ends the authority at '\'. A URL with either is refused anyway (for
 	// its credentials, or as invalid), so judging the user part as a host costs nothing.
+	var first string
 	for auth != "" {
 		end := strings.IndexAny(auth, "@\\")
 		piece := auth
@@ -173,11 +174,15 @@ func checkURLHost(raw string, allow []netip.Prefix) string {
 		} else {
 			auth = ""
 		}
-		if why := checkHostPiece(piece, allow); why != "" {
+		why, named := checkHostPiece(piece, allow)
+		if named {
 			return why
 		}
+		if first == "" {
+			first = why
+		}
 	}
-	return ""
+	return first
 }
 
 // urlAuthority returns the authority of raw as the most permissive of the parsers reads it:
@@ -207,11 +212,14 @@ func urlAuthority(raw string) (auth string, ok bool) {
 	return raw[i:end], true
 }
 
-// checkHostPiece judges one host[:port] of an authority: the text in brackets, or the text
-// before the first ':' (FFmpeg), before the last ':' (Go, WHATWG) and the whole of it.
-func checkHostPiece(piece string, allow []netip.Prefix) string {
+// checkHostPiece judges one host[:port] of an authority: the text in brackets, or the whole of
+// it, the text before the first ':' (FFmpeg) and before the last ':' (Go, WHATWG). Like every
+// judge below, it answers why the host is refused and whether that names an address or a
+// loopback name; a refusal that names one is preferred to one that does not (a host that ends
+// in a number, characters IDNA maps) when several readings are refused.
+func checkHostPiece(piece string, allow []netip.Prefix) (why string, named bool) {
 	if piece == "" {
-		return ""
+		return "", false
 	}
 	if piece[0] == '[' {
 		// FFmpeg hands what is in the brackets to getaddrinfo, which reads IPv4 and names there
@@ -220,53 +228,68 @@ func checkHostPiece(piece string, allow []netip.Prefix) string {
 			return checkHost(piece[1:end], allow)
 		}
 	}
-	if why := checkHost(piece, allow); why != "" {
-		return why
+	candidates := [3]string{piece}
+	if first := strings.IndexByte(piece, ':'); first >= 0 {
+		candidates[1] = piece[:first]
+		if last := strings.LastIndexByte(piece, ':'); last != first {
+			candidates[2] = piece[:last]
+		}
 	}
-	first := strings.IndexByte(piece, ':')
-	if first < 0 {
-		return ""
+	for _, h := range candidates {
+		if h == "" {
+			continue
+		}
+		w, n := checkHost(h, allow)
+		if n {
+			return w, true
+		}
+		if why == "" {
+			why = w
+		}
 	}
-	if why := checkHost(piece[:first], allow); why != "" {
-		return why
-	}
-	if last := strings.LastIndexByte(piece, ':'); last != first {
-		return checkHost(piece[:last], allow)
-	}
-	return ""
+	return why, false
 }
 
 // checkHost judges one host as written in a URL.
-func checkHost(written string, allow []netip.Prefix) string {
+func checkHost(written string, allow []netip.Prefix) (why string, named bool) {
 	host := written
-	var pct, upper, nonASCII bool
+	// escaped: '%' escapes, or a control or space byte where C parsers stop.
+	var escaped, upper, nonASCII bool
 	for i := 0; i < len(host); i++ {
 		switch c := host[i]; {
-		case c == '%':
-			pct = true
+		case c == '%' || c <= ' ':
+			escaped = true
 		case c >= 'A' && c <= 'Z':
 			upper = true
 		case c >= utf8.RuneSelf:
 			nonASCII = true
 		}
 	}
-	if pct {
-		// Decoded again until nothing changes: a server or a second parser may decode twice.
+	if escaped {
+		// As written (FFmpeg decodes nothing, and '%' starts an IPv6 zone), then decoded again
+		// until nothing changes: a server or a second parser may decode twice. Each reading is
+		// also cut at its first control or space byte, where C parsers and inet_aton stop.
 		for i := 0; i < 4; i++ {
+			readings := [2]string{host}
+			if end := strings.IndexFunc(host, func(r rune) bool { return r <= ' ' }); end >= 0 {
+				readings[1] = host[:end]
+			}
+			for _, h := range readings {
+				w, n := checkDecodedHost(written, h, allow)
+				if n {
+					return w, true
+				}
+				if why == "" {
+					why = w
+				}
+			}
 			d := percentDecode(host)
 			if d == host {
 				break
 			}
 			host = d
 		}
-		if why := checkDecodedHost(written, host, allow); why != "" {
-			return why
-		}
-		// C parsers stop at a NUL, inet_aton at whitespace.
-		if end := strings.IndexFunc(host, func(r rune) bool { return r <= ' ' }); end >= 0 {
-			return checkDecodedHost(written, host[:end], allow)
-		}
-		return ""
+		return why, false
 	}
 	if nonASCII || upper {
 		return checkDecodedHost(written, host, allow)
@@ -275,65 +298,65 @@ func checkHost(written string, allow []netip.Prefix) string {
 }
 
 // checkDecodedHost judges a host that may hold upper case and characters IDNA maps or drops.
-func checkDecodedHost(written, host string, allow []netip.Prefix) string {
+func checkDecodedHost(written, host string, allow []netip.Prefix) (why string, named bool) {
+	if strings.IndexByte(host, '%') >= 0 {
+		// An IPv6 zone is any text: folding must not empty it.
+		if addr, err := netip.ParseAddr(host); err == nil {
+			return judgeAddr(written, addr, allow)
+		}
+	}
 	folded, odd := foldHost(host)
-	if why := judgeHost(written, folded, allow); why != "" {
-		return why
+	if why, named = judgeHost(written, folded, allow); why != "" || !odd {
+		return why, named
 	}
-	if odd {
-		return sprintf("has host %q, spelled with characters that IDNA maps to ASCII letters, digits or dots", written)
-	}
-	return ""
+	return sprintf("has host %q, spelled with characters that IDNA maps to ASCII letters, digits or dots", written), false
 }
 
 // judgeHost judges host, lower-case ASCII apart from the letters of real IDNs; written is how
 // the URL spells it, for the answer.
-func judgeHost(written, host string, allow []netip.Prefix) string {
+func judgeHost(written, host string, allow []netip.Prefix) (why string, named bool) {
 	host = strings.TrimRight(host, ".")
 	if host == "" {
-		return ""
+		return "", false
 	}
 	if isLocalhostName(host) {
 		if allowedAddr(loopback4, allow) || allowedAddr(loopback6, allow) {
-			return ""
+			return "", false
 		}
-		return sprintf("names the loopback host %q (localhost and every name under it are loopback)", written)
+		return sprintf("names the loopback host %q (localhost and every name under it are loopback)", written), true
 	}
 	if strings.IndexByte(host, ':') >= 0 {
 		addr, err := netip.ParseAddr(host)
 		if err != nil {
-			return ""
+			return "", false
 		}
 		return judgeAddr(written, addr, allow)
 	}
 	if !endsInNumber(host) {
-		return ""
+		return "", false
 	}
 	octal, decimal, ok := parseIPv4(host)
 	if !ok {
-		return sprintf("has host %q, which ends in a number but is not an IPv4 address", written)
+		return sprintf("has host %q, which ends in a number but is not an IPv4 address", written), false
 	}
-	if why := judgeAddr(written, octal, allow); why != "" {
-		return why
-	}
-	if decimal != octal {
+	if why, named = judgeAddr(written, octal, allow); why == "" && decimal != octal {
 		return judgeAddr(written, decimal, allow)
 	}
-	return ""
+	return why, named
 }
 
 // judgeAddr refuses a non-public address outside allow, naming it and, when the URL spells it
 // otherwise, how it is written.
-func judgeAddr(written string, addr netip.Addr, allow []netip.Prefix) string {
+func judgeAddr(written string, addr netip.Addr, allow []netip.Prefix) (why string, named bool) {
 	reason := NonPublic(addr)
 	if reason == "" || allowedAddr(addr, allow) {
-		return ""
+		return "", false
 	}
 	a := addr.String()
 	if written == a {
-		return "names the non-public address " + a + " (" + reason + ")"
+		return "names the non-public address " + a + " (" + reason + ")", true
 	}
-	return sprintf("names the non-public address %s (%s), written %q", a, reason, written)
+	return sprintf("names the non-public address %s (%s), written %q", a, reason, written), true
 }
 
 // isLocalhostName reports whether host is localhost, a name under it (RFC 6761), or one of the

@@ -68,6 +68,7 @@ var nonPublicURLs = []struct{ url, names string }{
 	{"https://[2002:7f00:1::]/a.mp4", "127.0.0.1"},
 	{"https://[127.0.0.1]/a.mp4", "127.0.0.1"},
 	{"https://[fe80::1%25eth0]/a.mp4", "fe80::1"},
+	{"https://[::0%2570]/a.mp4", "::%2570"},
 	{"https://[fd12:3456::1]/a.mp4", "fd12:3456::1"},
 	{"https://[fc00::1]/a.mp4", "fc00::1"},
 	{"https://[ff02::1]/a.mp4", "ff02::1"},
