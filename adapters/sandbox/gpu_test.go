@@ -213,7 +213,7 @@ func TestGPUArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := sb.args(Spec{Program: FFmpeg}, Limits{}.withDefaults(time.Minute))
+	args := sb.args(Spec{Program: FFmpeg}, Limits{}.withDefaults(time.Minute), runOpts{})
 	joined := strings.Join(args, " ")
 
 	devAt := slices.Index(args, "--dev")
@@ -238,7 +238,7 @@ func TestGPUArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpuArgs := strings.Join(cpu.args(Spec{Program: FFmpeg}, Limits{}.withDefaults(time.Minute)), " ")
+	cpuArgs := strings.Join(cpu.args(Spec{Program: FFmpeg}, Limits{}.withDefaults(time.Minute), runOpts{}), " ")
 	for _, absent := range []string{"--dev-bind", "LD_LIBRARY_PATH", "--as=unlimited"} {
 		if strings.Contains(cpuArgs, absent) {
 			t.Errorf("a CPU sandbox's args hold %q: %s", absent, cpuArgs)

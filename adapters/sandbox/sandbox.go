@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,11 +53,14 @@ const (
 const (
 	LimitJobBytes = workcap.JobBytes
 	LimitJobFiles = workcap.JobFiles
+	// LimitMemory is Limits.MemoryBytes, reported where a memory cgroup enforces it (see the
+	// package documentation).
+	LimitMemory = workcap.Memory
 )
 
-// Exceeded says which per-job cap stopped a run: Limit (LimitJobBytes or LimitJobFiles), Max
-// (the cap) and Seen (the usage measured when the run was stopped). Its Message names the limit
-// and its value, for the job's error.
+// Exceeded says which per-job cap stopped a run: Limit (LimitJobBytes, LimitJobFiles or
+// LimitMemory), Max (the cap) and Seen (the usage measured when the run was stopped). Its
+// Message names the limit and its value, for the job's error.
 type Exceeded = workcap.Exceeded
 
 // Runner is what the job runner needs of a sandbox. The bubblewrap Sandbox and the Docker
@@ -83,9 +88,15 @@ const (
 	nobody = 65534
 	// tmpBytes caps the private /tmp, which lives in memory.
 	tmpBytes = 64 << 20
-	// Descriptors handed to bwrap through ExtraFiles (fd 3 onwards).
+	// Descriptors handed to bwrap through ExtraFiles (fd 3 onwards); after them come those of
+	// the run's options (runOpts). bwrap closes each after use, so none reaches the program.
 	statusFD = 3
 	workFD   = 4
+	// cgroupAddressSlack is how far RLIMIT_AS stays above Limits.MemoryBytes where a memory
+	// cgroup enforces the limit: the cgroup counts what the job holds, and the address space
+	// it merely reserves (thread stacks, malloc arenas, mapped libraries) must not make the
+	// rlimit the limit that hits first, with a less clear error.
+	cgroupAddressSlack = 4 << 30
 )
 
 var (
@@ -115,12 +126,26 @@ type Config struct {
 	// GPU, from FindGPU, passes the NVIDIA device nodes and driver libraries through; nil is a
 	// CPU sandbox, whose /dev holds only bubblewrap's null, zero, full, random, urandom and tty.
 	GPU *GPU
+	// Log receives the one line, per process, that says how memory is limited (a memory
+	// cgroup, or RLIMIT_AS alone and why); default slog.Default().
+	Log *slog.Logger
+
+	// Tests and benchmarks only, to measure and compare: no system call filter; no memory
+	// cgroup (RLIMIT_AS alone, the fallback).
+	noSyscallFilter, noMemoryCgroup bool
 }
 
 // Sandbox runs allowlisted programs under bubblewrap. It is safe for concurrent use.
 type Sandbox struct {
 	cfg Config
 }
+
+// The memory cgroups are found once per process, the first time a sandbox runs something.
+var (
+	memoryCgroupOnce   sync.Once
+	memoryCgroupParent *cgroupParent
+	memoryCgroupErr    error
+)
 
 // Spec is one run.
 type Spec struct {
@@ -143,9 +168,11 @@ type Spec struct {
 type Limits struct {
 	CPUSeconds    int64 // RLIMIT_CPU; default Timeout × CPUs
 	FileSizeBytes int64 // RLIMIT_FSIZE, per file written
-	MemoryBytes   int64 // RLIMIT_AS
-	Processes     int64 // RLIMIT_NPROC, threads included, counted per sandbox
-	OpenFiles     int64 // RLIMIT_NOFILE
+	// MemoryBytes is the memory the job may hold: a memory cgroup's limit where the worker
+	// can make one, and RLIMIT_AS alone where it cannot (see the package documentation).
+	MemoryBytes int64
+	Processes   int64 // RLIMIT_NPROC, threads included, counted per sandbox
+	OpenFiles   int64 // RLIMIT_NOFILE
 
 	// JobBytes caps the bytes the run adds to the work directory, all files together (each
 	// counted as the larger of its length and the disk it holds). The staged inputs, there
@@ -165,10 +192,12 @@ type Result struct {
 	Wall time.Duration
 	// StderrTail is at most StderrTailBytes of the end of stderr, starting on a UTF-8 boundary.
 	StderrTail []byte
-	// LimitExceeded names the per-job cap (JobBytes, JobFiles) that stopped the run, or is nil.
-	// The sandbox was killed as soon as the cap was passed (ExitCode is then 137, SIGKILL, or
-	// 153, SIGXFSZ, when the file-size limit set to the byte cap stopped the write first); what
-	// the run wrote stays in the work directory for the caller to remove.
+	// LimitExceeded names the per-job cap (JobBytes, JobFiles, MemoryBytes) that stopped the
+	// run, or is nil. The sandbox was killed as soon as the cap was passed (ExitCode is then
+	// 137, SIGKILL, or 153, SIGXFSZ, when the file-size limit set to the byte cap stopped the
+	// write first); what the run wrote stays in the work directory for the caller to remove.
+	// MemoryBytes is reported only where a memory cgroup enforces it: under RLIMIT_AS alone an
+	// allocation fails inside the program, which exits as it sees fit.
 	LimitExceeded *Exceeded
 }
 
@@ -188,6 +217,9 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	if cfg.HostGID == 0 {
 		cfg.HostGID = nobody
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	for _, p := range []string{cfg.Bwrap, cfg.Prlimit} {
 		if !filepath.IsAbs(p) {
@@ -235,6 +267,35 @@ func Available() error {
 		return err
 	}
 	return sb.Available(context.Background())
+}
+
+// MemoryCgroups reports whether runs get a memory cgroup of their own, finding out the first
+// time it is asked in this process: nil when they do, or why not, when RLIMIT_AS alone limits
+// their memory.
+func (sb *Sandbox) MemoryCgroups() error {
+	if sb.cfg.noMemoryCgroup {
+		return errors.New("sandbox: memory cgroups turned off")
+	}
+	_, err := sb.memoryCgroup()
+	return err
+}
+
+// memoryCgroup is where runs' memory cgroups are made, found and logged once per process.
+func (sb *Sandbox) memoryCgroup() (*cgroupParent, error) {
+	memoryCgroupOnce.Do(func() {
+		memoryCgroupParent, memoryCgroupErr = findMemoryCgroup(os.Getpid())
+		if memoryCgroupErr != nil {
+			memoryCgroupErr = fmt.Errorf("sandbox: no memory cgroup per run, memory limited by RLIMIT_AS alone: %w", memoryCgroupErr)
+			sb.cfg.Log.Warn(memoryCgroupErr.Error())
+			return
+		}
+		version := "v1"
+		if memoryCgroupParent.v2 {
+			version = "v2"
+		}
+		sb.cfg.Log.Info("sandbox: each run's memory is limited by a cgroup of its own", "cgroup", memoryCgroupParent.dir, "version", version)
+	})
+	return memoryCgroupParent, memoryCgroupErr
 }
 
 // Run runs spec.Program with spec.Args inside the sandbox and waits for it, killing the whole
@@ -304,6 +365,47 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: status pipe: %w", err)
 	}
 	defer statusR.Close()
+	// childEnds are the descriptors only bwrap keeps: closed here once it has started, or on
+	// the way out if it never does.
+	childEnds := []*os.File{statusW}
+	closeChildEnds := func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		childEnds = nil
+	}
+	defer closeChildEnds()
+	extra := []*os.File{statusW, work}
+	nextFD := func(f *os.File) int {
+		extra, childEnds = append(extra, f), append(childEnds, f)
+		return 2 + len(extra)
+	}
+	var opts runOpts
+	if !sb.cfg.noSyscallFilter {
+		filters, err := filterFiles()
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+		for _, f := range filters {
+			opts.seccompFDs = append(opts.seccompFDs, nextFD(f))
+		}
+	}
+	job, err := sb.newJobCgroup(lim)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	var blockW *os.File
+	if job != nil {
+		// bwrap waits on this pipe until its namespaced child is in the job's cgroup: moved
+		// there before it forks the program, every process of the run is counted.
+		var blockR *os.File
+		if blockR, blockW, err = os.Pipe(); err != nil {
+			job.remove()
+			return Result{}, fmt.Errorf("%w: block pipe: %v", ErrSetup, err)
+		}
+		defer blockW.Close()
+		opts.blockFD, opts.memoryCgroup = nextFD(blockR), true
+	}
 
 	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
@@ -312,12 +414,12 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	defer kill()
 
 	stderr := NewTailWriter(StderrTailBytes)
-	cmd := exec.CommandContext(killCtx, sb.cfg.Bwrap, sb.args(spec, lim)...)
+	cmd := exec.CommandContext(killCtx, sb.cfg.Bwrap, sb.args(spec, lim, opts)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdout = spec.Stdout
 	cmd.Stderr = stderr
-	cmd.ExtraFiles = []*os.File{statusW, work}
+	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// bwrap leads its own group so the deadline can kill it and anything still attached
 		// to it; the namespaced children follow through --die-with-parent and the pid namespace.
@@ -343,25 +445,38 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	cmd.WaitDelay = 5 * time.Second
 
 	if err := closeInheritedOnExec(); err != nil {
-		statusW.Close()
+		job.remove()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	// The watcher measures the directory before the program starts, so staged inputs are not
 	// counted, and kills the whole sandbox the moment a cap is passed.
 	watcher, err := WatchCaps(spec.Dir, lim, kill)
 	if err != nil {
-		statusW.Close()
+		job.remove()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		statusW.Close()
 		_, _ = watcher.Close()
+		job.remove()
 		return Result{}, fmt.Errorf("%w: start bwrap: %v", ErrSetup, err)
 	}
-	statusW.Close()
+	closeChildEnds()
 	statusCh := make(chan bwrapStatus, 1)
 	go func() { statusCh <- status.read(statusR) }()
+	var joinErr error
+	released := false
+	if job != nil {
+		pid, err := job.join(killCtx, status)
+		switch {
+		case err != nil:
+			joinErr = err
+			kill() // bwrap is still blocked: the program never starts outside the cgroup
+		case pid > 0:
+			blockW.Close()
+			released = true
+		}
+	}
 	waitErr := cmd.Wait()
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if cmd.ProcessState != nil {
@@ -371,8 +486,31 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	if st.exitCode != nil {
 		res.ExitCode = *st.exitCode
 	}
+	if job != nil && !released && status.pid > 0 {
+		// Stopped before its child was moved: the child, still blocked, must not outlive
+		// the run and start the program when the pipe closes.
+		_ = syscall.Kill(status.pid, syscall.SIGKILL)
+	}
+	var memory *Exceeded
+	if job != nil {
+		oomKilled, peak, err := job.finish()
+		if err != nil {
+			sb.cfg.Log.Warn("sandbox: memory cgroup left behind", "err", err)
+		}
+		if oomKilled && res.ExitCode != 0 {
+			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
+		}
+	}
+	if joinErr != nil {
+		_, _ = watcher.Close()
+		return res, fmt.Errorf("%w: %v", ErrSetup, joinErr)
+	}
 	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
 		return res, err
+	}
+	if memory != nil {
+		res.LimitExceeded = memory
+		return res, nil
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
@@ -381,9 +519,31 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	return res, nil
 }
 
+// runOpts are what one run adds to the bwrap command line: the descriptors of the system call
+// filters and of the pipe bwrap waits on (0 for none), and whether a memory cgroup holds the
+// run's memory.
+type runOpts struct {
+	seccompFDs   []int
+	blockFD      int
+	memoryCgroup bool
+}
+
+// newJobCgroup makes the run's memory cgroup; nil where memory cgroups cannot be had, and
+// RLIMIT_AS alone limits the run.
+func (sb *Sandbox) newJobCgroup(lim Limits) (*jobCgroup, error) {
+	if sb.cfg.noMemoryCgroup {
+		return nil, nil
+	}
+	parent, err := sb.memoryCgroup()
+	if err != nil {
+		return nil, nil // logged once
+	}
+	return parent.newJob(lim.MemoryBytes)
+}
+
 // args is the bwrap command line. Every mount is listed here; anything not listed does not exist
 // inside: no /etc/passwd, /home, /root, /var (but the font cache), /sys, or host /tmp.
-func (sb *Sandbox) args(spec Spec, lim Limits) []string {
+func (sb *Sandbox) args(spec Spec, lim Limits, opts runOpts) []string {
 	a := []string{
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -432,11 +592,19 @@ func (sb *Sandbox) args(spec Spec, lim Limits) []string {
 		"--remount-ro", "/",
 		"--chdir", WorkDir,
 		"--json-status-fd", strconv.Itoa(statusFD),
+	)
+	for _, fd := range opts.seccompFDs {
+		a = append(a, "--add-seccomp-fd", strconv.Itoa(fd))
+	}
+	if opts.blockFD != 0 {
+		a = append(a, "--block-fd", strconv.Itoa(opts.blockFD))
+	}
+	a = append(a,
 		"--",
 		sb.cfg.Prlimit,
 		"--cpu="+strconv.FormatInt(lim.CPUSeconds, 10),
 		"--fsize="+strconv.FormatInt(min(lim.FileSizeBytes, lim.JobBytes), 10),
-		"--as="+sb.addressSpace(lim),
+		"--as="+sb.addressSpace(lim, opts.memoryCgroup),
 		"--nproc="+strconv.FormatInt(lim.Processes, 10),
 		"--nofile="+strconv.FormatInt(lim.OpenFiles, 10),
 		"--core=0",
@@ -475,10 +643,15 @@ func (l Limits) withDefaults(timeout time.Duration) Limits {
 // addressSpace is the RLIMIT_AS value. A CUDA context reserves virtual address space for all
 // of the GPU's and the host's memory at once (unified addressing), far past any useful limit,
 // and fails to start under one; so a GPU sandbox leaves it unlimited, and the GPU's own memory
-// bounds what an NVENC job can hold there.
-func (sb *Sandbox) addressSpace(lim Limits) string {
-	if sb.cfg.GPU != nil {
+// bounds what an NVENC job can hold there (and a memory cgroup, where there is one, what it
+// holds of the host's). Under a memory cgroup the rlimit is a backstop above the cgroup's
+// limit (cgroupAddressSlack); alone, it is the limit.
+func (sb *Sandbox) addressSpace(lim Limits, memoryCgroup bool) string {
+	switch {
+	case sb.cfg.GPU != nil:
 		return "unlimited"
+	case memoryCgroup:
+		return strconv.FormatInt(lim.MemoryBytes+cgroupAddressSlack, 10)
 	}
 	return strconv.FormatInt(lim.MemoryBytes, 10)
 }
@@ -548,6 +721,16 @@ func (s *statusReader) childPID(d time.Duration) int {
 	case <-s.known:
 		return s.pid
 	case <-time.After(d):
+		return 0
+	}
+}
+
+// waitPID waits for the namespaced child's pid until ctx ends; 0 when there is none.
+func (s *statusReader) waitPID(ctx context.Context) int {
+	select {
+	case <-s.known:
+		return s.pid
+	case <-ctx.Done():
 		return 0
 	}
 }

@@ -27,10 +27,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Names of the caps, as Exceeded.Limit reports them.
+// Names of the caps, as Exceeded.Limit reports them. Memory is not this package's to watch
+// (a memory cgroup enforces it) but is reported the same way.
 const (
 	JobBytes = "job_bytes"
 	JobFiles = "job_files"
+	Memory   = "memory"
 )
 
 const (
@@ -55,7 +57,7 @@ type Caps struct {
 
 // Exceeded says which cap stopped a run.
 type Exceeded struct {
-	Limit string // JobBytes or JobFiles
+	Limit string // JobBytes, JobFiles or Memory
 	Max   int64  // the cap
 	Seen  int64  // the usage measured when the run was stopped: past Max, or Max when the
 	// file-size rlimit (set to the byte cap) stopped the write before it landed
@@ -63,8 +65,11 @@ type Exceeded struct {
 
 // Message is the sentence a job error can carry: it names the limit and its value.
 func (e *Exceeded) Message() string {
-	if e.Limit == JobFiles {
+	switch e.Limit {
+	case JobFiles:
 		return fmt.Sprintf("the job created more than %d files in its work directory (limit %s=%d)", e.Max, e.Limit, e.Max)
+	case Memory:
+		return fmt.Sprintf("the job reached its memory limit of %d bytes and was stopped (limit %s=%d)", e.Max, e.Limit, e.Max)
 	}
 	return fmt.Sprintf("the job wrote more than %d bytes to its work directory (limit %s=%d)", e.Max, e.Limit, e.Max)
 }

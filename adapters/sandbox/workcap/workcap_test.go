@@ -250,6 +250,7 @@ func TestExceededMessageNamesTheLimit(t *testing.T) {
 	}{
 		{Exceeded{Limit: JobBytes, Max: 4 << 30}, []string{"job_bytes=4294967296", "bytes"}},
 		{Exceeded{Limit: JobFiles, Max: 1000}, []string{"job_files=1000", "files"}},
+		{Exceeded{Limit: Memory, Max: 256 << 20}, []string{"memory=268435456", "memory limit"}},
 	}
 	for _, tt := range tests {
 		msg := tt.exc.Message()
