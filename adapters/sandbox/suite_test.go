@@ -11,7 +11,9 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
-// TestSuite holds the bubblewrap sandbox to the suite every sandbox implementation passes.
+// TestSuite holds the bubblewrap sandbox to the suite every sandbox implementation passes, and
+// to what it claims beyond: its system call filter, and, where a memory cgroup per run can be
+// had, a memory limit reported as such.
 func TestSuite(t *testing.T) {
 	t.Parallel()
 	sb, err := sandbox.New(sandbox.Config{})
@@ -24,5 +26,17 @@ func TestSuite(t *testing.T) {
 	if _, err := os.Stat(sandbox.FFmpeg); err != nil {
 		testenv.Missing(t, "ffmpeg (scripts/deps.sh installs it)", err)
 	}
-	sandboxtest.Exercise(t, sandboxtest.Features{}, func(t *testing.T) sandbox.Runner { return sb })
+	shell, err := sandbox.New(sandbox.Config{Programs: []string{sandbox.FFmpeg, sandbox.FFprobe, "/usr/bin/sh"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memoryErr := sb.MemoryCgroups()
+	if memoryErr != nil {
+		t.Logf("not claimed: a memory limit reported as such (%v)", memoryErr)
+	}
+	sandboxtest.Exercise(t, sandboxtest.Features{
+		Shell:         func(*testing.T) sandbox.Runner { return shell },
+		SyscallFilter: true,
+		MemoryLimit:   memoryErr == nil,
+	}, func(t *testing.T) sandbox.Runner { return sb })
 }

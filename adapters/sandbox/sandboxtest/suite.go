@@ -26,11 +26,22 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
-// Features says what an implementation shows that the suite must allow.
+// Features says what an implementation shows that the suite must allow, and what more it
+// claims that the suite then holds it to.
 type Features struct {
 	// OwnSystem is set for a sandbox with a system of its own (a container image): its
 	// /etc/passwd exists and may be read, and must only not be the host's.
 	OwnSystem bool
+	// Shell returns a runner of the same sandbox that may also run /usr/bin/sh. The suite runs
+	// programs of its own through it, as a compromised FFmpeg would run foreign code; tests
+	// that need it are left out when it is nil.
+	Shell func(t *testing.T) sandbox.Runner
+	// SyscallFilter claims a system call filter that denies what WantSyscalls lists, with
+	// the errno it names. It needs Shell.
+	SyscallFilter bool
+	// MemoryLimit claims that a run its memory limit stopped is reported as
+	// LimitExceeded{Limit: sandbox.LimitMemory}, not as the program's own failure.
+	MemoryLimit bool
 }
 
 // Exercise runs the suite against the Runner newRunner returns, which must be available (an
@@ -44,6 +55,15 @@ func Exercise(t *testing.T, f Features, newRunner func(t *testing.T) sandbox.Run
 	t.Run("Basics", func(t *testing.T) { t.Parallel(); exerciseBasics(t, newRunner) })
 	t.Run("Caps", func(t *testing.T) { t.Parallel(); exerciseCaps(t, newRunner) })
 	t.Run("Escapes", func(t *testing.T) { t.Parallel(); exerciseEscapes(t, f, newRunner) })
+	if f.SyscallFilter {
+		if f.Shell == nil {
+			t.Fatal("Features.SyscallFilter needs Features.Shell to run its probe")
+		}
+		t.Run("SyscallFilter", func(t *testing.T) { t.Parallel(); exerciseSyscallFilter(t, f.Shell) })
+	}
+	if f.MemoryLimit {
+		t.Run("MemoryLimit", func(t *testing.T) { t.Parallel(); exerciseMemoryLimit(t, newRunner) })
+	}
 }
 
 // WorkDir makes a work dir whose parents a sandbox running as another uid can traverse, as
