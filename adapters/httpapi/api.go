@@ -56,6 +56,9 @@ type Options struct {
 	// Authenticated wrap every authenticated route, after authentication: AccountFrom gives
 	// the caller. Rate limiting plugs in here; it rejects through WriteError.
 	Authenticated []Middleware
+	// AuthFailures limit failed authentications per client address; the zero value is
+	// DefaultAuthFailuresPerMinute in this process's memory.
+	AuthFailures AuthFailures
 	// Now is the clock of download token checks; nil is time.Now.
 	Now func() time.Time
 	// SecureCookies marks the session cookie Secure even on a plain-HTTP request: set it when
@@ -115,6 +118,8 @@ type api struct {
 	uc   UseCases
 	opts Options
 	log  *slog.Logger
+	// failures counts failed authentications per client address; nil when the limit is off.
+	failures *failureGate
 }
 
 type route struct {
@@ -213,6 +218,7 @@ func New(uc UseCases, opts Options) http.Handler {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
+	a.failures = newFailureGate(opts.AuthFailures, opts.Now, a.log)
 
 	allowed := map[string][]string{}
 	router := bunrouter.New(

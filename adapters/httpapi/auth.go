@@ -21,7 +21,9 @@ func AccountFrom(ctx context.Context) (account.Account, bool) {
 
 // authenticate requires Authorization: Bearer <key>, or else the console's session cookie (with
 // the CSRF header on a state-changing request), and puts the account in the context. A bearer
-// key wins over a cookie sent beside it.
+// key wins over a cookie sent beside it. A bearer key that fails spends the client address's
+// budget of failures (AuthFailures); a request with no credentials at all, or with a cookie
+// only, spends nothing: a browser keeps sending a session cookie that has ended.
 func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
 		h := req.Header.Get("Authorization")
@@ -37,11 +39,11 @@ func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 			return problem.Reject(problem.CodeUnauthorized, "missing Authorization header; send Authorization: Bearer <API_KEY>")
 		}
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-			return problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>")
+			return a.failures.failed(req.Request, problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>"))
 		}
 		ctx, acct, err := a.uc.Auth.AuthenticateRequest(req.Context(), strings.TrimSpace(secret))
 		if err != nil {
-			return err
+			return a.failures.failed(req.Request, err)
 		}
 		return next(w, req.WithContext(context.WithValue(ctx, accountKey{}, acct)))
 	}

@@ -98,7 +98,8 @@ func (a *api) signIn(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	s, err := a.uc.Auth.SignIn(req.Context(), *in.APIKey)
 	if err != nil {
-		return err
+		// A wrong key here is a failure like a wrong bearer key, from the same budget.
+		return a.failures.failed(req.Request, err)
 	}
 	http.SetCookie(w, a.cookie(req.Request, s.Token, s.Session.ExpiresAt))
 	return writeData(w, http.StatusCreated, sessionView{AccountID: s.Account.ID, KeyID: s.Session.KeyID, CSRFToken: s.CSRFToken,

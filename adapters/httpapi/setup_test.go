@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -67,6 +68,8 @@ type setupOpts struct {
 	workerToken   string
 	secureCookies bool
 	maxJSONBody   int64 // 0 means 4 KiB
+	authFailures  httpapi.AuthFailures
+	logger        *slog.Logger
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -101,6 +104,8 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		OpenAPI:       contracts.OpenAPIJSON(),
 		Ready:         b.ready.check,
 		Authenticated: o.authenticated,
+		AuthFailures:  o.authFailures,
+		Logger:        o.logger,
 		Now:           b.clock.Now,
 		WorkerToken:   o.workerToken,
 		SecureCookies: o.secureCookies,

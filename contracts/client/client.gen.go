@@ -2419,7 +2419,8 @@ type ClientInterface interface {
 	// the session with its `csrfToken`, which the page keeps in memory and sends as
 	// `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 	// and a request with an `Origin` header must come from this service's origin. A wrong or
-	// revoked key is 401.
+	// revoked key is 401; past the client address's budget of failed authentications (shared
+	// with bearer keys), 429.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2432,7 +2433,8 @@ type ClientInterface interface {
 	// the session with its `csrfToken`, which the page keeps in memory and sends as
 	// `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 	// and a request with an `Origin` header must come from this service's origin. A wrong or
-	// revoked key is 401.
+	// revoked key is 401; past the client address's budget of failed authentications (shared
+	// with bearer keys), 429.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3280,7 +3282,8 @@ func (c *Client) GetSession(ctx context.Context, reqEditors ...RequestEditorFn) 
 // the session with its `csrfToken`, which the page keeps in memory and sends as
 // `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 // and a request with an `Origin` header must come from this service's origin. A wrong or
-// revoked key is 401.
+// revoked key is 401; past the client address's budget of failed authentications (shared
+// with bearer keys), 429.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3303,7 +3306,8 @@ func (c *Client) CreateSessionWithBody(ctx context.Context, contentType string, 
 // the session with its `csrfToken`, which the page keeps in memory and sends as
 // `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 // and a request with an `Origin` header must come from this service's origin. A wrong or
-// revoked key is 401.
+// revoked key is 401; past the client address's budget of failed authentications (shared
+// with bearer keys), 429.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5846,7 +5850,8 @@ type ClientWithResponsesInterface interface {
 	// the session with its `csrfToken`, which the page keeps in memory and sends as
 	// `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 	// and a request with an `Origin` header must come from this service's origin. A wrong or
-	// revoked key is 401.
+	// revoked key is 401; past the client address's budget of failed authentications (shared
+	// with bearer keys), 429.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5859,7 +5864,8 @@ type ClientWithResponsesInterface interface {
 	// the session with its `csrfToken`, which the page keeps in memory and sends as
 	// `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 	// and a request with an `Origin` header must come from this service's origin. A wrong or
-	// revoked key is 401.
+	// revoked key is 401; past the client address's budget of failed authentications (shared
+	// with bearer keys), 429.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8851,6 +8857,11 @@ type CreateSessionResponse401Headers struct {
 	WWWAuthenticate string
 }
 
+// CreateSessionResponse429Headers the declared response headers of an HTTP 429 response for CreateSession
+type CreateSessionResponse429Headers struct {
+	RetryAfter int64
+}
+
 // CreateSessionResponse503Headers the declared response headers of an HTTP 503 response for CreateSession
 type CreateSessionResponse503Headers struct {
 	RetryAfter int64
@@ -8869,6 +8880,8 @@ type CreateSessionResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8877,6 +8890,8 @@ type CreateSessionResponse struct {
 	Headers201 *CreateSessionResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSessionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSessionResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CreateSessionResponse503Headers
 }
@@ -8904,6 +8919,11 @@ func (r CreateSessionResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateSessionResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -10692,7 +10712,8 @@ func (c *ClientWithResponses) GetSessionWithResponse(ctx context.Context, reqEdi
 // the session with its `csrfToken`, which the page keeps in memory and sends as
 // `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 // and a request with an `Origin` header must come from this service's origin. A wrong or
-// revoked key is 401.
+// revoked key is 401; past the client address's budget of failed authentications (shared
+// with bearer keys), 429.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10711,7 +10732,8 @@ func (c *ClientWithResponses) CreateSessionWithBodyWithResponse(ctx context.Cont
 // the session with its `csrfToken`, which the page keeps in memory and sends as
 // `X-CSRF-Token` on every state-changing request. The body must be `application/json`,
 // and a request with an `Origin` header must come from this service's origin. A wrong or
-// revoked key is 401.
+// revoked key is 401; past the client address's budget of failed authentications (shared
+// with bearer keys), 429.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13693,6 +13715,13 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13730,6 +13759,16 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateSessionResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
