@@ -98,6 +98,18 @@ func TestMemoryLimit(t *testing.T) {
 			},
 		},
 		{
+			// The page cache of what a job writes counts against its cgroup, but the kernel
+			// reclaims it: writing more than the limit is no reason to kill a job.
+			name: "writing four times its memory to disk under a memory cgroup", cfg: sandbox.Config{}, cgroup: true, limit: 128 << 20,
+			args: []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=640x480:rate=25:duration=40",
+				"-c:v", "rawvideo", "-f", "nut", "-y", "big.nut"},
+			want: func(t *testing.T, res sandbox.Result, _ int64) {
+				if res.ExitCode != 0 || res.LimitExceeded != nil {
+					t.Errorf("ExitCode = %d, LimitExceeded = %+v; want a run that writes 460 MB under 128 MiB: %s", res.ExitCode, res.LimitExceeded, res.StderrTail)
+				}
+			},
+		},
+		{
 			name: "4K x264 under RLIMIT_AS alone", cfg: sandbox.WithoutMemoryCgroup(sandbox.Config{}), limit: 96 << 20,
 			args: []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=3840x2160:duration=2", "-c:v", "libx264", "-f", "null", "-"},
 			want: func(t *testing.T, res sandbox.Result, _ int64) {
