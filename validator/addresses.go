@@ -27,11 +27,10 @@ import (
 // values past 32 bits). Names that only DNS maps to a private address are the fetcher's to
 // refuse: the validator does not resolve.
 
-// nonPublicV4 and nonPublicV6 are the IANA special-purpose registries (IPv4 and IPv6), the
-// same table as adapters/safehttp's, so that the validator and the fetcher share one notion of
-// public. It is a copy because the validator is standard-library-only and compiles to WASM, so
-// it cannot import adapters; NonPublic is exported for safehttp to use instead of its own, and
-// adapters/wasmvalidator's TestNonPublicMatchesSafehttp holds the two to one answer meanwhile.
+// nonPublicV4 and nonPublicV6 are the IANA special-purpose registries (IPv4 and IPv6): none of
+// these is a place a media file or a webhook receiver should live. This is the one table of
+// them: the input fetcher (adapters/safehttp) dials by NonPublicOutside, so that the validator
+// and the fetcher share one notion of public.
 var nonPublicV4 = addrRanges(
 	"0.0.0.0/8", "this network",
 	"10.0.0.0/8", "private",
@@ -121,6 +120,18 @@ func NonPublic(addr netip.Addr) string {
 		return "not global unicast"
 	}
 	return ""
+}
+
+// NonPublicOutside returns why addr is refused, as NonPublic does, or "" when it is public or
+// inside one of the prefixes the operator opened (Options.AllowPrivateNetworks): an IPv6 form
+// that embeds an IPv4 address is opened by a prefix holding either. The input fetcher
+// (adapters/safehttp) dials by this rule, so the two walls judge every address alike.
+func NonPublicOutside(addr netip.Addr, allow []netip.Prefix) string {
+	reason := NonPublic(addr)
+	if reason == "" || allowedAddr(addr, allow) {
+		return ""
+	}
+	return reason
 }
 
 // embeddedV4 extracts the IPv4 address NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry: a
@@ -348,8 +359,8 @@ func judgeHost(written, host string, allow []netip.Prefix) (why string, named bo
 // judgeAddr refuses a non-public address outside allow, naming it and, when the URL spells it
 // otherwise, how it is written.
 func judgeAddr(written string, addr netip.Addr, allow []netip.Prefix) (why string, named bool) {
-	reason := NonPublic(addr)
-	if reason == "" || allowedAddr(addr, allow) {
+	reason := NonPublicOutside(addr, allow)
+	if reason == "" {
 		return "", false
 	}
 	a := addr.String()

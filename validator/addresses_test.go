@@ -282,3 +282,31 @@ func digitIn(c byte, base uint64) int {
 	}
 	return d
 }
+
+// TestNonPublicOutside: the operator's prefixes open the addresses inside them, and an IPv6
+// form that embeds an IPv4 address is opened by a prefix holding that address; the fetcher
+// dials by the same function.
+func TestNonPublicOutside(t *testing.T) {
+	t.Parallel()
+	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	for addr, want := range map[string]string{
+		"127.0.0.1":          "",
+		"::ffff:127.0.0.1":   "",
+		"64:ff9b::127.0.0.1": "",
+		"2002:7f00:1::1":     "",
+		"fd00::1%eth0":       "",
+		"8.8.8.8":            "",
+		"10.0.0.1":           "private",
+		"::1":                "loopback",
+		"fc00::1":            "unique local",
+		"64:ff9b::10.0.0.1":  "embeds 10.0.0.1, private",
+		"168.63.129.16":      "cloud platform endpoint",
+	} {
+		if got := validator.NonPublicOutside(netip.MustParseAddr(addr), allow); got != want {
+			t.Errorf("NonPublicOutside(%s) = %q, want %q", addr, got, want)
+		}
+	}
+	if got := validator.NonPublicOutside(netip.MustParseAddr("127.0.0.1"), nil); got != "loopback" {
+		t.Errorf("NonPublicOutside(127.0.0.1, nil) = %q, want loopback", got)
+	}
+}

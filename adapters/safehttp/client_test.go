@@ -378,7 +378,7 @@ func FuzzCheckURL(f *testing.F) {
 		if err := CheckURL(context.Background(), raw, cfg); err == nil {
 			u, _ := urlHost(raw)
 			addr, perr := netip.ParseAddr(u)
-			if perr != nil || classify(addr) != "" {
+			if perr != nil || blockedReason(addr) != "" {
 				t.Fatalf("CheckURL(%q) passed, host %q", raw, u)
 			}
 		}

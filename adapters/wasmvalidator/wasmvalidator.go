@@ -219,7 +219,8 @@ func (e *Engine) AppendValidateJSON(ctx context.Context, dst []byte, command str
 }
 
 func emptyOptions(o *validator.Options) bool {
-	return len(o.Inputs) == 0 && o.OutputFormat == "" && o.Compute == "" && o.Timeout == 0 && o.AssetURLPrefix == ""
+	return len(o.Inputs) == 0 && o.OutputFormat == "" && o.Compute == "" && o.Timeout == 0 && o.AssetURLPrefix == "" &&
+		len(o.AllowPrivateNetworks) == 0
 }
 
 // Close releases the runtime and every instance. Validate calls after Close return ErrClosed.
