@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/png"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,9 +26,7 @@ type mediaServer struct {
 
 func startMediaServer(t *testing.T, files map[string][]byte) *mediaServer {
 	t.Helper()
-	ms := &mediaServer{}
-	ms.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ms.requests.Add(1)
+	return startTLSServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, ok := files[strings.TrimPrefix(r.URL.Path, "/")]
 		if !ok {
 			http.NotFound(w, r)
@@ -35,6 +34,24 @@ func startMediaServer(t *testing.T, files map[string][]byte) *mediaServer {
 		}
 		w.Header().Set("Content-Type", "video/mp4")
 		_, _ = w.Write(b)
+	})
+}
+
+// startRedirectServer is a media server that answers every request with a redirect to target.
+func startRedirectServer(t *testing.T, target string) *mediaServer {
+	t.Helper()
+	return startTLSServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target, http.StatusFound)
+	})
+}
+
+// startTLSServer serves handle over TLS on loopback, counting the requests.
+func startTLSServer(t *testing.T, handle http.HandlerFunc) *mediaServer {
+	t.Helper()
+	ms := &mediaServer{}
+	ms.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ms.requests.Add(1)
+		handle(w, r)
 	}))
 	t.Cleanup(ms.Close)
 	ms.CertFile = filepath.Join(t.TempDir(), "cert.pem")
@@ -160,27 +177,63 @@ func TestInputs(t *testing.T) {
 	})
 }
 
-// TestRefusedRange: without the allow-list, an input on a loopback address fails the job with
-// a clear INPUT_FETCH_FAILED, and the address never sees a request.
+// TestRefusedRange: two walls keep inputs off non-public addresses, and each holds alone.
+// Without the allow list, the validator refuses an input URL naming a loopback address at
+// submit, naming the address, so no job exists and the address never sees a request. With the
+// allow list opening 127.0.0.1 alone, a URL there passes the validator (at submit and in the
+// runner), but it redirects to 127.0.0.2, which no validator sees: the fetcher refuses to dial
+// it, the job fails with INPUT_FETCH_FAILED, and 127.0.0.2 never sees a request.
 func TestRefusedRange(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		media := startMediaServer(t, map[string][]byte{"clip.mp4": []byte("not reached")})
-		// The certificate is trusted, so only the address rule stands in the way.
-		srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{"SSL_CERT_FILE": media.CertFile}})
-		c := newClient(t, srv, createAccount(t, srv, "free").APIKey)
+		t.Run("named address, refused by the validator", func(t *testing.T) {
+			t.Parallel()
+			media := startMediaServer(t, map[string][]byte{"clip.mp4": []byte("not reached")})
+			// The certificate is trusted, so only the address rule stands in the way.
+			srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{"SSL_CERT_FILE": media.CertFile}})
+			c := newClient(t, srv, createAccount(t, srv, "free").APIKey)
 
-		id := c.submit(ffmpegJob("ffmpeg -i "+media.URL+"/clip.mp4 -c copy copy.mp4", nil, nil))
-		j := c.waitTerminal(id)
-		if j.Status != "failed" || j.Error == nil || j.Error.Code != "INPUT_FETCH_FAILED" {
-			t.Fatalf("job %s: %s %s, want failed INPUT_FETCH_FAILED", id, j.Status, errorText(j))
-		}
-		if !strings.Contains(j.Error.Message, media.URL) || !strings.Contains(j.Error.Message, "refused") {
-			t.Errorf("message %q does not name the URL and the refused range", j.Error.Message)
-		}
-		if n := media.requests.Load(); n != 0 {
-			t.Errorf("the refused server saw %d requests", n)
-		}
+			r := c.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -i "+media.URL+"/clip.mp4 -c copy copy.mp4", nil, nil), nil)
+			if e := r.errorOf(t, http.StatusBadRequest); e.Code != "VALIDATION_ERROR" ||
+				!strings.Contains(e.Message, "non-public address 127.0.0.1 (loopback)") {
+				t.Errorf("POST /jobs on %s: %+v, want VALIDATION_ERROR naming 127.0.0.1", media.URL, e)
+			}
+			if n := media.requests.Load(); n != 0 {
+				t.Errorf("the refused server saw %d requests", n)
+			}
+		})
+
+		t.Run("redirect off the allow list, refused by the fetcher", func(t *testing.T) {
+			t.Parallel()
+			var hidden atomic.Int64
+			target := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hidden.Add(1) }))
+			ln, err := net.Listen("tcp", "127.0.0.2:0")
+			if err != nil {
+				t.Fatalf("listening on 127.0.0.2: %v", err)
+			}
+			target.Listener = ln
+			target.StartTLS()
+			t.Cleanup(target.Close)
+			media := startRedirectServer(t, target.URL+"/clip.mp4")
+			srv := startServer(t, serverOpts{Unthrottled: true, Backend: b, Env: map[string]string{
+				"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.1/32", "SSL_CERT_FILE": media.CertFile}})
+			c := newClient(t, srv, createAccount(t, srv, "free").APIKey)
+
+			id := c.submit(ffmpegJob("ffmpeg -i "+media.URL+"/clip.mp4 -c copy copy.mp4", nil, nil))
+			j := c.waitTerminal(id)
+			if j.Status != "failed" || j.Error == nil || j.Error.Code != "INPUT_FETCH_FAILED" {
+				t.Fatalf("job %s: %s %s, want failed INPUT_FETCH_FAILED", id, j.Status, errorText(j))
+			}
+			if !strings.Contains(j.Error.Message, media.URL) || !strings.Contains(j.Error.Message, "refused") {
+				t.Errorf("message %q does not name the URL and the refused range", j.Error.Message)
+			}
+			if media.requests.Load() == 0 {
+				t.Errorf("the allowed server saw no request: the job failed before the fetcher")
+			}
+			if n := hidden.Load(); n != 0 {
+				t.Errorf("the refused server saw %d requests", n)
+			}
+		})
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -40,6 +41,9 @@ type Options struct {
 	Verifier Verifier
 	// Validate answers POST /ffmpeg/validate.
 	Validate ValidateFunc
+	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher:
+	// POST /ffmpeg/validate lets input URLs in them through, as POST /jobs does.
+	AllowPrivateNetworks []netip.Prefix
 	// MaxJSONBody caps a JSON request body; 0 means DefaultMaxJSONBody.
 	MaxJSONBody int64
 	// MaxUploadBody caps the body of POST /uploads, multipart framing included; 0 means the

@@ -156,7 +156,7 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 	if vr.Command == nil {
 		return problem.Reject(problem.CodeValidation, "command is required")
 	}
-	opts := validatorOptions(a.uc.Uploads.URLPrefix())
+	opts := a.validatorOptions()
 	if opts.Inputs, err = validator.ParseJobInputs(vr.Inputs); err != nil {
 		return problem.Reject(problem.CodeValidation, "%s", err.Error())
 	}

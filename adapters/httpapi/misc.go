@@ -14,8 +14,10 @@ import (
 	"github.com/mediajobs/mediajobs/validator"
 )
 
-func validatorOptions(assetURLPrefix string) validator.Options {
-	return validator.Options{AssetURLPrefix: assetURLPrefix}
+// validatorOptions are the options POST /ffmpeg/validate validates with: those of the jobs this
+// server accepts.
+func (a *api) validatorOptions() validator.Options {
+	return validator.Options{AssetURLPrefix: a.uc.Uploads.URLPrefix(), AllowPrivateNetworks: a.opts.AllowPrivateNetworks}
 }
 
 type health struct {

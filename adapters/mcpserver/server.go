@@ -52,6 +52,9 @@ type Options struct {
 	// names: the public base URL's host when a proxy on the same machine forwards to us. Any
 	// other Host on a loopback connection is refused (DNS-rebinding protection).
 	AllowedHosts []string
+	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher:
+	// validate_command lets input URLs in them through, as submit_job does.
+	AllowPrivateNetworks []netip.Prefix
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -170,9 +170,10 @@ func TestToolsAnswerAsREST(t *testing.T) {
 				t.Errorf("list_jobs does not list %s: %+v", sub.ID, page)
 			}
 
-			// No runner runs here, so probe_media answers with the job to poll.
+			// No runner runs here, so probe_media answers with the job to poll. The submit gate
+			// of this harness opens no private range, so the source is on a public name.
 			var probe mcpserver.Probe
-			res = mustSucceed(t, cs, "probe_media", map[string]any{"source": b.media.URL + "/clip.mp4"}, &probe)
+			res = mustSucceed(t, cs, "probe_media", map[string]any{"source": "https://media.example/clip.mp4"}, &probe)
 			if probe.Status != job.StatusWaiting || probe.Data != nil || !strings.Contains(text(res), probe.JobID) {
 				t.Errorf("probe_media answered %+v: %s", probe, text(res))
 			}
@@ -245,22 +246,35 @@ func TestValidateCommand(t *testing.T) {
 		args   map[string]any
 		want   mcpserver.Validation
 		inputs map[string]validator.Input
+		// valid and refusal, when set, are the answer expected besides the native one's.
+		valid   bool
+		refusal string
 	}{
 		{name: "required inputs", args: map[string]any{"command": "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4"}},
 		{name: "with inputs", args: map[string]any{"command": "ffmpeg -i in.mp4 -vf subtitles=s.srt out.mp4",
 			"inputs": map[string]any{"in.mp4": "https://example.com/a.mp4", "s.srt": map[string]any{"content": "1"}}},
 			inputs: map[string]validator.Input{"in.mp4": {URL: "https://example.com/a.mp4"}, "s.srt": {Inline: true, ContentSize: 1}}},
 		{name: "invalid", args: map[string]any{"command": "ffmpeg -i /etc/passwd out.mp4"}},
+		{name: "input in the operator's range", args: map[string]any{"command": "ffmpeg -i in.mp4 out.mp4",
+			"inputs": map[string]any{"in.mp4": "https://127.0.0.1:8443/a.mp4"}},
+			inputs: map[string]validator.Input{"in.mp4": {URL: "https://127.0.0.1:8443/a.mp4"}}, valid: true},
+		{name: "input outside the operator's range", args: map[string]any{"command": "ffmpeg -i in.mp4 out.mp4",
+			"inputs": map[string]any{"in.mp4": "https://10.0.0.1/a.mp4"}},
+			inputs: map[string]validator.Input{"in.mp4": {URL: "https://10.0.0.1/a.mp4"}}, refusal: "non-public address 10.0.0.1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got mcpserver.Validation
 			mustSucceed(t, cs, "validate_command", tc.args, &got)
-			r := validator.Validate(tc.args["command"].(string), validator.Options{Inputs: tc.inputs, AssetURLPrefix: b.url + "/assets/"})
+			r := validator.Validate(tc.args["command"].(string), validator.Options{Inputs: tc.inputs, AssetURLPrefix: b.url + "/assets/",
+				AllowPrivateNetworks: allowed})
 			want := mcpserver.Validation{Valid: r.Valid, Args: r.Args, InferredOutputFormat: r.InferredOutputFormat, RequiredInputs: r.RequiredInputs, Error: r.Error}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("validate_command (-native +mcp):\n%s", diff)
+			}
+			if (tc.valid && !got.Valid) || (tc.refusal != "" && (got.Valid || !strings.Contains(got.Error, tc.refusal))) {
+				t.Errorf("validate_command answered valid %v, error %q", got.Valid, got.Error)
 			}
 		})
 	}

@@ -79,8 +79,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	t.Cleanup(media.Close)
 	roots := x509.NewCertPool()
 	roots.AddCert(media.Certificate())
-	fetch := safehttp.NewClient(safehttp.Config{RootCAs: roots,
-		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	fetch := safehttp.NewClient(safehttp.Config{RootCAs: roots, AllowPrivate: allowed})
 
 	mux := http.NewServeMux()
 	// Without a limiter of its own, a test gets a budget it cannot spend.
@@ -94,10 +93,14 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	gate := ratelimit.NewGate(limiter, func(account.Account) int { return perMinute }, slog.New(slog.DiscardHandler))
 	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Uploads: h.Uploads,
 		Credits: h.Credits, Types: types, RateLimit: gate},
-		mcpserver.Options{Fetch: fetch, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond}))
+		mcpserver.Options{Fetch: fetch, AllowPrivateNetworks: allowed, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond}))
 	handler = mux
 	return &testBundle{url: srv.URL + "/mcp", h: h, acct: acct, key: key, media: media}
 }
+
+// allowed is the operator's allow list of the tests: the media server's loopback, opened to
+// the upload fetcher and to validate_command alike.
+var allowed = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 const srt = "1\n00:00:00,000 --> 00:00:01,000\nhello\n"
 

@@ -76,7 +76,7 @@ func (h *Handler) addTools() {
 }
 
 func (h *Handler) validateCommand(_ context.Context, _ account.Account, in ValidateCommandInput) (Validation, string, error) {
-	opts := validator.Options{AssetURLPrefix: h.uc.Uploads.URLPrefix()}
+	opts := validator.Options{AssetURLPrefix: h.uc.Uploads.URLPrefix(), AllowPrivateNetworks: h.opts.AllowPrivateNetworks}
 	if in.Inputs != nil {
 		raw, err := json.Marshal(in.Inputs)
 		if err != nil {

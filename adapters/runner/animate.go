@@ -21,7 +21,7 @@ type Animate struct {
 func (an *Animate) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := captionsanimate.Parse(a.Inputs, a.Params)
 	if err == nil {
-		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
+		_, err = captionburn.CheckURLs(req.Inputs(), an.FFmpeg.env(a))
 	}
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}

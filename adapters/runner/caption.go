@@ -40,7 +40,7 @@ type Captions struct {
 func (c *Captions) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := captionburn.Parse(a.Inputs, a.Params)
 	if err == nil {
-		_, err = captionburn.CheckURLs(req.Inputs(), a.AssetURLPrefix)
+		_, err = captionburn.CheckURLs(req.Inputs(), c.FFmpeg.env(a))
 	}
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}

@@ -399,3 +399,43 @@ func TestFonts(t *testing.T) {
 		}
 	}
 }
+
+// TestTypesValidateWithTheRunnersAllowList: every job type's executor validates its inputs
+// again with its FFmpeg's AllowPrivateNetworks, the ranges its fetcher may reach: a source on a
+// loopback address is refused, naming it, unless the runner opens loopback, and then it runs.
+func TestTypesValidateWithTheRunnersAllowList(t *testing.T) {
+	t.Parallel()
+	b := captionSetup(t)
+	b.url(t, "source.mp4", nil)
+	_, port, _ := strings.Cut(b.srv.Listener.Addr().String(), ":")
+	source := "https://127.0.0.1:" + port + "/source.mp4"
+	words := b.url(t, "allow-words.json", []byte(`[{"word":"ONE","start":0.5,"end":1.0}]`))
+	subs := b.url(t, "allow.srt", []byte(srt))
+	opened := captionSetup(t)
+	opened.ff.AllowPrivateNetworks = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	tests := []struct {
+		typ    string
+		exec   func(ff *runner.FFmpeg) runner.Executor
+		inputs map[string]string
+	}{
+		{"extract.metadata", func(ff *runner.FFmpeg) runner.Executor { return &runner.Metadata{FFmpeg: ff} },
+			map[string]string{"source": source}},
+		{"caption.burn", func(ff *runner.FFmpeg) runner.Executor { return &runner.Captions{FFmpeg: ff} },
+			map[string]string{"source": source, "subtitles": subs}},
+		{"captions.animate", func(ff *runner.FFmpeg) runner.Executor { return &runner.Animate{FFmpeg: ff} },
+			map[string]string{"source": source, "transcript": words}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.typ, func(t *testing.T) {
+			t.Parallel()
+			res, _ := b.run(t, tc.exec(b.ff), tc.typ, tc.inputs, nil)
+			if e := failed(res); e == nil || e.Code != problem.CodeValidation || !strings.Contains(e.Message, "non-public address 127.0.0.1 (loopback)") {
+				t.Errorf("without the allow list: %+v, want VALIDATION_ERROR naming 127.0.0.1", e)
+			}
+			res, _ = opened.run(t, tc.exec(opened.ff), tc.typ, tc.inputs, nil)
+			if e := failed(res); e != nil {
+				t.Errorf("with loopback opened: %+v %s", e, deref(e.Detail))
+			}
+		})
+	}
+}

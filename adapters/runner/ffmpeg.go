@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
@@ -36,6 +38,15 @@ type FFmpeg struct {
 	// MaxProbes bounds how many output files get their meta probed (a long HLS ladder has
 	// hundreds of segments); the headline manifest or file is always among them.
 	MaxProbes int
+	// AllowPrivateNetworks are the address ranges this runner's fetcher may reach
+	// (safehttp.Config.AllowPrivate): the validator, run again here, lets input URLs in them
+	// through, as the control plane's does with its own list.
+	AllowPrivateNetworks []netip.Prefix
+}
+
+// env is what the runner's own validation of a's request knows of the deployment.
+func (f *FFmpeg) env(a workqueue.Assignment) jobtype.Env {
+	return jobtype.Env{AssetURLPrefix: a.AssetURLPrefix, AllowPrivateNetworks: f.AllowPrivateNetworks}
 }
 
 // Execute runs one ffmpeg job.
@@ -45,7 +56,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		return workqueue.Result{Failure: invalid(err.Error())}
 	}
 	// The validator runs again here: the runner trusts nothing the queue carried.
-	res, err := req.Validate(a.AssetURLPrefix)
+	res, err := req.Validate(f.env(a))
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}
 	}

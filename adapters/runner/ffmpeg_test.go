@@ -209,18 +209,72 @@ func TestPerJobCaps(t *testing.T) {
 	}
 }
 
+// Two walls keep a job's inputs off private addresses, and each holds alone: the runner's own
+// validation refuses a URL that names one, before anything is fetched, and the fetcher refuses
+// to dial one whatever the URL says (a name that resolves there, or a range the validator was
+// told to open but the fetcher was not). The operator's allow list opens both.
 func TestRefusedInputRange(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	var hits atomic.Int32
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
-	defer srv.Close()
-	res := b.run(t, "", "ffmpeg -i "+srv.URL+"/in.mp4 out.mp4", 30*time.Second)
-	if failed(res) == nil || failed(res).Code != problem.CodeInputFetchFailed || !strings.Contains(failed(res).Message, "refused") {
-		t.Fatalf("error: %+v", failed(res))
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		_, _ = io.WriteString(w, "1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+	}))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	tests := []struct {
+		name string
+		// host is the URL's: 127.0.0.1, or the test certificate's name, which the fetcher's
+		// resolver answers with 127.0.0.1.
+		host string
+		// validatorAllows and fetcherAllows are the runner's allow lists: FFmpeg's and its client's.
+		validatorAllows, fetcherAllows []netip.Prefix
+		code                           problem.Code // "" completes
+		message                        string
+	}{
+		{name: "literal address, refused by the validator", host: "127.0.0.1",
+			code: problem.CodeValidation, message: "non-public address 127.0.0.1 (loopback)"},
+		{name: "name resolving to loopback, refused by the fetcher", host: "example.com",
+			code: problem.CodeInputFetchFailed, message: "refused"},
+		{name: "literal address the validator allows, refused by the fetcher", host: "127.0.0.1", validatorAllows: loopback,
+			code: problem.CodeInputFetchFailed, message: "refused"},
+		{name: "the operator's range, opened to both", host: "127.0.0.1", validatorAllows: loopback, fetcherAllows: loopback},
 	}
-	if hits.Load() != 0 {
-		t.Fatal("the refused server was reached")
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := safehttp.NewClient(safehttp.Config{RootCAs: pool, AllowPrivate: tc.fetcherAllows,
+				LookupIP: func(context.Context, string) ([]netip.Addr, error) {
+					return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+				}})
+			exec, blobs, root := newExecutor(t, client, 1<<20)
+			exec.AllowPrivateNetworks = tc.validatorAllows
+			b := testBundle{exec: exec, blobs: blobs, root: root}
+			path := fmt.Sprintf("/%d/in.srt", i)
+			res := b.run(t, `{"in.srt":"https://`+tc.host+":"+port+path+`"}`, "ffmpeg -i in.srt out.vtt", 30*time.Second)
+			e := failed(res)
+			mu.Lock()
+			reached := hits[path]
+			mu.Unlock()
+			if tc.code == "" {
+				if e != nil || reached == 0 {
+					t.Fatalf("error %+v, server reached %d times; want a completed job", e, reached)
+				}
+				return
+			}
+			if e == nil || e.Code != tc.code || !strings.Contains(e.Message, tc.message) {
+				t.Fatalf("error %+v, want %s with %q", e, tc.code, tc.message)
+			}
+			if reached != 0 {
+				t.Fatalf("the refused server was reached %d times", reached)
+			}
+		})
 	}
 }
 

@@ -28,7 +28,7 @@ type Metadata struct {
 func (m *Metadata) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	src, err := extractmetadata.Parse(a.Inputs, a.Params)
 	if err == nil {
-		_, err = captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, a.AssetURLPrefix)
+		_, err = captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, m.FFmpeg.env(a))
 	}
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ type Request struct {
 type Env struct {
 	// AssetURLPrefix is "{base_url}/assets/": URLs under it name uploaded assets.
 	AssetURLPrefix string
+	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher
+	// (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS): input URLs naming addresses in them are not refused
+	// as non-public, so that a job the fetcher would run is not refused at submit.
+	AllowPrivateNetworks []netip.Prefix
 }
 
 // Spec is what a type found in a valid request: where the job runs and for how long it asks.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
@@ -23,6 +24,9 @@ type GatePorts struct {
 	Assets  asset.Store
 	// AssetURLPrefix is "{base_url}/assets/": URLs under it name uploaded assets.
 	AssetURLPrefix string
+	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher;
+	// the validator lets input URLs in them through as well.
+	AllowPrivateNetworks []netip.Prefix
 	// Observer hears of saved jobs and refused requests (NoObserver to hear nothing).
 	Observer Observer
 }
@@ -42,7 +46,7 @@ func newGate(p GatePorts) (gate, error) {
 // prepare validates a request by its type: the spec it asks for, or its validation error,
 // which the gate reports only after the plan and balance checks.
 func (g gate) prepare(req jobtype.Request) (jobtype.Spec, error) {
-	return g.Types.Prepare(req, jobtype.Env{AssetURLPrefix: g.AssetURLPrefix})
+	return g.Types.Prepare(req, jobtype.Env{AssetURLPrefix: g.AssetURLPrefix, AllowPrivateNetworks: g.AllowPrivateNetworks})
 }
 
 // checkPlan is the plan step: GPU work needs a plan with GPU, and the requested timeout must

@@ -50,8 +50,9 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	if err != nil {
 		return nil, err
 	}
-	exec := &runner.FFmpeg{Sandbox: sb, Queue: queue, Log: cfg.Log, Fetch: runner.Fetcher{
-		Client: safehttp.NewClient(cfg.Fetch), Queue: queue, MaxBytes: 2 << 30, Log: cfg.Log}}
+	// The runner validates each job again with the ranges its fetcher may reach.
+	exec := &runner.FFmpeg{Sandbox: sb, Queue: queue, Log: cfg.Log, AllowPrivateNetworks: cfg.Fetch.AllowPrivate,
+		Fetch: runner.Fetcher{Client: safehttp.NewClient(cfg.Fetch), Queue: queue, MaxBytes: 2 << 30, Log: cfg.Log}}
 	rc := cfg.Runner
 	rc.Class, rc.Slots, rc.WorkRoot, rc.Log = cfg.Class, cfg.Slots, work, cfg.Log
 	if cfg.Worker != "" {

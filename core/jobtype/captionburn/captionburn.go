@@ -95,7 +95,7 @@ func (t Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error
 
 // Check is the part of Prepare the caption types share.
 func (t Type) Check(inputs map[string]string, transcribe bool, p Params, env jobtype.Env) (jobtype.Spec, error) {
-	assets, err := CheckURLs(inputs, env.AssetURLPrefix)
+	assets, err := CheckURLs(inputs, env)
 	if err != nil {
 		return jobtype.Spec{}, err
 	}

@@ -76,13 +76,14 @@ func urlValue(name string, raw json.RawMessage) (string, error) {
 // CheckURLs runs every input URL through the FFmpeg validator's input rules, so these types
 // accept exactly the URLs an `ffmpeg` job may read (https or uploaded assets, no playlists),
 // and returns the uploaded assets they name.
-func CheckURLs(inputs map[string]string, assetURLPrefix string) ([]string, error) {
+func CheckURLs(inputs map[string]string, env jobtype.Env) ([]string, error) {
 	names := make([]string, 0, len(inputs))
 	for n := range inputs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	opts := validator.Options{AssetURLPrefix: assetURLPrefix, Inputs: map[string]validator.Input{}}
+	opts := validator.Options{AssetURLPrefix: env.AssetURLPrefix, AllowPrivateNetworks: env.AllowPrivateNetworks,
+		Inputs: map[string]validator.Input{}}
 	cmd := "ffmpeg"
 	for _, n := range names {
 		u := inputs[n]
@@ -96,5 +97,5 @@ func CheckURLs(inputs map[string]string, assetURLPrefix string) ([]string, error
 	if !res.Valid {
 		return nil, problem.Reject(problem.CodeValidation, "%s", res.Error)
 	}
-	return ffmpegjob.AssetIDs(res.Plan, assetURLPrefix), nil
+	return ffmpegjob.AssetIDs(res.Plan, env.AssetURLPrefix), nil
 }

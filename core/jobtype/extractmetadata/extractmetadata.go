@@ -78,7 +78,7 @@ func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) 
 	if err != nil {
 		return jobtype.Spec{}, err
 	}
-	assets, err := captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, env.AssetURLPrefix)
+	assets, err := captionburn.CheckURLs(map[string]string{captionburn.InputSource: src}, env)
 	if err != nil {
 		return jobtype.Spec{}, err
 	}

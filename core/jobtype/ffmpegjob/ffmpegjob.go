@@ -112,10 +112,11 @@ func parseInput(name string, raw json.RawMessage) (Input, error) {
 	}
 }
 
-// Options are the validator's options for this request.
-func (r Request) Options(assetURLPrefix string) validator.Options {
+// Options are the validator's options for this request in env.
+func (r Request) Options(env jobtype.Env) validator.Options {
 	opts := validator.Options{OutputFormat: r.OutputFormat, Compute: r.Compute, Timeout: r.Timeout,
-		AssetURLPrefix: assetURLPrefix, Inputs: make(map[string]validator.Input, len(r.Inputs))}
+		AssetURLPrefix: env.AssetURLPrefix, AllowPrivateNetworks: env.AllowPrivateNetworks,
+		Inputs: make(map[string]validator.Input, len(r.Inputs))}
 	for name, in := range r.Inputs {
 		if in.Content != nil {
 			opts.Inputs[name] = validator.Input{Inline: true, ContentSize: len(*in.Content)}
@@ -129,11 +130,11 @@ func (r Request) Options(assetURLPrefix string) validator.Options {
 // Validate runs the validator on the request; a rejection is a VALIDATION_ERROR carrying the
 // validator's message, which names the offending flag or value, and so is a command that reads
 // a name its inputs do not provide.
-func (r Request) Validate(assetURLPrefix string) (validator.Result, error) {
+func (r Request) Validate(env jobtype.Env) (validator.Result, error) {
 	if r.Timeout < 1 || r.Timeout > 900 {
 		return validator.Result{}, problem.Reject(problem.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
 	}
-	res := validator.Validate(r.Command, r.Options(assetURLPrefix))
+	res := validator.Validate(r.Command, r.Options(env))
 	if !res.Valid {
 		p := &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
 		if res.Err != nil {
@@ -231,7 +232,7 @@ func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) 
 	if err != nil {
 		return jobtype.Spec{}, err
 	}
-	res, err := r.Validate(env.AssetURLPrefix)
+	res, err := r.Validate(env)
 	if err != nil {
 		return jobtype.Spec{}, err
 	}

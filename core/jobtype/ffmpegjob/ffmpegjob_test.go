@@ -2,6 +2,7 @@ package ffmpegjob_test
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ func TestPrepare(t *testing.T) {
 		want     jobtype.Spec
 		wantErr  string
 		wantCode problem.Code
+		// allow is the operator's Env.AllowPrivateNetworks.
+		allow []netip.Prefix
 	}{
 		{name: "lavfi to mp4", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}`,
 			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
@@ -75,6 +78,12 @@ func TestPrepare(t *testing.T) {
 			params: `{"command":"ffmpeg -f concat -i list.txt -c copy out.mp4"}`, wantErr: "is an absolute path"},
 		{name: "inline concat list of staged inputs", inputs: `{"list.txt":{"content":"file a.mp4\nfile b.mp4\n"},"a.mp4":"https://x.test/a.mp4","b.mp4":"https://x.test/b.mp4"}`,
 			params: `{"command":"ffmpeg -f concat -i list.txt -c copy out.mp4"}`, want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
+		{name: "loopback input", inputs: `{"in.mp4":"https://127.0.0.1:8443/a.mp4"}`, params: `{"command":"ffmpeg -i in.mp4 out.mp4"}`,
+			wantErr: "non-public address 127.0.0.1 (loopback)"},
+		{name: "loopback input the operator opened", inputs: `{"in.mp4":"https://127.0.0.1:8443/a.mp4"}`, params: `{"command":"ffmpeg -i in.mp4 out.mp4"}`,
+			allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second}},
+		{name: "private input outside the opened range", inputs: `{"in.mp4":"https://192.168.1.10/a.mp4"}`, params: `{"command":"ffmpeg -i in.mp4 out.mp4"}`,
+			allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, wantErr: "192.168.1.10"},
 		{name: "path-unsafe input name", inputs: `{"../a.srt":{"content":"x"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}`, wantErr: "../a.srt"},
 	}
 	for _, tc := range tests {
@@ -87,7 +96,7 @@ func TestPrepare(t *testing.T) {
 			if tc.params != "" {
 				req.Params = json.RawMessage(tc.params)
 			}
-			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix})
+			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix, AllowPrivateNetworks: tc.allow})
 			if tc.wantErr != "" {
 				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
