@@ -35,6 +35,8 @@ type jobRow struct {
 	ComputeMs    int64      `bun:"compute_ms"`
 	Attempt      int        `bun:"attempt"`
 	Requeues     int        `bun:"requeues"`
+	Worker       string     `bun:"worker,nullzero"`
+	Uploads      *string    `bun:"uploads"`
 	LeaseUntil   *time.Time `bun:"lease_until"`
 	CreatedAt    time.Time  `bun:"created_at"`
 	UpdatedAt    time.Time  `bun:"updated_at"`
@@ -96,10 +98,15 @@ func toRow(j *job.Job) (*jobRow, error) {
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID,
 		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
-		LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		Worker: j.Worker, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
 	var err error
+	if len(j.Uploads) > 0 {
+		if r.Uploads, err = jsonText(&j.Uploads); err != nil {
+			return nil, fmt.Errorf("job %s: uploads: %w", j.ID, err)
+		}
+	}
 	if j.Output != nil {
 		// Data lives in its own column, byte for byte: json.Marshal would compact it.
 		o := *j.Output
@@ -123,10 +130,16 @@ func (r *jobRow) job() (*job.Job, error) {
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID,
 		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
+		Worker:     r.Worker,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
 	}
 	var err error
+	if r.Uploads != nil {
+		if err := json.Unmarshal([]byte(*r.Uploads), &j.Uploads); err != nil {
+			return nil, fmt.Errorf("job %s: uploads: %w", r.ID, err)
+		}
+	}
 	if j.Output, err = textJSON[job.Output](r.Output); err != nil {
 		return nil, fmt.Errorf("job %s: output: %w", r.ID, err)
 	}
@@ -362,6 +375,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 			if err := j.Dispatch(p.Now, p.Lease); err != nil {
 				return err
 			}
+			j.Worker = p.Worker
 			if err := s.write(ctx, tx, j); err != nil {
 				return err
 			}
@@ -410,6 +424,19 @@ func (s *Store) lockClaims(ctx context.Context, tx bun.Tx) error {
 
 // claimLockID is the advisory lock of capped claims ("mjclaim" in ASCII).
 const claimLockID = 0x6d6a636c61696d
+
+// HeldBy returns the IDs of the dispatched or running jobs the worker credential holds.
+func (s *Store) HeldBy(ctx context.Context, worker string, limit int) ([]string, error) {
+	if limit <= 0 || worker == "" {
+		return nil, nil
+	}
+	var ids []string
+	err := s.r.NewSelect().Model((*jobRow)(nil)).Column("id").
+		Where("worker = ?", worker).
+		Where("status IN (?)", bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).
+		OrderExpr("id").Limit(int64(limit)).Scan(ctx, &ids)
+	return ids, mapErr("jobs held by worker "+worker, err)
+}
 
 // Expired returns the IDs of dispatched or running jobs whose lease ended before now.
 func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]string, error) {

@@ -171,7 +171,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051", "20261125000001"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051", "20261125000001", "20261126000001"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -250,6 +250,16 @@ func TestRegistry(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			workqueuetest.ExerciseRegistry(t, func(t *testing.T) workqueue.Registry { return b.open(t) })
+		})
+	}
+}
+
+func TestCredentialsSuite(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			workqueuetest.ExerciseCredentials(t, func(t *testing.T) workqueue.Credentials { return b.open(t) })
 		})
 	}
 }

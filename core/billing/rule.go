@@ -33,7 +33,7 @@ func (b Bill) Free() bool { return b.Amount == 0 }
 var userCaused = map[problem.Code]bool{
 	problem.CodeRunnerError:   true, // FFmpeg exited non-zero, or wrote no output
 	problem.CodeValidation:    true, // the command was refused when the runner checked it again
-	problem.CodeLimitExceeded: true, // the job passed a per-job cap (bytes or files written)
+	problem.CodeLimitExceeded: true, // the job passed a per-job cap (bytes or files written, memory)
 }
 
 // BillFor is THE billing rule: the charge of a job that reached a terminal status. Every place

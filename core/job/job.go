@@ -58,6 +58,12 @@ type Job struct {
 	LeaseUntil *time.Time
 	// Requeues counts the times the job went back to waiting after a dispatch (MaxRequeues).
 	Requeues int
+	// Worker is the ID of the worker credential that holds the current attempt (set at
+	// dispatch); only that worker's calls are honoured on the attempt's lease.
+	Worker string
+	// Uploads are the output files stored under the current attempt, by name with the size
+	// the control plane counted: the result a worker reports must name exactly these.
+	Uploads []Upload
 
 	// Outbox holds the messages emitted by this change; Store.Update writes them in the same
 	// transaction and clears it. It is never read back.
@@ -143,6 +149,7 @@ func (j *Job) Dispatch(now time.Time, lease time.Duration) error {
 	t, until := stamp(now), stamp(now.Add(lease))
 	j.DispatchedAt, j.LeaseUntil = &t, &until
 	j.Attempt++
+	j.Uploads = nil
 	return nil
 }
 
@@ -185,6 +192,7 @@ func (j *Job) Requeue(now time.Time) error {
 	}
 	j.Requeues++
 	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress = nil, nil, nil, nil, 0
+	j.Worker, j.Uploads = "", nil
 	return nil
 }
 
@@ -266,6 +274,7 @@ func (j *Job) Clone() *Job {
 	}
 	c.LeaseUntil, c.DispatchedAt, c.StartedAt, c.FinishedAt = cp(j.LeaseUntil), cp(j.DispatchedAt), cp(j.StartedAt), cp(j.FinishedAt)
 	c.ExecStartedAt = cp(j.ExecStartedAt)
+	c.Uploads = append([]Upload(nil), j.Uploads...)
 	if j.Output != nil {
 		o := *j.Output
 		o.Data = append(json.RawMessage(nil), j.Output.Data...)

@@ -203,3 +203,10 @@ func (o Output) Sign(jobID string, s Signer, expires time.Time) Output {
 	}
 	return out
 }
+
+// Upload is one output file stored under a job's current attempt, as the control plane counted
+// it.
+type Upload struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}

@@ -28,6 +28,9 @@ type Store interface {
 	Claim(ctx context.Context, p ClaimParams) ([]*Job, error)
 	// Expired returns the IDs of dispatched or running jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// HeldBy returns the IDs of the dispatched or running jobs that the worker credential
+	// holds, up to limit: the jobs a revoked worker leaves.
+	HeldBy(ctx context.Context, worker string, limit int) ([]string, error)
 }
 
 // ErrSkip, returned by an UpdateMany function, leaves that job unchanged.
@@ -60,6 +63,8 @@ type ClaimParams struct {
 	// jobs of other accounts go first. Accounts on a plan missing from the map, or unknown to
 	// the store, have no cap; a nil map caps nothing.
 	Concurrency map[string]int
+	// Worker is the ID of the worker credential claiming; each claimed job records it.
+	Worker string
 }
 
 // ListLimit bounds a page; a Limit of zero or less means DefaultListLimit.

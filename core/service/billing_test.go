@@ -323,6 +323,9 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 				if _, err := b.runs.Heartbeat(b.ctx, workqueue.Beat{Lease: x.Lease, Executing: true}); err != nil {
 					t.Error(err)
 				}
+				if res.Failure == nil {
+					b.storeFiles(t, x.Lease, res.Files)
+				}
 				var dup sync.WaitGroup
 				for range 1 + rng.IntN(2) {
 					dup.Go(func() {

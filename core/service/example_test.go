@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,6 +61,10 @@ func Example() {
 		return
 	}
 	h.Clock.Advance(1200 * time.Millisecond) // FFmpeg runs; the control plane bills no more than it saw pass
+	if _, err := h.Runs.PutOutput(ctx, as[0].Lease, "out.mp4", bytes.NewReader(make([]byte, 48213)), 0); err != nil {
+		fmt.Println(err)
+		return
+	}
 	err = h.Runs.Report(ctx, as[0].Lease, workqueue.Result{Started: true, ComputeMs: 1200,
 		Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: 48213}}})
 	if err != nil {

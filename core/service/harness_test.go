@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -153,12 +154,26 @@ func (h *harness) run(t *testing.T, class job.Class, res workqueue.Result, dup b
 	// The compute takes the time the result says: the control plane bills no more than it saw.
 	h.clock.Advance(time.Duration(res.ComputeMs) * time.Millisecond)
 	res.Started = true
+	if res.Failure == nil {
+		h.storeFiles(t, a.Lease, res.Files)
+	}
 	for range 1 + btoi(dup) {
 		if err := h.runs.Report(h.ctx, a.Lease, res); err != nil {
 			t.Fatalf("Report: %v", err)
 		}
 	}
 	return a
+}
+
+// storeFiles uploads the files a result will name, each of its size, as a runner does before it
+// reports: the control plane holds the report to what was stored.
+func (h *harness) storeFiles(t testing.TB, l workqueue.Lease, files []job.File) {
+	t.Helper()
+	for _, f := range files {
+		if _, err := h.runs.PutOutput(h.ctx, l, f.Path, bytes.NewReader(make([]byte, f.Size)), 0); err != nil {
+			t.Fatalf("PutOutput %s: %v", f.Path, err)
+		}
+	}
 }
 
 func btoi(b bool) int {

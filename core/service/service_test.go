@@ -219,7 +219,12 @@ func TestOutputsAndAssetsThroughTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	theirs, _ := h.uploads.Upload(h.ctx, other, "in.srt", "", strings.NewReader("2"))
-	j := h.submitJob(t, acc, `{}`)
+	unnamed, _ := h.uploads.Upload(h.ctx, acc, "other.srt", "", strings.NewReader("3"))
+	inputs, _ := json.Marshal(map[string]string{"in.srt": h.uploads.URL(mine.ID), "theirs.srt": h.uploads.URL(theirs.ID)})
+	j, err := h.submit.Submit(h.ctx, acc, jobtype.Request{Type: "test", Inputs: inputs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := h.claim(t, job.ClassCPU)
 	r, err := h.runs.OpenAsset(h.ctx, a.Lease, mine.ID)
 	if err != nil {
@@ -227,7 +232,10 @@ func TestOutputsAndAssetsThroughTheLease(t *testing.T) {
 	}
 	r.Close()
 	if _, err := h.runs.OpenAsset(h.ctx, a.Lease, theirs.ID); problem.CodeOf(err) != problem.CodeNotFound {
-		t.Fatalf("another account's asset: %v", err)
+		t.Fatalf("another account's asset, even named: %v", err)
+	}
+	if _, err := h.runs.OpenAsset(h.ctx, a.Lease, unnamed.ID); problem.CodeOf(err) != problem.CodeNotFound {
+		t.Fatalf("an upload of the account the job does not name: %v", err)
 	}
 	if n, err := h.runs.PutOutput(h.ctx, a.Lease, "out.mp4", strings.NewReader("video"), 0); err != nil || n != 5 {
 		t.Fatalf("PutOutput: %d %v", n, err)
@@ -236,7 +244,7 @@ func TestOutputsAndAssetsThroughTheLease(t *testing.T) {
 		t.Fatalf("output not under its account and job: %v (keys %v)", err, h.blobs.Keys())
 	}
 	for _, name := range []string{"../x", "a/b", "", ".."} {
-		if _, err := h.runs.PutOutput(h.ctx, a.Lease, name, strings.NewReader("x"), 0); problem.CodeOf(err) != problem.CodeValidation {
+		if _, err := h.runs.PutOutput(h.ctx, a.Lease, name, strings.NewReader("x"), 0); problem.CodeOf(err) != problem.CodeConflict {
 			t.Errorf("output name %q: %v", name, err)
 		}
 	}

@@ -20,7 +20,7 @@ const (
 	KindFetch Kind = "fetch"
 	// KindInvalid: the request was refused when the runner checked it again.
 	KindInvalid Kind = "invalid"
-	// KindLimit: the job passed a per-job cap (bytes or files written); Limit names it.
+	// KindLimit: the job passed a per-job cap (bytes or files written, memory); Limit names it.
 	KindLimit Kind = "limit"
 	// KindNoOutput: the program succeeded but wrote nothing the job can return.
 	KindNoOutput Kind = "no_output"
@@ -41,7 +41,8 @@ type Failure struct {
 	Message string `json:"message,omitempty"`
 	// Detail is the program's stderr tail, for KindExit, KindTimeout and KindLimit.
 	Detail string `json:"detail,omitempty"`
-	// Limit names the cap of a KindLimit failure ("job_bytes", "job_files") and Max its value.
+	// Limit names the cap of a KindLimit failure ("job_bytes", "job_files", "memory") and Max
+	// its value.
 	Limit string `json:"limit,omitempty"`
 	Max   int64  `json:"max,omitempty"`
 }
@@ -82,6 +83,8 @@ func limitMessage(f *Failure) string {
 		return fmt.Sprintf("the job wrote more than its limit of %d bytes (job_bytes) and was stopped", f.Max)
 	case "job_files":
 		return fmt.Sprintf("the job wrote more than its limit of %d files (job_files) and was stopped", f.Max)
+	case "memory":
+		return fmt.Sprintf("the job reached its memory limit of %d bytes and was stopped", f.Max)
 	}
 	return orDefault(f.Message, "the job passed a resource limit and was stopped")
 }

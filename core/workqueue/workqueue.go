@@ -49,6 +49,8 @@ type ClaimParams struct {
 	Max   int
 	// Worker names the runner, for the operator's logs and the registry of live workers.
 	Worker string
+	// Version is the runner's build, as `workers list` shows it.
+	Version string
 	// Wait is how long Claim may wait for work; zero returns at once.
 	Wait time.Duration
 }

@@ -261,9 +261,26 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 		if err := j.Dispatch(p.Now, p.Lease); err != nil {
 			return nil, err
 		}
+		j.Worker = p.Worker
 		out = append(out, j.Clone())
 	}
 	return out, nil
+}
+
+func (m *Memory) HeldBy(_ context.Context, worker string, limit int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	for _, j := range m.jobs {
+		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && j.Worker == worker {
+			ids = append(ids, j.ID)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	return ids, nil
 }
 
 func (m *Memory) Expired(_ context.Context, now time.Time, limit int) ([]string, error) {

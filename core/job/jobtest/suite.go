@@ -336,6 +336,46 @@ func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
 		}
 	})
 
+	// A claim records its worker; the worker's jobs are found while dispatched or running, and
+	// the files stored under the attempt come back as written.
+	t.Run("WorkerAndUploadsRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		a, b := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base.Add(time.Second), job.ClassCPU)
+		mustCreate(t, s, a)
+		mustCreate(t, s, b)
+		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_1"})
+		if err != nil || len(claimed) != 1 || claimed[0].Worker != "wkr_1" {
+			t.Fatalf("claim: %v %v", claimed, err)
+		}
+		if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_2"}); err != nil {
+			t.Fatal(err)
+		}
+		ups := []job.Upload{{Name: "out.mp4", Size: 12}, {Name: "seg_001.ts", Size: 3}}
+		if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { j.Uploads = ups; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, a.ID)
+		if err != nil || got.Worker != "wkr_1" {
+			t.Fatalf("get: %+v %v", got, err)
+		}
+		if d := cmp.Diff(ups, got.Uploads); d != "" {
+			t.Fatalf("uploads (-want +got):\n%s", d)
+		}
+		if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 1 || held[0] != a.ID {
+			t.Fatalf("held by wkr_1: %v %v", held, err)
+		}
+		if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { return j.Requeue(base) }); err != nil {
+			t.Fatal(err)
+		}
+		if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 0 {
+			t.Fatalf("held by wkr_1 after a requeue: %v %v", held, err)
+		}
+		if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
+			t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)
+		}
+	})
+
 	t.Run("CancelBeatsDispatch", func(t *testing.T) {
 		t.Parallel()
 		s, ctx := newStore(t), context.Background()

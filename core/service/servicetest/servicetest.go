@@ -57,6 +57,9 @@ type Options struct {
 	Log *slog.Logger
 	// Observer hears what the use cases did; default service.NoObserver.
 	Observer service.Observer
+	// WorkerToken is the shared token Workers accepts besides the credentials it issues;
+	// default none.
+	WorkerToken string
 }
 
 // Harness is every use case over in-memory adapters.
@@ -72,12 +75,16 @@ type Harness struct {
 	Pricing  *billing.Pricing
 	Hints    *Hints
 	Registry *workqueuetest.MemoryRegistry
+	// Credentials are the worker credentials Workers issues.
+	Credentials *workqueuetest.MemoryCredentials
 
-	Auth     *service.Auth
-	Submit   *service.Submit
-	Jobs     *service.Jobs
-	Cancel   *service.Cancel
-	Runs     *service.Runs
+	Auth   *service.Auth
+	Submit *service.Submit
+	Jobs   *service.Jobs
+	Cancel *service.Cancel
+	Runs   *service.Runs
+	// Workers authenticates remote runners: Options.WorkerToken, or a credential it issued.
+	Workers  *service.Workers
 	Uploads  *service.Uploads
 	Batches  *service.Batches
 	Credits  *service.Credits
@@ -141,7 +148,8 @@ func Compose(o Options) (*Harness, error) {
 	}
 	h := &Harness{Clock: clocktest.New(o.Start), Store: batchtest.NewMemory(nil), Accounts: accounttest.NewMemory(),
 		Assets: assettest.NewMemory(), Ledger: billingtest.NewMemory(), Hooks: webhooktest.NewMemory(), Blobs: o.Blobs,
-		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, Registry: workqueuetest.NewMemoryRegistry(), lease: o.Lease}
+		Tokens: tokens, Pricing: billing.Default(), Hints: &Hints{}, Registry: workqueuetest.NewMemoryRegistry(), lease: o.Lease,
+		Credentials: workqueuetest.NewMemoryCredentials()}
 	prefix := o.BaseURL + "/assets/"
 	viewer := service.Viewer{Signer: o.Signer, Clock: h.Clock, URLTTL: time.Hour}
 	gate := service.GatePorts{Pricing: h.Pricing, Ledger: h.Ledger, Types: o.Types, Assets: h.Assets, AssetURLPrefix: prefix,
@@ -150,8 +158,13 @@ func Compose(o Options) (*Harness, error) {
 	must := func(err error) { errs = append(errs, err) }
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
-		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer})
+		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials})
 	must(err)
+	if h.Runs != nil {
+		h.Workers, err = service.NewWorkers(service.WorkersPorts{Credentials: h.Credentials, Jobs: h.Store, Runs: h.Runs, Clock: h.Clock,
+			EnvToken: o.WorkerToken, Log: o.Log})
+		must(err)
+	}
 	h.Hints.runs = h.Runs
 	h.Auth, err = service.NewAuth(service.AuthPorts{Accounts: h.Accounts, Clock: h.Clock})
 	must(err)
@@ -293,21 +306,36 @@ type acceptAll struct{}
 func (acceptAll) CheckURL(context.Context, string) error { return nil }
 
 // QueueHarness is the work-queue suite's harness over this control plane, with q the adapter
-// under test (h.Runs itself in process). Jobs are submitted by a Pro account of its own.
+// under test (h.Runs itself in process). Jobs are submitted by a Pro account of its own, whose
+// plan is cut here to 6 files and 1 MiB a job so that the suite can pass both caps.
 func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Harness {
 	t.Helper()
+	pro := h.Pricing.Plans[string(account.PlanPro)]
+	pro.JobFiles, pro.JobBytes = 6, 1<<20
+	h.Pricing.Plans[string(account.PlanPro)] = pro
 	acct, _ := h.Open(t, "", account.PlanPro, 100_000)
 	ctx := context.Background()
 	return workqueuetest.Harness{
 		Queue:  q,
 		Elapse: h.Clock.Advance,
-		Submit: func(t *testing.T, class job.Class) string {
+		Submit: func(t *testing.T, class job.Class, assets ...string) string {
 			t.Helper()
-			params := `{"command":"ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"}`
+			enc := ""
 			if class == job.ClassGPU {
-				params = `{"command":"ffmpeg -f lavfi -i testsrc=duration=1 -c:v h264_nvenc out.mp4"}`
+				enc = " -c:v h264_nvenc"
 			}
-			j, err := h.Submit.Submit(ctx, acct, jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(params)})
+			reads, inputs := "", map[string]string{}
+			for i, id := range assets {
+				name := fmt.Sprintf("in%d.vtt", i)
+				reads += " -i " + name
+				inputs[name] = h.Uploads.URL(id)
+			}
+			params, _ := json.Marshal(map[string]string{"command": "ffmpeg -f lavfi -i testsrc=duration=1" + reads + enc + " out.mp4"})
+			var in json.RawMessage
+			if len(inputs) > 0 {
+				in, _ = json.Marshal(inputs)
+			}
+			j, err := h.Submit.Submit(ctx, acct, jobtype.Request{Type: "ffmpeg", Inputs: in, Params: params})
 			if err != nil {
 				t.Fatalf("Submit: %v", err)
 			}

@@ -11,3 +11,8 @@ func TestMemoryRegistry(t *testing.T) {
 	t.Parallel()
 	workqueuetest.ExerciseRegistry(t, func(*testing.T) workqueue.Registry { return workqueuetest.NewMemoryRegistry() })
 }
+
+func TestMemoryCredentials(t *testing.T) {
+	t.Parallel()
+	workqueuetest.ExerciseCredentials(t, func(*testing.T) workqueue.Credentials { return workqueuetest.NewMemoryCredentials() })
+}

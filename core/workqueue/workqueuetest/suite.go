@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +23,10 @@ import (
 type Harness struct {
 	// Queue is the adapter, as a runner uses it.
 	Queue workqueue.Queue
-	// Submit saves a waiting job of class and returns its ID.
-	Submit func(t *testing.T, class job.Class) string
+	// Submit saves a waiting job of class, reading the uploaded assets given (IDs of Upload) as
+	// its inputs, and returns its ID. Its account's plan caps a job at a few files and bytes
+	// (see Caps), so that the suite can pass them.
+	Submit func(t *testing.T, class job.Class, assets ...string) string
 	// Upload stores an asset of the account of the jobs Submit makes and returns its ID.
 	Upload func(t *testing.T, content []byte) string
 	// Cancel cancels a job as its owner would.
@@ -180,8 +184,8 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Run("OutputsAndResultComplete", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
 		asset := h.Upload(t, []byte("WEBVTT\n"))
+		id := h.Submit(t, job.ClassCPU, asset)
 		a := claimOne(t, h)
 		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
 			t.Fatal(err)
@@ -212,6 +216,105 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
 			t.Fatalf("stored output has %d bytes, want %d", len(got), len(video))
+		}
+	})
+
+	// A lease reads the uploaded assets its job names as inputs, and no other upload of the
+	// account: another is not found.
+	t.Run("LeaseReadsOnlyItsJobsInputs", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		mine, other := h.Upload(t, []byte("mine")), h.Upload(t, []byte("other"))
+		h.Submit(t, job.ClassCPU, mine)
+		a := claimOne(t, h)
+		r, err := h.Queue.OpenAsset(ctx, a.Lease, mine)
+		if err != nil {
+			t.Fatalf("its input: %v", err)
+		}
+		r.Close()
+		if r, err := h.Queue.OpenAsset(ctx, a.Lease, other); err == nil || !strings.Contains(err.Error(), "not found") {
+			if r != nil {
+				r.Close()
+			}
+			t.Fatalf("another upload of the same account: %v, want not found", err)
+		}
+	})
+
+	// The result of a success must name exactly the files stored under the lease, each a name
+	// the validator lets a command write, within the plan's caps for the whole job; the sizes
+	// recorded are the control plane's. A refused report or upload leaves the job running and
+	// the report can be made right.
+	t.Run("ResultHeldToStoredFiles", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		id := h.Submit(t, job.ClassCPU)
+		a := claimOne(t, h)
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+			t.Fatal(err)
+		}
+		if a.Limits.Files > 64 || a.Limits.Bytes > 8<<20 {
+			t.Fatalf("the harness's plan allows %d files and %d bytes a job: too many to pass here; make them small", a.Limits.Files, a.Limits.Bytes)
+		}
+		video := []byte("video bytes")
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil {
+			t.Fatalf("PutOutput: %v", err)
+		}
+		// Past the plan's files: the first new name over job_files is refused and not kept.
+		for i := 1; i < a.Limits.Files; i++ {
+			if _, err := h.Queue.PutOutput(ctx, a.Lease, fmt.Sprintf("seg%03d.ts", i), bytes.NewReader([]byte("s")), 0); err != nil {
+				t.Fatalf("segment %d of %d: %v", i, a.Limits.Files, err)
+			}
+		}
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, "one-too-many.ts", bytes.NewReader([]byte("s")), 0); !tooLarge(err) {
+			t.Fatalf("file %d: %v, want too large", a.Limits.Files+1, err)
+		}
+		// Past the plan's bytes for the whole job: a file that fits alone but not with the rest.
+		rest := a.Limits.Bytes - int64(len(video)) - int64(a.Limits.Files-1)
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, "seg001.ts", bytes.NewReader(make([]byte, rest+2)), 0); !tooLarge(err) {
+			t.Fatalf("bytes past job_bytes: %v, want too large", err)
+		}
+		// Refusals of names and of results; over a broker they also end the client's memory of
+		// the lease's file URLs, so they come after the uploads.
+		for _, name := range []string{".env", "-x.mp4", "a b.mp4", "%2e%2e"} {
+			if _, err := h.Queue.PutOutput(ctx, a.Lease, name, bytes.NewReader([]byte("x")), 0); !refused(err) {
+				t.Errorf("an output named %q: %v, want refused", name, err)
+			}
+		}
+		file := func(name string, size int64) job.File { return job.File{Path: name, Type: job.FileVideo, Size: size} }
+		for _, tt := range []struct {
+			name  string
+			files []job.File
+		}{
+			{"a file not stored", []job.File{file("out.mp4", 11), file("other.mp4", 5)}},
+			{"a traversal name", []job.File{file("out.mp4", 11), file("../../acc_x/jobs/j/out.mp4", 5)}},
+			{"a host path", []job.File{file("/etc/passwd", 5)}},
+			{"a stored file left out", nil},
+			{"the same file twice", []job.File{file("out.mp4", 11), file("out.mp4", 11)}},
+		} {
+			res := workqueue.Result{Files: tt.files, Data: json.RawMessage(`{"x":1}`), ComputeMs: 10, Started: true}
+			if err := h.Queue.Report(ctx, a.Lease, res); !refused(err) {
+				t.Errorf("%s: %v, want refused", tt.name, err)
+			}
+			if j := h.Job(t, id); j.Status != job.StatusRunning || j.Output != nil || j.Cost != nil {
+				t.Fatalf("%s changed the job: %s %+v %+v", tt.name, j.Status, j.Output, j.Cost)
+			}
+		}
+		// Reported sizes are not believed: the stored ones are recorded.
+		files := []job.File{file("out.mp4", 1)}
+		for i := 1; i < a.Limits.Files; i++ {
+			files = append(files, file(fmt.Sprintf("seg%03d.ts", i), 999))
+		}
+		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Files: files, ComputeMs: 10, Started: true}); err != nil {
+			t.Fatalf("the right result: %v", err)
+		}
+		j := h.Job(t, id)
+		if j.Status != job.StatusComplete || len(j.Output.Files) != a.Limits.Files {
+			t.Fatalf("job %s with %+v", j.Status, j.Output)
+		}
+		for _, f := range j.Output.Files {
+			if want := map[bool]int64{true: int64(len(video)), false: 1}[f.Path == "out.mp4"]; f.Size != want {
+				t.Errorf("%s recorded as %d bytes, stored %d", f.Path, f.Size, want)
+			}
 		}
 	})
 
@@ -344,6 +447,17 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 			t.Fatalf("the first attempt's report: %v", err)
 		}
 	})
+}
+
+// refused tells an error of a refused report or upload, as any transport carries it: a
+// CONFLICT, which runners take as a lease to drop.
+func refused(err error) bool {
+	return err != nil && (problem.CodeOf(err) == problem.CodeConflict || errors.Is(err, workqueue.ErrLeaseRefused))
+}
+
+// tooLarge tells an error of a cap passed (413 PAYLOAD_TOO_LARGE), as any transport carries it.
+func tooLarge(err error) bool {
+	return err != nil && (problem.CodeOf(err) == problem.CodePayloadTooLarge || strings.Contains(err.Error(), "PAYLOAD_TOO_LARGE"))
 }
 
 func claimOne(t *testing.T, h Harness) workqueue.Assignment {

@@ -1,0 +1,256 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// The files of a lease. A worker reads only the uploaded assets its job names as inputs, and
+// writes outputs whose names pass the validator's rule for a file the command writes, within
+// the plan's job_files and job_bytes for the whole attempt; every stored output is recorded on
+// the job (job.Upload) so that the report can be held to exactly that set.
+
+// active returns the job a lease holds while it runs.
+func (s *Runs) active(ctx context.Context, who workqueue.Identity, l workqueue.Lease) (*job.Job, error) {
+	if !s.p.Tokens.Valid(l) {
+		return nil, s.refused(who, l, "forged lease token")
+	}
+	j, err := s.p.Jobs.Get(ctx, l.JobID)
+	if errors.Is(err, problem.ErrNotFound) {
+		return nil, s.refused(who, l, "no such job")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.holds(j, who, l); err != nil {
+		return nil, err
+	}
+	if j.Status != job.StatusDispatched && j.Status != job.StatusRunning {
+		return nil, s.refused(who, l, "the job is "+string(j.Status))
+	}
+	return j, nil
+}
+
+// openAsset reads an uploaded asset that the lease's job names as an input. Any other asset,
+// of the same account or not, is not found: a lease is no key to the account's uploads.
+func (s *Runs) openAsset(ctx context.Context, who workqueue.Identity, l workqueue.Lease, assetID string) (io.ReadCloser, error) {
+	j, err := s.active(ctx, who, l)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(namedAssets(j, s.p.AssetURLPrefix), assetID) {
+		s.p.Log.Warn("runner asset read refused: not an input of the job", "job", j.ID, "asset", assetID, "worker", who.Name, "worker_id", who.ID)
+		return nil, problem.Reject(problem.CodeNotFound, "asset %q not found", assetID)
+	}
+	a, err := s.p.Assets.GetAsset(ctx, assetID)
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && a.AccountID != j.AccountID) {
+		return nil, problem.Reject(problem.CodeNotFound, "asset %q not found", assetID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.p.Blobs.Open(ctx, blob.AssetKey(a.AccountID, a.ID))
+}
+
+// namedAssets lists the uploaded assets a job's request names: every {prefix}{id}/… inside a
+// string of its inputs or params (a command names them inside params.command), read after JSON
+// decoding (so an escaped "\/" reads as "/").
+func namedAssets(j *job.Job, prefix string) []string {
+	var ids []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			// Anywhere in the string: a command names its inputs inside params.command.
+			for rest := v; prefix != ""; {
+				i := strings.Index(rest, prefix)
+				if i < 0 {
+					break
+				}
+				rest = rest[i+len(prefix):]
+				if id, _, ok := strings.Cut(rest, "/"); ok && id != "" {
+					ids = append(ids, id)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, raw := range []json.RawMessage{j.Inputs, j.Params} {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			walk(v)
+		}
+	}
+	return ids
+}
+
+// capsOf reads the per-job caps of the plan of a job's account; an unknown account has the
+// strictest (Free).
+func (s *Runs) capsOf(ctx context.Context, jobID string) (billing.Plan, error) {
+	j, err := s.p.Jobs.Get(ctx, jobID)
+	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return billing.Plan{}, err
+	}
+	plan := account.PlanFree
+	if err == nil {
+		if a, err := s.p.Accounts.GetAccount(ctx, j.AccountID); err == nil {
+			plan = a.Plan
+		}
+	}
+	return s.p.Pricing.Plan(plan), nil
+}
+
+// putOutput stores one output file of the lease's job, within the plan's caps for the whole
+// attempt: a new name past job_files, or bytes past what job_bytes leaves after the files
+// already stored, is refused (413) and nothing is kept. max, when smaller, caps this file. The
+// stored file is recorded on the job; a name the validator would not let a command write is
+// refused (409).
+func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueue.Lease, name string, r io.Reader, max int64) (int64, error) {
+	j, err := s.active(ctx, who, l)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkOutputName(name); err != nil {
+		return 0, s.refusedFiles(who, l, err)
+	}
+	caps, err := s.capsOf(ctx, j.ID)
+	if err != nil {
+		return 0, err
+	}
+	others, files := uploadedBesides(j.Uploads, name)
+	if files+1 > caps.JobFiles {
+		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"output %s would be file %d of the job, past its limit of %d files (job_files)", name, files+1, caps.JobFiles))
+	}
+	limit := caps.JobBytes - others
+	if max > 0 && max < limit {
+		limit = max
+	}
+	if limit <= 0 {
+		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"output %s: the job's outputs already hold its limit of %d bytes (job_bytes)", name, caps.JobBytes))
+	}
+	key := blob.OutputKey(j.AccountID, j.ID, name)
+	n, err := s.p.Blobs.Put(ctx, key, r, limit)
+	if errors.Is(err, blob.ErrTooLarge) {
+		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"output %s is larger than the %d bytes the job's limit of %d bytes (job_bytes) leaves", name, limit, caps.JobBytes))
+	}
+	if err != nil {
+		return 0, err
+	}
+	// Record it under the lease, checking the caps again: another upload of the attempt may
+	// have landed meanwhile.
+	_, err = s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
+		if err := s.holds(j, who, l); err != nil {
+			return err
+		}
+		others, files := uploadedBesides(j.Uploads, name)
+		if files+1 > caps.JobFiles || others+n > caps.JobBytes {
+			return problem.Reject(problem.CodePayloadTooLarge, "output %s takes the job past its limit of %d files or %d bytes", name, caps.JobFiles, caps.JobBytes)
+		}
+		j.Uploads = slices.DeleteFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
+		j.Uploads = append(j.Uploads, job.Upload{Name: name, Size: n})
+		return nil
+	})
+	if err != nil {
+		if problem.CodeOf(err) == problem.CodePayloadTooLarge {
+			_ = s.p.Blobs.Delete(ctx, key)
+			return 0, s.refusedFiles(who, l, err)
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// uploadedBesides sums the bytes and counts the files stored under the attempt, name excepted
+// (storing a name again replaces it).
+func uploadedBesides(ups []job.Upload, name string) (bytes int64, files int) {
+	for _, u := range ups {
+		if u.Name != name {
+			bytes += u.Size
+			files++
+		}
+	}
+	return bytes, files
+}
+
+// checkReport holds a successful report's files to what the lease stored: the same set of
+// names, each one a name the validator lets a command write, within the plan's caps; the sizes
+// are the control plane's, not the worker's. It returns the files to record.
+func (s *Runs) checkReport(j *job.Job, who workqueue.Identity, files []job.File, caps billing.Plan) ([]job.File, error) {
+	l := workqueue.Lease{JobID: j.ID, Attempt: j.Attempt}
+	if len(files) > caps.JobFiles {
+		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"the result names %d files, past the job's limit of %d (job_files)", len(files), caps.JobFiles))
+	}
+	stored := make(map[string]int64, len(j.Uploads))
+	for _, u := range j.Uploads {
+		stored[u.Name] = u.Size
+	}
+	out := make([]job.File, len(files))
+	var total int64
+	named := map[string]bool{}
+	for i, f := range files {
+		if err := checkOutputName(f.Path); err != nil {
+			return nil, s.refusedFiles(who, l, err)
+		}
+		if named[f.Path] {
+			return nil, s.refusedFiles(who, l, problem.Reject(problem.CodeConflict, "the result names %s twice", f.Path))
+		}
+		size, ok := stored[f.Path]
+		if !ok {
+			return nil, s.refusedFiles(who, l, problem.Reject(problem.CodeConflict,
+				"the result names %s, which was not stored under this lease", f.Path))
+		}
+		named[f.Path] = true
+		f.Size, f.URL = size, ""
+		total += size
+		out[i] = f
+	}
+	for _, u := range j.Uploads {
+		if !named[u.Name] {
+			return nil, s.refusedFiles(who, l, problem.Reject(problem.CodeConflict,
+				"the result leaves out %s, which was stored under this lease", u.Name))
+		}
+	}
+	if total > caps.JobBytes {
+		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"the result's files hold %d bytes, past the job's limit of %d (job_bytes)", total, caps.JobBytes))
+	}
+	return out, nil
+}
+
+// checkOutputName accepts the names the validator lets a command write: a bare name of
+// letters, digits, '.', '_', '-' and '+', not starting with '.' or '-', without "..".
+func checkOutputName(name string) error {
+	if err := validator.CheckFileName(name); err != nil {
+		return problem.Reject(problem.CodeConflict, "output name %q is refused: %v", name, err)
+	}
+	return nil
+}
+
+// refusedFiles logs a refusal of a lease's files with the worker's identity, and returns err.
+func (s *Runs) refusedFiles(who workqueue.Identity, l workqueue.Lease, err error) error {
+	s.p.Log.Warn("runner files refused", "job", l.JobID, "attempt", l.Attempt, "worker", who.Name, "worker_id", who.ID, "reason", err.Error())
+	return err
+}

@@ -1,0 +1,298 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/redact"
+	"github.com/mediajobs/mediajobs/core/webhook"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// errUnchanged ends an Update that has nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// refused is the error of a call on a lease the control plane no longer honours. The cause
+// goes to the operator's log; the runner learns only that the lease is gone.
+func (s *Runs) refused(who workqueue.Identity, l workqueue.Lease, why string) error {
+	s.p.Log.Warn("runner lease refused", "job", l.JobID, "attempt", l.Attempt, "worker", who.Name, "worker_id", who.ID, "reason", why)
+	return fmt.Errorf("%w: job %s attempt %d: %s", workqueue.ErrLeaseRefused, l.JobID, l.Attempt, why)
+}
+
+// holds checks that j is still held by l: the token is the attempt's own, and the attempt is
+// current. A lease is honoured until the job leaves it: until the sweep expires it, another
+// attempt takes the job, or the job finishes. Only the worker that claimed the attempt holds it:
+// a token that reached another credential opens nothing.
+func (s *Runs) holds(j *job.Job, who workqueue.Identity, l workqueue.Lease) error {
+	switch {
+	case !s.p.Tokens.Valid(l):
+		return s.refused(who, l, "forged lease token")
+	case j.Attempt != l.Attempt:
+		return s.refused(who, l, fmt.Sprintf("attempt %d is not the current one (%d)", l.Attempt, j.Attempt))
+	case j.Status == job.StatusWaiting:
+		return s.refused(who, l, "the job went back to the queue")
+	case j.Worker != "" && j.Worker != who.ID:
+		return s.refused(who, l, "the attempt is held by worker "+j.Worker)
+	}
+	return nil
+}
+
+// heartbeat keeps a lease: the first moves the job to running (job.running), one with
+// Executing records that its compute began, each extends the lease and records progress. A
+// cancelled job answers Cancelled, so that its runner stops.
+func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueue.Beat) (workqueue.Ack, error) {
+	if !s.p.Tokens.Valid(b.Lease) {
+		return workqueue.Ack{}, s.refused(who, b.Lease, "forged lease token")
+	}
+	var ack workqueue.Ack
+	j, err := s.p.Jobs.Update(ctx, b.Lease.JobID, func(j *job.Job) error {
+		if err := s.holds(j, who, b.Lease); err != nil {
+			return err
+		}
+		now := s.p.Clock.Now()
+		switch j.Status {
+		case job.StatusCancelled:
+			ack.Cancelled = true
+			return errUnchanged
+		case job.StatusDispatched:
+			if err := j.Start(now, s.p.Lease); err != nil {
+				return err
+			}
+			if err := emit(j, webhook.EventJobRunning); err != nil {
+				return err
+			}
+		case job.StatusRunning:
+		default:
+			return s.refused(who, b.Lease, "the job is "+string(j.Status))
+		}
+		if b.Executing {
+			if err := j.Executing(now); err != nil {
+				return err
+			}
+		}
+		return j.Heartbeat(now, s.p.Lease, b.Progress)
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return ack, nil
+	case errors.Is(err, problem.ErrNotFound):
+		return ack, s.refused(who, b.Lease, "no such job")
+	case err != nil:
+		return ack, err
+	}
+	ack.LeaseUntil = *j.LeaseUntil
+	return ack, nil
+}
+
+// report ends an attempt with its result, through the transition table: complete, or failed
+// with the error workqueue.Failure.Error gives. The job is billed by the billing rule and its
+// event emitted, in the same change. Reporting again is harmless; the report of a job cancelled
+// meanwhile is acknowledged and changes nothing.
+//
+// What the worker says is checked, not believed: the compute billed is what the control plane
+// observed (chargeableMs), and the files of a success must be exactly those stored under the
+// lease, within the plan's caps (checkReport). A refused report leaves the job as it was.
+func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.Lease, r workqueue.Result) error {
+	if !s.p.Tokens.Valid(l) {
+		return s.refused(who, l, "forged lease token")
+	}
+	var caps billing.Plan
+	if r.Failure == nil {
+		var err error
+		if caps, err = s.capsOf(ctx, l.JobID); err != nil {
+			return err
+		}
+	}
+	j, err := s.p.Jobs.Update(ctx, l.JobID, func(j *job.Job) error {
+		if err := s.holds(j, who, l); err != nil {
+			return err
+		}
+		switch {
+		case j.Status == job.StatusFailed && j.Error != nil && j.Error.Code == problem.CodeRunnerLost:
+			return s.refused(who, l, "the lease expired and the job failed RUNNER_LOST")
+		case j.Status.Terminal():
+			return errUnchanged // cancelled meanwhile, or this result was taken already
+		}
+		now := s.p.Clock.Now()
+		if j.Status == job.StatusDispatched {
+			// The first heartbeat was lost or overtaken: the run happened all the same.
+			if err := j.Start(now, s.p.Lease); err != nil {
+				return err
+			}
+		}
+		if r.Failure == nil {
+			files, err := s.checkReport(j, who, r.Files, caps)
+			if err != nil {
+				return err
+			}
+			r.Files = files
+		}
+		r.ComputeMs = chargeableMs(j, r.ComputeMs, now)
+		if r.Failure != nil {
+			// What a worker says of a failure reaches the job's error, its job.failed event and
+			// every delivery of it: a URL it names loses its query's secrets here.
+			f := *r.Failure
+			f.Message, _ = redact.Text(f.Message)
+			f.Detail, _ = redact.Text(f.Detail)
+			r.Failure = &f
+		}
+		if r.Started && j.ExecStartedAt == nil {
+			start := now.Add(-time.Duration(r.ComputeMs) * time.Millisecond)
+			j.ExecStartedAt = &start
+		}
+		return s.finish(j, r, now)
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return nil
+	case errors.Is(err, problem.ErrNotFound):
+		return s.refused(who, l, "no such job")
+	case err != nil:
+		return err
+	}
+	if j.Status == job.StatusWaiting {
+		s.Wake(ctx, j.Class)
+		return nil
+	}
+	s.p.Observer.JobFinished(j)
+	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
+	return nil
+}
+
+// chargeableMs is the compute a report is billed for: the worker's figure is a hint, never
+// more than what the control plane observed itself, from the start of the FFmpeg step a
+// heartbeat told it of (or, without one, from when it handed the job out) to this report, nor
+// more than the job's timeout (the params' timeout within the plan's cap). A worker holds a
+// credential, not the ledger: its report cannot raise a charge.
+func chargeableMs(j *job.Job, reported int64, now time.Time) int64 {
+	from := j.ExecStartedAt
+	if from == nil {
+		from = j.DispatchedAt
+	}
+	if from == nil {
+		from = j.StartedAt
+	}
+	ms := max(reported, 0)
+	if from == nil {
+		return 0
+	}
+	ms = min(ms, max(now.Sub(*from).Milliseconds(), 0))
+	if j.Timeout > 0 {
+		ms = min(ms, j.Timeout.Milliseconds())
+	}
+	return ms
+}
+
+func (s *Runs) finish(j *job.Job, r workqueue.Result, now time.Time) error {
+	if r.Failure != nil && r.Failure.Kind == workqueue.KindHandBack && j.Requeue(now) == nil {
+		return nil
+	}
+	if r.Failure != nil {
+		if err := j.Fail(now, r.Failure.Error(), r.ComputeMs); err != nil {
+			return err
+		}
+		return finished(j, s.bill, webhook.EventJobFailed)
+	}
+	out, err := job.NewOutput(r.Files, r.Data)
+	if err != nil {
+		f := workqueue.Failure{Kind: workqueue.KindNoOutput, Message: err.Error()}
+		if err := j.Fail(now, f.Error(), r.ComputeMs); err != nil {
+			return err
+		}
+		return finished(j, s.bill, webhook.EventJobFailed)
+	}
+	if err := j.Complete(now, out, r.ComputeMs); err != nil {
+		return err
+	}
+	return finished(j, s.bill, webhook.EventJobCompleted)
+}
+
+// Sweep acts on the jobs whose runner stopped renewing its lease, in bulk: a job whose compute
+// (the FFmpeg step) never began goes back to waiting, once (a requeue is a new attempt); any
+// other fails RUNNER_LOST, retryable and not charged. It returns how many it changed.
+func (s *Runs) Sweep(ctx context.Context) (int, error) {
+	n := 0
+	for {
+		now := s.p.Clock.Now()
+		ids, err := s.p.Jobs.Expired(ctx, now, 100)
+		if err != nil || len(ids) == 0 {
+			return n, err
+		}
+		changed, err := s.p.Jobs.UpdateMany(ctx, ids, func(j *job.Job) error {
+			if j.Status.Terminal() || j.LeaseUntil == nil || !j.LeaseUntil.Before(now) {
+				return job.ErrSkip
+			}
+			return s.lose(j, now, "the runner stopped reporting; the job can be retried")
+		})
+		if err != nil {
+			return n, err
+		}
+		s.lost(ctx, changed)
+		n += len(changed)
+		if len(ids) < 100 || len(changed) == 0 {
+			return n, nil
+		}
+	}
+}
+
+// lose takes a job from a runner that will not finish it: a job whose compute (the FFmpeg step)
+// never began goes back to waiting, once (a requeue is a new attempt); any other fails
+// RUNNER_LOST, retryable and not charged.
+func (s *Runs) lose(j *job.Job, now time.Time, why string) error {
+	if j.ExecStartedAt == nil && j.Requeue(now) == nil {
+		return nil
+	}
+	if err := j.Fail(now, job.NewError(problem.CodeRunnerLost, why, nil), 0); err != nil {
+		return err
+	}
+	return finished(j, s.bill, webhook.EventJobFailed)
+}
+
+// lost tells the observer of the jobs lose failed and wakes the claims of the classes it
+// requeued.
+func (s *Runs) lost(ctx context.Context, changed []*job.Job) {
+	observeFinished(s.p.Observer, changed)
+	requeued := map[job.Class]bool{}
+	for _, j := range changed {
+		if j.Status == job.StatusWaiting {
+			requeued[j.Class] = true
+		}
+	}
+	for c := range requeued {
+		s.Wake(ctx, c)
+	}
+}
+
+// Abandon ends the leases of a worker credential just revoked, at once rather than when they
+// expire: each job it holds is lost as by the sweep (requeued if its compute never began, else
+// failed RUNNER_LOST and free). The worker's later calls are refused by its transport, and on
+// these jobs by the lease check. It returns how many jobs it changed.
+func (s *Runs) Abandon(ctx context.Context, workerID string) (int, error) {
+	n := 0
+	for {
+		ids, err := s.p.Jobs.HeldBy(ctx, workerID, 100)
+		if err != nil || len(ids) == 0 {
+			return n, err
+		}
+		now := s.p.Clock.Now()
+		changed, err := s.p.Jobs.UpdateMany(ctx, ids, func(j *job.Job) error {
+			if j.Worker != workerID || (j.Status != job.StatusDispatched && j.Status != job.StatusRunning) {
+				return job.ErrSkip
+			}
+			return s.lose(j, now, "the worker's credential was revoked before the job finished; the job can be retried")
+		})
+		if err != nil {
+			return n, err
+		}
+		s.lost(ctx, changed)
+		n += len(changed)
+		if len(ids) < 100 || len(changed) == 0 {
+			return n, nil
+		}
+	}
+}

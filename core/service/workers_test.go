@@ -1,0 +1,138 @@
+package service_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+// A credential authenticates as its identity until revoked; the shared token as EnvToken;
+// anything else is UNAUTHORIZED.
+func TestWorkersAuthenticate(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	secret, c, err := h.Workers.Create(h.ctx, "box-7", job.ClassGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := h.Workers.Authenticate(h.ctx, secret); err != nil || id != c.Identity() {
+		t.Fatalf("its own secret: %+v %v", id, err)
+	}
+	if _, _, err := h.Workers.Create(h.ctx, "box-7", ""); problem.CodeOf(err) != problem.CodeConflict {
+		t.Fatalf("a second box-7: %v", err)
+	}
+	for _, bad := range []string{"", "mjw_nope", secret + "x", "../box"} {
+		if _, err := h.Workers.Authenticate(h.ctx, bad); problem.CodeOf(err) != problem.CodeUnauthorized {
+			t.Errorf("secret %q: %v", bad, err)
+		}
+	}
+	for _, bad := range []struct{ name, class string }{{"", ""}, {"-x", ""}, {"a b", ""}, {"ok", "tpu"}} {
+		if _, _, err := h.Workers.Create(h.ctx, bad.name, job.Class(bad.class)); problem.CodeOf(err) != problem.CodeValidation {
+			t.Errorf("create %+v: %v", bad, err)
+		}
+	}
+	if _, err := h.Workers.Revoke(h.ctx, "box-7"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Workers.Authenticate(h.ctx, secret); problem.CodeOf(err) != problem.CodeUnauthorized {
+		t.Fatalf("a revoked secret: %v", err)
+	}
+	if _, err := h.Workers.Revoke(h.ctx, "nobody"); problem.CodeOf(err) != problem.CodeNotFound {
+		t.Fatalf("revoke nobody: %v", err)
+	}
+	if _, err := h.Workers.Revoke(h.ctx, workqueue.EnvToken.ID); problem.CodeOf(err) != problem.CodeValidation {
+		t.Fatalf("revoke the shared token: %v", err)
+	}
+}
+
+// A lease is honoured only from the worker that claimed it; a credential claims only its class.
+func TestLeaseBoundToItsWorker(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	h.submitJob(t, acc, `{}`)
+	_, a, _ := h.Workers.Create(h.ctx, "a", job.ClassCPU)
+	_, b, _ := h.Workers.Create(h.ctx, "b", "")
+	if _, err := h.runs.As(a.Identity()).Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassGPU, Max: 1}); problem.CodeOf(err) != problem.CodeForbidden {
+		t.Fatalf("a cpu credential claiming gpu work: %v", err)
+	}
+	as, err := h.runs.As(a.Identity()).Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Version: "v9"})
+	if err != nil || len(as) != 1 {
+		t.Fatalf("claim: %v %v", as, err)
+	}
+	l := as[0].Lease
+	if _, err := h.runs.As(b.Identity()).Heartbeat(h.ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("another worker's heartbeat with the token: %v", err)
+	}
+	if _, err := h.runs.Heartbeat(h.ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("the in-process runner's heartbeat with the token: %v", err)
+	}
+	if _, err := h.runs.As(a.Identity()).Heartbeat(h.ctx, workqueue.Beat{Lease: l}); err != nil {
+		t.Fatalf("its own heartbeat: %v", err)
+	}
+	list, err := h.Workers.List(h.ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "a" || list[0].RunningJobs != 1 || list[0].Version != "v9" || list[0].LastSeen == nil {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// Revoking a credential ends its jobs at once: one whose FFmpeg step never began goes back to
+// the queue, one that was computing fails RUNNER_LOST, free; its later calls are refused.
+func TestRevokeEndsTheWorkersJobs(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	first, second := h.submitJob(t, acc, `{}`), h.submitJob(t, acc, `{}`)
+	_, c, _ := h.Workers.Create(h.ctx, "box", "")
+	q := h.runs.As(c.Identity())
+	as, err := q.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2})
+	if err != nil || len(as) != 2 {
+		t.Fatalf("claim: %v %v", as, err)
+	}
+	if _, err := q.Heartbeat(h.ctx, workqueue.Beat{Lease: as[0].Lease, Executing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Workers.Revoke(h.ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.job(t, first.ID); j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost || j.Cost == nil || j.Cost.Amount != 0 {
+		t.Fatalf("the computing job: %s %+v %+v", j.Status, j.Error, j.Cost)
+	}
+	if j := h.job(t, second.ID); j.Status != job.StatusWaiting {
+		t.Fatalf("the job not yet computing: %s", j.Status)
+	}
+	if err := q.Report(h.ctx, as[0].Lease, workqueue.Result{Data: []byte(`{}`), ComputeMs: 5}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("a report after the revocation: %v", err)
+	}
+	if list, _ := h.Workers.List(h.ctx); len(list) != 1 || list[0].RevokedAt == nil || list[0].RunningJobs != 0 {
+		t.Fatalf("list: %+v", list)
+	}
+}
+
+// An asset a command names inside params.command is the job's input as much as one in inputs.
+func TestLeaseReadsAnAssetNamedInTheCommand(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	up, err := h.uploads.Upload(h.ctx, acc, "in.mp4", "", strings.NewReader("video"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := json.Marshal(map[string]string{"command": "ffmpeg -i " + h.uploads.URL(up.ID) + " -t 1 out.mp4"})
+	if _, err := h.submit.Submit(h.ctx, acc, jobtype.Request{Type: "ffmpeg", Params: params}); err != nil {
+		t.Fatal(err)
+	}
+	a := h.claim(t, job.ClassCPU)
+	r, err := h.runs.OpenAsset(h.ctx, a.Lease, up.ID)
+	if err != nil {
+		t.Fatalf("the asset the command names: %v", err)
+	}
+	r.Close()
+}
