@@ -44,7 +44,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			ctx := context.Background()
 			p := pl.newPlace(b)
 			h := controlPlane(b)
-			queue := &enteringQueue{Queue: h.Runs, entered: make(chan struct{}, 1)}
+			queue := &enteringQueue{Queue: h.Runs.As(workqueue.EnvToken), entered: make(chan struct{}, 1)}
 			serve(b, p, queue, nil)
 			c := client(b, p, brokerqueue.ClientConfig{Worker: "bench"})
 			acct, _ := h.Open(b, "", account.PlanPro, 1<<40)

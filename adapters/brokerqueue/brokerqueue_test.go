@@ -154,11 +154,15 @@ func controlPlane(t testing.TB) *servicetest.Harness {
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types})
+	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, WorkerToken: token})
+	workers := h.Workers
+	if token == "" {
+		workers = nil
+	}
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency},
 		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
-			WorkerToken: token, Logger: quiet()})
+			Logger: quiet()})
 	return h
 }
 
@@ -174,7 +178,7 @@ func serve(t testing.TB, p place, queue workqueue.Queue, log *slog.Logger) *brok
 	if log == nil {
 		log = quiet()
 	}
-	s, err := brokerqueue.NewServer(p.dial(t), queue, token, log)
+	s, err := brokerqueue.NewServer(p.dial(t), brokerqueue.SharedToken(queue, token), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +232,7 @@ func TestSuite(t *testing.T) {
 			workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
 				p := pl.newPlace(t)
 				h := controlPlane(t)
-				serve(t, p, h.Runs, nil)
+				serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 				return h.QueueHarness(t, client(t, p, brokerqueue.ClientConfig{Worker: "suite"}))
 			})
 		})
@@ -255,7 +259,7 @@ func TestReplicasHandleEachCallOnce(t *testing.T) {
 			t.Parallel()
 			p := pl.newPlace(t)
 			h := controlPlane(t)
-			queue := &countingQueue{Queue: h.Runs}
+			queue := &countingQueue{Queue: h.Runs.As(workqueue.EnvToken)}
 			serve(t, p, queue, nil)
 			serve(t, p, queue, nil)
 			qh := h.QueueHarness(t, nil)
@@ -313,7 +317,7 @@ func TestWorkerTokenIsRequired(t *testing.T) {
 			p := pl.newPlace(t)
 			h := controlPlane(t)
 			var log logBuffer
-			serve(t, p, h.Runs, slog.New(slog.NewTextHandler(&log, nil)))
+			serve(t, p, h.Runs.As(workqueue.EnvToken), slog.New(slog.NewTextHandler(&log, nil)))
 			qh := h.QueueHarness(t, nil)
 			id := qh.Submit(t, job.ClassCPU)
 			bad := []string{"wrong", token + "x", strings.ToUpper(token)}
@@ -326,7 +330,7 @@ func TestWorkerTokenIsRequired(t *testing.T) {
 					t.Fatalf("token %q: heartbeat: %v", tok, err)
 				}
 			}
-			if n := strings.Count(log.String(), "missing or wrong worker token"); n != 2*len(bad) {
+			if n := strings.Count(log.String(), "runner call refused"); n != 2*len(bad) {
 				t.Fatalf("%d refusals logged, want %d:\n%s", n, 2*len(bad), log.String())
 			}
 			if !strings.Contains(log.String(), "worker=intruder-") {
@@ -349,7 +353,7 @@ func TestStoppedServerFailsTheCall(t *testing.T) {
 			t.Parallel()
 			p := pl.newPlace(t)
 			h := controlPlane(t)
-			s := serve(t, p, h.Runs, nil)
+			s := serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 			c := client(t, p, brokerqueue.ClientConfig{Worker: "orphan", Timeout: 300 * time.Millisecond})
 			if _, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1}); err != nil {
 				t.Fatalf("claim while the server runs: %v", err)
@@ -395,7 +399,7 @@ func TestCallWaitsForTheControlPlane(t *testing.T) {
 				got <- answer{as, err}
 			}()
 			// The call is on its way or waiting in the broker; the control plane starts now.
-			serve(t, p, h.Runs, nil)
+			serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 			a := <-got
 			if a.err != nil || len(a.as) != 1 || a.as[0].Lease.JobID != id {
 				t.Fatalf("the waiting call got %v %v", a.as, a.err)
@@ -422,7 +426,7 @@ func TestLateClaimIsHandedBack(t *testing.T) {
 	t.Parallel()
 	p := goChannel(t)
 	h := controlPlane(t)
-	queue := &blockingQueue{Queue: h.Runs, release: make(chan struct{})}
+	queue := &blockingQueue{Queue: h.Runs.As(workqueue.EnvToken), release: make(chan struct{})}
 	serve(t, p, queue, nil)
 	qh := h.QueueHarness(t, nil)
 	id := qh.Submit(t, job.ClassCPU)
@@ -455,8 +459,8 @@ func TestClientRefusals(t *testing.T) {
 	if _, err := brokerqueue.NewClient(p.dial(t), brokerqueue.ClientConfig{}); err == nil {
 		t.Fatal("a client without a token")
 	}
-	if _, err := brokerqueue.NewServer(p.dial(t), controlPlane(t).Runs, "", nil); err == nil {
-		t.Fatal("a server without a token")
+	if _, err := brokerqueue.NewServer(p.dial(t), nil, nil); err == nil {
+		t.Fatal("a server without an authenticator")
 	}
 	for _, u := range []string{"http://127.0.0.1:8080", "redis://127.0.0.1", "127.0.0.1:4222"} {
 		if _, err := brokerqueue.OpenClient(context.Background(), u, token, "w", nil); err == nil || !strings.Contains(err.Error(), "nats://") {

@@ -27,7 +27,7 @@ func Example() {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := brokerqueue.NewGoChannel()
 
-	server, err := brokerqueue.NewServer(b, oneJob{}, "worker-token", log)
+	server, err := brokerqueue.NewServer(b, brokerqueue.SharedToken(oneJob{}, "worker-token"), log)
 	if err != nil {
 		panic(err)
 	}

@@ -30,7 +30,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 			ctx := context.Background()
 			p := pl.newPlace(t)
 			h := controlPlane(t)
-			s, err := brokerqueue.NewServer(p.dial(t), h.Runs, token, quiet())
+			s, err := brokerqueue.NewServer(p.dial(t), brokerqueue.SharedToken(h.Runs.As(workqueue.EnvToken), token), quiet())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,6 @@ package brokerqueue
 import (
 	"context"
 	"log/slog"
-
-	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // OpenClient connects a worker to the control plane through the broker at rawURL
@@ -23,16 +21,16 @@ func OpenClient(ctx context.Context, rawURL, token, workerName string, log *slog
 	return c, nil
 }
 
-// OpenServer serves queue (the control plane's service.Runs) to workers through the broker at
-// rawURL (nats://host:port or postgres://…; see Dial), to calls carrying the worker token. Run
-// it, and Close it when the control plane stops; call Runs.Stop first so that waiting claims
-// answer at once.
-func OpenServer(ctx context.Context, rawURL string, queue workqueue.Queue, token string, log *slog.Logger) (*Server, error) {
+// OpenServer serves the control plane's work queue to workers through the broker at rawURL
+// (nats://host:port or postgres://…; see Dial), each call through the queue auth gives for its
+// credential. Run it, and Close it when the control plane stops; call Runs.Stop first so that
+// waiting claims answer at once.
+func OpenServer(ctx context.Context, rawURL string, auth Authenticator, log *slog.Logger) (*Server, error) {
 	b, err := Dial(ctx, rawURL, log)
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewServer(b, queue, token, log)
+	s, err := NewServer(b, auth, log)
 	if err != nil {
 		_ = b.close()
 		return nil, err

@@ -19,10 +19,9 @@ import (
 // as a member of the control plane's consumer groups, answers each through queue (the
 // control plane's service.Runs), and publishes the answer to the calling worker.
 type Server struct {
-	b     Broker
-	queue workqueue.Queue
-	token string
-	log   *slog.Logger
+	b    Broker
+	auth Authenticator
+	log  *slog.Logger
 	// inFlight bounds the calls handled at once; long-poll claims hold a slot while they wait.
 	inFlight chan struct{}
 	ready    chan struct{}
@@ -42,21 +41,35 @@ const maxInFlight = 4096
 // claim's wait ends that much before it.
 const replyMargin = time.Second
 
-// NewServer returns a Server of queue over b that takes calls carrying token, the worker token
-// (MEDIAJOBS_WORKER_TOKEN). The Server owns b.
-func NewServer(b Broker, queue workqueue.Queue, token string, log *slog.Logger) (*Server, error) {
+// Authenticator tells whose a call's worker credential is, and answers with the work queue as
+// that worker may use it (service.Runs.As of its identity); a credential it does not accept is
+// an error (UNAUTHORIZED). It runs once per call.
+type Authenticator func(ctx context.Context, secret string) (workqueue.Queue, error)
+
+// SharedToken is the Authenticator of one shared token: a call carrying it gets queue, any
+// other is refused. For a set-up with a single credential, and for tests.
+func SharedToken(queue workqueue.Queue, token string) Authenticator {
+	return func(_ context.Context, secret string) (workqueue.Queue, error) {
+		if token == "" || subtle.ConstantTimeCompare([]byte(secret), []byte(token)) != 1 {
+			return nil, problem.Reject(problem.CodeUnauthorized, "a valid worker credential is required")
+		}
+		return queue, nil
+	}
+}
+
+// NewServer returns a Server over b that answers each call through the queue auth gives for
+// the call's credential. The Server owns b.
+func NewServer(b Broker, auth Authenticator, log *slog.Logger) (*Server, error) {
 	switch {
 	case b == nil:
 		return nil, errors.New("brokerqueue: NewServer needs a broker")
-	case queue == nil:
-		return nil, errors.New("brokerqueue: NewServer needs the control plane's work queue")
-	case token == "":
-		return nil, errors.New("brokerqueue: a worker token is required (MEDIAJOBS_WORKER_TOKEN)")
+	case auth == nil:
+		return nil, errors.New("brokerqueue: NewServer needs an authenticator of the workers' credentials")
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{b: b, queue: queue, token: token, log: log, inFlight: make(chan struct{}, maxInFlight),
+	return &Server{b: b, auth: auth, log: log, inFlight: make(chan struct{}, maxInFlight),
 		ready: make(chan struct{})}, nil
 }
 
@@ -137,10 +150,6 @@ func (s *Server) take(ctx, answer context.Context, topic string, m *message.Mess
 	case errors.Is(err, errNoReplyAddress):
 		s.log.Warn("brokerqueue: dropped a call with no valid worker to answer", "topic", topic, "worker", c.worker, "op", c.op)
 		return
-	case subtle.ConstantTimeCompare([]byte(c.token), []byte(s.token)) != 1:
-		s.log.Warn("brokerqueue: runner call refused: missing or wrong worker token", "worker", c.worker, "op", c.op, "topic", topic)
-		s.reply(c, nil, problem.Reject(problem.CodeUnauthorized, "a valid worker token is required: MEDIAJOBS_WORKER_TOKEN must be the same on serve and on its workers"))
-		return
 	case err != nil:
 		s.reply(c, nil, problem.Reject(problem.CodeValidation, "%s", err.Error()))
 		return
@@ -166,13 +175,22 @@ func (s *Server) take(ctx, answer context.Context, topic string, m *message.Mess
 		}
 		hctx, cancel := context.WithDeadline(base, c.deadline)
 		defer cancel()
-		data, err := s.handle(hctx, topic, c)
+		queue, err := s.auth(hctx, c.token)
+		if err != nil {
+			if problem.CodeOf(err) == problem.CodeUnauthorized {
+				s.log.Warn("brokerqueue: runner call refused", "worker", c.worker, "op", c.op, "topic", topic, "reason", err.Error())
+				err = problem.Reject(problem.CodeUnauthorized, "a valid worker credential is required: a token of `mediajobs workers create`, or the MEDIAJOBS_WORKER_TOKEN of serve")
+			}
+			s.reply(c, nil, err)
+			return
+		}
+		data, err := s.handle(hctx, queue, topic, c)
 		s.reply(c, data, err)
 	})
 }
 
 // handle runs one call against the queue.
-func (s *Server) handle(ctx context.Context, topic string, c call) (any, error) {
+func (s *Server) handle(ctx context.Context, queue workqueue.Queue, topic string, c call) (any, error) {
 	switch c.op {
 	case opClaim:
 		var body claimBody
@@ -186,7 +204,7 @@ func (s *Server) handle(ctx context.Context, topic string, c call) (any, error) 
 			return nil, problem.Reject(problem.CodeValidation, "max %d is not between 1 and %d", body.Max, maxClaim)
 		}
 		wait := min(time.Duration(max(body.WaitMs, 0))*time.Millisecond, MaxClaimWait, time.Until(c.deadline)-replyMargin)
-		work, err := s.queue.Claim(ctx, workqueue.ClaimParams{Class: body.Class, Max: body.Max, Worker: body.Worker, Wait: max(wait, 0)})
+		work, err := queue.Claim(ctx, workqueue.ClaimParams{Class: body.Class, Max: body.Max, Worker: body.Worker, Version: body.Version, Wait: max(wait, 0)})
 		if work == nil {
 			work = []workqueue.Assignment{}
 		}
@@ -201,13 +219,13 @@ func (s *Server) handle(ctx context.Context, topic string, c call) (any, error) 
 		if err := decodeStrict(c.payload, &b); err != nil {
 			return nil, err
 		}
-		return s.queue.Heartbeat(ctx, b)
+		return queue.Heartbeat(ctx, b)
 	}
 	var r reportBody
 	if err := decodeStrict(c.payload, &r); err != nil {
 		return nil, err
 	}
-	return struct{}{}, s.queue.Report(ctx, r.Lease, r.Result)
+	return struct{}{}, queue.Report(ctx, r.Lease, r.Result)
 }
 
 // reply publishes the answer to call c: data, or err as {code, message}. A refused lease says

@@ -87,7 +87,7 @@ func setupServer(t *testing.T, fail error) serverBundle {
 	b := NewGoChannel()
 	log := &syncBuffer{}
 	queue := &spyQueue{Queue: h.Runs, fail: fail}
-	s, err := NewServer(b, queue, testToken, slog.New(slog.NewTextHandler(log, nil)))
+	s, err := NewServer(b, SharedToken(queue, testToken), slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestServerRefusesBadCalls(t *testing.T) {
 		code                                      problem.Code
 		message                                   string
 	}{
-		{"wrong token", "claims.cpu", opClaim, "nope", soon(), claim, problem.CodeUnauthorized, "worker token"},
-		{"no token", "claims.cpu", opClaim, "", soon(), claim, problem.CodeUnauthorized, "worker token"},
+		{"wrong token", "claims.cpu", opClaim, "nope", soon(), claim, problem.CodeUnauthorized, "worker credential"},
+		{"no token", "claims.cpu", opClaim, "", soon(), claim, problem.CodeUnauthorized, "worker credential"},
 		{"no deadline", "claims.cpu", opClaim, testToken, "", claim, problem.CodeValidation, "deadline"},
 		{"deadline not a time", "claims.cpu", opClaim, testToken, "tomorrow", claim, problem.CodeValidation, `"tomorrow"`},
 		{"unknown op", "claims.cpu", "steal", testToken, soon(), claim, problem.CodeValidation, `"steal"`},

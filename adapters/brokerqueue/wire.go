@@ -83,7 +83,9 @@ type claimBody struct {
 	Class  job.Class `json:"class"`
 	Max    int       `json:"max"`
 	Worker string    `json:"worker,omitempty"`
-	WaitMs int64     `json:"waitMs,omitempty"`
+	// Version is the worker's build, for `mediajobs workers list`.
+	Version string `json:"version,omitempty"`
+	WaitMs  int64  `json:"waitMs,omitempty"`
 }
 
 // reportBody is the payload of a report.

@@ -71,9 +71,9 @@ type Options struct {
 	// URLTTL is the life of the links minted in a re-signed HLS playlist, before its media's
 	// own duration is added; 0 is the spec's hour.
 	URLTTL time.Duration
-	// WorkerToken authenticates remote runners on /internal/runner; empty turns those
-	// routes off.
-	WorkerToken string
+	// AdminToken authenticates the operator on /internal/admin (MEDIAJOBS_ADMIN_TOKEN); empty
+	// turns those routes off.
+	AdminToken string
 	// OnRequest, when set, hears every request once answered: its method, its route pattern
 	// in OpenAPI form (/jobs/{id}; "unmatched" for no route), status and duration.
 	OnRequest func(method, route string, status int, took time.Duration)
@@ -94,11 +94,13 @@ type Route struct {
 	// Session tells a route that acts on the console's session itself: authenticated like any
 	// Auth route, but meaningful only with the session cookie.
 	Session bool
-	// Worker tells a route of remote runners, authenticated by the worker token.
+	// Worker tells a route of remote runners, authenticated by a worker credential.
 	Worker bool
+	// Admin tells a route of the operator, authenticated by the admin token.
+	Admin bool
 }
 
-// UseCases are the application's use cases the API drives. Without Options.WorkerToken the
+// UseCases are the application's use cases the API drives. Without Workers the
 // /internal/runner routes (Runs') answer 404.
 type UseCases struct {
 	Auth     *service.Auth
@@ -113,6 +115,9 @@ type UseCases struct {
 	Types *jobtype.Registry
 	// Runs is the control plane's side of the work queue: remote runners, and capacity.
 	Runs *service.Runs
+	// Workers authenticates remote runners on /internal/runner (nil: those routes are off) and
+	// serves the operator's fleet view on /internal/admin/workers.
+	Workers *service.Workers
 	// Idempotency answers repeats of POST /jobs, /batches and /uploads that carry an
 	// Idempotency-Key.
 	Idempotency *idempotency.Guard
@@ -138,8 +143,11 @@ func (a *api) routes() []route {
 	s := func(method, path string, h bunrouter.HandlerFunc) route {
 		return route{Route{Method: method, Path: path, Auth: true, Session: true}, h}
 	}
-	w := func(method, path string, h bunrouter.HandlerFunc) route {
-		return route{Route{Method: method, Path: path, Worker: true}, h}
+	w := func(method, path string, h workerHandler) route {
+		return route{Route{Method: method, Path: path, Worker: true}, a.asWorker(h)}
+	}
+	op := func(method, path string, h bunrouter.HandlerFunc) route {
+		return route{Route{Method: method, Path: path, Admin: true}, a.asAdmin(h)}
 	}
 	return []route{
 		r(http.MethodPost, "/jobs", true, a.idempotentJSON("POST /jobs", a.submitJob)),
@@ -183,6 +191,9 @@ func (a *api) routes() []route {
 		w(http.MethodPost, "/internal/runner/report", a.runnerReport),
 		w(http.MethodGet, "/internal/runner/jobs/{job_id}/assets/{asset_id}", a.runnerAsset),
 		w(http.MethodPut, "/internal/runner/jobs/{job_id}/outputs/{name}", a.runnerOutput),
+		op(http.MethodGet, "/internal/admin/workers", a.adminListWorkers),
+		op(http.MethodPost, "/internal/admin/workers", a.adminCreateWorker),
+		op(http.MethodDelete, "/internal/admin/workers/{id}", a.adminRevokeWorker),
 	}
 }
 
@@ -240,7 +251,6 @@ func New(uc UseCases, opts Options) http.Handler {
 	for _, m := range opts.Authenticated {
 		authed = authed.WithMiddleware(adapt(m))
 	}
-	workers := router.NewGroup("", bunrouter.WithMiddleware(a.authenticateWorker))
 	for _, r := range a.routes() {
 		path := bunrouterPath(r.Path)
 		allowed[path] = append(allowed[path], r.Method)
@@ -248,8 +258,6 @@ func New(uc UseCases, opts Options) http.Handler {
 		switch {
 		case r.Auth:
 			g = authed
-		case r.Worker:
-			g = workers
 		}
 		g.Handle(r.Method, path, r.handle)
 	}

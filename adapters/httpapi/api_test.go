@@ -230,6 +230,9 @@ func TestRoutesAreDocumented(t *testing.T) {
 		if r.Worker {
 			want = "workerToken"
 		}
+		if r.Admin {
+			want = "adminToken"
+		}
 		if r.Session {
 			want = "session"
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"crypto/subtle"
 	"errors"
 	"io"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 )
 
 // The /internal/runner routes carry the work queue (workqueue.Queue) to runners in other
-// processes: `mediajobs worker --control http://…`. Every call needs the worker token as its
+// processes: `mediajobs worker --control http://…`. Every call needs a worker credential as its
 // bearer credential; the calls about one job also carry the job's lease, whose token the
 // control plane issued with the job. A refused lease is 409 with code CONFLICT.
 
@@ -31,20 +30,32 @@ const (
 // MaxClaimWait bounds a claim's long poll.
 const MaxClaimWait = 30 * time.Second
 
-// authenticateWorker requires Authorization: Bearer <worker token>. A missing or wrong token is
-// refused and logged with the caller's address.
-func (a *api) authenticateWorker(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+// workerHandler is a route of remote runners, given the work queue as the authenticated
+// worker may use it.
+type workerHandler func(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error
+
+// asWorker requires Authorization: Bearer <worker credential> (a credential from `mediajobs
+// workers create`, or the shared MEDIAJOBS_WORKER_TOKEN) and hands h the work queue bound to
+// that worker's identity. A missing, wrong or revoked credential is refused and logged with the
+// caller's address.
+func (a *api) asWorker(h workerHandler) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
-		if a.opts.WorkerToken == "" {
+		if a.uc.Workers == nil {
 			return notFoundRoute(req.Method, req.URL.Path)
 		}
 		scheme, secret, _ := strings.Cut(req.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(secret)), []byte(a.opts.WorkerToken)) != 1 {
-			a.log.Warn("httpapi: runner call refused: missing or wrong worker token", "remote", req.RemoteAddr, "path", req.URL.Path)
-			return problem.Reject(problem.CodeUnauthorized, "a valid worker token is required: Authorization: Bearer <MEDIAJOBS_WORKER_TOKEN>")
+		if !strings.EqualFold(scheme, "Bearer") {
+			secret = ""
 		}
-		return next(w, req)
+		id, err := a.uc.Workers.Authenticate(req.Context(), secret)
+		if err != nil {
+			if problem.CodeOf(err) == problem.CodeUnauthorized {
+				a.log.Warn("httpapi: runner call refused", "remote", req.RemoteAddr, "path", req.URL.Path, "reason", err.Error())
+				return problem.Reject(problem.CodeUnauthorized, "a valid worker credential is required: Authorization: Bearer <token of `mediajobs workers create`, or MEDIAJOBS_WORKER_TOKEN>")
+			}
+			return err
+		}
+		return h(a.uc.Runs.As(id), w, req)
 	}
 }
 
@@ -61,11 +72,13 @@ type ClaimRequest struct {
 	Class  job.Class `json:"class"`
 	Max    int       `json:"max"`
 	Worker string    `json:"worker"`
+	// Version is the worker's build, shown by `mediajobs workers list`.
+	Version string `json:"version,omitempty"`
 	// WaitMs is how long to wait for work, at most MaxClaimWait.
 	WaitMs int64 `json:"waitMs"`
 }
 
-func (a *api) runnerClaim(w http.ResponseWriter, req bunrouter.Request) error {
+func (a *api) runnerClaim(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
 	var cr ClaimRequest
 	if err := a.readStrict(w, req, &cr); err != nil {
 		return err
@@ -74,7 +87,7 @@ func (a *api) runnerClaim(w http.ResponseWriter, req bunrouter.Request) error {
 		return problem.Reject(problem.CodeValidation, "max %d is not between 1 and 64", cr.Max)
 	}
 	wait := min(time.Duration(max(cr.WaitMs, 0))*time.Millisecond, MaxClaimWait)
-	work, err := a.uc.Runs.Claim(req.Context(), workqueue.ClaimParams{Class: cr.Class, Max: cr.Max, Worker: cr.Worker, Wait: wait})
+	work, err := q.Claim(req.Context(), workqueue.ClaimParams{Class: cr.Class, Max: cr.Max, Worker: cr.Worker, Version: cr.Version, Wait: wait})
 	if err != nil {
 		return err
 	}
@@ -84,12 +97,12 @@ func (a *api) runnerClaim(w http.ResponseWriter, req bunrouter.Request) error {
 	return writeData(w, http.StatusOK, work)
 }
 
-func (a *api) runnerHeartbeat(w http.ResponseWriter, req bunrouter.Request) error {
+func (a *api) runnerHeartbeat(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
 	var b workqueue.Beat
 	if err := a.readStrict(w, req, &b); err != nil {
 		return err
 	}
-	ack, err := a.uc.Runs.Heartbeat(req.Context(), b)
+	ack, err := q.Heartbeat(req.Context(), b)
 	if err != nil {
 		return leaseError(err)
 	}
@@ -102,12 +115,12 @@ type ReportRequest struct {
 	Result workqueue.Result `json:"result"`
 }
 
-func (a *api) runnerReport(w http.ResponseWriter, req bunrouter.Request) error {
+func (a *api) runnerReport(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
 	var rr ReportRequest
 	if err := a.readStrict(w, req, &rr); err != nil {
 		return err
 	}
-	if err := a.uc.Runs.Report(req.Context(), rr.Lease, rr.Result); err != nil {
+	if err := q.Report(req.Context(), rr.Lease, rr.Result); err != nil {
 		return leaseError(err)
 	}
 	return writeData(w, http.StatusOK, struct{}{})
@@ -123,12 +136,12 @@ func leaseOf(req bunrouter.Request) (workqueue.Lease, error) {
 	return workqueue.Lease{JobID: req.Param("job_id"), Attempt: attempt, Token: token}, nil
 }
 
-func (a *api) runnerAsset(w http.ResponseWriter, req bunrouter.Request) error {
+func (a *api) runnerAsset(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
 	l, err := leaseOf(req)
 	if err != nil {
 		return err
 	}
-	r, err := a.uc.Runs.OpenAsset(req.Context(), l, req.Param("asset_id"))
+	r, err := q.OpenAsset(req.Context(), l, req.Param("asset_id"))
 	if err != nil {
 		return leaseError(err)
 	}
@@ -144,12 +157,12 @@ type outputStored struct {
 	Size int64 `json:"size"`
 }
 
-func (a *api) runnerOutput(w http.ResponseWriter, req bunrouter.Request) error {
+func (a *api) runnerOutput(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
 	l, err := leaseOf(req)
 	if err != nil {
 		return err
 	}
-	n, err := a.uc.Runs.PutOutput(req.Context(), l, req.Param("name"), req.Body, 0)
+	n, err := q.PutOutput(req.Context(), l, req.Param("name"), req.Body, 0)
 	if err != nil {
 		return leaseError(err)
 	}

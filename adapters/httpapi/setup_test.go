@@ -91,13 +91,17 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		t.Fatal(err)
 	}
 	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, Signer: signer,
-		Blobs: &dirBlobs{dir: t.TempDir()}, MaxUpload: maxUpload, Start: t0})
+		Blobs: &dirBlobs{dir: t.TempDir()}, MaxUpload: maxUpload, Start: t0, WorkerToken: o.workerToken})
+	workers := h.Workers
+	if o.workerToken == "" {
+		workers = nil
+	}
 	b := &testBundle{url: srv.URL, h: h, jobs: h.Store, clock: h.Clock, ready: &readiness{}}
 	b.acct, b.key = h.Open(t, "acct_a", account.PlanFree, 1000)
 	_, b.otherKey = h.Open(t, "acct_b", account.PlanFree, 1000)
 
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency}, httpapi.Options{
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency}, httpapi.Options{
 		Verifier:      signer,
 		Validate:      validator.Validate,
 		MaxJSONBody:   cmp.Or(o.maxJSONBody, 4<<10),
@@ -107,7 +111,6 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		AuthFailures:  o.authFailures,
 		Logger:        o.logger,
 		Now:           b.clock.Now,
-		WorkerToken:   o.workerToken,
 		SecureCookies: o.secureCookies,
 	})
 	return b

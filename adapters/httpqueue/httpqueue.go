@@ -58,6 +58,9 @@ func (c *Client) CloseIdleConnections() { c.files.CloseIdleConnections() }
 // Claim asks for up to p.Max jobs, long-polling up to p.Wait.
 func (c *Client) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueue.Assignment, error) {
 	body := map[string]any{"class": p.Class, "max": p.Max, "worker": p.Worker, "waitMs": p.Wait.Milliseconds()}
+	if p.Version != "" {
+		body["version"] = p.Version
+	}
 	var out []workqueue.Assignment
 	ctx, cancel := context.WithTimeout(ctx, p.Wait+30*time.Second)
 	defer cancel()

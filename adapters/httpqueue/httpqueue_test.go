@@ -56,15 +56,19 @@ func serve(t *testing.T, workerToken string, log *logBuffer) (*servicetest.Harne
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types})
+	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, WorkerToken: workerToken})
+	workers := h.Workers
+	if workerToken == "" {
+		workers = nil
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if log != nil {
 		logger = slog.New(slog.NewTextHandler(log, nil))
 	}
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency},
 		httpapi.Options{Verifier: noVerifier{}, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
-			WorkerToken: workerToken, Logger: logger})
+			Logger: logger})
 	return h, srv.URL
 }
 
@@ -110,7 +114,7 @@ func TestWorkerTokenIsRequired(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
-	if n := strings.Count(log.String(), "missing or wrong worker token"); n != 4 {
+	if n := strings.Count(log.String(), "runner call refused"); n != 4 {
 		t.Fatalf("%d refusals logged, want 4:\n%s", n, log.String())
 	}
 	// Nothing was claimed.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type Config struct {
 	WorkRoot string
 	// Worker names this runner in the control plane's logs; default the host name and pid.
 	Worker string
+	// Version is this runner's build, as `mediajobs workers list` shows it; default the main
+	// module's version from the build information.
+	Version string
 	// ClaimWait is how long a claim waits at the control plane for work (a long poll), for
 	// runners in other processes; zero claims without waiting and polls every Poll.
 	ClaimWait time.Duration
@@ -114,6 +118,11 @@ func New(cfg Config, queue workqueue.Queue, executors map[string]Executor) (*Age
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Version == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			cfg.Version = bi.Main.Version
+		}
 	}
 	if cfg.Worker == "" {
 		host, _ := os.Hostname()
@@ -194,7 +203,7 @@ func (a *Agent) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		free := a.cfg.Slots - a.Running()
 		if free > 0 {
-			work, err := a.queue.Claim(ctx, workqueue.ClaimParams{Class: a.cfg.Class, Max: free, Worker: a.cfg.Worker, Wait: a.cfg.ClaimWait})
+			work, err := a.queue.Claim(ctx, workqueue.ClaimParams{Class: a.cfg.Class, Max: free, Worker: a.cfg.Worker, Version: a.cfg.Version, Wait: a.cfg.ClaimWait})
 			switch {
 			case err != nil && ctx.Err() == nil:
 				if ok, muted := backoff.Log(); ok {

@@ -498,6 +498,60 @@ func (e WebhookEvent) Valid() bool {
 	}
 }
 
+// Defines values for WorkerCredentialClass.
+const (
+	WorkerCredentialClassCPU WorkerCredentialClass = "cpu"
+	WorkerCredentialClassGpu WorkerCredentialClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the WorkerCredentialClass enum.
+func (e WorkerCredentialClass) Valid() bool {
+	switch e {
+	case WorkerCredentialClassCPU:
+		return true
+	case WorkerCredentialClassGpu:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AdminCreateWorkerJSONBodyClass.
+const (
+	AdminCreateWorkerJSONBodyClassCPU AdminCreateWorkerJSONBodyClass = "cpu"
+	AdminCreateWorkerJSONBodyClassGpu AdminCreateWorkerJSONBodyClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the AdminCreateWorkerJSONBodyClass enum.
+func (e AdminCreateWorkerJSONBodyClass) Valid() bool {
+	switch e {
+	case AdminCreateWorkerJSONBodyClassCPU:
+		return true
+	case AdminCreateWorkerJSONBodyClassGpu:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AdminCreateWorker201JSONResponseBodyDataClass.
+const (
+	AdminCreateWorker201JSONResponseBodyDataClassCPU AdminCreateWorker201JSONResponseBodyDataClass = "cpu"
+	AdminCreateWorker201JSONResponseBodyDataClassGpu AdminCreateWorker201JSONResponseBodyDataClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the AdminCreateWorker201JSONResponseBodyDataClass enum.
+func (e AdminCreateWorker201JSONResponseBodyDataClass) Valid() bool {
+	switch e {
+	case AdminCreateWorker201JSONResponseBodyDataClassCPU:
+		return true
+	case AdminCreateWorker201JSONResponseBodyDataClassGpu:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunnerClaimJSONBodyClass.
 const (
 	RunnerClaimJSONBodyClassCPU RunnerClaimJSONBodyClass = "cpu"
@@ -1299,6 +1353,30 @@ type WebhookEndpointEnvelope struct {
 // WebhookEvent defines model for WebhookEvent.
 type WebhookEvent string
 
+// WorkerCredential defines model for WorkerCredential.
+type WorkerCredential struct {
+	// Class The one class its workers may claim; omitted: any.
+	Class     *WorkerCredentialClass `json:"class,omitempty"`
+	CreatedAt time.Time              `json:"createdAt"`
+
+	// ID `wkr_…`; `wkr_env` is the shared MEDIAJOBS_WORKER_TOKEN.
+	ID string `json:"id"`
+
+	// LastSeen The latest claim made with it.
+	LastSeen  *time.Time `json:"lastSeen,omitempty"`
+	Name      string     `json:"name"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+
+	// RunningJobs Dispatched and running jobs it holds now.
+	RunningJobs int64 `json:"runningJobs"`
+
+	// Version The version of the worker that made that claim.
+	Version *string `json:"version,omitempty"`
+}
+
+// WorkerCredentialClass The one class its workers may claim; omitted: any.
+type WorkerCredentialClass string
+
 // BatchID defines model for BatchID.
 type BatchID = string
 
@@ -1416,11 +1494,27 @@ type ValidateFFmpegJSONBody struct {
 	Inputs *FFmpegInputs `json:"inputs,omitempty"`
 }
 
+// AdminCreateWorkerJSONBody defines parameters for AdminCreateWorker.
+type AdminCreateWorkerJSONBody struct {
+	// Class The one class its workers may claim; omitted: any.
+	Class *AdminCreateWorkerJSONBodyClass `json:"class,omitempty"`
+	Name  string                          `json:"name"`
+}
+
+// AdminCreateWorkerJSONBodyClass defines parameters for AdminCreateWorker.
+type AdminCreateWorkerJSONBodyClass string
+
+// AdminCreateWorker201JSONResponseBodyDataClass defines parameters for AdminCreateWorker.
+type AdminCreateWorker201JSONResponseBodyDataClass string
+
 // RunnerClaimJSONBody defines parameters for RunnerClaim.
 type RunnerClaimJSONBody struct {
-	Class  RunnerClaimJSONBodyClass `json:"class"`
-	Max    int64                    `json:"max"`
-	WaitMs *int64                   `json:"waitMs,omitempty"`
+	Class RunnerClaimJSONBodyClass `json:"class"`
+	Max   int64                    `json:"max"`
+
+	// Version The runner's build, shown by `mediajobs workers list`.
+	Version *string `json:"version,omitempty"`
+	WaitMs  *int64  `json:"waitMs,omitempty"`
 
 	// Worker The runner's name, for the operator's logs.
 	Worker *string `json:"worker,omitempty"`
@@ -1538,6 +1632,9 @@ type SubmitBatchJSONRequestBody = BatchRequest
 
 // ValidateFFmpegJSONRequestBody defines body for ValidateFFmpeg for application/json ContentType.
 type ValidateFFmpegJSONRequestBody ValidateFFmpegJSONBody
+
+// AdminCreateWorkerJSONRequestBody defines body for AdminCreateWorker for application/json ContentType.
+type AdminCreateWorkerJSONRequestBody AdminCreateWorkerJSONBody
 
 // RunnerClaimJSONRequestBody defines body for RunnerClaim for application/json ContentType.
 type RunnerClaimJSONRequestBody RunnerClaimJSONBody
@@ -2238,6 +2335,43 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminListWorkers List the worker credentials (the fleet)
+	//
+	// Every worker credential, revoked ones too, by name: its class, when a worker last
+	// claimed with it, that worker's version, and the jobs it holds now. The shared
+	// `MEDIAJOBS_WORKER_TOKEN`, when set, is listed first as `wkr_env`. Off (404) unless the
+	// server has an admin token (`MEDIAJOBS_ADMIN_TOKEN`).
+	//
+	// Corresponds with GET /internal/admin/workers (the `AdminListWorkers` operationId).
+	AdminListWorkers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateWorkerWithBody Issue a worker credential
+	//
+	// The answer holds the credential's `token`, shown this once; only its hash is kept.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+	AdminCreateWorkerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateWorker Issue a worker credential
+	//
+	// The answer holds the credential's `token`, shown this once; only its hash is kept.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+	AdminCreateWorker(ctx context.Context, body AdminCreateWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRevokeWorker Revoke a worker credential
+	//
+	// Its later calls are refused (401), and the jobs it holds end at once: a job whose FFmpeg
+	// step had not begun goes back to the queue, any other fails `RUNNER_LOST`, free. The
+	// shared `MEDIAJOBS_WORKER_TOKEN` is revoked by unsetting it (400 here).
+	//
+	// Corresponds with DELETE /internal/admin/workers/{id} (the `AdminRevokeWorker` operationId).
+	AdminRevokeWorker(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RunnerClaimWithBody Claim waiting jobs of a compute class
 	//
 	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
@@ -2282,12 +2416,17 @@ type ClientInterface interface {
 
 	// RunnerAsset Read an uploaded input of the job
 	//
+	// Only an uploaded asset the job names as an input; any other is 404.
+	//
 	// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
 	RunnerAsset(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RunnerOutputWithBody Store one output file of the job
 	//
-	// The body is the file, streamed; it is capped at the plan's bytes per job.
+	// The body is the file, streamed. The job's outputs are capped as a whole: a new name past
+	// the plan's `jobFiles`, or bytes past what `jobBytes` leaves after the files already stored
+	// under this lease, is refused with 413 `PAYLOAD_TOO_LARGE` and nothing is kept. A name the
+	// validator would not let a command write is refused with 409 `CONFLICT`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2300,6 +2439,14 @@ type ClientInterface interface {
 	// control plane decides the job's error code and charge from it. Sending the same result
 	// again is harmless: a runner re-sends a result it did not see acknowledged.
 	//
+	// The control plane checks what a runner reports rather than believing it. The compute
+	// billed is at most what it observed (from the `executing` heartbeat to this report, within
+	// the job's timeout). A successful result must name exactly the files stored under this
+	// lease through the outputs route, each a name the validator lets a command write;
+	// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+	// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+	// as it was.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
@@ -2310,6 +2457,14 @@ type ClientInterface interface {
 	// The files the job stored through the outputs route, or its data; or a failure. The
 	// control plane decides the job's error code and charge from it. Sending the same result
 	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// The control plane checks what a runner reports rather than believing it. The compute
+	// billed is at most what it observed (from the `executing` heartbeat to this report, within
+	// the job's timeout). A successful result must name exactly the files stored under this
+	// lease through the outputs route, each a name the validator lets a command write;
+	// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+	// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+	// as it was.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2921,6 +3076,83 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// AdminListWorkers List the worker credentials (the fleet)
+//
+// Every worker credential, revoked ones too, by name: its class, when a worker last
+// claimed with it, that worker's version, and the jobs it holds now. The shared
+// `MEDIAJOBS_WORKER_TOKEN`, when set, is listed first as `wkr_env`. Off (404) unless the
+// server has an admin token (`MEDIAJOBS_ADMIN_TOKEN`).
+//
+// Corresponds with GET /internal/admin/workers (the `AdminListWorkers` operationId).
+func (c *Client) AdminListWorkers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListWorkersRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateWorkerWithBody Issue a worker credential
+//
+// The answer holds the credential's `token`, shown this once; only its hash is kept.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+func (c *Client) AdminCreateWorkerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateWorkerRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateWorker Issue a worker credential
+//
+// The answer holds the credential's `token`, shown this once; only its hash is kept.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+func (c *Client) AdminCreateWorker(ctx context.Context, body AdminCreateWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateWorkerRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRevokeWorker Revoke a worker credential
+//
+// Its later calls are refused (401), and the jobs it holds end at once: a job whose FFmpeg
+// step had not begun goes back to the queue, any other fails `RUNNER_LOST`, free. The
+// shared `MEDIAJOBS_WORKER_TOKEN` is revoked by unsetting it (400 here).
+//
+// Corresponds with DELETE /internal/admin/workers/{id} (the `AdminRevokeWorker` operationId).
+func (c *Client) AdminRevokeWorker(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRevokeWorkerRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RunnerClaimWithBody Claim waiting jobs of a compute class
 //
 // Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
@@ -3005,6 +3237,8 @@ func (c *Client) RunnerHeartbeat(ctx context.Context, body RunnerHeartbeatJSONRe
 
 // RunnerAsset Read an uploaded input of the job
 //
+// Only an uploaded asset the job names as an input; any other is 404.
+//
 // Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
 func (c *Client) RunnerAsset(ctx context.Context, jobID RunnerJobID, assetID string, params *RunnerAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRunnerAssetRequest(c.Server, jobID, assetID, params)
@@ -3020,7 +3254,10 @@ func (c *Client) RunnerAsset(ctx context.Context, jobID RunnerJobID, assetID str
 
 // RunnerOutputWithBody Store one output file of the job
 //
-// The body is the file, streamed; it is capped at the plan's bytes per job.
+// The body is the file, streamed. The job's outputs are capped as a whole: a new name past
+// the plan's `jobFiles`, or bytes past what `jobBytes` leaves after the files already stored
+// under this lease, is refused with 413 `PAYLOAD_TOO_LARGE` and nothing is kept. A name the
+// validator would not let a command write is refused with 409 `CONFLICT`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3043,6 +3280,14 @@ func (c *Client) RunnerOutputWithBody(ctx context.Context, jobID RunnerJobID, na
 // control plane decides the job's error code and charge from it. Sending the same result
 // again is harmless: a runner re-sends a result it did not see acknowledged.
 //
+// The control plane checks what a runner reports rather than believing it. The compute
+// billed is at most what it observed (from the `executing` heartbeat to this report, within
+// the job's timeout). A successful result must name exactly the files stored under this
+// lease through the outputs route, each a name the validator lets a command write;
+// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+// as it was.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
@@ -3063,6 +3308,14 @@ func (c *Client) RunnerReportWithBody(ctx context.Context, contentType string, b
 // The files the job stored through the outputs route, or its data; or a failure. The
 // control plane decides the job's error code and charge from it. Sending the same result
 // again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// The control plane checks what a runner reports rather than believing it. The compute
+// billed is at most what it observed (from the `executing` heartbeat to this report, within
+// the job's timeout). A successful result must name exactly the files stored under this
+// lease through the outputs route, each a name the validator lets a command write;
+// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+// as it was.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4206,6 +4459,107 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminListWorkersRequest constructs an http.Request for the AdminListWorkers method
+func NewAdminListWorkersRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/admin/workers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminCreateWorkerRequest calls the generic AdminCreateWorker builder with application/json body
+func NewAdminCreateWorkerRequest(server string, body AdminCreateWorkerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminCreateWorkerRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAdminCreateWorkerRequestWithBody constructs an http.Request for the AdminCreateWorker method, with any body, and a specified content type
+func NewAdminCreateWorkerRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/admin/workers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminRevokeWorkerRequest constructs an http.Request for the AdminRevokeWorker method
+func NewAdminRevokeWorkerRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/internal/admin/workers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5651,6 +6005,47 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
+	// AdminListWorkersWithResponse List the worker credentials (the fleet)
+	//
+	// Every worker credential, revoked ones too, by name: its class, when a worker last
+	// claimed with it, that worker's version, and the jobs it holds now. The shared
+	// `MEDIAJOBS_WORKER_TOKEN`, when set, is listed first as `wkr_env`. Off (404) unless the
+	// server has an admin token (`MEDIAJOBS_ADMIN_TOKEN`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /internal/admin/workers (the `AdminListWorkers` operationId).
+	AdminListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminListWorkersResponse, error)
+
+	// AdminCreateWorkerWithBodyWithResponse Issue a worker credential
+	//
+	// The answer holds the credential's `token`, shown this once; only its hash is kept.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+	AdminCreateWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateWorkerResponse, error)
+
+	// AdminCreateWorkerWithResponse Issue a worker credential
+	//
+	// The answer holds the credential's `token`, shown this once; only its hash is kept.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+	AdminCreateWorkerWithResponse(ctx context.Context, body AdminCreateWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateWorkerResponse, error)
+
+	// AdminRevokeWorkerWithResponse Revoke a worker credential
+	//
+	// Its later calls are refused (401), and the jobs it holds end at once: a job whose FFmpeg
+	// step had not begun goes back to the queue, any other fails `RUNNER_LOST`, free. The
+	// shared `MEDIAJOBS_WORKER_TOKEN` is revoked by unsetting it (400 here).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /internal/admin/workers/{id} (the `AdminRevokeWorker` operationId).
+	AdminRevokeWorkerWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*AdminRevokeWorkerResponse, error)
+
 	// RunnerClaimWithBodyWithResponse Claim waiting jobs of a compute class
 	//
 	// Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
@@ -5695,6 +6090,8 @@ type ClientWithResponsesInterface interface {
 
 	// RunnerAssetWithResponse Read an uploaded input of the job
 	//
+	// Only an uploaded asset the job names as an input; any other is 404.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
@@ -5702,7 +6099,10 @@ type ClientWithResponsesInterface interface {
 
 	// RunnerOutputWithBodyWithResponse Store one output file of the job
 	//
-	// The body is the file, streamed; it is capped at the plan's bytes per job.
+	// The body is the file, streamed. The job's outputs are capped as a whole: a new name past
+	// the plan's `jobFiles`, or bytes past what `jobBytes` leaves after the files already stored
+	// under this lease, is refused with 413 `PAYLOAD_TOO_LARGE` and nothing is kept. A name the
+	// validator would not let a command write is refused with 409 `CONFLICT`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5715,6 +6115,14 @@ type ClientWithResponsesInterface interface {
 	// control plane decides the job's error code and charge from it. Sending the same result
 	// again is harmless: a runner re-sends a result it did not see acknowledged.
 	//
+	// The control plane checks what a runner reports rather than believing it. The compute
+	// billed is at most what it observed (from the `executing` heartbeat to this report, within
+	// the job's timeout). A successful result must name exactly the files stored under this
+	// lease through the outputs route, each a name the validator lets a command write;
+	// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+	// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+	// as it was.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
@@ -5725,6 +6133,14 @@ type ClientWithResponsesInterface interface {
 	// The files the job stored through the outputs route, or its data; or a failure. The
 	// control plane decides the job's error code and charge from it. Sending the same result
 	// again is harmless: a runner re-sends a result it did not see acknowledged.
+	//
+	// The control plane checks what a runner reports rather than believing it. The compute
+	// billed is at most what it observed (from the `executing` heartbeat to this report, within
+	// the job's timeout). A successful result must name exactly the files stored under this
+	// lease through the outputs route, each a name the validator lets a command write;
+	// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+	// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+	// as it was.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7509,6 +7925,291 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
+// AdminListWorkersResponse401Headers the declared response headers of an HTTP 401 response for AdminListWorkers
+type AdminListWorkersResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type AdminListWorkersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []WorkerCredential `json:"data"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdminListWorkersResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListWorkersResponse) GetJSON200() *struct {
+	Data []WorkerCredential `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListWorkersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListWorkersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListWorkersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListWorkersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListWorkersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListWorkersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListWorkersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdminCreateWorkerResponse401Headers the declared response headers of an HTTP 401 response for AdminCreateWorker
+type AdminCreateWorkerResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type AdminCreateWorkerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data struct {
+			// Class The one class its workers may claim; omitted: any.
+			Class     *AdminCreateWorker201JSONResponseBodyDataClass `json:"class,omitempty"`
+			CreatedAt time.Time                                      `json:"createdAt"`
+
+			// ID `wkr_…`; `wkr_env` is the shared MEDIAJOBS_WORKER_TOKEN.
+			ID string `json:"id"`
+
+			// LastSeen The latest claim made with it.
+			LastSeen  *time.Time `json:"lastSeen,omitempty"`
+			Name      string     `json:"name"`
+			RevokedAt *time.Time `json:"revokedAt,omitempty"`
+
+			// RunningJobs Dispatched and running jobs it holds now.
+			RunningJobs int64  `json:"runningJobs"`
+			Token       string `json:"token"`
+
+			// Version The version of the worker that made that claim.
+			Version *string `json:"version,omitempty"`
+		} `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdminCreateWorkerResponse401Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON201() *struct {
+	Data struct {
+		// Class The one class its workers may claim; omitted: any.
+		Class     *AdminCreateWorker201JSONResponseBodyDataClass `json:"class,omitempty"`
+		CreatedAt time.Time                                      `json:"createdAt"`
+
+		// ID `wkr_…`; `wkr_env` is the shared MEDIAJOBS_WORKER_TOKEN.
+		ID string `json:"id"`
+
+		// LastSeen The latest claim made with it.
+		LastSeen  *time.Time `json:"lastSeen,omitempty"`
+		Name      string     `json:"name"`
+		RevokedAt *time.Time `json:"revokedAt,omitempty"`
+
+		// RunningJobs Dispatched and running jobs it holds now.
+		RunningJobs int64  `json:"runningJobs"`
+		Token       string `json:"token"`
+
+		// Version The version of the worker that made that claim.
+		Version *string `json:"version,omitempty"`
+	} `json:"data"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminCreateWorkerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminCreateWorkerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminCreateWorkerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminCreateWorkerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminCreateWorkerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AdminRevokeWorkerResponse401Headers the declared response headers of an HTTP 401 response for AdminRevokeWorker
+type AdminRevokeWorkerResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+type AdminRevokeWorkerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data WorkerCredential `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdminRevokeWorkerResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminRevokeWorkerResponse) GetJSON200() *struct {
+	Data WorkerCredential `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRevokeWorkerResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRevokeWorkerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRevokeWorkerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRevokeWorkerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRevokeWorkerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRevokeWorkerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRevokeWorkerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRevokeWorkerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RunnerClaimResponse401Headers the declared response headers of an HTTP 401 response for RunnerClaim
 type RunnerClaimResponse401Headers struct {
 	WWWAuthenticate string
@@ -7525,6 +8226,8 @@ type RunnerClaimResponse struct {
 	JSON400 *ValidationError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -7550,6 +8253,11 @@ func (r RunnerClaimResponse) GetJSON400() *ValidationError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RunnerClaimResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RunnerClaimResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -7890,6 +8598,8 @@ type RunnerReportResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7923,6 +8633,11 @@ func (r RunnerReportResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r RunnerReportResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RunnerReportResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -10405,6 +11120,71 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
+// AdminListWorkersWithResponse List the worker credentials (the fleet)
+//
+// Every worker credential, revoked ones too, by name: its class, when a worker last
+// claimed with it, that worker's version, and the jobs it holds now. The shared
+// `MEDIAJOBS_WORKER_TOKEN`, when set, is listed first as `wkr_env`. Off (404) unless the
+// server has an admin token (`MEDIAJOBS_ADMIN_TOKEN`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /internal/admin/workers (the `AdminListWorkers` operationId).
+func (c *ClientWithResponses) AdminListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminListWorkersResponse, error) {
+	rsp, err := c.AdminListWorkers(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListWorkersResponse(rsp)
+}
+
+// AdminCreateWorkerWithBodyWithResponse Issue a worker credential
+//
+// The answer holds the credential's `token`, shown this once; only its hash is kept.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+func (c *ClientWithResponses) AdminCreateWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateWorkerResponse, error) {
+	rsp, err := c.AdminCreateWorkerWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateWorkerResponse(rsp)
+}
+
+// AdminCreateWorkerWithResponse Issue a worker credential
+//
+// The answer holds the credential's `token`, shown this once; only its hash is kept.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /internal/admin/workers (the `AdminCreateWorker` operationId).
+func (c *ClientWithResponses) AdminCreateWorkerWithResponse(ctx context.Context, body AdminCreateWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateWorkerResponse, error) {
+	rsp, err := c.AdminCreateWorker(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateWorkerResponse(rsp)
+}
+
+// AdminRevokeWorkerWithResponse Revoke a worker credential
+//
+// Its later calls are refused (401), and the jobs it holds end at once: a job whose FFmpeg
+// step had not begun goes back to the queue, any other fails `RUNNER_LOST`, free. The
+// shared `MEDIAJOBS_WORKER_TOKEN` is revoked by unsetting it (400 here).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /internal/admin/workers/{id} (the `AdminRevokeWorker` operationId).
+func (c *ClientWithResponses) AdminRevokeWorkerWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*AdminRevokeWorkerResponse, error) {
+	rsp, err := c.AdminRevokeWorker(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRevokeWorkerResponse(rsp)
+}
+
 // RunnerClaimWithBodyWithResponse Claim waiting jobs of a compute class
 //
 // Takes up to `max` waiting jobs of `class`, oldest first, each under a new lease, waiting
@@ -10473,6 +11253,8 @@ func (c *ClientWithResponses) RunnerHeartbeatWithResponse(ctx context.Context, b
 
 // RunnerAssetWithResponse Read an uploaded input of the job
 //
+// Only an uploaded asset the job names as an input; any other is 404.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /internal/runner/jobs/{job_id}/assets/{asset_id} (the `RunnerAsset` operationId).
@@ -10486,7 +11268,10 @@ func (c *ClientWithResponses) RunnerAssetWithResponse(ctx context.Context, jobID
 
 // RunnerOutputWithBodyWithResponse Store one output file of the job
 //
-// The body is the file, streamed; it is capped at the plan's bytes per job.
+// The body is the file, streamed. The job's outputs are capped as a whole: a new name past
+// the plan's `jobFiles`, or bytes past what `jobBytes` leaves after the files already stored
+// under this lease, is refused with 413 `PAYLOAD_TOO_LARGE` and nothing is kept. A name the
+// validator would not let a command write is refused with 409 `CONFLICT`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10505,6 +11290,14 @@ func (c *ClientWithResponses) RunnerOutputWithBodyWithResponse(ctx context.Conte
 // control plane decides the job's error code and charge from it. Sending the same result
 // again is harmless: a runner re-sends a result it did not see acknowledged.
 //
+// The control plane checks what a runner reports rather than believing it. The compute
+// billed is at most what it observed (from the `executing` heartbeat to this report, within
+// the job's timeout). A successful result must name exactly the files stored under this
+// lease through the outputs route, each a name the validator lets a command write;
+// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+// as it was.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /internal/runner/report (the `RunnerReport` operationId).
@@ -10521,6 +11314,14 @@ func (c *ClientWithResponses) RunnerReportWithBodyWithResponse(ctx context.Conte
 // The files the job stored through the outputs route, or its data; or a failure. The
 // control plane decides the job's error code and charge from it. Sending the same result
 // again is harmless: a runner re-sends a result it did not see acknowledged.
+//
+// The control plane checks what a runner reports rather than believing it. The compute
+// billed is at most what it observed (from the `executing` heartbeat to this report, within
+// the job's timeout). A successful result must name exactly the files stored under this
+// lease through the outputs route, each a name the validator lets a command write;
+// otherwise the report is refused with 409 `CONFLICT`. Past the plan's `jobFiles` or
+// `jobBytes` it is refused with 413 `PAYLOAD_TOO_LARGE`. A refused report leaves the job
+// as it was.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12428,6 +13229,239 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 	return response, nil
 }
 
+// ParseAdminListWorkersResponse parses an HTTP response from a AdminListWorkersWithResponse call
+func ParseAdminListWorkersResponse(rsp *http.Response) (*AdminListWorkersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListWorkersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []WorkerCredential `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AdminListWorkersResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdminCreateWorkerResponse parses an HTTP response from a AdminCreateWorkerWithResponse call
+func ParseAdminCreateWorkerResponse(rsp *http.Response) (*AdminCreateWorkerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminCreateWorkerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data struct {
+				// Class The one class its workers may claim; omitted: any.
+				Class     *AdminCreateWorker201JSONResponseBodyDataClass `json:"class,omitempty"`
+				CreatedAt time.Time                                      `json:"createdAt"`
+
+				// ID `wkr_…`; `wkr_env` is the shared MEDIAJOBS_WORKER_TOKEN.
+				ID string `json:"id"`
+
+				// LastSeen The latest claim made with it.
+				LastSeen  *time.Time `json:"lastSeen,omitempty"`
+				Name      string     `json:"name"`
+				RevokedAt *time.Time `json:"revokedAt,omitempty"`
+
+				// RunningJobs Dispatched and running jobs it holds now.
+				RunningJobs int64  `json:"runningJobs"`
+				Token       string `json:"token"`
+
+				// Version The version of the worker that made that claim.
+				Version *string `json:"version,omitempty"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AdminCreateWorkerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdminRevokeWorkerResponse parses an HTTP response from a AdminRevokeWorkerWithResponse call
+func ParseAdminRevokeWorkerResponse(rsp *http.Response) (*AdminRevokeWorkerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRevokeWorkerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data WorkerCredential `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AdminRevokeWorkerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRunnerClaimResponse parses an HTTP response from a RunnerClaimWithResponse call
 func ParseRunnerClaimResponse(rsp *http.Response) (*RunnerClaimResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12464,6 +13498,13 @@ func ParseRunnerClaimResponse(rsp *http.Response) (*RunnerClaimResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -12792,6 +13833,13 @@ func ParseRunnerReportResponse(rsp *http.Response) (*RunnerReportResponse, error
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

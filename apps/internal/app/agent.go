@@ -78,7 +78,7 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 		}
 		gpu = g
 	}
-	bw, err := sandbox.New(sandbox.Config{GPU: gpu})
+	bw, err := sandbox.New(sandbox.Config{GPU: gpu, Log: cfg.Log})
 	if err != nil {
 		return nil, nil, err
 	}

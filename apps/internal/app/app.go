@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,9 +92,17 @@ type Config struct {
 	// BusURL carries hints and reports between replicas over NATS JetStream (nats://host:port);
 	// empty: in process.
 	BusURL string
-	// WorkerToken authenticates `mediajobs worker` processes on /internal/runner and on the
-	// broker; empty: no remote workers are accepted.
+	// WorkerToken is a shared secret `mediajobs worker` processes may present on
+	// /internal/runner and on the broker, besides the credentials of `mediajobs workers
+	// create`; empty: none.
 	WorkerToken string
+	// TrustedProxies are the CIDRs of proxies in front of the API (a load balancer) whose
+	// X-Forwarded-For names the client, for the limit on failed authentications per address;
+	// empty: the peer's address is the client's.
+	TrustedProxies string
+	// AdminToken opens the operator's /internal/admin routes (the fleet's worker credentials);
+	// empty: those routes are off.
+	AdminToken string
 	// RunnerBroker carries the work queue to `mediajobs worker --control nats://…|postgres://…`
 	// processes (nats://host:port or postgres://…); empty: the bus URL when it is NATS, else
 	// workers reach this replica over HTTP only.
@@ -131,7 +140,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedisURL, "redis-url", env("MEDIAJOBS_REDIS_URL", ""), "redis://host:port/db to share rate limits between API replicas; empty: in memory (MEDIAJOBS_REDIS_URL)")
 	fs.StringVar(&c.BusURL, "bus-url", env("MEDIAJOBS_BUS_URL", ""), "nats://host:port: replicas share cancels and dispatch hints over NATS JetStream; empty: in process (MEDIAJOBS_BUS_URL)")
 	fs.StringVar(&c.RunnerBroker, "runner-broker", env("MEDIAJOBS_RUNNER_BROKER", ""), "nats://host:port or postgres://…: serve the work queue to workers over this broker (with --worker-token); empty: --bus-url when it is nats:// (MEDIAJOBS_RUNNER_BROKER)")
-	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "shared secret of `mediajobs worker` processes; empty: no remote workers (MEDIAJOBS_WORKER_TOKEN)")
+	fs.StringVar(&c.WorkerToken, "worker-token", env("MEDIAJOBS_WORKER_TOKEN", ""), "a shared secret `mediajobs worker` processes may use besides the credentials of `mediajobs workers create`; empty: none (MEDIAJOBS_WORKER_TOKEN)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env("MEDIAJOBS_TRUSTED_PROXIES", ""), "comma-separated CIDRs of proxies in front of the API whose X-Forwarded-For names the client; empty: none (MEDIAJOBS_TRUSTED_PROXIES)")
+	fs.StringVar(&c.AdminToken, "admin-token", env("MEDIAJOBS_ADMIN_TOKEN", ""), "bearer token of the operator's /internal/admin routes (worker credentials); empty: those routes are off (MEDIAJOBS_ADMIN_TOKEN)")
 	fs.DurationVar(&c.Lease, "lease", envDuration("MEDIAJOBS_LEASE", 30*time.Second), "how long a runner holds a job without a heartbeat before it counts as lost (MEDIAJOBS_LEASE)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve Go's profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; empty: off (MEDIAJOBS_PPROF_ADDR)")
 	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
@@ -304,8 +315,12 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allow-private-networks: %w", err)
 	}
-	if cfg.RunnerBroker != "" && (cfg.WorkerToken == "" || !isBrokerURL(cfg.RunnerBroker)) {
-		return nil, fmt.Errorf("runner-broker %s: needs --worker-token, and a nats:// or postgres:// URL", redactURL(cfg.RunnerBroker))
+	if cfg.RunnerBroker != "" && !isBrokerURL(cfg.RunnerBroker) {
+		return nil, fmt.Errorf("runner-broker %s: needs a nats:// or postgres:// URL", redactURL(cfg.RunnerBroker))
+	}
+	proxies, err := safehttp.ParseAllowList(cfg.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("trusted-proxies: %w", err)
 	}
 	// One policy for every fetch of a URL a user gave: inputs, MCP uploads, webhook receivers.
 	fetch := safehttp.Config{AllowPrivate: allow}
@@ -337,10 +352,11 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	a.UC = uc
 	api := httpapi.New(uc.UseCases, httpapi.Options{
-		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL,
-		Ready: newReadiness(store, blobs, b, cfg.Log).check, Logger: cfg.Log, WorkerToken: cfg.WorkerToken,
+		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL, AllowPrivateNetworks: allow,
+		Ready: newReadiness(store, blobs, b, cfg.Log).check, Logger: cfg.Log, AdminToken: cfg.AdminToken,
 		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
+		AuthFailures:  authFailures(cfg, limiter, proxies),
 		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
@@ -365,7 +381,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
 	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
 		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
-		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch)})))
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow})))
 	a.Handler = mux
 
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
@@ -404,15 +420,20 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}
 	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
 		Pricing: pricing, Clock: clk, Tokens: tokens, Registry: store, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
-		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs})
+		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs, Credentials: store})
+	if err != nil {
+		return UseCases{}, err
+	}
+	workers, err := service.NewWorkers(service.WorkersPorts{Credentials: store, Jobs: store, Runs: runs, Clock: clk,
+		EnvToken: cfg.WorkerToken, Log: a.Log})
 	if err != nil {
 		return UseCases{}, err
 	}
 	viewer := service.Viewer{Signer: signer, Clock: clk, URLTTL: cfg.URLTTL}
 	gate := service.GatePorts{Pricing: pricing, Ledger: store, Types: types, Assets: store, AssetURLPrefix: cfg.BaseURL + "/assets/",
-		Observer: obs}
+		AllowPrivateNetworks: a.fetch.AllowPrivate, Observer: obs}
 	waker := &dispatchHints{runs: runs, bus: a.Bus, log: a.Log}
-	uc := UseCases{UseCases: httpapi.UseCases{Runs: runs, Types: types}, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
+	uc := UseCases{UseCases: httpapi.UseCases{Runs: runs, Workers: workers, Types: types}, RateLimit: ratelimit.NewGate(limiter, func(acc account.Account) int {
 		return pricing.Limits(acc.Plan).RequestsPerMinute
 	}, a.Log)}
 	var errs []error
@@ -648,7 +669,14 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		if err != nil {
 			return fmt.Errorf("runner broker %s: %w", redactURL(broker), err)
 		}
-		qs, err := brokerqueue.NewServer(b, a.UC.Runs, a.Config.WorkerToken, a.Log)
+		auth := func(ctx context.Context, secret string) (workqueue.Queue, error) {
+			id, err := a.UC.Workers.Authenticate(ctx, secret)
+			if err != nil {
+				return nil, err
+			}
+			return a.UC.Runs.As(id), nil
+		}
+		qs, err := brokerqueue.NewServer(b, auth, a.Log)
 		if err != nil {
 			return err
 		}
@@ -691,14 +719,12 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // runnerBroker is the broker that carries the work queue to remote workers, or "" when none
-// does: workers need the worker token, and the broker is --runner-broker or a NATS bus.
+// does: --runner-broker, or else a NATS bus when a shared worker token is set.
 func (a *App) runnerBroker() string {
 	switch {
-	case a.Config.WorkerToken == "":
-		return ""
 	case a.Config.RunnerBroker != "":
 		return a.Config.RunnerBroker
-	case strings.HasPrefix(a.Config.BusURL, "nats://"):
+	case a.Config.WorkerToken != "" && strings.HasPrefix(a.Config.BusURL, "nats://"):
 		return a.Config.BusURL
 	}
 	return ""
@@ -802,4 +828,14 @@ func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) error {
 		agent.Run(ctx)
 	}()
 	return nil
+}
+
+// authFailures is the limit on failed authentications per client address: shared between
+// replicas through Redis when the rate limits are, else in this process's memory (bounded).
+func authFailures(cfg Config, limiter ratelimit.Limiter, proxies []netip.Prefix) httpapi.AuthFailures {
+	f := httpapi.AuthFailures{TrustedProxies: proxies}
+	if cfg.RedisURL != "" {
+		f.Limiter = limiter
+	}
+	return f
 }

@@ -528,6 +528,23 @@ export type WebhookEndpointEnvelope = {
 
 export type WebhookEvent = 'job.completed' | 'job.failed' | 'job.running' | 'job.cancelled' | 'batch.completed';
 
+export type WorkerCredential = {
+  /** The one class its workers may claim; omitted: any. */
+  class?: 'cpu' | 'gpu';
+  createdAt: string;
+  /** `wkr_…`; `wkr_env` is the shared MEDIAJOBS_WORKER_TOKEN. */
+  id: string;
+  /** The latest claim made with it. */
+  lastSeen?: string;
+  name: string;
+  revokedAt?: string;
+  /** Dispatched and running jobs it holds now. */
+  runningJobs: number;
+  /** The version of the worker that made that claim. */
+  version?: string;
+  [key: string]: unknown;
+};
+
 export interface RequestOptions {
   /** Aborts the request. */
   signal?: AbortSignal;
@@ -551,6 +568,9 @@ export type OperationId =
   | 'headDownloadFile'
   | 'validateFFmpeg'
   | 'healthz'
+  | 'adminListWorkers'
+  | 'adminCreateWorker'
+  | 'adminRevokeWorker'
   | 'runnerClaim'
   | 'runnerHeartbeat'
   | 'runnerAsset'
@@ -735,10 +755,31 @@ export declare abstract class Operations {
   }>;
   /** Liveness (`GET /healthz`). */
   healthz(options?: RequestOptions): Promise<HealthEnvelope>;
+  /** List the worker credentials (the fleet) (`GET /internal/admin/workers`). */
+  adminListWorkers(options?: RequestOptions): Promise<{
+    data: WorkerCredential[];
+  }>;
+  /** Issue a worker credential (`POST /internal/admin/workers`). */
+  adminCreateWorker(body: {
+    /** The one class its workers may claim; omitted: any. */
+    class?: 'cpu' | 'gpu';
+    name: string;
+  }, options?: RequestOptions): Promise<{
+    data: WorkerCredential & {
+      token: string;
+      [key: string]: unknown;
+    };
+  }>;
+  /** Revoke a worker credential (`DELETE /internal/admin/workers/{id}`). */
+  adminRevokeWorker(id: string, options?: RequestOptions): Promise<{
+    data: WorkerCredential;
+  }>;
   /** Claim waiting jobs of a compute class (`POST /internal/runner/claim`). */
   runnerClaim(body: {
     class: 'cpu' | 'gpu';
     max: number;
+    /** The runner's build, shown by `mediajobs workers list`. */
+    version?: string;
     waitMs?: number;
     /** The runner's name, for the operator's logs. */
     worker?: string;

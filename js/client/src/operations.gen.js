@@ -19,6 +19,9 @@ export const operations = Object.freeze({
   headDownloadFile: Object.freeze({"auth":false,"method":"HEAD","path":"/dl/{job_id}","pathParams":{"jobId":"job_id"},"query":{"token":"token"},"response":"raw"}),
   validateFFmpeg: Object.freeze({"auth":false,"body":"json","method":"POST","path":"/ffmpeg/validate","response":"json"}),
   healthz: Object.freeze({"auth":false,"method":"GET","path":"/healthz","response":"json"}),
+  adminListWorkers: Object.freeze({"auth":true,"method":"GET","path":"/internal/admin/workers","response":"json"}),
+  adminCreateWorker: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/internal/admin/workers","response":"json"}),
+  adminRevokeWorker: Object.freeze({"auth":true,"method":"DELETE","path":"/internal/admin/workers/{id}","pathParams":{"id":"id"},"response":"json"}),
   runnerClaim: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/internal/runner/claim","response":"json"}),
   runnerHeartbeat: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/internal/runner/heartbeat","response":"json"}),
   runnerAsset: Object.freeze({"auth":true,"header":{"xLeaseAttempt":"X-Lease-Attempt","xLeaseToken":"X-Lease-Token"},"method":"GET","path":"/internal/runner/jobs/{job_id}/assets/{asset_id}","pathParams":{"assetId":"asset_id","jobId":"job_id"},"response":"raw"}),
@@ -124,6 +127,21 @@ export class Operations {
   // healthz: GET /healthz.
   healthz(options = {}) {
     return this.request(operations.healthz, { options });
+  }
+
+  // adminListWorkers: GET /internal/admin/workers.
+  adminListWorkers(options = {}) {
+    return this.request(operations.adminListWorkers, { options });
+  }
+
+  // adminCreateWorker: POST /internal/admin/workers.
+  adminCreateWorker(body, options = {}) {
+    return this.request(operations.adminCreateWorker, { options, body });
+  }
+
+  // adminRevokeWorker: DELETE /internal/admin/workers/{id}.
+  adminRevokeWorker(id, options = {}) {
+    return this.request(operations.adminRevokeWorker, { options, path: { id } });
   }
 
   // runnerClaim: POST /internal/runner/claim.
