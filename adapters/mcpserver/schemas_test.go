@@ -1,4 +1,4 @@
-package contracts_test
+package mcpserver_test
 
 import (
 	"encoding/json"
@@ -14,8 +14,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite contracts/mcp from the MCP server's tool schemas")
 
+// schemaDir is where the contracts module keeps the published tool schemas.
+const schemaDir = "../../contracts/mcp"
+
 // TestMCPToolSchemas checks that mcp/<tool>.input.json and .output.json are the schemas the MCP
-// server announces. After a deliberate change: go test ./contracts -run TestMCPToolSchemas -update
+// server announces. After a deliberate change: go test ./adapters/mcpserver -run TestMCPToolSchemas -update
 func TestMCPToolSchemas(t *testing.T) {
 	t.Parallel()
 	tools := mcpserver.Tools()
@@ -24,7 +27,7 @@ func TestMCPToolSchemas(t *testing.T) {
 	}
 	for _, tool := range tools {
 		for kind, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
-			path := filepath.Join("mcp", tool.Name+"."+kind+".json")
+			path := filepath.Join(schemaDir, tool.Name+"."+kind+".json")
 			got, err := json.MarshalIndent(schema, "", "  ")
 			if err != nil {
 				t.Fatal(err)

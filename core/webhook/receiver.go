@@ -1,28 +1,25 @@
-// Package webhookverify checks, on the receiver's side, that a webhook delivery comes from the
-// service: the HMAC-SHA256 of "<timestamp>.<raw body>" under the endpoint's secret, compared in
-// constant time, in X-Service-Signature or (during a rotation) X-Service-Signature-Previous, with
-// a timestamp close to now. Standard library only: copy it into any receiver.
-package webhookverify
+package webhook
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
+
+// The receiver's side: Verifier checks that a delivery comes from the service, the HMAC-SHA256
+// of "<timestamp>.<raw body>" under the endpoint's secret (Sign), compared in constant time, in
+// X-Service-Signature or (during a rotation) X-Service-Signature-Previous, with a timestamp
+// close to now. Standard library only; contracts/client offers it to receivers in Go.
 
 // DefaultTolerance is how far X-Service-Timestamp may be from now: it bounds replays.
 const DefaultTolerance = 5 * time.Minute
 
 // Errors of Verify.
 var (
-	ErrNoSignature = errors.New("webhookverify: no X-Service-Signature")
-	ErrTimestamp   = errors.New("webhookverify: X-Service-Timestamp missing or outside the tolerance")
-	ErrSignature   = errors.New("webhookverify: no signature matches")
+	ErrNoSignature = errors.New("webhook: no X-Service-Signature")
+	ErrTimestamp   = errors.New("webhook: X-Service-Timestamp missing or outside the tolerance")
+	ErrSignature   = errors.New("webhook: no signature matches")
 )
 
 // Verifier checks deliveries signed with one of Secrets (list the new and the old secret while
@@ -58,14 +55,8 @@ func (v Verifier) Verify(h http.Header, body []byte) error {
 		return ErrTimestamp
 	}
 	for _, secret := range v.Secrets {
-		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte(ts))
-		m.Write([]byte{'.'})
-		m.Write(body)
-		want := m.Sum(nil)
 		for _, s := range sigs {
-			got, err := hex.DecodeString(strings.TrimPrefix(s, "sha256="))
-			if err == nil && strings.HasPrefix(s, "sha256=") && hmac.Equal(got, want) {
+			if s != "" && Verify(secret, sec, body, s) {
 				return nil
 			}
 		}

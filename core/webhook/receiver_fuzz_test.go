@@ -1,4 +1,4 @@
-package webhookverify_test
+package webhook_test
 
 import (
 	"crypto/hmac"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/webhookverify"
+	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
 // FuzzVerify: headers and body come from whoever can reach the receiver. Verify never panics,
@@ -26,7 +26,7 @@ func FuzzVerify(f *testing.F) {
 		if prev != "" {
 			h.Set("X-Service-Signature-Previous", prev)
 		}
-		v := webhookverify.Verifier{Secrets: []string{"whsec_fuzz"}, Now: func() time.Time { return now }}
+		v := webhook.Verifier{Secrets: []string{"whsec_fuzz"}, Now: func() time.Time { return now }}
 		if v.Verify(h, body) != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package webhookverify_test
+package webhook_test
 
 import (
 	"fmt"
@@ -8,12 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/webhookverify"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
-func Example() {
-	v := webhookverify.Verifier{Secrets: []string{"whsec_new", "whsec_old"}}
+func ExampleVerifier() {
+	v := webhook.Verifier{Secrets: []string{"whsec_new", "whsec_old"}}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err := v.Verify(r.Header, body); err != nil {

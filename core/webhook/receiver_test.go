@@ -1,4 +1,4 @@
-package webhookverify_test
+package webhook_test
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediajobs/mediajobs/adapters/webhookverify"
 	"github.com/mediajobs/mediajobs/core/webhook"
 )
 
@@ -34,23 +33,23 @@ func TestVerify(t *testing.T) {
 	}{
 		{"Valid", []string{"new"}, headers(now, "new", ""), nil},
 		{"OldSecretDuringRotation", []string{"old"}, headers(now, "new", "old"), nil},
-		{"Forged", []string{"new"}, headers(now, "other", ""), webhookverify.ErrSignature},
-		{"NoSignature", []string{"new"}, headers(now, "", ""), webhookverify.ErrNoSignature},
-		{"Stale", []string{"new"}, headers(now.Add(-6*time.Minute), "new", ""), webhookverify.ErrTimestamp},
-		{"Future", []string{"new"}, headers(now.Add(6*time.Minute), "new", ""), webhookverify.ErrTimestamp},
+		{"Forged", []string{"new"}, headers(now, "other", ""), webhook.ErrSignature},
+		{"NoSignature", []string{"new"}, headers(now, "", ""), webhook.ErrNoSignature},
+		{"Stale", []string{"new"}, headers(now.Add(-6*time.Minute), "new", ""), webhook.ErrTimestamp},
+		{"Future", []string{"new"}, headers(now.Add(6*time.Minute), "new", ""), webhook.ErrTimestamp},
 		{"EdgeOfTolerance", []string{"new"}, headers(now.Add(-5*time.Minute), "new", ""), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			v := webhookverify.Verifier{Secrets: tt.secrets, Now: func() time.Time { return now }}
+			v := webhook.Verifier{Secrets: tt.secrets, Now: func() time.Time { return now }}
 			if err := v.Verify(tt.h, body); !errors.Is(err, tt.want) {
 				t.Fatalf("Verify: %v, want %v", err, tt.want)
 			}
 		})
 	}
-	v := webhookverify.Verifier{Secrets: []string{"new"}, Now: func() time.Time { return now }}
-	if err := v.Verify(headers(now, "new", ""), append(body, ' ')); !errors.Is(err, webhookverify.ErrSignature) {
+	v := webhook.Verifier{Secrets: []string{"new"}, Now: func() time.Time { return now }}
+	if err := v.Verify(headers(now, "new", ""), append(body, ' ')); !errors.Is(err, webhook.ErrSignature) {
 		t.Fatalf("a changed body verified: %v", err)
 	}
 }
