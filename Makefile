@@ -4,8 +4,11 @@ MODULES := core validator adapters apps contracts integration
 ADDR ?= 127.0.0.1:8080
 DATA ?= ./var
 GOTEST_FLAGS ?= -count=1 -timeout 15m
+# The root module (github.com/mediajobs/mediajobs: the embeddable service) holds the other
+# modules' directories, so its packages are named, not ./... (which would take them all again).
+ROOT_PACKAGES := . ./web/... ./internal/...
 # Every package of every module, from the workspace root: one go test run, one summary.
-PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
+PACKAGES := $(ROOT_PACKAGES) $(addsuffix /...,$(addprefix ./,$(MODULES)))
 GOBIN_DIR := $(or $(shell go env GOBIN),$(firstword $(subst :, ,$(shell go env GOPATH)))/bin)
 GOTESTSUM := $(GOBIN_DIR)/gotestsum
 # The suites make test runs a second time against servers that adapters/testservices starts.
@@ -18,8 +21,8 @@ SWEEP := docker ps -aq --filter label=org.testcontainers=true | xargs -r docker 
 FUZZTIME ?= 10s
 TEST_FUZZTIME ?= 5000x
 WASM := validator/cmd/wasm/validator.wasm
-REDOC := apps/web/docs
-HLSJS := apps/web/console/vendor
+REDOC := web/docs
+HLSJS := web/console/lib
 
 .DEFAULT_GOAL := help
 
@@ -46,7 +49,7 @@ client: ## Regenerate the Go client (contracts/client) and the JavaScript client
 js-test: build ## Run the JavaScript packages' tests: node --test against bin/mediajobs, tsc, npm pack listings
 	@bash scripts/jstest.sh
 
-redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in apps/web/docs/redoc.version (needs npm)
+redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in web/docs/redoc.version (needs npm)
 	@set -euo pipefail; pin() { awk -v k="$$1" '$$1 == k { print $$2 }' $(REDOC)/redoc.version; }; \
 	  version=$$(pin version); integrity=$$(pin integrity); sum=$$(pin sha256); \
 	  tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -61,7 +64,7 @@ redoc: ## Vendor the Redoc bundle of /docs from npm, as pinned in apps/web/docs/
 	  cp "$$tmp/package/LICENSE" $(REDOC)/redoc.LICENSE; \
 	  echo "redoc: $(REDOC)/redoc.standalone.js is redoc@$$version ($$sum)"
 
-hlsjs: ## Vendor hls.js (light build) of the console from npm, as pinned in apps/web/console/vendor/hls.version (needs npm)
+hlsjs: ## Vendor hls.js (light build) of the console from npm, as pinned in web/console/lib/hls.version (needs npm)
 	@set -euo pipefail; pin() { awk -v k="$$1" '$$1 == k { print $$2 }' $(HLSJS)/hls.version; }; \
 	  version=$$(pin version); integrity=$$(pin integrity); sum=$$(pin sha256); \
 	  tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -93,6 +96,7 @@ test: deps services images ## Run every test of every module, the JavaScript pac
 	@echo "== the JavaScript packages (js/): node --test against bin/mediajobs, tsc, npm pack"
 	@bash scripts/jstest.sh
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
+	@$(MAKE) --no-print-directory release-check
 	@echo "== every Go test of every module (the summary of skips closes the run)"
 	@$(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES)
 	@$(SWEEP)
@@ -104,18 +108,24 @@ fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20
 	      echo "fuzz $$m/$$(dirname $$f) $$t"; go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f); \
 	    done; done); done
 
+release-check: ## Prove an outside module can require github.com/mediajobs/mediajobs as released (file proxy, GOWORK=off, no replace) and run a job
+	@echo "== release check: the modules through a file-based proxy, the embedding example outside the workspace"
+	@go run ./internal/releasecheck
+
 lint: ## go vet, gofmt and the dependency rule
+	@go vet $(ROOT_PACKAGES)
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
-	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l *.go web internal $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@bash scripts/depcheck.sh
 
 bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
 	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./... | grep -v -E '^(ok|PASS|\?)' || true); done
 
 tidy: ## go mod tidy in every module
+	@go mod tidy
 	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
 
 clean: ## Remove build outputs
 	rm -rf bin $(WASM) js/validator/validator.wasm
 
-.PHONY: help deps services images js-test wasm client redoc hlsjs build run test fuzz lint bench tidy clean
+.PHONY: help deps services images js-test wasm client redoc hlsjs build run test release-check fuzz lint bench tidy clean

@@ -1,6 +1,4 @@
-// Package app composes the service from its adapters: the one place that knows every part.
-// The subcommands of cmd/mediajobs open an App and run it.
-package app
+package mediajobs
 
 import (
 	"context"
@@ -37,7 +35,6 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/adapters/webhookout"
-	"github.com/mediajobs/mediajobs/apps/web"
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
@@ -55,6 +52,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/validator"
+	"github.com/mediajobs/mediajobs/web"
 )
 
 // Config is everything the service is configured with: flags, each defaulting to its
@@ -117,6 +115,15 @@ type Config struct {
 	// LogFormat is json (the default: one object a line, with request_id and job) or text.
 	LogFormat string
 	Log       *slog.Logger
+}
+
+// DefaultConfig is the configuration `mediajobs serve` starts with when given no flags: each
+// field from its MEDIAJOBS_* variable, else its default (SQLite and blobs under ./var, the
+// in-process runner with 2 slots, 1-hour links).
+func DefaultConfig() Config {
+	var c Config
+	c.Flags(flag.NewFlagSet("mediajobs", flag.ContinueOnError))
+	return c
 }
 
 // Flags registers the configuration flags on fs.

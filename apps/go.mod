@@ -37,7 +37,6 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/getkin/kin-openapi v0.152.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v0.23.1 // indirect
@@ -54,6 +53,7 @@ require (
 	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/lithammer/shortuuid/v3 v3.0.7 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/mediajobs/mediajobs v0.0.0
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/moby/moby/api v1.56.1 // indirect
@@ -112,8 +112,6 @@ require (
 )
 
 require (
-	github.com/chromedp/cdproto v0.159.0
-	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0
 	github.com/mediajobs/mediajobs/adapters v0.0.0
 	github.com/mediajobs/mediajobs/contracts v0.0.0
@@ -125,7 +123,13 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require (
+	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+)
+
 replace (
+	github.com/mediajobs/mediajobs => ..
 	github.com/mediajobs/mediajobs/adapters => ../adapters
 	github.com/mediajobs/mediajobs/contracts => ../contracts
 	github.com/mediajobs/mediajobs/core => ../core

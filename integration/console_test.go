@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mediajobs/mediajobs/apps/web/browsertest"
+	"github.com/mediajobs/mediajobs/web/browsertest"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
 )
 

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDocsPage: the binary serves the API reference at /docs, with the document it serves at
-// /openapi.json beside the page. Its rendering is tested in a browser in apps/web.
+// /openapi.json beside the page. Its rendering is tested in a browser in web/.
 func TestDocsPage(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverOpts{Backend: sqliteBackend})

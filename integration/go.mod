@@ -7,8 +7,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0
+	github.com/mediajobs/mediajobs v0.0.0
 	github.com/mediajobs/mediajobs/adapters v0.0.0
-	github.com/mediajobs/mediajobs/apps v0.0.0-00010101000000-000000000000
 	github.com/mediajobs/mediajobs/contracts v0.0.0
 	github.com/mediajobs/mediajobs/core v0.0.0
 	github.com/mediajobs/mediajobs/validator v0.0.0
@@ -42,6 +42,7 @@ require (
 	github.com/docker/go-connections v0.8.2 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/ebitengine/purego v0.10.1 // indirect
+	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/getkin/kin-openapi v0.152.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
@@ -96,6 +97,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
@@ -105,6 +107,7 @@ require (
 )
 
 replace (
+	github.com/mediajobs/mediajobs => ..
 	github.com/mediajobs/mediajobs/adapters => ../adapters
 	github.com/mediajobs/mediajobs/apps => ../apps
 	github.com/mediajobs/mediajobs/contracts => ../contracts

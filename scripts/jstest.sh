@@ -25,7 +25,7 @@ if [ ! -f "$wasm" ]; then
   exit 1
 fi
 # The tests run the binary as it is: say so when sources changed after it was built.
-if [ -n "$(find apps core adapters validator contracts -newer bin/mediajobs -type f \( -name '*.go' -o -path 'apps/web/*' \) -print -quit)" ]; then
+if [ -n "$(find apps web core adapters validator contracts *.go -newer bin/mediajobs -type f \( -name '*.go' -o -path 'web/*' \) -print -quit)" ]; then
   echo "jstest: warning: sources changed after bin/mediajobs was built; make build rebuilds it" >&2
 fi
 

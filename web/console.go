@@ -10,7 +10,7 @@ import (
 )
 
 // The console is plain ES modules and CSS with no build step, plus hls.js vendored from npm
-// (console/vendor/hls.version): everything it loads is embedded here.
+// (console/lib/hls.version): everything it loads is embedded here.
 //
 //go:embed console
 var consoleFiles embed.FS

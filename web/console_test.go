@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/web"
 )
 
 func TestConsoleServesItsFiles(t *testing.T) {
@@ -29,8 +29,8 @@ func TestConsoleServesItsFiles(t *testing.T) {
 		{"GET", "/console/validator/index.js", 200, "text/javascript", "export async function createValidator"},
 		{"GET", "/console/validator.js", 404, "", ""},
 		{"GET", "/console/style.css", 200, "text/css", ":focus-visible"},
-		{"GET", "/console/vendor/hls.light.min.js", 200, "text/javascript", ""},
-		{"GET", "/console/vendor/hls.LICENSE", 200, "text/plain", "Apache"},
+		{"GET", "/console/lib/hls.light.min.js", 200, "text/javascript", ""},
+		{"GET", "/console/lib/hls.LICENSE", 200, "text/plain", "Apache"},
 		{"GET", "/console/validator.wasm", 200, "application/wasm", "asm"},
 		{"GET", "/console/index.html", 404, "", ""},
 		{"GET", "/console/nothing.js", 404, "", ""},
@@ -81,11 +81,11 @@ func TestConsoleLoadsNothingFromElsewhere(t *testing.T) {
 }
 
 // TestHLSBundle checks the vendored hls.js against the version and hash that `make hlsjs`
-// recorded in console/vendor/hls.version.
+// recorded in console/lib/hls.version.
 func TestHLSBundle(t *testing.T) {
 	t.Parallel()
-	checkVendored(t, "console/vendor/hls.version", "console/vendor/hls.light.min.js", "hlsjs")
-	lic, err := os.ReadFile("console/vendor/hls.LICENSE")
+	checkVendored(t, "console/lib/hls.version", "console/lib/hls.light.min.js", "hlsjs")
+	lic, err := os.ReadFile("console/lib/hls.LICENSE")
 	if err != nil || !strings.Contains(string(lic), "Apache License") {
 		t.Fatalf("hls.LICENSE: %v", err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/mediajobs/mediajobs/apps/web"
-	"github.com/mediajobs/mediajobs/apps/web/browsertest"
+	"github.com/mediajobs/mediajobs/web"
+	"github.com/mediajobs/mediajobs/web/browsertest"
 	"github.com/mediajobs/mediajobs/contracts"
 )
 

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/web"
 )
 
 // TestValidatorPackageCopy checks that the playground and the console load validator.wasm with

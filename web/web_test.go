@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/apps/web"
+	"github.com/mediajobs/mediajobs/web"
 )
 
 func TestHandler(t *testing.T) {

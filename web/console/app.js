@@ -222,7 +222,7 @@ function jobsPage(main, gen) {
 
 function loadHls() {
   loadHls.p ??= new Promise((resolve, reject) => {
-    const s = h('script', { src: '/console/vendor/hls.light.min.js' });
+    const s = h('script', { src: '/console/lib/hls.light.min.js' });
     s.onload = () => resolve(window.Hls);
     s.onerror = () => reject(new Error('hls.js could not be loaded'));
     document.head.append(s);

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/mediajobs/mediajobs/apps/internal/app"
+	"github.com/mediajobs/mediajobs"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 )
@@ -19,13 +19,13 @@ func init() {
 }
 
 // admin opens the store alone (no server) for an admin subcommand.
-func admin(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (*app.App, *flag.FlagSet, int) {
+func admin(ctx context.Context, name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (*mediajobs.App, *flag.FlagSet, int) {
 	cfg, fs, ok := parse(name, args, stderr, extra)
 	if !ok {
 		return nil, nil, 2
 	}
 	cfg.Runner = false
-	a, err := app.Open(ctx, cfg)
+	a, err := mediajobs.Open(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs %s: %v\n", name, err)
 		return nil, nil, 1

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediajobs/mediajobs/apps/internal/app"
+	"github.com/mediajobs/mediajobs"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 )
@@ -23,8 +23,8 @@ func init() {
 	register(command{name: "migrate", summary: "apply the store's migrations and print them", run: runMigrate})
 }
 
-func parse(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (app.Config, *flag.FlagSet, bool) {
-	var cfg app.Config
+func parse(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (mediajobs.Config, *flag.FlagSet, bool) {
+	var cfg mediajobs.Config
 	fs := flag.NewFlagSet("mediajobs "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.Flags(fs)
@@ -43,8 +43,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // serve opens the app, listens, calls ready (if any) and runs until ctx ends.
-func serve(ctx context.Context, cfg app.Config, stderr io.Writer, ready func(*app.App) error) int {
-	a, err := app.Open(ctx, cfg)
+func serve(ctx context.Context, cfg mediajobs.Config, stderr io.Writer, ready func(*mediajobs.App) error) int {
+	a, err := mediajobs.Open(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "mediajobs:", err)
 		return 1
@@ -81,7 +81,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	return serve(ctx, cfg, stderr, func(a *app.App) error {
+	return serve(ctx, cfg, stderr, func(a *mediajobs.App) error {
 		path := filepath.Join(cfg.Data, "dev-account.json")
 		var dev devAccount
 		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &dev) == nil && dev.APIKey != "" {
@@ -120,7 +120,7 @@ The API is described at %[1]s/openapi.json. Stop with Ctrl-C.
 	})
 }
 
-func createAccount(ctx context.Context, a *app.App, plan account.Plan) (devAccount, error) {
+func createAccount(ctx context.Context, a *mediajobs.App, plan account.Plan) (devAccount, error) {
 	now := time.Now()
 	acc := account.Account{ID: job.NewID("acc"), Plan: plan, CreatedAt: now.UTC().Truncate(time.Microsecond)}
 	// The service, not the store: opening an account gives its plan's grants.
@@ -139,7 +139,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return 2
 	}
-	store, err := app.OpenStore(ctx, cfg)
+	store, err := mediajobs.OpenStore(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "mediajobs migrate:", err)
 		return 1

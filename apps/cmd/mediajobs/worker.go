@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mediajobs/mediajobs/apps/internal/app"
+	"github.com/mediajobs/mediajobs"
 )
 
 func init() {
@@ -14,7 +14,7 @@ func init() {
 }
 
 func runWorker(ctx context.Context, args []string, _, stderr io.Writer) int {
-	var cfg app.WorkerConfig
+	var cfg mediajobs.WorkerConfig
 	fs := flag.NewFlagSet("mediajobs worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.Flags(fs)
@@ -33,7 +33,7 @@ Flags:`)
 	if fs.Parse(args) != nil {
 		return 2
 	}
-	if err := app.RunWorker(ctx, cfg); err != nil {
+	if err := mediajobs.RunWorker(ctx, cfg); err != nil {
 		fmt.Fprintln(stderr, "mediajobs worker:", err)
 		return 1
 	}

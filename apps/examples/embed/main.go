@@ -1,6 +1,6 @@
 // Command embed shows mediajobs' use cases inside another Go program, behind that program's
 // own HTTP router: a small "cards" service that renders a colour card as a PNG. It opens the
-// service with app.Open (SQLite and blobs under -data, the sandboxed in-process runner), starts
+// service with mediajobs.Open (SQLite and blobs under -data, the sandboxed in-process runner), starts
 // its background work with Start, and calls the use cases (Submit, Jobs) from its own handlers.
 // Only the signed file links (/dl/, /v/) go to mediajobs' own handler.
 //
@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mediajobs/mediajobs/apps/internal/app"
+	"github.com/mediajobs/mediajobs"
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
@@ -59,7 +59,7 @@ func main() {
 
 // cards is the embedding program: one internal account pays for every card.
 type cards struct {
-	app  *app.App
+	app  *mediajobs.App
 	acct account.Account
 	wait func()
 }
@@ -67,13 +67,9 @@ type cards struct {
 // openCards opens mediajobs on dataDir, reachable at baseURL (for its signed links), and
 // starts its background work until ctx ends.
 func openCards(ctx context.Context, dataDir, baseURL string) (*cards, error) {
-	var cfg app.Config
-	fs := flag.NewFlagSet("mediajobs", flag.ContinueOnError)
-	cfg.Flags(fs) // the defaults of `mediajobs serve`, then ours
-	if err := fs.Parse([]string{"--data", dataDir, "--base-url", baseURL, "--slots", "1"}); err != nil {
-		return nil, err
-	}
-	a, err := app.Open(ctx, cfg)
+	cfg := mediajobs.DefaultConfig() // the defaults of `mediajobs serve`, then ours
+	cfg.Data, cfg.BaseURL, cfg.Slots = dataDir, baseURL, 1
+	a, err := mediajobs.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +87,7 @@ func openCards(ctx context.Context, dataDir, baseURL string) (*cards, error) {
 }
 
 // internalAccount is the program's own account, on the Pro plan, made once and kept by ID.
-func internalAccount(ctx context.Context, a *app.App) (account.Account, error) {
+func internalAccount(ctx context.Context, a *mediajobs.App) (account.Account, error) {
 	const id = "acc_cards"
 	if acc, err := a.Store.GetAccount(ctx, id); err == nil {
 		return acc, nil

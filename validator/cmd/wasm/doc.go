@@ -1,6 +1,6 @@
 // Command wasm builds the validator into validator.wasm, a WASI preview 1 reactor that runs the
 // same code as the native validator under wazero (adapters/wasmvalidator) and in browsers
-// (apps/web), so that all three answer every command alike.
+// (web/), so that all three answer every command alike.
 //
 // Build it with `make wasm`, which runs
 //
