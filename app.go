@@ -48,7 +48,6 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
-	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/validator"
@@ -625,7 +624,6 @@ func (a *App) closeAll() {
 // embeds the service with its own HTTP server calls Start rather than Run; wait returns once
 // all of it stopped.
 func (a *App) Start(ctx context.Context) (wait func(), err error) {
-	var wg sync.WaitGroup
 	// Work submitted on other replicas wakes the claims waiting here.
 	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
 		if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(c), func(ctx context.Context, _ []byte) error {
@@ -635,22 +633,29 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 			return nil, err
 		}
 	}
-	for _, loop := range []func(context.Context){a.sweep, a.grantMonthly, a.relay, a.Deliverer.Run} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(ctx)
-		}()
+	services := []service.Service{
+		service.NewSweepService(a.UC.Runs, service.SweepConfig{Lease: a.Config.Lease, Log: a.Log,
+			Requeued: func(ctx context.Context, classes []job.Class) {
+				for _, c := range classes {
+					_ = a.Bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c))
+				}
+			}}),
+		service.NewGrantService(a.UC.Credits, a.UC.Idempotency, service.GrantConfig{Log: a.Log}),
+		service.NewRelayService(a.Relay, service.RelayConfig{Wake: a.relayWake, Log: a.Log}),
+		a.Deliverer,
 	}
 	if a.Config.Runner {
-		if err := a.startRunner(ctx, &wg); err != nil {
+		agent, err := a.newRunner(ctx)
+		if err != nil {
 			return nil, err
 		}
+		services = append(services, agent)
 	}
+	done := service.RunServices(ctx, services...)
 	return func() {
 		<-ctx.Done()
 		a.UC.Runs.Stop()
-		wg.Wait()
+		done()
 	}, nil
 }
 
@@ -737,104 +742,29 @@ func (a *App) runnerBroker() string {
 	return ""
 }
 
-// relay hands outbox messages on as soon as a change emits them, and polls for those whose
-// handler failed or whose relay died. A failing outbox (the store down or full) is retried with
-// backoff and logged once per interval.
-func (a *App) relay(ctx context.Context) {
-	backoff := retry.New(time.Second, 30*time.Second)
-	for {
-		wait := time.Second
-		if _, err := a.Relay.Drain(ctx); err != nil && ctx.Err() == nil {
-			if ok, muted := backoff.Log(); ok {
-				a.Log.Warn("outbox relay failed; retrying with backoff", "err", err, "failures", backoff.Failures()+1, "unlogged", muted)
-			}
-			wait = backoff.Next()
-		} else {
-			backoff.Reset()
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-a.relayWake:
-			if wait > time.Second {
-				<-t.C // a failing store is not hammered on every change
-			}
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-// sweep acts on jobs whose runner went silent. It starts one lease after the control plane
-// does: runners that kept working while it was down (a restart, an upgrade) renew their leases
-// in that time instead of losing their jobs. A failing sweep is retried with backoff and logged
-// once per interval.
-func (a *App) sweep(ctx context.Context) {
-	grace := time.NewTimer(a.Config.Lease)
-	defer grace.Stop()
-	select {
-	case <-ctx.Done():
-		return
-	case <-grace.C:
-	}
-	every := min(5*time.Second, max(a.Config.Lease/4, 100*time.Millisecond))
-	backoff := retry.New(every, time.Minute)
-	for {
-		wait := every
-		if n, err := a.UC.Runs.Sweep(ctx); err != nil && ctx.Err() == nil {
-			if ok, muted := backoff.Log(); ok {
-				a.Log.Warn("lease sweep failed; retrying with backoff", "err", err, "failures", backoff.Failures()+1, "unlogged", muted)
-			}
-			wait = backoff.Next()
-		} else {
-			backoff.Reset()
-			if n > 0 {
-				a.Log.Info("acted on jobs of lost runners", "count", n)
-				for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
-					_ = a.Bus.Publish(ctx, service.TopicDispatchPrefix+string(c), []byte(c))
-				}
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// startRunner runs the in-process runner agent: it takes work from this replica's Runs
+// newRunner makes the in-process runner agent: it takes work from this replica's Runs
 // directly, the embedded default's work queue.
-func (a *App) startRunner(ctx context.Context, wg *sync.WaitGroup) error {
+func (a *App) newRunner(ctx context.Context) (*runner.Agent, error) {
 	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
 		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log,
 		// The claim waits in Runs itself, which a submit on this replica wakes directly.
 		Runner: runner.Config{DrainTimeout: a.Config.DrainTimeout, ClaimWait: 10 * time.Second}}, a.UC.Runs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(job.ClassCPU), func(context.Context, []byte) error {
 		agent.Wake()
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := a.Bus.Subscribe(ctx, service.TopicCancel, func(_ context.Context, p []byte) error {
 		agent.Cancel(string(p))
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		agent.Run(ctx)
-	}()
-	return nil
+	return agent, nil
 }
 
 // authFailures is the limit on failed authentications per client address: shared between

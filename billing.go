@@ -41,30 +41,3 @@ func openLimiter(url string) (core.Limiter, func() error, error) {
 	}
 	return r, r.Close, nil
 }
-
-// grantMonthly grants the monthly inclusions at start and every hour after (and purges the
-// expired idempotency keys): idempotent per
-// account and month, so restarts and several replicas grant nothing twice, and a new month is
-// granted within the hour.
-func (a *App) grantMonthly(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := a.UC.Credits.GrantMonthly(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("monthly credit grant failed; retried within the hour", "err", err)
-		} else if n > 0 {
-			a.Log.Info("granted monthly credits", "accounts", n)
-		}
-		// Idempotency keys answer for a day; the same hourly task drops the expired ones.
-		if n, err := a.UC.Idempotency.Purge(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Warn("purging expired idempotency keys failed; retried within the hour", "err", err)
-		} else if n > 0 {
-			a.Log.Info("purged expired idempotency keys", "keys", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
