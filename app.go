@@ -446,7 +446,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	collect := func(err error) { errs = append(errs, err) }
 	uc.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: store, Clock: clk})
 	collect(err)
-	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk})
+	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk, Balances: store})
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
 	collect(err)

@@ -41,11 +41,11 @@ func (a *api) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
 			return a.failures.failed(req.Request, problem.Reject(problem.CodeUnauthorized, "the Authorization header must be Bearer <API_KEY>"))
 		}
-		ctx, acct, err := a.uc.Auth.AuthenticateRequest(req.Context(), strings.TrimSpace(secret))
+		acct, err := a.uc.Auth.Authenticate(req.Context(), strings.TrimSpace(secret))
 		if err != nil {
 			return a.failures.failed(req.Request, err)
 		}
-		return next(w, req.WithContext(context.WithValue(ctx, accountKey{}, acct)))
+		return next(w, req.WithContext(context.WithValue(req.Context(), accountKey{}, acct)))
 	}
 }
 

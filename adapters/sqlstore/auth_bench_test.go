@@ -32,7 +32,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	if err := s.CreateKey(ctx, k); err != nil {
 		b.Fatal(err)
 	}
-	auth, err := service.NewAuth(service.AuthPorts{Accounts: s, Clock: clock.System{}})
+	auth, err := service.NewAuth(service.AuthPorts{Accounts: s, Clock: clock.System{}, Balances: s})
 	if err != nil {
 		b.Fatal(err)
 	}

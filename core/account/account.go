@@ -47,6 +47,11 @@ type Account struct {
 	ID        string
 	Plan      Plan
 	CreatedAt time.Time
+	// KeyBalance is the account's balance as read together with the key that authenticated
+	// this request (one statement, where the store can: service.KeyBalances); nil when it was
+	// not read then. A reading, not a reservation: the submit gate uses it rather than read
+	// the balance again, and a job's charge is checked again at dispatch. Stores never set it.
+	KeyBalance *int64
 }
 
 // Key is an API key as stored: its hash, never the secret.

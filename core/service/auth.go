@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
-	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -19,12 +18,15 @@ import (
 type AuthPorts struct {
 	Accounts account.Store
 	Clock    clock.Clock
+	// Balances, when the store offers it (the SQL store does), reads a key's account and its
+	// balance in one statement; nil: Authenticate reads the account alone.
+	Balances KeyBalances
 }
 
-// KeyBalances is what an account store that also keeps the ledger may offer (the SQL store
-// does): a live key's account together with the account's balance, read in one statement. Auth
-// uses it when its store has it, so that authenticating a submit and the submit gate's balance
-// check cost one read between them.
+// KeyBalances is the optional port of an account store that also keeps the ledger (the SQL store
+// is one): a live key's account together with the account's balance, read in one statement.
+// Given to Auth, it makes authenticating a submit and the submit gate's balance check cost one
+// read between them (account.Account.KeyBalance).
 type KeyBalances interface {
 	AccountAndBalanceByKeyHash(ctx context.Context, hash string) (account.Account, account.Key, int64, error)
 }
@@ -34,7 +36,7 @@ type KeyBalances interface {
 type Auth struct {
 	accounts account.Store
 	clock    clock.Clock
-	// balances is accounts, when it reads balances with keys; nil otherwise.
+	// balances reads balances with keys; nil: not offered.
 	balances KeyBalances
 
 	mu sync.Mutex
@@ -48,34 +50,26 @@ func NewAuth(p AuthPorts) (*Auth, error) {
 	if err := need("Auth", port{"an account store", p.Accounts}, port{"a clock", p.Clock}); err != nil {
 		return nil, err
 	}
-	balances, _ := p.Accounts.(KeyBalances)
-	return &Auth{accounts: p.Accounts, clock: p.Clock, balances: balances, touched: map[string]time.Time{}}, nil
+	return &Auth{accounts: p.Accounts, clock: p.Clock, balances: p.Balances, touched: map[string]time.Time{}}, nil
 }
 
 func unauthorizedKey() error {
 	return problem.Reject(problem.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")
 }
 
-// Authenticate finds the account of a bearer API key. Every failure is the same UNAUTHORIZED, so
-// that nothing tells a wrong key from a revoked one.
+// Authenticate finds the account of a bearer API key: the principal of the request, with
+// KeyBalance set where Balances read the balance with the key. Every failure is the same
+// UNAUTHORIZED, so that nothing tells a wrong key from a revoked one.
 func (s *Auth) Authenticate(ctx context.Context, secret string) (account.Account, error) {
-	_, a, _, err := s.authenticateKey(ctx, secret)
+	a, _, err := s.authenticateKey(ctx, secret)
 	return a, err
 }
 
-// AuthenticateRequest is Authenticate for a request about to be served: where the store read the
-// account's balance with the key, the returned context carries it (billing.WithBalance) for the
-// submit gate. Otherwise it is ctx.
-func (s *Auth) AuthenticateRequest(ctx context.Context, secret string) (context.Context, account.Account, error) {
-	ctx, a, _, err := s.authenticateKey(ctx, secret)
-	return ctx, a, err
-}
-
-// authenticateKey finds the live key of secret and its account. Where the store reads the
-// account's balance in the same statement, the returned context carries it.
-func (s *Auth) authenticateKey(ctx context.Context, secret string) (context.Context, account.Account, account.Key, error) {
+// authenticateKey finds the live key of secret and its account, with KeyBalance where the
+// store reads the balance in the same statement.
+func (s *Auth) authenticateKey(ctx context.Context, secret string) (account.Account, account.Key, error) {
 	if !strings.HasPrefix(secret, account.SecretPrefix) || len(secret) > 128 {
-		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	hash := account.HashSecret(secret)
 	var (
@@ -90,21 +84,21 @@ func (s *Auth) authenticateKey(ctx context.Context, secret string) (context.Cont
 		a, k, err = s.accounts.AccountByKeyHash(ctx, hash)
 	}
 	if errors.Is(err, problem.ErrNotFound) {
-		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	if err != nil {
-		return ctx, account.Account{}, account.Key{}, err
+		return account.Account{}, account.Key{}, err
 	}
 	// The store matched on the hash; compare again in constant time so no store's index
 	// behaviour is relied upon.
 	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.RevokedAt != nil {
-		return ctx, account.Account{}, account.Key{}, unauthorizedKey()
+		return account.Account{}, account.Key{}, unauthorizedKey()
 	}
 	s.touch(ctx, k.ID)
 	if s.balances != nil {
-		ctx = billing.WithBalance(ctx, a.ID, balance)
+		a.KeyBalance = &balance
 	}
-	return ctx, a, k, nil
+	return a, k, nil
 }
 
 // touch records a key's use when this replica has not recorded it within the interval. A failed
@@ -140,7 +134,7 @@ type SignedIn struct {
 // also removes the sessions that have expired: sign-ins are rare, and this keeps the table to
 // the live ones without a sweeper of its own.
 func (s *Auth) SignIn(ctx context.Context, secret string) (SignedIn, error) {
-	_, a, k, err := s.authenticateKey(ctx, secret)
+	a, k, err := s.authenticateKey(ctx, secret)
 	if err != nil {
 		return SignedIn{}, err
 	}

@@ -175,61 +175,51 @@ func (s *keyBalanceStore) AccountAndBalanceByKeyHash(ctx context.Context, hash s
 	return a, k, b, err
 }
 
-// A store that reads the balance with the key saves the submit gate its own read: the context
-// AuthenticateRequest returns carries the balance, and the gate decides by it, for that account
-// only. A store that cannot leaves the context as it was, and the gate reads the ledger.
-func TestAuthenticateRequestCarriesTheBalance(t *testing.T) {
+// A store that reads the balance with the key saves the submit gate its own read: the principal
+// Authenticate returns holds the balance (KeyBalance), and the gate decides by it. Without the
+// optional port the principal holds none, and the gate reads the ledger.
+func TestAuthenticatedPrincipalCarriesTheBalance(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	poor, poorKey := h.Open(t, "", account.PlanFree, 0)
-	rich, richKey := h.Open(t, "", account.PlanFree, 10)
+	_, richKey := h.Open(t, "", account.PlanFree, 10)
 	withBalances := &keyBalanceStore{Store: h.accounts, ledger: h.ledger}
-	auth, err := service.NewAuth(service.AuthPorts{Accounts: withBalances, Clock: h.clock})
+	auth, err := service.NewAuth(service.AuthPorts{Accounts: withBalances, Clock: h.clock, Balances: withBalances})
 	if err != nil {
 		t.Fatal(err)
 	}
-	submit := func(ctx context.Context, a account.Account) problem.Code {
-		_, err := h.submit.Submit(ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(`{}`)})
+	submit := func(a account.Account) problem.Code {
+		_, err := h.submit.Submit(h.ctx, a, jobtype.Request{Type: "test", Params: json.RawMessage(`{}`)})
 		if err == nil {
 			return ""
 		}
 		return problem.CodeOf(err)
 	}
 
-	ctx, a, err := auth.AuthenticateRequest(h.ctx, richKey)
-	if err != nil || a.ID != rich.ID {
-		t.Fatalf("AuthenticateRequest: %v, %v", a, err)
+	rich, err := auth.Authenticate(h.ctx, richKey)
+	if err != nil || rich.KeyBalance == nil || *rich.KeyBalance != 10 || withBalances.reads != 1 {
+		t.Fatalf("Authenticate: %+v, %v after %d reads; want a balance of 10 after one", rich, err, withBalances.reads)
 	}
-	if bal, ok := billing.BalanceFrom(ctx, rich.ID); !ok || bal != 10 || withBalances.reads != 1 {
-		t.Fatalf("carried balance %d, %v after %d reads; want 10 after one", bal, ok, withBalances.reads)
-	}
-	if _, ok := billing.BalanceFrom(ctx, poor.ID); ok {
-		t.Fatal("the context carries a balance for another account")
-	}
-	// The gate decides by the reading: a reading of 0 refuses a funded account, and a reading
-	// of another account's is not taken for this one's.
-	if got := submit(billing.WithBalance(h.ctx, rich.ID, 0), rich); got != problem.CodeInsufficientCredits {
+	// The gate decides by the reading: a reading of 0 refuses a funded account.
+	zero := int64(0)
+	broke := rich
+	broke.KeyBalance = &zero
+	if got := submit(broke); got != problem.CodeInsufficientCredits {
 		t.Fatalf("submit on a reading of 0: %q, want %q", got, problem.CodeInsufficientCredits)
 	}
-	if got := submit(billing.WithBalance(h.ctx, rich.ID, 10), poor); got != problem.CodeInsufficientCredits {
-		t.Fatalf("submit for a poor account on a rich one's reading: %q, want %q", got, problem.CodeInsufficientCredits)
+	if got := submit(rich); got != "" {
+		t.Fatalf("submit on the principal's balance: %q", got)
 	}
-	if got := submit(ctx, rich); got != "" {
-		t.Fatalf("submit on the carried balance: %q", got)
-	}
-	if _, _, err := auth.AuthenticateRequest(h.ctx, poorKey+"x"); problem.CodeOf(err) != problem.CodeUnauthorized {
+	if _, err := auth.Authenticate(h.ctx, poorKey+"x"); problem.CodeOf(err) != problem.CodeUnauthorized {
 		t.Fatalf("a wrong key: %v", err)
 	}
 
-	// The memory store reads no balance with the key: the context stays as it was.
-	ctx, _, err = h.auth.AuthenticateRequest(h.ctx, poorKey)
-	if err != nil {
-		t.Fatal(err)
+	// Without the port the principal carries no balance.
+	p, err := h.auth.Authenticate(h.ctx, poorKey)
+	if err != nil || p.KeyBalance != nil || p.ID != poor.ID {
+		t.Fatalf("a store without balances: %+v %v", p, err)
 	}
-	if _, ok := billing.BalanceFrom(ctx, poor.ID); ok || ctx != h.ctx {
-		t.Fatal("a store without balances gave the context a balance")
-	}
-	if got := submit(ctx, poor); got != problem.CodeInsufficientCredits {
+	if got := submit(p); got != problem.CodeInsufficientCredits {
 		t.Fatalf("submit from an unfunded account: %q", got)
 	}
 }

@@ -65,10 +65,12 @@ func (g gate) checkPlan(a account.Account, spec jobtype.Spec) error {
 
 // checkBalance is the balance step: the balance must cover need, the least the jobs can cost.
 // The balance is the one read with the request's key where authentication read it
-// (billing.WithBalance), else it is read now.
+// (account.Account.KeyBalance), else it is read now.
 func (g gate) checkBalance(ctx context.Context, a account.Account, need int64, what string) error {
-	bal, ok := billing.BalanceFrom(ctx, a.ID)
-	if !ok {
+	var bal int64
+	if a.KeyBalance != nil {
+		bal = *a.KeyBalance
+	} else {
 		var err error
 		if bal, err = g.Ledger.Balance(ctx, a.ID); err != nil {
 			return err
