@@ -45,6 +45,7 @@ func TestDownloadTokens(t *testing.T) {
 			}
 		}
 
+		// The links' life (MEDIAJOBS_URL_TTL) passing is the subject: no state to wait on.
 		time.Sleep(2500 * time.Millisecond)
 		for _, target := range []string{fileURL, memberURL} {
 			e := c.get(target, nil).errorOf(t, http.StatusForbidden)

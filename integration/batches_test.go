@@ -62,7 +62,7 @@ func TestBatchCompletes(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("batch %s not complete after 90 s: %+v", cr.ID, v)
 			}
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // the poll interval of a wait on the batch
 		}
 		if v.Succeeded != 2 || v.Failed != 1 || v.Cancelled != 0 || v.Total != 3 || v.CompletedAt == nil {
 			t.Fatalf("complete batch %+v, want 2 succeeded and 1 failed", v)

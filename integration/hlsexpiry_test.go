@@ -87,7 +87,7 @@ func TestHLSLinkExpires(t *testing.T) {
 			t.Fatalf("the chain of member tokens still opens the playlist 10 s past %v", deadline)
 		}
 		// A player's pace: the chain is followed until a token is refused.
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // a player's pace between fetches
 	}
 	if !lastServed.After(link) {
 		t.Errorf("nothing was served after the link's own expiry (last at %v, link %v): members must outlive it by the playlist's duration",

@@ -28,7 +28,7 @@ func waitProcesses(t *testing.T, marker string, want bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("processes with %q: present=%v after 30 s, want %v (pids %v)", marker, !want, want, processesWith(marker))
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll interval of a wait on the processes
 	}
 }
 

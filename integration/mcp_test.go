@@ -127,7 +127,7 @@ func TestMCP(t *testing.T) {
 			t.Fatalf("submit_job answered %+v", sub)
 		}
 		var j jobView
-		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) { // a poll, as an agent polls get_job
 			mcpOK(t, cs, "get_job", map[string]any{"id": sub.ID}, &j)
 			if terminal[j.Status] {
 				break

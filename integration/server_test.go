@@ -237,7 +237,7 @@ func (s *server) start(t testing.TB) {
 		if time.Now().After(deadline) {
 			t.Fatalf("mediajobs serve not ready after 60 s (last error %v):\n%s", err, s.log.String())
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the poll interval of a wait on /readyz
 	}
 }
 
@@ -408,7 +408,7 @@ func (c *client) do(method, target string, body any, header http.Header) respons
 		// A polling client honours Retry-After; the plan's per-minute rate is not what these
 		// tests are about.
 		if resp.StatusCode == http.StatusTooManyRequests && attempt < 20 {
-			time.Sleep(retryAfter(resp.Header))
+			time.Sleep(retryAfter(resp.Header)) // the server's own Retry-After, as a client honours it
 			continue
 		}
 		return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
@@ -575,7 +575,7 @@ func (c *client) waitWithin(id string, what string, d time.Duration, cond func(j
 		if terminal[j.Status] {
 			c.t.Fatalf("job %s ended %s before it was %s: %+v %s", id, j.Status, what, j, errorText(j))
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // the poll interval of a wait on the job's state
 	}
 }
 

@@ -114,7 +114,7 @@ func TestWebhookJobCompleted(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("deliveries %+v: want the one delivery succeeded", ds)
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the poll interval of a wait on the deliveries
 		}
 	})
 }

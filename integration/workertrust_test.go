@@ -89,7 +89,7 @@ func TestWorkerIsNotBelieved(t *testing.T) {
 		a := claim()
 		// The compute the control plane can see is wall time from the executing heartbeat:
 		// let a second of it pass.
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the compute itself, not a wait for a state
 		if _, err := evil.PutOutput(ctx, a.Lease, "out.mp4", strings.NewReader("not really a video"), 0); err != nil {
 			t.Fatal(err)
 		}

@@ -183,7 +183,7 @@ func TestServerDropsCallsNoOneWaitsFor(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatalf("not logged %q:\n%s", tt.log, sb.log.String())
 				}
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(5 * time.Millisecond) // the poll interval of a wait on the log line
 			}
 			select {
 			case m := <-sb.replies:

@@ -343,7 +343,7 @@ func TestConcurrentSubmissionsAndResults(t *testing.T) {
 		defer close(relayDone)
 		for !subsDone.Load() {
 			_, _ = b.relay.Drain(b.ctx)
-			time.Sleep(100 * time.Microsecond)
+			time.Sleep(100 * time.Microsecond) // a relay's pace while submissions run: contention is the subject
 		}
 	}()
 	work.Wait()

@@ -53,7 +53,7 @@ func TestCards(t *testing.T) {
 		Status, PNG, Error string
 		Credits            int
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) { // a poll, as a client polls
 		r, err := http.Get(base + "/cards/" + created.ID)
 		if err != nil {
 			t.Fatal(err)
