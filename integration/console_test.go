@@ -14,8 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mediajobs/mediajobs/web/browsertest"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
+	"github.com/mediajobs/mediajobs/web/browsertest"
 )
 
 // consoleBundle is one server, one account and one headless Chromium on the console.
