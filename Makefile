@@ -26,8 +26,11 @@ HLSJS := web/console/lib
 
 .DEFAULT_GOAL := help
 
+# help prints each target's "## " comment, with the variables it names at their values.
 help: ## List the targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	  sed -e 's|$$(ADDR)|$(ADDR)|g' -e 's|$$(DATA)|$(DATA)|g' -e 's|$$(FUZZTIME)|$(FUZZTIME)|g' | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
 
 deps: ## Install what is missing: ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium, PostgreSQL, NATS, Redis, debootstrap, versitygw, gotestsum
 	@bash scripts/deps.sh
@@ -87,7 +90,9 @@ run: build ## Install what is missing, build, and start the service on $(ADDR) w
 	@bash scripts/deps.sh run
 	@./bin/mediajobs dev --addr $(ADDR) --data $(DATA)
 
-test: deps services images ## Run every test of every module, the JavaScript packages' and a short fuzz of each target; ends with the skips and why
+# make lint comes first: a vet, format or dependency-rule failure ends the run in seconds, before
+# the installs, the images and the long suites.
+test: lint deps services images ## Run make lint, then every test of every module, the JavaScript packages' and a short fuzz of each target; ends with the skips and why
 	@mkdir -p var/test
 	@$(SWEEP)
 	@echo "== the store, bus, broker and rate-limit suites on servers in containers (testcontainers-go)"

@@ -32,7 +32,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/testservices"
 )
 
-// TestComposeDeployment starts deploy/compose.yaml as the README's "Running at scale" tells
+// TestComposeDeployment starts deploy/compose.yaml as docs/operations.md ("Running at scale") tells
 // users to (make images, the two secrets, up -d, an account made with `exec api1 mediajobs
 // accounts create`), under a project name and port of its own, and runs 200 jobs from 8
 // concurrent clients through the load balancer while it kills one API replica, cuts worker1 off

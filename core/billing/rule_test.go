@@ -8,7 +8,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
-// TestBillFor reads as the billing rule of the README: every terminal outcome, what it costs.
+// TestBillFor reads as the billing rule of docs/api.md: every terminal outcome, what it costs.
 // Default pricing: 1 credit per CPU second, 10 per GPU second, rounded up, 1 s minimum.
 func TestBillFor(t *testing.T) {
 	t.Parallel()

@@ -232,7 +232,7 @@ func (s *Batches) List(ctx context.Context, a account.Account, p batch.ListParam
 }
 
 // countInBatch records, in the change that made a batch's job terminal, that its batch must
-// count it: the relay hands the message to HandleBatchJobDone after the commit.
+// count it: the relay hands the message to HandleJobDone after the commit.
 func countInBatch(j *job.Job) error {
 	if j.BatchID == "" || !j.Status.Terminal() {
 		return nil

@@ -255,7 +255,7 @@ func TestPlanGrantsAndPurchases(t *testing.T) {
 // relay draining beside them. Afterwards the ledger balances, no job is charged twice, every
 // billed job's charge equals its cost, and the balance is not below zero by more than the
 // charges in flight: the jobs an account may run at once (its concurrency) plus the results
-// committed but not yet in the ledger (at most one per runner). See README, "Billing".
+// committed but not yet in the ledger (at most one per runner). See docs/api.md, "Billing, plans and limits".
 func TestConcurrentSubmissionsAndResults(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -31,7 +31,7 @@ func (b biller) charge(j *job.Job) (billing.Charge, bool) {
 		Seconds: bill.Seconds, Amount: bill.Amount}, !bill.Free()
 }
 
-// settleBill prices a job that has just reached a terminal status by billing.BillFor, sets its
+// settleBill prices a job that has just reached a terminal status by billing.Pricing.BillFor, sets its
 // cost, and, in the same change, emits the charge that the ledger takes, so the charge exists
 // exactly when the change commits. A free outcome costs 0 and emits nothing. A job is billed
 // once: a cost already set stays.

@@ -147,7 +147,7 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 // funded keeps the claimed jobs whose account can still pay the minimum charge, and fails the
 // others, uncharged, with INSUFFICIENT_CREDITS: jobs queue without reserving credits, so the
 // balance is checked again when a job is about to run. With the concurrency cap this bounds how
-// far a balance can go below zero (see README, "Billing"). An account that cannot pay has the
+// far a balance can go below zero (see docs/api.md, "Billing, plans and limits"). An account that cannot pay has the
 // rest of its queue of that class failed with it, in bulk: each of those jobs would meet the
 // same balance at its own dispatch.
 //
