@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/blobstore"
@@ -620,7 +619,8 @@ func (a *App) closeAll() {
 }
 
 // Start runs the service's background work until ctx ends: the outbox relay, lease sweeps,
-// monthly grants, webhook deliveries and (Config.Runner) the in-process runner. A program that
+// monthly grants, webhook deliveries, (Config.Runner) the in-process runner and (a runner
+// broker configured) the work queue served to workers over the broker. A program that
 // embeds the service with its own HTTP server calls Start rather than Run; wait returns once
 // all of it stopped.
 func (a *App) Start(ctx context.Context) (wait func(), err error) {
@@ -651,6 +651,13 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 		}
 		services = append(services, agent)
 	}
+	if broker := a.runnerBroker(); broker != "" {
+		qs, err := a.brokerServer(ctx, broker)
+		if err != nil {
+			return nil, err
+		}
+		services = append(services, qs)
+	}
 	done := service.RunServices(ctx, services...)
 	return func() {
 		<-ctx.Done()
@@ -669,39 +676,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		wait()
-	}()
-
-	if broker := a.runnerBroker(); broker != "" {
-		b, err := brokerqueue.Dial(ctx, broker, a.Log)
-		if err != nil {
-			return fmt.Errorf("runner broker %s: %w", redactURL(broker), err)
-		}
-		auth := func(ctx context.Context, secret string) (workqueue.Queue, error) {
-			id, err := a.UC.Workers.Authenticate(ctx, secret)
-			if err != nil {
-				return nil, err
-			}
-			return a.UC.Runs.As(id), nil
-		}
-		qs, err := brokerqueue.NewServer(b, auth, a.Log)
-		if err != nil {
-			return err
-		}
-		// Close after Runs.Stop (below, on the way out): claims waiting for work end first.
-		defer func() { _ = qs.Close() }()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := qs.Run(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Error("runner broker stopped", "err", err)
-			}
-		}()
-	}
+	defer wait()
+	defer cancel() // before wait: the background work stops when Run returns
 	if a.Config.PprofAddr != "" {
 		stopPprof, err := servePprof(a.Config.PprofAddr, a.Log)
 		if err != nil {
@@ -710,24 +686,46 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		defer stopPprof()
 	}
 	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		cancel()
-		wg.Wait()
-		return err
-	case <-ctx.Done():
+	// When ctx ends, long-poll claims return at once and the server drains for up to 10 s.
+	drained := make(chan error, 1)
+	stop := context.AfterFunc(ctx, func() {
+		a.UC.Runs.Stop()
+		shutdown, cancelShutdown := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancelShutdown()
+		drained <- srv.Shutdown(shutdown)
+	})
+	err = srv.Serve(ln)
+	if stop() {
+		return err // the listener failed on its own
 	}
-	a.UC.Runs.Stop() // long-poll claims return now, not when their wait ends
-	shutdown, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	err = srv.Shutdown(shutdown)
-	wg.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
+	return <-drained
+}
+
+// brokerServer serves the work queue to workers over the broker at url, each call through
+// Runs.As the identity its credential authenticates as. As a service, it stops taking calls
+// when its context ends, answers the claims waiting for work at once, and closes the broker.
+func (a *App) brokerServer(ctx context.Context, url string) (service.Service, error) {
+	b, err := brokerqueue.Dial(ctx, url, a.Log)
+	if err != nil {
+		return nil, fmt.Errorf("runner broker %s: %w", redactURL(url), err)
 	}
-	return err
+	auth := func(ctx context.Context, secret string) (workqueue.Queue, error) {
+		id, err := a.UC.Workers.Authenticate(ctx, secret)
+		if err != nil {
+			return nil, err
+		}
+		return a.UC.Runs.As(id), nil
+	}
+	qs, err := brokerqueue.NewServer(b, auth, a.Log)
+	if err != nil {
+		return nil, err
+	}
+	return service.ServiceFunc(func(ctx context.Context) {
+		if err := qs.Run(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Error("runner broker stopped", "err", err)
+		}
+		_ = qs.Close()
+	}), nil
 }
 
 // runnerBroker is the broker that carries the work queue to remote workers, or "" when none

@@ -21,6 +21,12 @@ type Service interface {
 	Run(ctx context.Context)
 }
 
+// ServiceFunc is a function as a Service.
+type ServiceFunc func(ctx context.Context)
+
+// Run calls f.
+func (f ServiceFunc) Run(ctx context.Context) { f(ctx) }
+
 // RunServices runs each service in a goroutine of its own until ctx ends; wait returns once all
 // have returned.
 func RunServices(ctx context.Context, services ...Service) (wait func()) {
