@@ -11,10 +11,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mediajobs/mediajobs/web"
-	"github.com/mediajobs/mediajobs/web/browsertest"
 	"github.com/mediajobs/mediajobs/validator"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
+	"github.com/mediajobs/mediajobs/web"
+	"github.com/mediajobs/mediajobs/web/browsertest"
 )
 
 type corpusCase = validatortest.Case

@@ -16,9 +16,9 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/web"
 	"github.com/mediajobs/mediajobs/web/browsertest"
-	"github.com/mediajobs/mediajobs/contracts"
 )
 
 func TestDocsHandler(t *testing.T) {
