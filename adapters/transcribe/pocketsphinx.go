@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +44,10 @@ func (p Pocketsphinx) Transcribe(ctx context.Context, audioPath, language string
 	if language != "en" && language != "auto" {
 		return nil, fmt.Errorf("pocketsphinx: language %q is not supported, only en", language)
 	}
+	// pocketsphinx would only exit 1 and say why in the log it is told not to write.
+	if _, err := os.Stat(audioPath); err != nil {
+		return nil, fmt.Errorf("pocketsphinx: %w", err)
+	}
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -51,6 +57,10 @@ func (p Pocketsphinx) Transcribe(ctx context.Context, audioPath, language string
 		Args: []string{"-infile", filepath.Base(audioPath), "-time", "yes", "-logfn", "/dev/null"}})
 	switch {
 	case err != nil:
+		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+			// The sandbox reports a context that ended during its setup as a setup failure.
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		}
 		return nil, fmt.Errorf("pocketsphinx: %w", err)
 	case res.TimedOut:
 		return nil, fmt.Errorf("pocketsphinx: ran past %s", timeout)

@@ -2,26 +2,20 @@ package transcribe_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
-	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/transcribe"
 	"github.com/mediajobs/mediajobs/core/subtitle"
-
-	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -36,68 +30,12 @@ func TestParsePocketsphinx(t *testing.T) {
 	}
 }
 
-// speech makes 16 kHz mono WAV of espeak-ng saying text in a directory the sandbox user can
-// reach, and returns its path and the speech's duration.
-func speech(t *testing.T, text string) (string, time.Duration) {
-	t.Helper()
-	if _, err := exec.LookPath("espeak-ng"); err != nil {
-		testenv.Missing(t, "espeak-ng (scripts/deps.sh installs it)", err)
-	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw := filepath.Join(dir, "raw.wav")
-	if out, err := exec.Command("espeak-ng", "-w", raw, text).CombinedOutput(); err != nil {
-		t.Fatalf("espeak-ng: %v %s", err, out)
-	}
-	wav := filepath.Join(dir, "audio.wav")
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-i", raw, "-ar", "16000", "-ac", "1", "-c:a", "pcm_s16le", wav).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v %s", err, out)
-	}
-	st, err := os.Stat(wav)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wav, time.Duration((st.Size() - 44) * int64(time.Second) / 32000)
-}
-
-func TestPocketsphinxInSandbox(t *testing.T) {
-	t.Parallel()
-	if err := sandbox.Available(); err != nil {
-		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
-	}
-	if _, err := os.Stat(transcribe.PocketsphinxProgram); err != nil {
-		testenv.Missing(t, "pocketsphinx (scripts/deps.sh installs it)", err)
-	}
-	sb, err := transcribe.NewSandbox()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wav, dur := speech(t, "hello world this is a test")
-	words, err := transcribe.Pocketsphinx{Sandbox: sb}.Transcribe(context.Background(), wav, "en")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(words) < 2 {
-		t.Fatalf("words: %+v", words)
-	}
-	for _, w := range words {
-		if w.Start < 0 || w.End < w.Start || w.End > dur+100*time.Millisecond {
-			t.Errorf("word %+v outside the speech (0..%v)", w, dur)
-		}
-	}
-	if _, err := (transcribe.Pocketsphinx{Sandbox: sb}).Transcribe(context.Background(), wav, "fr"); err == nil {
-		t.Error("french accepted")
-	}
-}
-
 func loopbackClient() *http.Client {
 	return safehttp.NewClient(safehttp.Config{AllowHTTP: true, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 }
 
+// TestOpenAI checks the form the client sends, which the fake server of the suite does not look
+// at this closely, and that the production policy keeps it from a loopback server.
 func TestOpenAI(t *testing.T) {
 	t.Parallel()
 	wav := filepath.Join(t.TempDir(), "audio.wav")
@@ -107,14 +45,10 @@ func TestOpenAI(t *testing.T) {
 	type seen struct {
 		auth, model, format, gran, lang, file string
 	}
-	got := make(chan seen, 4)
+	got := make(chan seen, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/audio/transcriptions" || r.Method != http.MethodPost {
 			http.NotFound(w, r)
-			return
-		}
-		if err := r.ParseMultipartForm(1 << 20); err != nil {
-			http.Error(w, err.Error(), 400)
 			return
 		}
 		f, _, err := r.FormFile("file")
@@ -125,30 +59,16 @@ func TestOpenAI(t *testing.T) {
 		b, _ := io.ReadAll(f)
 		got <- seen{r.Header.Get("Authorization"), r.FormValue("model"), r.FormValue("response_format"),
 			r.FormValue("timestamp_granularities[]"), r.FormValue("language"), string(b)}
-		if r.FormValue("language") == "xx" {
-			http.Error(w, `{"error":{"message":"bad language"}}`, http.StatusBadRequest)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"text": "hola mundo", "language": "spanish", "duration": 2.0,
-			"words": []map[string]any{{"word": "hola", "start": 0.1, "end": 0.5}, {"word": " mundo", "start": 0.6, "end": 1.2}}})
+		_, _ = io.WriteString(w, `{"text":""}`)
 	}))
 	defer srv.Close()
 	o := transcribe.OpenAI{URL: srv.URL, Key: "sk-test", Client: loopbackClient(), Langs: []string{"es"}}
-	words, err := o.Transcribe(context.Background(), wav, "es")
-	if err != nil {
+	if _, err := o.Transcribe(context.Background(), wav, "es"); err != nil {
 		t.Fatal(err)
-	}
-	want := []subtitle.Word{{Text: "hola", Start: ms(100), End: ms(500)}, {Text: "mundo", Start: ms(600), End: ms(1200)}}
-	if diff := cmp.Diff(want, words); diff != "" {
-		t.Fatal(diff)
 	}
 	if diff := cmp.Diff(seen{"Bearer sk-test", "whisper-1", "verbose_json", "word", "es", "RIFF fake wav"}, <-got, cmp.AllowUnexported(seen{})); diff != "" {
 		t.Fatal(diff)
 	}
-	if _, err := o.Transcribe(context.Background(), wav, "xx"); err == nil || !strings.Contains(err.Error(), "400") {
-		t.Fatalf("error status: %v", err)
-	}
-	<-got
 	// The production policy refuses the loopback server.
 	blocked := transcribe.OpenAI{URL: srv.URL, Client: safehttp.NewClient(safehttp.Config{AllowHTTP: true})}
 	if _, err := blocked.Transcribe(context.Background(), wav, "auto"); err == nil {
