@@ -12,10 +12,10 @@ import (
 // TestValidatorPackageCopy checks that the playground and the console load validator.wasm with
 // the @mediajobs/validator package itself: static/validator holds a copy of the package's
 // files (go:embed cannot reach js/ from this module), and a copy that differs from its source
-// in js/validator/src fails here. `go generate ./web` (in apps) copies them again.
+// in js/validator/src fails here. `go generate ./web` (at the repository root) copies them again.
 func TestValidatorPackageCopy(t *testing.T) {
 	t.Parallel()
-	src := filepath.Join("..", "..", "js", "validator", "src")
+	src := filepath.Join("..", "js", "validator", "src")
 	entries, err := os.ReadDir("static/validator")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestValidatorPackageCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("static/validator/%s differs from js/validator/src/%s: run `go generate ./web` in apps", name, name)
+			t.Errorf("static/validator/%s differs from js/validator/src/%s: run `go generate ./web` at the repository root", name, name)
 		}
 	}
 }

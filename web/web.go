@@ -17,9 +17,9 @@ var static embed.FS
 // the playground and the console load validator.wasm with, kept in static/validator: go:embed
 // cannot reach outside this module, so the package's files are copied here, and
 // TestValidatorPackageCopy fails when a copy differs from its source. After changing the package,
-// run `go generate ./web` in apps.
+// run `go generate ./web` at the repository root.
 //
-//go:generate sh -c "cp ../../js/validator/src/index.js ../../js/validator/src/wasi.js static/validator/"
+//go:generate sh -c "cp ../js/validator/src/index.js ../js/validator/src/wasi.js static/validator/"
 var ValidatorPackageFiles = []string{"index.js", "wasi.js"}
 
 // WASMPath is where the page fetches validator.wasm, relative to the Handler's root.

@@ -47,6 +47,10 @@ var (
 		"bpf", "perf_event_open", "userfaultfd",
 		"io_uring_setup", "io_uring_enter", "io_uring_register",
 		"keyctl", "add_key", "request_key",
+		// Filters of its own: a filter FFmpeg installed could answer calls through a user-space
+		// listener (SECCOMP_RET_USER_NOTIF outranks this filter's ENOSYS for unknown calls and
+		// foreign ABIs), so no process in the sandbox may add one.
+		"seccomp",
 		// The machine's own: none of these can succeed without capabilities, but a filter
 		// does not depend on the capabilities being right.
 		"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",

@@ -46,6 +46,7 @@ var WantSyscalls = map[string]string{
 	"fsopen":                   "EPERM",
 	"open_tree":                "EPERM",
 	"bpf":                      "EPERM",
+	"seccomp(NEW_LISTENER)":    "EPERM",
 	"perf_event_open":          "EPERM",
 	"userfaultfd":              "EPERM",
 	"io_uring_setup":           "EPERM",

@@ -94,6 +94,8 @@ func syscalls() {
 		{"fsopen", closing(unix.SYS_FSOPEN, 0, 0)},
 		{"open_tree", closing(unix.SYS_OPEN_TREE, neg(unix.AT_FDCWD), uintptr(unsafe.Pointer(root)), unix.O_CLOEXEC)},
 		{"bpf", closing(unix.SYS_BPF, 0, 0, 0)},
+		// A filter with a user-space listener, which could answer calls a filter denies.
+		{"seccomp(NEW_LISTENER)", closing(unix.SYS_SECCOMP, seccompSetModeFilter, seccompFlagNewListener, 0)},
 		{"perf_event_open", closing(unix.SYS_PERF_EVENT_OPEN, 0, 0, neg(-1), neg(-1), 0)},
 		{"userfaultfd", closing(unix.SYS_USERFAULTFD, uffdUserModeOnly|unix.O_CLOEXEC)},
 		{"io_uring_setup", closing(unix.SYS_IO_URING_SETUP, 1, 0)},
@@ -216,3 +218,9 @@ func grow() {
 		}
 	}
 }
+
+// The seccomp(2) operation and flag the probe asks for (linux/seccomp.h).
+const (
+	seccompSetModeFilter   = 1
+	seccompFlagNewListener = 1 << 3
+)
