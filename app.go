@@ -115,6 +115,10 @@ type Config struct {
 	Log       *slog.Logger
 }
 
+// MinTokenLength is the shortest shared worker token or admin token Open accepts: both are
+// bearer secrets an operator chooses, tried on the public listener.
+const MinTokenLength = 16
+
 // DefaultConfig is the configuration `mediajobs serve` starts with when given no flags: each
 // field from its MEDIAJOBS_* variable, else its default (SQLite and blobs under ./var, the
 // in-process runner with 2 slots, 1-hour links).
@@ -319,6 +323,12 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	allow, err := safehttp.ParseAllowList(cfg.AllowPrivate)
 	if err != nil {
 		return nil, fmt.Errorf("allow-private-networks: %w", err)
+	}
+	for name, token := range map[string]string{"worker-token": cfg.WorkerToken, "admin-token": cfg.AdminToken} {
+		if token != "" && len(token) < MinTokenLength {
+			return nil, fmt.Errorf("%s: %d characters is too short to stand against guessing; use at least %d (openssl rand -hex 24)",
+				name, len(token), MinTokenLength)
+		}
 	}
 	if cfg.RunnerBroker != "" && !isBrokerURL(cfg.RunnerBroker) {
 		return nil, fmt.Errorf("runner-broker %s: needs a nats:// or postgres:// URL", redactURL(cfg.RunnerBroker))

@@ -28,7 +28,8 @@ func (a *api) asAdmin(h bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 		if !strings.EqualFold(scheme, "Bearer") ||
 			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(secret)), []byte(a.opts.AdminToken)) != 1 {
 			a.log.Warn("httpapi: admin call refused: missing or wrong admin token", "remote", req.RemoteAddr, "path", req.URL.Path)
-			return problem.Reject(problem.CodeUnauthorized, "the admin token is required: Authorization: Bearer <MEDIAJOBS_ADMIN_TOKEN>")
+			return a.failures.failed(req.Request, problem.Reject(problem.CodeUnauthorized,
+				"the admin token is required: Authorization: Bearer <MEDIAJOBS_ADMIN_TOKEN>"))
 		}
 		return h(w, req)
 	}

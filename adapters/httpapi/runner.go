@@ -51,7 +51,9 @@ func (a *api) asWorker(h workerHandler) bunrouter.HandlerFunc {
 		if err != nil {
 			if problem.CodeOf(err) == problem.CodeUnauthorized {
 				a.log.Warn("httpapi: runner call refused", "remote", req.RemoteAddr, "path", req.URL.Path, "reason", err.Error())
-				return problem.Reject(problem.CodeUnauthorized, "a valid worker credential is required: Authorization: Bearer <token of `mediajobs workers create`, or MEDIAJOBS_WORKER_TOKEN>")
+				// A wrong credential spends the address's budget of failures, as a wrong API key does.
+				return a.failures.failed(req.Request, problem.Reject(problem.CodeUnauthorized,
+					"a valid worker credential is required: Authorization: Bearer <token of `mediajobs workers create`, or MEDIAJOBS_WORKER_TOKEN>"))
 			}
 			return err
 		}

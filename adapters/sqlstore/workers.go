@@ -94,6 +94,15 @@ func (s *Store) CredentialByHash(ctx context.Context, hash string) (workqueue.Cr
 	return r.credential(), nil
 }
 
+// CredentialByID returns the credential of an ID, revoked or not.
+func (s *Store) CredentialByID(ctx context.Context, id string) (workqueue.Credential, error) {
+	var r credentialRow
+	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+		return workqueue.Credential{}, mapErr("worker credential "+id, err)
+	}
+	return r.credential(), nil
+}
+
 // ListCredentials returns every credential by name.
 func (s *Store) ListCredentials(ctx context.Context) ([]workqueue.Credential, error) {
 	var rows []credentialRow

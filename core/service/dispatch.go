@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -38,6 +39,11 @@ func (s *Runs) claimAs(ctx context.Context, who workqueue.Identity, p workqueue.
 	}
 	for {
 		woken := s.waitFor(p.Class) // before claiming, so a wake-up during the claim is not lost
+		// A long poll outlives its authentication: a credential revoked meanwhile takes
+		// nothing more (one read by primary key a claim, for stored credentials only).
+		if err := s.stillIssued(ctx, who); err != nil {
+			return nil, err
+		}
 		out, err := s.claim(ctx, who, p)
 		if err != nil || len(out) > 0 || deadline == nil {
 			return out, err
@@ -54,6 +60,25 @@ func (s *Runs) claimAs(ctx context.Context, who workqueue.Identity, p workqueue.
 	}
 }
 
+// maxSeen bounds the runners whose last sighting a replica keeps for throttling.
+const maxSeen = 10_000
+
+// stillIssued tells that who's credential was not revoked since its call was authenticated.
+func (s *Runs) stillIssued(ctx context.Context, who workqueue.Identity) error {
+	if who == workqueue.Local || who == workqueue.EnvToken {
+		return nil
+	}
+	c, err := s.p.Credentials.CredentialByID(ctx, who.ID)
+	switch {
+	case errors.Is(err, problem.ErrNotFound) || (err == nil && c.RevokedAt != nil):
+		s.p.Log.Warn("runner claim ended: its credential was revoked while it waited", "worker", who.Name, "worker_id", who.ID)
+		return problem.Reject(problem.CodeUnauthorized, "the worker credential %s was revoked", who.Name)
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
 // record tells the registry that a runner of the class asked for work, and the worker's
 // credential its version, at most every few seconds per runner. A failure costs only the
 // freshness of the capacity answer and of `workers list`.
@@ -68,7 +93,17 @@ func (s *Runs) record(ctx context.Context, who workqueue.Identity, p workqueue.C
 	last, ok := s.seen[key]
 	fresh := ok && now.Sub(last) < 5*time.Second
 	if !fresh {
-		s.seen[key] = now
+		if len(s.seen) >= maxSeen {
+			// Names are the workers' own: forget the quiet ones rather than grow without end.
+			for k, at := range s.seen {
+				if now.Sub(at) >= workqueue.LiveWithin {
+					delete(s.seen, k)
+				}
+			}
+		}
+		if len(s.seen) < maxSeen {
+			s.seen[key] = now
+		}
 	}
 	s.seenMu.Unlock()
 	if fresh {
@@ -80,7 +115,7 @@ func (s *Runs) record(ctx context.Context, who workqueue.Identity, p workqueue.C
 	if who == workqueue.Local || who == workqueue.EnvToken {
 		return
 	}
-	if err := s.p.Credentials.TouchCredential(ctx, who.ID, p.Version, now); err != nil {
+	if err := s.p.Credentials.TouchCredential(ctx, who.ID, workqueue.CleanVersion(p.Version), now); err != nil {
 		s.p.Log.Warn("recording a worker credential's claim failed", "worker", who.Name, "err", err)
 	}
 }

@@ -160,10 +160,15 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 	}
 	// Record it under the lease, checking the caps again: another upload of the attempt may
 	// have landed meanwhile.
+	recorded := false
 	_, err = s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
 		if err := s.holds(j, who, l); err != nil {
 			return err
 		}
+		if j.Status != job.StatusDispatched && j.Status != job.StatusRunning {
+			return s.refused(who, l, "the job is "+string(j.Status))
+		}
+		recorded = slices.ContainsFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
 		others, files := uploadedBesides(j.Uploads, name)
 		if files+1 > caps.JobFiles || others+n > caps.JobBytes {
 			return problem.Reject(problem.CodePayloadTooLarge, "output %s takes the job past its limit of %d files or %d bytes", name, caps.JobFiles, caps.JobBytes)
@@ -174,12 +179,40 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 	})
 	if err != nil {
 		if problem.CodeOf(err) == problem.CodePayloadTooLarge {
-			_ = s.p.Blobs.Delete(ctx, key)
+			if !recorded { // a name recorded before keeps its blob; the report checks its size
+				_ = s.p.Blobs.Delete(ctx, key)
+			}
 			return 0, s.refusedFiles(who, l, err)
 		}
 		return 0, err
 	}
 	return n, nil
+}
+
+// storedAsRecorded checks that each output recorded under the lease is stored with the size
+// recorded: two uploads of one name racing could otherwise leave more bytes in storage than
+// the record (and the plan's job_bytes) allows.
+func (s *Runs) storedAsRecorded(ctx context.Context, who workqueue.Identity, l workqueue.Lease) error {
+	j, err := s.p.Jobs.Get(ctx, l.JobID)
+	if err != nil || j.Attempt != l.Attempt {
+		return nil // the report's own checks refuse it
+	}
+	for _, u := range j.Uploads {
+		b, err := s.p.Blobs.Open(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name))
+		if err != nil {
+			if errors.Is(err, problem.ErrNotFound) {
+				return s.refusedFiles(who, l, problem.Reject(problem.CodeConflict, "output %s is recorded but not stored", u.Name))
+			}
+			return err
+		}
+		size := b.Size()
+		_ = b.Close()
+		if size != u.Size {
+			return s.refusedFiles(who, l, problem.Reject(problem.CodeConflict,
+				"output %s holds %d bytes in storage, not the %d recorded: store it once more", u.Name, size, u.Size))
+		}
+	}
+	return nil
 }
 
 // uploadedBesides sums the bytes and counts the files stored under the attempt, name excepted

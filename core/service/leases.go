@@ -107,6 +107,9 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		if caps, err = s.capsOf(ctx, l.JobID); err != nil {
 			return err
 		}
+		if err := s.storedAsRecorded(ctx, who, l); err != nil {
+			return err
+		}
 	}
 	j, err := s.p.Jobs.Update(ctx, l.JobID, func(j *job.Job) error {
 		if err := s.holds(j, who, l); err != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -135,4 +137,55 @@ func TestLeaseReadsAnAssetNamedInTheCommand(t *testing.T) {
 		t.Fatalf("the asset the command names: %v", err)
 	}
 	r.Close()
+}
+
+// A long poll outlives its authentication: a credential revoked while its claim waits takes
+// nothing that arrives afterwards.
+func TestRevokedWhileClaimWaits(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	_, c, _ := h.Workers.Create(h.ctx, "box", "")
+	got := make(chan error, 1)
+	go func() {
+		as, err := h.runs.As(c.Identity()).Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: time.Minute})
+		if err == nil && len(as) > 0 {
+			err = errors.New("claimed a job after the revocation")
+		}
+		got <- err
+	}()
+	if _, err := h.Workers.Revoke(h.ctx, "box"); err != nil {
+		t.Fatal(err)
+	}
+	j := h.submitJob(t, acc, `{}`) // wakes the waiting claim
+	if err := <-got; problem.CodeOf(err) != problem.CodeUnauthorized {
+		t.Fatalf("the waiting claim: %v, want UNAUTHORIZED", err)
+	}
+	if got := h.job(t, j.ID); got.Status != job.StatusWaiting {
+		t.Fatalf("the job is %s", got.Status)
+	}
+}
+
+// The report is held to storage as well as to the record: a stored file whose size differs
+// from the one recorded (two uploads of one name racing) refuses the result.
+func TestReportHeldToStoredSizes(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	j := h.submitJob(t, acc, `{}`)
+	a := h.claim(t, job.ClassCPU)
+	h.beat(t, a.Lease, 0, true)
+	if _, err := h.runs.PutOutput(h.ctx, a.Lease, "out.mp4", strings.NewReader("small"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.blobs.Put(h.ctx, blob.OutputKey(acc.ID, j.ID, "out.mp4"), strings.NewReader("much larger than recorded"), 0); err != nil {
+		t.Fatal(err)
+	}
+	res := workqueue.Result{Files: []job.File{{Path: "out.mp4"}}, ComputeMs: 5, Started: true}
+	if err := h.runs.Report(h.ctx, a.Lease, res); problem.CodeOf(err) != problem.CodeConflict {
+		t.Fatalf("a report over a file stored larger than recorded: %v", err)
+	}
+	if got := h.job(t, j.ID); got.Status != job.StatusRunning {
+		t.Fatalf("the job is %s", got.Status)
+	}
 }

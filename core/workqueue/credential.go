@@ -71,8 +71,12 @@ func NewCredential(name string, class job.Class, now time.Time) (secret string, 
 	return secret, c, HashSecret(secret), nil
 }
 
-// CheckWorkerName accepts 1 to 64 letters, digits, '.', '_' and '-', not starting with '-'.
+// CheckWorkerName accepts 1 to 64 letters, digits, '.', '_' and '-', not starting with '-',
+// and not a name an ID or the shared token goes by (revocation takes an ID or a name).
 func CheckWorkerName(name string) error {
+	if strings.HasPrefix(name, "wkr_") || name == EnvToken.Name || name == Local.ID {
+		return fmt.Errorf("worker name %q is reserved (an ID or the shared token's)", name)
+	}
 	ok := name != "" && len(name) <= 64 && name[0] != '-'
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]
@@ -97,6 +101,8 @@ type Credentials interface {
 	// CredentialByHash returns the credential of a secret's hash, revoked or not, or
 	// problem.ErrNotFound.
 	CredentialByHash(ctx context.Context, hash string) (Credential, error)
+	// CredentialByID returns the credential of an ID, revoked or not, or problem.ErrNotFound.
+	CredentialByID(ctx context.Context, id string) (Credential, error)
 	// ListCredentials returns every credential, revoked ones too, by name.
 	ListCredentials(ctx context.Context) ([]Credential, error)
 	// RevokeCredential marks the credential of that ID or name revoked at at (an earlier
@@ -104,4 +110,16 @@ type Credentials interface {
 	RevokeCredential(ctx context.Context, idOrName string, at time.Time) (Credential, error)
 	// TouchCredential records a claim made with the credential id, by a worker of version.
 	TouchCredential(ctx context.Context, id, version string, at time.Time) error
+}
+
+// CleanVersion is a worker's reported version as it may be stored and shown: printable ASCII,
+// at most 64 bytes; anything else is dropped.
+func CleanVersion(v string) string {
+	b := make([]byte, 0, min(len(v), 64))
+	for i := 0; i < len(v) && len(b) < 64; i++ {
+		if c := v[i]; c > ' ' && c < 0x7f {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }

@@ -56,6 +56,16 @@ func (m *MemoryCredentials) CredentialByHash(_ context.Context, hash string) (wo
 	return workqueue.Credential{}, problem.ErrNotFound
 }
 
+// CredentialByID returns the credential of id.
+func (m *MemoryCredentials) CredentialByID(_ context.Context, id string) (workqueue.Credential, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.find(id); c != nil && c.ID == id {
+		return *c, nil
+	}
+	return workqueue.Credential{}, problem.ErrNotFound
+}
+
 // ListCredentials returns every credential by name.
 func (m *MemoryCredentials) ListCredentials(context.Context) ([]workqueue.Credential, error) {
 	m.mu.Lock()
@@ -114,6 +124,12 @@ func ExerciseCredentials(t *testing.T, newStore func(t *testing.T) workqueue.Cre
 		}
 		if d := cmp.Diff(c, got); d != "" {
 			t.Fatalf("by hash (-want +got):\n%s", d)
+		}
+		if byID, err := s.CredentialByID(ctx, c.ID); err != nil || byID.Name != "box-7" {
+			t.Fatalf("by ID: %+v %v", byID, err)
+		}
+		if _, err := s.CredentialByID(ctx, "box-7"); !errors.Is(err, problem.ErrNotFound) {
+			t.Fatalf("a name is no ID: %v", err)
 		}
 		if _, err := s.CredentialByHash(ctx, workqueue.HashSecret(secret+"x")); !errors.Is(err, problem.ErrNotFound) {
 			t.Fatalf("an unknown secret: %v, want ErrNotFound", err)
