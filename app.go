@@ -27,6 +27,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
 	"github.com/mediajobs/mediajobs/adapters/metrics"
+	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -366,12 +367,14 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		return nil, err
 	}
 	a.UC = uc
+	// One budget of failed authentications per client address, for the API and /mcp alike.
+	failures := authFailures(cfg, limiter, proxies)
 	api := httpapi.New(uc.UseCases, httpapi.Options{
 		Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(), URLTTL: cfg.URLTTL, AllowPrivateNetworks: allow,
 		Ready: newReadiness(store, blobs, b, cfg.Log).check, Logger: cfg.Log, AdminToken: cfg.AdminToken,
 		SecureCookies: strings.HasPrefix(cfg.BaseURL, "https://"),
 		Authenticated: []httpapi.Middleware{httpapi.RateLimit(uc.RateLimit)},
-		AuthFailures:  authFailures(cfg, limiter, proxies),
+		AuthFailures:  failures,
 		OnRequest:     a.Metrics.Request, OnValidatorRejection: a.Metrics.ValidatorRejected,
 	})
 	// The playground runs validator.wasm in the browser; without the file it says how to build it.
@@ -394,9 +397,9 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		hosts = []string{u.Host}
 	}
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
-	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
+	mux.Handle("/mcp", logctx.Middleware(httpapi.LimitFailedAuth(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
 		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
-		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow})))
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow}), failures, cfg.Log)))
 	a.Handler = mux
 
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
@@ -776,11 +779,14 @@ func (a *App) newRunner(ctx context.Context) (*runner.Agent, error) {
 }
 
 // authFailures is the limit on failed authentications per client address: shared between
-// replicas through Redis when the rate limits are, else in this process's memory (bounded).
+// replicas through Redis when the rate limits are, else in this process's memory (bounded),
+// one limiter for the API and /mcp.
 func authFailures(cfg Config, limiter ratelimit.Limiter, proxies []netip.Prefix) httpapi.AuthFailures {
-	f := httpapi.AuthFailures{TrustedProxies: proxies}
-	if cfg.RedisURL != "" {
-		f.Limiter = limiter
+	f := httpapi.AuthFailures{TrustedProxies: proxies, Limiter: limiter}
+	if cfg.RedisURL == "" {
+		m := memlimit.NewMemory()
+		m.MaxKeys = 2 * httpapi.MaxAuthFailureAddresses // an address's budget and its log line
+		f.Limiter = m
 	}
 	return f
 }

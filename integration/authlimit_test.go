@@ -15,7 +15,7 @@ import (
 
 // TestFailedAuthRateLimited: 10,000 wrong keys sent from one address over about 10 seconds get
 // 429 RATE_LIMITED with Retry-After once the address's budget of failures is spent (60, then
-// one a second), on bearer auth and POST /session alike; the server logs the address once a
+// one a second), on bearer auth, POST /session and /mcp alike; the server logs the address once a
 // minute, not once a failure; and a valid key from the same address keeps working throughout.
 func TestFailedAuthRateLimited(t *testing.T) {
 	t.Parallel()
@@ -133,6 +133,29 @@ func TestFailedAuthRateLimited(t *testing.T) {
 	}
 	if n := statuses[http.StatusUnauthorized]; n < 60 || n > allowed {
 		t.Errorf("%d wrong keys answered 401, want 60 to %d in %v", n, allowed, elapsed)
+	}
+
+	// /mcp authenticates bearer keys on its own and shares the budget: the address is past it,
+	// so a wrong key there is 429 too, and the valid key still opens a session.
+	mcp := func(key string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.Base+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"it","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("POST /mcp: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp
+	}
+	if resp := mcp("mj_wrong_mcp_key"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a wrong key on /mcp past the budget: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if resp := mcp(valid); resp.StatusCode != http.StatusOK {
+		t.Errorf("the valid key on /mcp past the budget: %d, want 200", resp.StatusCode)
 	}
 
 	var lines []string
