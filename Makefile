@@ -30,7 +30,7 @@ HLSJS := web/console/lib
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  sed -e 's|$$(ADDR)|$(ADDR)|g' -e 's|$$(DATA)|$(DATA)|g' -e 's|$$(FUZZTIME)|$(FUZZTIME)|g' | \
-	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
 
 deps: ## Install what is missing: ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium, PostgreSQL, NATS, Redis, debootstrap, versitygw, gotestsum
 	@bash scripts/deps.sh
