@@ -126,9 +126,8 @@ lint: ## go vet, gofmt and the dependency rule
 bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
 	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./... | grep -v -E '^(ok|PASS|\?)' || true); done
 
-tidy: ## go mod tidy in every module
-	@go mod tidy
-	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
+tidy: ## go mod tidy in every module (the libraries' go.mod keep no replace line)
+	@bash scripts/tidy.sh
 
 clean: ## Remove build outputs
 	rm -rf bin $(WASM) js/validator/validator.wasm

@@ -10,8 +10,10 @@
 // (the FFmpeg command validator, also built to WASM), adapters (SQLite and PostgreSQL, blobs,
 // the sandbox, HTTP, MCP, brokers) and contracts (the OpenAPI document and the Go client). Each
 // release tags them all (v1.2.3, core/v1.2.3, validator/v1.2.3, adapters/v1.2.3,
-// contracts/v1.2.3) and each go.mod requires its siblings at that version; `make release-check`
-// proves a module outside the repository can depend on them with no replace line.
+// contracts/v1.2.3) and each go.mod requires its siblings at that version. No library go.mod
+// holds a replace line: inside the repository go.work resolves the siblings (and `make tidy`
+// adds replaces for go mod tidy's run only). `make release-check` proves a module outside the
+// repository can depend on them.
 //
 // # Opening the service
 //

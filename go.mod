@@ -118,10 +118,3 @@ require (
 	github.com/mediajobs/mediajobs/validator v0.0.0
 	golang.org/x/mod v0.42.0
 )
-
-replace (
-	github.com/mediajobs/mediajobs/adapters => ./adapters
-	github.com/mediajobs/mediajobs/contracts => ./contracts
-	github.com/mediajobs/mediajobs/core => ./core
-	github.com/mediajobs/mediajobs/validator => ./validator
-)

@@ -142,9 +142,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace (
-	github.com/mediajobs/mediajobs/contracts => ../contracts
-	github.com/mediajobs/mediajobs/core => ../core
-	github.com/mediajobs/mediajobs/validator => ../validator
-)

@@ -36,9 +36,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace (
-	github.com/mediajobs/mediajobs/core => ../core
-	github.com/mediajobs/mediajobs/validator => ../validator
-)
-
 tool github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
