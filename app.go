@@ -397,9 +397,10 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		hosts = []string{u.Host}
 	}
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
-	mux.Handle("/mcp", logctx.Middleware(httpapi.LimitFailedAuth(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
+	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
 		Credits: uc.Credits, Types: types, RateLimit: uc.RateLimit},
-		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow}), failures, cfg.Log)))
+		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow,
+			AuthFailed: httpapi.NewAuthFailureGate(failures, cfg.Log).Failed})))
 	a.Handler = mux
 
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})

@@ -182,63 +182,20 @@ func (g *failureGate) trustedProxy(ip netip.Addr) bool {
 	return false
 }
 
-// LimitFailedAuth puts next, a handler that authenticates bearer keys on its own (the MCP
-// endpoint), under the same limit on failed authentications: each 401 it answers spends the
-// client address's budget and, past it, becomes 429 RATE_LIMITED with Retry-After. Give it the
-// AuthFailures (the same Limiter) of the API, so that /mcp and the API share one budget. A
-// request whose key is valid is never held back. Nil when the limit is off.
-func LimitFailedAuth(next http.Handler, cfg AuthFailures, log *slog.Logger) http.Handler {
+// AuthFailureGate is the limit of AuthFailures for a handler that authenticates bearer keys
+// on its own (the MCP endpoint): pass each authentication error through Failed. Built from the
+// same AuthFailures as the API's (the same Limiter), it spends the same per-address budget.
+// Nil when the limit is off; Failed of a nil gate returns the error as it is.
+type AuthFailureGate = failureGate
+
+// NewAuthFailureGate returns the gate of cfg.
+func NewAuthFailureGate(cfg AuthFailures, log *slog.Logger) *AuthFailureGate {
 	if log == nil {
 		log = slog.Default()
 	}
-	g := newFailureGate(cfg, time.Now, log)
-	if g == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&failureWriter{ResponseWriter: w, g: g, r: r, log: log}, r)
-	})
+	return newFailureGate(cfg, time.Now, log)
 }
 
-// failureWriter turns a 401 of the handler it wraps into the failure gate's answer.
-type failureWriter struct {
-	http.ResponseWriter
-	g       *failureGate
-	r       *http.Request
-	log     *slog.Logger
-	replied bool // the gate answered instead: what the handler writes is dropped
-}
-
-func (w *failureWriter) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && !w.replied {
-		err := w.g.failed(w.r, problem.Reject(problem.CodeUnauthorized, "a valid API key is required"))
-		if problem.CodeOf(err) == problem.CodeRateLimited {
-			w.replied = true
-			h := w.ResponseWriter.Header()
-			h.Del("Content-Length")
-			h.Del("WWW-Authenticate")
-			writeError(w.ResponseWriter, w.r, err, w.log)
-			return
-		}
-	}
-	if !w.replied {
-		w.ResponseWriter.WriteHeader(code)
-	}
-}
-
-func (w *failureWriter) Write(b []byte) (int, error) {
-	if w.replied {
-		return len(b), nil
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush passes through, for streamed answers.
-func (w *failureWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replied {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (w *failureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// Failed is the gate's answer to an authentication error: a failure (UNAUTHORIZED) spends the
+// client address's budget and, past it, becomes RATE_LIMITED with a retry delay.
+func (g *failureGate) Failed(r *http.Request, err error) error { return g.failed(r, err) }

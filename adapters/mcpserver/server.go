@@ -55,6 +55,9 @@ type Options struct {
 	// AllowPrivateNetworks are the address ranges the operator opened to the input fetcher:
 	// validate_command lets input URLs in them through, as submit_job does.
 	AllowPrivateNetworks []netip.Prefix
+	// AuthFailed, when set, takes each failed authentication before it is answered: the API's
+	// per-address limit (httpapi.AuthFailureGate.Failed), so that /mcp shares its budget.
+	AuthFailed func(*http.Request, error) error
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -147,6 +150,9 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 			a, err = h.uc.Auth.Authenticate(r.Context(), secret)
 		}
 		if err != nil {
+			if h.opts.AuthFailed != nil {
+				err = h.opts.AuthFailed(r, err)
+			}
 			httpapi.WriteError(w, r, err)
 			return
 		}

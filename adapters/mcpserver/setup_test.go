@@ -37,6 +37,8 @@ type setupOpts struct {
 	limiter   ratelimit.Limiter
 	perMinute int // 0: the plan's
 	maxInline int64
+	// authFailed is Options.AuthFailed; nil: none.
+	authFailed func(*http.Request, error) error
 }
 
 // setup serves the MCP handler over loopback on a real service on SQLite. No runner runs: jobs
@@ -93,7 +95,8 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	gate := ratelimit.NewGate(limiter, func(account.Account) int { return perMinute }, slog.New(slog.DiscardHandler))
 	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Uploads: h.Uploads,
 		Credits: h.Credits, Types: types, RateLimit: gate},
-		mcpserver.Options{Fetch: fetch, AllowPrivateNetworks: allowed, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond}))
+		mcpserver.Options{Fetch: fetch, AllowPrivateNetworks: allowed, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond,
+			AuthFailed: o.authFailed}))
 	handler = mux
 	return &testBundle{url: srv.URL + "/mcp", h: h, acct: acct, key: key, media: media}
 }
