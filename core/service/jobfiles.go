@@ -103,20 +103,32 @@ func namedAssets(j *job.Job, prefix string) []string {
 	return ids
 }
 
-// capsOf reads the per-job caps of the plan of a job's account; an unknown account has the
-// strictest (Free).
-func (s *Runs) capsOf(ctx context.Context, jobID string) (billing.Plan, error) {
-	j, err := s.p.Jobs.Get(ctx, jobID)
-	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+// capsOf is the per-job caps of the plan of an account; an unknown account has the strictest
+// (Free).
+func (s *Runs) capsOf(ctx context.Context, accountID string) billing.Plan {
+	plan := account.PlanFree
+	if a, err := s.p.Accounts.GetAccount(ctx, accountID); err == nil {
+		plan = a.Plan
+	}
+	return s.p.Pricing.Plan(plan)
+}
+
+// checkStored is a successful report's look at what the lease stored, before its
+// transaction: the plan's caps, and each recorded output's size in storage. A job gone or of
+// another attempt is left to the report's own checks.
+func (s *Runs) checkStored(ctx context.Context, who workqueue.Identity, l workqueue.Lease) (billing.Plan, error) {
+	j, err := s.p.Jobs.Get(ctx, l.JobID)
+	if errors.Is(err, problem.ErrNotFound) {
+		return s.p.Pricing.Plan(account.PlanFree), nil
+	}
+	if err != nil {
 		return billing.Plan{}, err
 	}
-	plan := account.PlanFree
-	if err == nil {
-		if a, err := s.p.Accounts.GetAccount(ctx, j.AccountID); err == nil {
-			plan = a.Plan
-		}
+	caps := s.capsOf(ctx, j.AccountID)
+	if j.Attempt != l.Attempt {
+		return caps, nil
 	}
-	return s.p.Pricing.Plan(plan), nil
+	return caps, s.storedAsRecorded(ctx, who, j, l)
 }
 
 // putOutput stores one output file of the lease's job, within the plan's caps for the whole
@@ -132,10 +144,7 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 	if err := checkOutputName(name); err != nil {
 		return 0, s.refusedFiles(who, l, err)
 	}
-	caps, err := s.capsOf(ctx, j.ID)
-	if err != nil {
-		return 0, err
-	}
+	caps := s.capsOf(ctx, j.AccountID)
 	others, files := uploadedBesides(j.Uploads, name)
 	if files+1 > caps.JobFiles {
 		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
@@ -192,11 +201,7 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 // storedAsRecorded checks that each output recorded under the lease is stored with the size
 // recorded: two uploads of one name racing could otherwise leave more bytes in storage than
 // the record (and the plan's job_bytes) allows.
-func (s *Runs) storedAsRecorded(ctx context.Context, who workqueue.Identity, l workqueue.Lease) error {
-	j, err := s.p.Jobs.Get(ctx, l.JobID)
-	if err != nil || j.Attempt != l.Attempt {
-		return nil // the report's own checks refuse it
-	}
+func (s *Runs) storedAsRecorded(ctx context.Context, who workqueue.Identity, j *job.Job, l workqueue.Lease) error {
 	for _, u := range j.Uploads {
 		b, err := s.p.Blobs.Open(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name))
 		if err != nil {

@@ -104,10 +104,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 	var caps billing.Plan
 	if r.Failure == nil {
 		var err error
-		if caps, err = s.capsOf(ctx, l.JobID); err != nil {
-			return err
-		}
-		if err := s.storedAsRecorded(ctx, who, l); err != nil {
+		if caps, err = s.checkStored(ctx, who, l); err != nil {
 			return err
 		}
 	}
