@@ -3,17 +3,10 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 
-	"github.com/mediajobs/mediajobs/adapters/httpapi"
-	"github.com/mediajobs/mediajobs/adapters/urlsign"
-	"github.com/mediajobs/mediajobs/contracts"
-	"github.com/mediajobs/mediajobs/core/jobtype"
-	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
-	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -22,24 +15,7 @@ import (
 // job the server would take; ranges outside it stay refused, naming the address.
 func TestValidateOpensTheOperatorsRanges(t *testing.T) {
 	t.Parallel()
-	var handler http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	t.Cleanup(srv.Close)
-	signer, err := urlsign.New(srv.URL, []byte("test key of at least thirty-two bytes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	types, err := jobtype.NewRegistry(ffmpegjob.Type{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, Signer: signer,
-		Blobs: &dirBlobs{dir: t.TempDir()}, MaxUpload: maxUpload, Start: t0})
-	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Idempotency: h.Idempotency},
-		httpapi.Options{Verifier: signer, Validate: validator.Validate, OpenAPI: contracts.OpenAPIJSON(),
-			AllowPrivateNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
-	b := &testBundle{url: srv.URL}
+	b := setup(t, setupOpts{allowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 
 	tests := []struct {
 		url, refusal string // refusal "": valid

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,8 @@ func (r *readiness) check(context.Context) error {
 }
 
 type setupOpts struct {
+	// allowPrivate is Options.AllowPrivateNetworks.
+	allowPrivate  []netip.Prefix
 	authenticated []httpapi.Middleware
 	workerToken   string
 	secureCookies bool
@@ -102,16 +105,17 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
 		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency}, httpapi.Options{
-		Verifier:      signer,
-		Validate:      validator.Validate,
-		MaxJSONBody:   cmp.Or(o.maxJSONBody, 4<<10),
-		OpenAPI:       contracts.OpenAPIJSON(),
-		Ready:         b.ready.check,
-		Authenticated: o.authenticated,
-		AuthFailures:  o.authFailures,
-		Logger:        o.logger,
-		Now:           b.clock.Now,
-		SecureCookies: o.secureCookies,
+		Verifier:             signer,
+		Validate:             validator.Validate,
+		MaxJSONBody:          cmp.Or(o.maxJSONBody, 4<<10),
+		OpenAPI:              contracts.OpenAPIJSON(),
+		Ready:                b.ready.check,
+		Authenticated:        o.authenticated,
+		AuthFailures:         o.authFailures,
+		Logger:               o.logger,
+		Now:                  b.clock.Now,
+		SecureCookies:        o.secureCookies,
+		AllowPrivateNetworks: o.allowPrivate,
 	})
 	return b
 }

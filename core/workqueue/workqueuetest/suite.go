@@ -162,10 +162,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
-			t.Fatal(err)
-		}
+		a := claimExecuting(t, h)
 		h.Cancel(t, id)
 		ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.5, Executing: true})
 		if err != nil || !ack.Cancelled {
@@ -186,10 +183,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		h := newHarness(t)
 		asset := h.Upload(t, []byte("WEBVTT\n"))
 		id := h.Submit(t, job.ClassCPU, asset)
-		a := claimOne(t, h)
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
-			t.Fatal(err)
-		}
+		a := claimExecuting(t, h)
 		r, err := h.Queue.OpenAsset(ctx, a.Lease, asset)
 		if err != nil {
 			t.Fatalf("OpenAsset: %v", err)
@@ -248,10 +242,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
-			t.Fatal(err)
-		}
+		a := claimExecuting(t, h)
 		if a.Limits.Files > 64 || a.Limits.Bytes > 8<<20 {
 			t.Fatalf("the harness's plan allows %d files and %d bytes a job: too many to pass here; make them small", a.Limits.Files, a.Limits.Bytes)
 		}
@@ -376,10 +367,7 @@ func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
-			t.Fatal(err)
-		}
+		a := claimExecuting(t, h)
 		h.Expire(t)
 		j := h.Job(t, id)
 		if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost {
@@ -458,6 +446,16 @@ func refused(err error) bool {
 // tooLarge tells an error of a cap passed (413 PAYLOAD_TOO_LARGE), as any transport carries it.
 func tooLarge(err error) bool {
 	return err != nil && (problem.CodeOf(err) == problem.CodePayloadTooLarge || strings.Contains(err.Error(), "PAYLOAD_TOO_LARGE"))
+}
+
+// claimExecuting claims one job and says its FFmpeg step began.
+func claimExecuting(t *testing.T, h Harness) workqueue.Assignment {
+	t.Helper()
+	a := claimOne(t, h)
+	if _, err := h.Queue.Heartbeat(context.Background(), workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func claimOne(t *testing.T, h Harness) workqueue.Assignment {
