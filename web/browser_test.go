@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/validator"
 	"github.com/mediajobs/mediajobs/validator/validatortest"
 	"github.com/mediajobs/mediajobs/web"
@@ -198,5 +201,50 @@ func TestBrowserTyping(t *testing.T) {
 			t.Errorf("after setting %s to %s the page lists required inputs %q, want %q", step.field, step.value, got, step.want)
 		}
 		cancel()
+	}
+}
+
+// TestBrowserPagesKeepTheirCSP opens every page this package serves, mounted as the binary
+// mounts them (the console at the root, the playground, the reference), each until it is ready,
+// and fails on any Content-Security-Policy violation: a refused load is a broken feature the page
+// hides. The console's pages behind its sign-in are checked by the integration tests, against
+// the real API.
+func TestBrowserPagesKeepTheirCSP(t *testing.T) {
+	t.Parallel()
+	wasm, err := validatortest.BuildWASM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/playground/", http.StripPrefix("/playground", web.Handler(wasm)))
+	mux.Handle("/docs/", http.StripPrefix("/docs", web.Docs(contracts.OpenAPIJSON())))
+	console := web.Console(wasm)
+	mux.Handle("GET /{$}", console)
+	mux.Handle(web.ConsolePrefix, console)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	ctx := browsertest.Open(t, "the pages' CSP", chromedp.WindowSize(1280, 900))
+	violations := browsertest.WatchCSP(t, ctx)
+	pages := []struct{ path, ready string }{
+		// Without an API behind it the console stays on its sign-in page.
+		{"/", `document.querySelector('#signin input[name=apiKey]') !== null`},
+		// The playground is ready when the module answered for the empty command.
+		{"/playground/", `!document.getElementById('status').classList.contains('loading')`},
+		{"/docs/", `[...document.querySelectorAll('h2')].some((h) => h.textContent.trim() === 'Submit a job')`},
+	}
+	for _, p := range pages {
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := chromedp.Do(pctx, chromedp.Navigate(srv.URL+p.path))
+		if err == nil {
+			_, err = chromedp.Run(pctx, chromedp.Poll[bool](p.ready, chromedp.WithPollingTimeout(50*time.Second)))
+		}
+		cancel()
+		if err != nil {
+			t.Fatalf("open %s: %v", p.path, err)
+		}
+	}
+	if v := violations(); len(v) > 0 {
+		t.Errorf("the pages broke their Content-Security-Policy:\n%s", strings.Join(v, "\n"))
 	}
 }

@@ -65,9 +65,14 @@ func TestDocsHandler(t *testing.T) {
 		})
 	}
 
-	// A reload of the megabyte of Redoc is a 304.
+	// Redoc's sidebar logo, which it would load from Redocly's CDN, is taken out of the bundle.
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/redoc.standalone.js", nil))
+	if strings.Contains(rec.Body.String(), "cdn.redoc.ly") {
+		t.Error("the served Redoc bundle still loads its logo from cdn.redoc.ly")
+	}
+
+	// A reload of the megabyte of Redoc is a 304.
 	req := httptest.NewRequest("GET", "/redoc.standalone.js", nil)
 	req.Header.Set("If-None-Match", rec.Header().Get("ETag"))
 	rec = httptest.NewRecorder()
@@ -101,7 +106,9 @@ func TestBrowserDocs(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	ctx := browsertest.Open(t, "the reference")
+	// 1280 px: the width at which Redoc's middle panel used to break error codes mid-word.
+	ctx := browsertest.Open(t, "the reference", chromedp.WindowSize(1280, 900))
+	violations := browsertest.WatchCSP(t, ctx)
 	// Script errors (a CSP refusal among them) are reported with the failure.
 	var (
 		mu         sync.Mutex
@@ -147,12 +154,36 @@ func TestBrowserDocs(t *testing.T) {
 	if err != nil || !strings.Contains(text, "Runs the submit gate") {
 		t.Errorf("the page does not show the operation's description (%v)", err)
 	}
+	// Each code in the error-code table renders on one line: an inline element broken across
+	// lines has a box per line.
+	broken, err := chromedp.Run(waitCtx, chromedp.Evaluate[[]string](errorCodesOnOneLine))
+	switch {
+	case err != nil:
+		t.Errorf("measure the error codes: %v", err)
+	case len(broken) > 0:
+		t.Errorf("at 1280 px these error codes break across lines: %q", broken)
+	}
+	if v := violations(); len(v) > 0 {
+		t.Errorf("the reference broke its Content-Security-Policy: %q", v)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(exceptions) > 0 {
 		t.Errorf("the page threw: %q", exceptions)
 	}
 }
+
+// errorCodesOnOneLine finds the error-code table of the rendered reference (its first column is
+// headed "code") and answers the codes of its first column that take more than one line (each with its line
+// count), or a note when the table is not there or holds too few codes to be that table.
+const errorCodesOnOneLine = `(() => {
+	const table = [...document.querySelectorAll('table')].find((t) => t.querySelector('th')?.textContent.trim() === 'code');
+	if (!table) return ['no error-code table (a table whose first heading is "code")'];
+	const codes = [...table.querySelectorAll('tbody td:first-child code')];
+	if (codes.length < 10) return ['only ' + codes.length + ' codes in the error-code table'];
+	return codes.filter((c) => c.getClientRects().length !== 1)
+		.map((c) => c.textContent + ' (' + c.getClientRects().length + ' lines)');
+})()`
 
 // checkVendored reads a pin file written by a Makefile vendoring target (`version`,
 // `integrity` and `sha256` lines) and checks the vendored file against its sha256: an edited,

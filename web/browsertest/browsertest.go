@@ -6,8 +6,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mediajobs/mediajobs/adapters/testenv"
@@ -49,4 +54,55 @@ func Open(t testing.TB, what string, extra ...chromedp.ExecAllocatorOption) cont
 		t.Fatalf("start chromium: %v", err)
 	}
 	return tab
+}
+
+// cspListener reports each securitypolicyviolation event of a document to the exposed func.
+const cspListener = `document.addEventListener('securitypolicyviolation', (e) => {
+	window.__reportCSPViolation?.(e.documentURI + ': ' + e.effectiveDirective + ' refused ' + (e.blockedURI || '(inline)') +
+		(e.sourceFile ? ' from ' + e.sourceFile + ':' + e.lineNumber : ''));
+}, true);`
+
+// WatchCSP records every Content-Security-Policy violation of the pages tab loads from now on,
+// in every document: the securitypolicyviolation events the documents fire, and the refusals
+// Chromium writes to its log (which also come from workers). The func it returns gives the
+// violations recorded so far.
+func WatchCSP(t testing.TB, tab context.Context) func() []string {
+	t.Helper()
+	var (
+		mu         sync.Mutex
+		violations []string
+	)
+	add := func(v string) {
+		mu.Lock()
+		violations = append(violations, v)
+		mu.Unlock()
+	}
+	messages := chromedp.Console(tab)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Source == "security" || strings.Contains(m.Text, "Content Security Policy") {
+				add(string(m.Type) + ": " + m.Text)
+			}
+		}
+	}()
+	err := chromedp.Do(tab,
+		chromedp.ExposeFunc("__reportCSPViolation", func(_ context.Context, v string) (chromedp.Void, error) {
+			add(v)
+			return chromedp.Void{}, nil
+		}),
+		chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspListener})
+			return err
+		}))
+	if err != nil {
+		t.Fatalf("watch for CSP violations: %v", err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(violations)
+	}
 }
