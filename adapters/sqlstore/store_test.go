@@ -69,7 +69,7 @@ func TestJobStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			jobtest.Exercise(t, func(t *testing.T) job.Store { return b.open(t) })
+			jobtest.TestStore(t, jobtest.Features{}, func(t *testing.T) job.Store { return b.open(t) })
 		})
 	}
 }

@@ -18,104 +18,110 @@ type accountMaker interface {
 	CreateAccount(ctx context.Context, a account.Account) error
 }
 
-func exerciseConcurrency(t *testing.T, newStore func(t *testing.T) job.Store, base time.Time) {
-	caps := map[string]int{string(account.PlanFree): 1, string(account.PlanPro): 2}
-	setup := func(t *testing.T) (job.Store, context.Context) {
-		t.Helper()
-		s, ctx := newStore(t), context.Background()
-		am, ok := s.(accountMaker)
-		if !ok {
-			t.Fatalf("%T cannot create accounts", s)
-		}
-		for _, a := range []account.Account{{ID: "acc_free", Plan: account.PlanFree, CreatedAt: base}, {ID: "acc_pro", Plan: account.PlanPro, CreatedAt: base}} {
-			if err := am.CreateAccount(ctx, a); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s, ctx
-	}
+// accountCaps are the concurrency caps of the plans the suite's accounts are on.
+var accountCaps = map[string]int{string(account.PlanFree): 1, string(account.PlanPro): 2}
 
-	t.Run("ClaimSkipsAccountsAtTheirConcurrency", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := setup(t)
-		at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
-		var free, pro, other []string
-		for i := range 3 {
-			f := newJob(t, "acc_free", at(i), job.ClassCPU)
-			p := newJob(t, "acc_pro", at(10+i), job.ClassCPU)
-			o := newJob(t, "acc_unknown", at(20+i), job.ClassCPU)
-			for _, j := range []*job.Job{f, p, o} {
-				mustCreate(t, s, j)
-			}
-			free, pro, other = append(free, f.ID), append(pro, p.ID), append(other, o.ID)
-		}
-		claim := func(limit int) []string {
-			t.Helper()
-			js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: limit, Lease: time.Minute, Now: base, Concurrency: caps})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ids(js)
-		}
-		// Oldest first, but one free job and two pro jobs at most; the account the store does not
-		// know has no cap.
-		want := []string{free[0], pro[0], pro[1], other[0], other[1]}
-		if d := cmp.Diff(want, claim(5)); d != "" {
-			t.Fatalf("first claim (-want +got):\n%s", d)
-		}
-		if d := cmp.Diff([]string{other[2]}, claim(5)); d != "" {
-			t.Fatalf("claim with every capped account busy (-want +got):\n%s", d)
-		}
-		if got := claim(5); len(got) != 0 {
-			t.Fatalf("claimed %v past the caps", got)
-		}
-		// A job that ends frees its account's slot; a running one still holds it.
-		if _, err := s.Update(ctx, pro[0], func(j *job.Job) error { return j.Start(base, time.Minute) }); err != nil {
+// setupAccounts is a new store that knows a free account and a pro one.
+func setupAccounts(t *testing.T, newStore Constructor) (job.Store, context.Context) {
+	t.Helper()
+	s, ctx := newStore(t), context.Background()
+	am, ok := s.(accountMaker)
+	if !ok {
+		t.Fatalf("%T cannot create accounts", s)
+	}
+	for _, a := range []account.Account{{ID: "acc_free", Plan: account.PlanFree, CreatedAt: base}, {ID: "acc_pro", Plan: account.PlanPro, CreatedAt: base}} {
+		if err := am.CreateAccount(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if got := claim(5); len(got) != 0 {
-			t.Fatalf("claimed %v while the pro jobs run", got)
-		}
-		for _, id := range []string{free[0], pro[0]} {
-			if _, err := s.Update(ctx, id, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if d := cmp.Diff([]string{free[1], pro[2]}, claim(5)); d != "" {
-			t.Fatalf("claim after two ended (-want +got):\n%s", d)
-		}
-		// Without caps, the waiting free job goes at once.
-		js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 5, Lease: time.Minute, Now: base})
-		if err != nil || len(js) != 1 || js[0].ID != free[2] {
-			t.Fatalf("uncapped claim: %v, %v; want %s", ids(js), err, free[2])
-		}
-	})
+	}
+	return s, ctx
+}
 
-	t.Run("ConcurrentClaimersKeepTheCap", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := setup(t)
-		for i := range 8 {
-			mustCreate(t, s, newJob(t, "acc_pro", base.Add(time.Duration(i)*time.Second), job.ClassCPU))
+// TestClaimSkipsAccountsAtTheirConcurrency: Claim passes over the jobs of an account that has as
+// many dispatched or running as its plan allows, oldest first otherwise, and an account the store
+// does not know has no cap.
+func TestClaimSkipsAccountsAtTheirConcurrency(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := setupAccounts(t, newStore)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	var free, pro, other []string
+	for i := range 3 {
+		f := newJob(t, "acc_free", at(i), job.ClassCPU)
+		p := newJob(t, "acc_pro", at(10+i), job.ClassCPU)
+		o := newJob(t, "acc_unknown", at(20+i), job.ClassCPU)
+		for _, j := range []*job.Job{f, p, o} {
+			mustCreate(t, s, j)
 		}
-		var (
-			wg sync.WaitGroup
-			mu sync.Mutex
-			n  int
-		)
-		for range 6 {
-			wg.Go(func() {
-				js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 3, Lease: time.Minute, Now: base, Concurrency: caps})
-				if err != nil {
-					t.Error(err)
-				}
-				mu.Lock()
-				n += len(js)
-				mu.Unlock()
-			})
+		free, pro, other = append(free, f.ID), append(pro, p.ID), append(other, o.ID)
+	}
+	claim := func(limit int) []string {
+		t.Helper()
+		js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: limit, Lease: time.Minute, Now: base, Concurrency: accountCaps})
+		if err != nil {
+			t.Fatal(err)
 		}
-		wg.Wait()
-		if n != 2 {
-			t.Fatalf("concurrent claimers dispatched %d jobs of an account capped at 2", n)
+		return ids(js)
+	}
+	// Oldest first, but one free job and two pro jobs at most; the account the store does not
+	// know has no cap.
+	want := []string{free[0], pro[0], pro[1], other[0], other[1]}
+	if d := cmp.Diff(want, claim(5)); d != "" {
+		t.Fatalf("first claim (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{other[2]}, claim(5)); d != "" {
+		t.Fatalf("claim with every capped account busy (-want +got):\n%s", d)
+	}
+	if got := claim(5); len(got) != 0 {
+		t.Fatalf("claimed %v past the caps", got)
+	}
+	// A job that ends frees its account's slot; a running one still holds it.
+	if _, err := s.Update(ctx, pro[0], func(j *job.Job) error { return j.Start(base, time.Minute) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim(5); len(got) != 0 {
+		t.Fatalf("claimed %v while the pro jobs run", got)
+	}
+	for _, id := range []string{free[0], pro[0]} {
+		if _, err := s.Update(ctx, id, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+			t.Fatal(err)
 		}
-	})
+	}
+	if d := cmp.Diff([]string{free[1], pro[2]}, claim(5)); d != "" {
+		t.Fatalf("claim after two ended (-want +got):\n%s", d)
+	}
+	// Without caps, the waiting free job goes at once.
+	js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 5, Lease: time.Minute, Now: base})
+	if err != nil || len(js) != 1 || js[0].ID != free[2] {
+		t.Fatalf("uncapped claim: %v, %v; want %s", ids(js), err, free[2])
+	}
+}
+
+// TestConcurrentClaimersKeepTheCap: concurrent claimers together dispatch no more of an account's
+// jobs than its cap.
+func TestConcurrentClaimersKeepTheCap(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := setupAccounts(t, newStore)
+	for i := range 8 {
+		mustCreate(t, s, newJob(t, "acc_pro", base.Add(time.Duration(i)*time.Second), job.ClassCPU))
+	}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+		n  int
+	)
+	for range 6 {
+		wg.Go(func() {
+			js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 3, Lease: time.Minute, Now: base, Concurrency: accountCaps})
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			n += len(js)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if n != 2 {
+		t.Fatalf("concurrent claimers dispatched %d jobs of an account capped at 2", n)
+	}
 }

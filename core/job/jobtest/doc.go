@@ -1,3 +1,14 @@
 // Package jobtest holds the shared test suite every job.Store adapter must pass, and an in-memory
 // Store for tests of the code above the port. Neither belongs in a production path.
+//
+// A new adapter's test calls TestStore once, with the Features the adapter has and a Constructor
+// that returns an empty store of its own on each call:
+//
+//	func TestJobStore(t *testing.T) {
+//		t.Parallel()
+//		jobtest.TestStore(t, jobtest.Features{}, func(t *testing.T) job.Store { return open(t) })
+//	}
+//
+// Each test of the suite is an exported function too (TestClaimOldestFirstByClassOnce, …), so a
+// failure names the function to read, and -run selects it by that name.
 package jobtest

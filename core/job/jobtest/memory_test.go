@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	jobtest.Exercise(t, func(*testing.T) job.Store { return jobtest.NewMemory() })
+	jobtest.TestStore(t, jobtest.Features{}, func(*testing.T) job.Store { return jobtest.NewMemory() })
 }

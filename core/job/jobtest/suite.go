@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,549 +18,604 @@ import (
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
-// Exercise runs the shared job.Store suite against the store newStore makes. Each call of
-// newStore must return an empty store of its own (its own database or schema), cleaned up by
-// the adapter's test through t.Cleanup. Every store is also a job.Outbox.
-func Exercise(t *testing.T, newStore func(t *testing.T) job.Store) {
+// Features says what a job.Store adapter can do. Every adapter (memory, SQLite, PostgreSQL) does
+// all the suite asks, so it has no field yet: a new adapter passes every test, and a field is
+// added here only when a real adapter cannot do something the others can.
+type Features struct{}
+
+// Constructor returns an empty store of its own (its own database or schema), cleaned up by the
+// adapter's test through t.Cleanup. Every store is also a job.Outbox, and tells the store the
+// plans of accounts through CreateAccount.
+type Constructor func(t *testing.T) job.Store
+
+// TestStore runs the shared job.Store suite: each test below, in parallel, against stores that
+// newStore makes. An adapter's own test calls it once per backend.
+func TestStore(t *testing.T, f Features, newStore Constructor) {
 	t.Helper()
-	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	tests := []func(t *testing.T, f Features, newStore Constructor){
+		TestOutboxWrittenWithTheChange,
+		TestUpdateManyIsOneChange,
+		TestCreateGetRoundTrip,
+		TestFullLifecycleRoundTrip,
+		TestCreateDuplicateConflicts,
+		TestMissingIsNotFound,
+		TestUpdateErrorWritesNothing,
+		TestUpdatesAreSerialised,
+		TestWorkerAndUploadsRoundTrip,
+		TestCancelBeatsDispatch,
+		TestListNewestFirstPagedAndFiltered,
+		TestClaimOldestFirstByClassOnce,
+		TestClaimSkipsAccountsAtTheirConcurrency,
+		TestConcurrentClaimersKeepTheCap,
+		TestExpiredLeases,
+	}
+	for _, test := range tests {
+		t.Run(testName(test), func(t *testing.T) { test(t, f, newStore) })
+	}
+}
 
-	t.Run("OutboxWrittenWithTheChange", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		ob, ok := s.(job.Outbox)
-		if !ok {
-			t.Fatalf("%T is not a job.Outbox", s)
+// testName is the test function's own name, so that -run selects it by what grep finds.
+func testName(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return full[strings.LastIndexByte(full, '.')+1:]
+}
+
+// base is the time the suite's jobs are made at.
+var base = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// TestOutboxWrittenWithTheChange: the messages a change emits are written with it and only with it,
+// once per key, and are claimed under a lease, acknowledged and retried at the time set.
+func TestOutboxWrittenWithTheChange(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	ob, ok := s.(job.Outbox)
+	if !ok {
+		t.Fatalf("%T is not a job.Outbox", s)
+	}
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, j)
+
+	// A failed change writes none of its messages.
+	_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+		j.Emit("events", "lost:"+j.ID, []byte(`{"n":0}`))
+		return errors.New("abort")
+	})
+	if err == nil {
+		t.Fatal("Update did not fail")
+	}
+	got, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+		j.Emit("events", "a:"+j.ID, []byte(`{"n":1}`))
+		j.Emit("charges", "b:"+j.ID, []byte(`{"n":2}`))
+		return j.Cancel(base.Add(time.Second))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outbox) != 0 {
+		t.Fatalf("Update returned the job with its outbox still set: %v", got.Outbox)
+	}
+	// The same key again is dropped: producers may emit twice.
+	if _, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+		j.Emit("events", "a:"+j.ID, []byte(`{"n":99}`))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := s.Get(ctx, j.ID); len(stored.Outbox) != 0 {
+		t.Fatal("Get returned outbox messages")
+	}
+
+	now := base.Add(time.Minute)
+	msgs, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type brief struct{ Key, Topic, Payload string }
+	var briefs []brief
+	for _, m := range msgs {
+		briefs = append(briefs, brief{m.Key, m.Topic, string(m.Payload)})
+		if m.Attempts != 1 {
+			t.Fatalf("first claim of %s has attempts %d", m.Key, m.Attempts)
 		}
-		j := newJob(t, "acc_1", base, job.ClassCPU)
+	}
+	want := []brief{{"a:" + j.ID, "events", `{"n":1}`}, {"b:" + j.ID, "charges", `{"n":2}`}}
+	if d := cmp.Diff(want, briefs); d != "" {
+		t.Fatalf("claimed messages (-want +got):\n%s", d)
+	}
+	// Leased messages are not claimed again until the lease ends.
+	if again, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(30 * time.Second)}); len(again) != 0 {
+		t.Fatalf("leased messages claimed again: %d", len(again))
+	}
+	if err := ob.AckMessage(ctx, "a:"+j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.AckMessage(ctx, "unknown"); err != nil {
+		t.Fatalf("ack of an unknown key: %v", err)
+	}
+	later, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(2 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(later) != 1 || later[0].Key != "b:"+j.ID || later[0].Attempts != 2 {
+		t.Fatalf("after the lease: %+v", later)
+	}
+	// A failed handler's message comes back at the time RetryMessage sets, not before.
+	retryAt := now.Add(2*time.Minute + 10*time.Second)
+	if err := ob.RetryMessage(ctx, "b:"+j.ID, retryAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.RetryMessage(ctx, "unknown", retryAt); err != nil {
+		t.Fatalf("retry of an unknown key: %v", err)
+	}
+	if early, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt.Add(-time.Second)}); len(early) != 0 {
+		t.Fatalf("a message came back before its retry time: %+v", early)
+	}
+	if back, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt}); len(back) != 1 || back[0].Attempts != 3 {
+		t.Fatalf("at its retry time: %+v", back)
+	}
+}
+
+// TestUpdateManyIsOneChange: UpdateMany changes every job or, on an error, none; a skipped job
+// stays as it was, and the others' outbox messages are written.
+func TestUpdateManyIsOneChange(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	ob, _ := s.(job.Outbox)
+	var ids []string
+	for range 5 {
+		j := newJob(t, "acc_many", base, job.ClassCPU)
 		mustCreate(t, s, j)
-
-		// A failed change writes none of its messages.
-		_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
-			j.Emit("events", "lost:"+j.ID, []byte(`{"n":0}`))
-			return errors.New("abort")
-		})
-		if err == nil {
-			t.Fatal("Update did not fail")
-		}
-		got, err := s.Update(ctx, j.ID, func(j *job.Job) error {
-			j.Emit("events", "a:"+j.ID, []byte(`{"n":1}`))
-			j.Emit("charges", "b:"+j.ID, []byte(`{"n":2}`))
-			return j.Cancel(base.Add(time.Second))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Outbox) != 0 {
-			t.Fatalf("Update returned the job with its outbox still set: %v", got.Outbox)
-		}
-		// The same key again is dropped: producers may emit twice.
-		if _, err := s.Update(ctx, j.ID, func(j *job.Job) error {
-			j.Emit("events", "a:"+j.ID, []byte(`{"n":99}`))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if stored, _ := s.Get(ctx, j.ID); len(stored.Outbox) != 0 {
-			t.Fatal("Get returned outbox messages")
-		}
-
-		now := base.Add(time.Minute)
-		msgs, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		type brief struct{ Key, Topic, Payload string }
-		var briefs []brief
-		for _, m := range msgs {
-			briefs = append(briefs, brief{m.Key, m.Topic, string(m.Payload)})
-			if m.Attempts != 1 {
-				t.Fatalf("first claim of %s has attempts %d", m.Key, m.Attempts)
-			}
-		}
-		want := []brief{{"a:" + j.ID, "events", `{"n":1}`}, {"b:" + j.ID, "charges", `{"n":2}`}}
-		if d := cmp.Diff(want, briefs); d != "" {
-			t.Fatalf("claimed messages (-want +got):\n%s", d)
-		}
-		// Leased messages are not claimed again until the lease ends.
-		if again, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(30 * time.Second)}); len(again) != 0 {
-			t.Fatalf("leased messages claimed again: %d", len(again))
-		}
-		if err := ob.AckMessage(ctx, "a:"+j.ID); err != nil {
-			t.Fatal(err)
-		}
-		if err := ob.AckMessage(ctx, "unknown"); err != nil {
-			t.Fatalf("ack of an unknown key: %v", err)
-		}
-		later, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(2 * time.Minute)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(later) != 1 || later[0].Key != "b:"+j.ID || later[0].Attempts != 2 {
-			t.Fatalf("after the lease: %+v", later)
-		}
-		// A failed handler's message comes back at the time RetryMessage sets, not before.
-		retryAt := now.Add(2*time.Minute + 10*time.Second)
-		if err := ob.RetryMessage(ctx, "b:"+j.ID, retryAt); err != nil {
-			t.Fatal(err)
-		}
-		if err := ob.RetryMessage(ctx, "unknown", retryAt); err != nil {
-			t.Fatalf("retry of an unknown key: %v", err)
-		}
-		if early, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt.Add(-time.Second)}); len(early) != 0 {
-			t.Fatalf("a message came back before its retry time: %+v", early)
-		}
-		if back, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: retryAt}); len(back) != 1 || back[0].Attempts != 3 {
-			t.Fatalf("at its retry time: %+v", back)
-		}
-	})
-
-	t.Run("UpdateManyIsOneChange", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		ob, _ := s.(job.Outbox)
-		var ids []string
-		for range 5 {
-			j := newJob(t, "acc_many", base, job.ClassCPU)
-			mustCreate(t, s, j)
-			ids = append(ids, j.ID)
-		}
-		all := append([]string{"job_missing"}, ids...)
-		// An error on the fourth job writes nothing for any of them.
-		boom := errors.New("boom")
-		n := 0
-		if _, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
-			if n++; n == 4 {
-				return boom
-			}
-			return j.Cancel(base)
-		}); !errors.Is(err, boom) {
-			t.Fatalf("UpdateMany: %v, want boom", err)
-		}
-		for _, id := range ids {
-			if j, _ := s.Get(ctx, id); j.Status != job.StatusWaiting {
-				t.Fatalf("a failed UpdateMany changed %s to %s", id, j.Status)
-			}
-		}
-		// Skipped jobs stay; the others change, with their outbox messages.
-		got, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
-			if j.ID == ids[1] {
-				return job.ErrSkip
-			}
-			j.Emit("events", "many:"+j.ID, []byte(`{}`))
-			return j.Cancel(base.Add(time.Second))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 4 || got[0].ID != ids[0] || got[1].ID != ids[2] || len(got[0].Outbox) != 0 {
-			t.Fatalf("UpdateMany returned %d jobs: %v", len(got), got)
-		}
-		for i, id := range ids {
-			j, _ := s.Get(ctx, id)
-			want := job.StatusCancelled
-			if i == 1 {
-				want = job.StatusWaiting
-			}
-			if j.Status != want {
-				t.Fatalf("job %d is %s, want %s", i, j.Status, want)
-			}
-		}
-		if ob != nil {
-			msgs, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 100, Lease: time.Minute, Now: base.Add(time.Hour)})
-			seen := 0
-			for _, m := range msgs {
-				if strings.HasPrefix(m.Key, "many:") {
-					seen++
-				}
-			}
-			if seen != 4 {
-				t.Fatalf("%d outbox messages of UpdateMany, want 4", seen)
-			}
-		}
-	})
-
-	t.Run("CreateGetRoundTrip", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		j := newJob(t, "acc_1", base, job.ClassCPU)
-		j.RetryOf = "job_previous"
-		mustCreate(t, s, j)
-		got, err := s.Get(ctx, j.ID)
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		if d := cmp.Diff(j, got); d != "" {
-			t.Fatalf("Get mismatch (-want +got):\n%s", d)
-		}
-	})
-
-	t.Run("FullLifecycleRoundTrip", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		j := newJob(t, "acc_1", base, job.ClassGPU)
-		mustCreate(t, s, j)
-		out, err := job.NewOutput([]job.File{
-			{Path: "master.m3u8", Size: 120},
-			{Path: "seg_000.ts", Size: 9000, Meta: &job.Meta{Format: "mpegts", Width: 320, Height: 240, DurationMs: 2000}},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := s.Update(ctx, j.ID, func(j *job.Job) error {
-			// A first dispatch whose runner was lost before the compute began, then a second.
-			if err := j.Dispatch(base, time.Minute); err != nil {
-				return err
-			}
-			if err := j.Requeue(base.Add(500 * time.Millisecond)); err != nil {
-				return err
-			}
-			if err := j.Dispatch(base.Add(time.Second), time.Minute); err != nil {
-				return err
-			}
-			if err := j.Start(base.Add(2*time.Second), time.Minute); err != nil {
-				return err
-			}
-			if err := j.Executing(base.Add(2500 * time.Millisecond)); err != nil {
-				return err
-			}
-			if err := j.Heartbeat(base.Add(3*time.Second), time.Minute, 0.5); err != nil {
-				return err
-			}
-			j.Cost = &job.Cost{Amount: 42, Currency: "credits", Formatted: "42 credits"}
-			return j.Complete(base.Add(4*time.Second), out, 1234)
-		})
-		if err != nil {
-			t.Fatalf("Update: %v", err)
-		}
-		got, err := s.Get(ctx, j.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Fatalf("stored job differs (-want +got):\n%s", d)
-		}
-		if got.Output.File == nil || got.Output.File.Path != "master.m3u8" || got.Output.Pattern() != job.PatternStream {
-			t.Fatalf("output headline lost: %+v", got.Output)
-		}
-		if got.Requeues != 1 || got.Attempt != 2 || got.ExecStartedAt == nil || !got.ExecStartedAt.Equal(base.Add(2500*time.Millisecond)) {
-			t.Fatalf("requeues %d, attempt %d, exec started %v", got.Requeues, got.Attempt, got.ExecStartedAt)
-		}
-
-		failed := newJob(t, "acc_1", base, job.ClassCPU)
-		mustCreate(t, s, failed)
-		want, err = s.Update(ctx, failed.ID, func(j *job.Job) error {
-			_ = j.Dispatch(base, time.Minute)
-			_ = j.Start(base, time.Minute)
-			return j.Fail(base.Add(time.Second), job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("Invalid data found\n")), 900)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ = s.Get(ctx, failed.ID)
-		if d := cmp.Diff(want, got); d != "" {
-			t.Fatalf("stored failed job differs (-want +got):\n%s", d)
-		}
-	})
-
-	t.Run("CreateDuplicateConflicts", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		j := newJob(t, "acc_1", base, job.ClassCPU)
-		mustCreate(t, s, j)
-		if err := s.Create(context.Background(), j); !errors.Is(err, problem.ErrConflict) {
-			t.Fatalf("second Create: got %v, want ErrConflict", err)
-		}
-	})
-
-	t.Run("MissingIsNotFound", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		if _, err := s.Get(ctx, "job_missing"); !errors.Is(err, problem.ErrNotFound) {
-			t.Fatalf("Get: got %v, want ErrNotFound", err)
-		}
-		_, err := s.Update(ctx, "job_missing", func(*job.Job) error { return nil })
-		if !errors.Is(err, problem.ErrNotFound) {
-			t.Fatalf("Update: got %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("UpdateErrorWritesNothing", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		j := newJob(t, "acc_1", base, job.ClassCPU)
-		mustCreate(t, s, j)
-		boom := errors.New("boom")
-		_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
-			j.Progress = 0.9
-			j.RetryOf = "job_changed"
+		ids = append(ids, j.ID)
+	}
+	all := append([]string{"job_missing"}, ids...)
+	// An error on the fourth job writes nothing for any of them.
+	boom := errors.New("boom")
+	n := 0
+	if _, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
+		if n++; n == 4 {
 			return boom
-		})
-		if !errors.Is(err, boom) {
-			t.Fatalf("Update: got %v, want boom", err)
 		}
-		_, err = s.Update(ctx, j.ID, func(j *job.Job) error { return j.Start(base, time.Minute) })
-		if !errors.Is(err, job.ErrIllegalTransition) {
-			t.Fatalf("waiting → running: got %v, want ErrIllegalTransition", err)
+		return j.Cancel(base)
+	}); !errors.Is(err, boom) {
+		t.Fatalf("UpdateMany: %v, want boom", err)
+	}
+	for _, id := range ids {
+		if j, _ := s.Get(ctx, id); j.Status != job.StatusWaiting {
+			t.Fatalf("a failed UpdateMany changed %s to %s", id, j.Status)
 		}
-		got, _ := s.Get(ctx, j.ID)
-		if d := cmp.Diff(j, got); d != "" {
-			t.Fatalf("a failed Update changed the job (-want +got):\n%s", d)
+	}
+	// Skipped jobs stay; the others change, with their outbox messages.
+	got, err := s.UpdateMany(ctx, all, func(j *job.Job) error {
+		if j.ID == ids[1] {
+			return job.ErrSkip
 		}
+		j.Emit("events", "many:"+j.ID, []byte(`{}`))
+		return j.Cancel(base.Add(time.Second))
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0].ID != ids[0] || got[1].ID != ids[2] || len(got[0].Outbox) != 0 {
+		t.Fatalf("UpdateMany returned %d jobs: %v", len(got), got)
+	}
+	for i, id := range ids {
+		j, _ := s.Get(ctx, id)
+		want := job.StatusCancelled
+		if i == 1 {
+			want = job.StatusWaiting
+		}
+		if j.Status != want {
+			t.Fatalf("job %d is %s, want %s", i, j.Status, want)
+		}
+	}
+	if ob != nil {
+		msgs, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 100, Lease: time.Minute, Now: base.Add(time.Hour)})
+		seen := 0
+		for _, m := range msgs {
+			if strings.HasPrefix(m.Key, "many:") {
+				seen++
+			}
+		}
+		if seen != 4 {
+			t.Fatalf("%d outbox messages of UpdateMany, want 4", seen)
+		}
+	}
+}
 
-	t.Run("UpdatesAreSerialised", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		j := newJob(t, "acc_1", base, job.ClassCPU)
+// TestCreateGetRoundTrip: a created job reads back as it was written.
+func TestCreateGetRoundTrip(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	j.RetryOf = "job_previous"
+	mustCreate(t, s, j)
+	got, err := s.Get(ctx, j.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if d := cmp.Diff(j, got); d != "" {
+		t.Fatalf("Get mismatch (-want +got):\n%s", d)
+	}
+}
+
+// TestFullLifecycleRoundTrip: a job taken through dispatch, requeue, start, progress and failure,
+// with its outputs, reads back as it was saved.
+func TestFullLifecycleRoundTrip(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j := newJob(t, "acc_1", base, job.ClassGPU)
+	mustCreate(t, s, j)
+	out, err := job.NewOutput([]job.File{
+		{Path: "master.m3u8", Size: 120},
+		{Path: "seg_000.ts", Size: 9000, Meta: &job.Meta{Format: "mpegts", Width: 320, Height: 240, DurationMs: 2000}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+		// A first dispatch whose runner was lost before the compute began, then a second.
+		if err := j.Dispatch(base, time.Minute); err != nil {
+			return err
+		}
+		if err := j.Requeue(base.Add(500 * time.Millisecond)); err != nil {
+			return err
+		}
+		if err := j.Dispatch(base.Add(time.Second), time.Minute); err != nil {
+			return err
+		}
+		if err := j.Start(base.Add(2*time.Second), time.Minute); err != nil {
+			return err
+		}
+		if err := j.Executing(base.Add(2500 * time.Millisecond)); err != nil {
+			return err
+		}
+		if err := j.Heartbeat(base.Add(3*time.Second), time.Minute, 0.5); err != nil {
+			return err
+		}
+		j.Cost = &job.Cost{Amount: 42, Currency: "credits", Formatted: "42 credits"}
+		return j.Complete(base.Add(4*time.Second), out, 1234)
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	got, err := s.Get(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("stored job differs (-want +got):\n%s", d)
+	}
+	if got.Output.File == nil || got.Output.File.Path != "master.m3u8" || got.Output.Pattern() != job.PatternStream {
+		t.Fatalf("output headline lost: %+v", got.Output)
+	}
+	if got.Requeues != 1 || got.Attempt != 2 || got.ExecStartedAt == nil || !got.ExecStartedAt.Equal(base.Add(2500*time.Millisecond)) {
+		t.Fatalf("requeues %d, attempt %d, exec started %v", got.Requeues, got.Attempt, got.ExecStartedAt)
+	}
+
+	failed := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, failed)
+	want, err = s.Update(ctx, failed.ID, func(j *job.Job) error {
+		_ = j.Dispatch(base, time.Minute)
+		_ = j.Start(base, time.Minute)
+		return j.Fail(base.Add(time.Second), job.NewError(problem.CodeRunnerError, "ffmpeg exited with status 1", []byte("Invalid data found\n")), 900)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Get(ctx, failed.ID)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("stored failed job differs (-want +got):\n%s", d)
+	}
+}
+
+// TestCreateDuplicateConflicts: creating a job whose ID is taken fails with problem.ErrConflict.
+func TestCreateDuplicateConflicts(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s := newStore(t)
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, j)
+	if err := s.Create(context.Background(), j); !errors.Is(err, problem.ErrConflict) {
+		t.Fatalf("second Create: got %v, want ErrConflict", err)
+	}
+}
+
+// TestMissingIsNotFound: Get and Update of an unknown job fail with problem.ErrNotFound.
+func TestMissingIsNotFound(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	if _, err := s.Get(ctx, "job_missing"); !errors.Is(err, problem.ErrNotFound) {
+		t.Fatalf("Get: got %v, want ErrNotFound", err)
+	}
+	_, err := s.Update(ctx, "job_missing", func(*job.Job) error { return nil })
+	if !errors.Is(err, problem.ErrNotFound) {
+		t.Fatalf("Update: got %v, want ErrNotFound", err)
+	}
+}
+
+// TestUpdateErrorWritesNothing: an Update whose function fails leaves the stored job as it was.
+func TestUpdateErrorWritesNothing(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, j)
+	boom := errors.New("boom")
+	_, err := s.Update(ctx, j.ID, func(j *job.Job) error {
+		j.Progress = 0.9
+		j.RetryOf = "job_changed"
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update: got %v, want boom", err)
+	}
+	_, err = s.Update(ctx, j.ID, func(j *job.Job) error { return j.Start(base, time.Minute) })
+	if !errors.Is(err, job.ErrIllegalTransition) {
+		t.Fatalf("waiting → running: got %v, want ErrIllegalTransition", err)
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if d := cmp.Diff(j, got); d != "" {
+		t.Fatalf("a failed Update changed the job (-want +got):\n%s", d)
+	}
+}
+
+// TestUpdatesAreSerialised: concurrent Updates of one job each see the last one's change: none is
+// lost.
+func TestUpdatesAreSerialised(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, j)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Update(ctx, j.ID, func(j *job.Job) error { j.Attempt++; return nil })
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Update: %v", err)
+		}
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if got.Attempt != n {
+		t.Fatalf("Attempt = %d after %d concurrent increments: an update was lost", got.Attempt, n)
+	}
+}
+
+// TestWorkerAndUploadsRoundTrip: a claim records its worker; the worker's jobs are found while
+// dispatched or running, and
+// the files stored under the attempt come back as written.
+func TestWorkerAndUploadsRoundTrip(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	a, b := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base.Add(time.Second), job.ClassCPU)
+	mustCreate(t, s, a)
+	mustCreate(t, s, b)
+	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_1"})
+	if err != nil || len(claimed) != 1 || claimed[0].Worker != "wkr_1" {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_2"}); err != nil {
+		t.Fatal(err)
+	}
+	ups := []job.Upload{{Name: "out.mp4", Size: 12}, {Name: "seg_001.ts", Size: 3}}
+	if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { j.Uploads = ups; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, a.ID)
+	if err != nil || got.Worker != "wkr_1" {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if d := cmp.Diff(ups, got.Uploads); d != "" {
+		t.Fatalf("uploads (-want +got):\n%s", d)
+	}
+	if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 1 || held[0] != a.ID {
+		t.Fatalf("held by wkr_1: %v %v", held, err)
+	}
+	if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { return j.Requeue(base) }); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 0 {
+		t.Fatalf("held by wkr_1 after a requeue: %v %v", held, err)
+	}
+	if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
+		t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)
+	}
+}
+
+// TestCancelBeatsDispatch: a cancelled job is not claimed.
+func TestCancelBeatsDispatch(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j := newJob(t, "acc_1", base, job.ClassCPU)
+	mustCreate(t, s, j)
+	if _, err := s.Update(ctx, j.ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 10, Lease: time.Minute, Now: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claimed) != 0 {
+		t.Fatalf("claimed a cancelled job: %v", ids(claimed))
+	}
+}
+
+// TestListNewestFirstPagedAndFiltered: List returns an account's jobs newest first, in stable
+// pages, filtered by status and type.
+func TestListNewestFirstPagedAndFiltered(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	var want []string
+	for i := range 7 {
+		j := newJob(t, "acc_a", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
+		if i%2 == 1 {
+			j.Type = "extract.metadata"
+		}
 		mustCreate(t, s, j)
-		const n = 16
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := s.Update(ctx, j.ID, func(j *job.Job) error { j.Attempt++; return nil })
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatalf("concurrent Update: %v", err)
-			}
-		}
-		got, _ := s.Get(ctx, j.ID)
-		if got.Attempt != n {
-			t.Fatalf("Attempt = %d after %d concurrent increments: an update was lost", got.Attempt, n)
-		}
-	})
-
-	// A claim records its worker; the worker's jobs are found while dispatched or running, and
-	// the files stored under the attempt come back as written.
-	t.Run("WorkerAndUploadsRoundTrip", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		a, b := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base.Add(time.Second), job.ClassCPU)
-		mustCreate(t, s, a)
-		mustCreate(t, s, b)
-		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_1"})
-		if err != nil || len(claimed) != 1 || claimed[0].Worker != "wkr_1" {
-			t.Fatalf("claim: %v %v", claimed, err)
-		}
-		if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_2"}); err != nil {
-			t.Fatal(err)
-		}
-		ups := []job.Upload{{Name: "out.mp4", Size: 12}, {Name: "seg_001.ts", Size: 3}}
-		if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { j.Uploads = ups; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.Get(ctx, a.ID)
-		if err != nil || got.Worker != "wkr_1" {
-			t.Fatalf("get: %+v %v", got, err)
-		}
-		if d := cmp.Diff(ups, got.Uploads); d != "" {
-			t.Fatalf("uploads (-want +got):\n%s", d)
-		}
-		if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 1 || held[0] != a.ID {
-			t.Fatalf("held by wkr_1: %v %v", held, err)
-		}
-		if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { return j.Requeue(base) }); err != nil {
-			t.Fatal(err)
-		}
-		if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 0 {
-			t.Fatalf("held by wkr_1 after a requeue: %v %v", held, err)
-		}
-		if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
-			t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)
-		}
-	})
-
-	t.Run("CancelBeatsDispatch", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		j := newJob(t, "acc_1", base, job.ClassCPU)
+		want = append([]string{j.ID}, want...)
+	}
+	// Two jobs in the same microsecond still page in a stable order.
+	same := []*job.Job{newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU), newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU)}
+	for _, j := range same {
 		mustCreate(t, s, j)
-		if _, err := s.Update(ctx, j.ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
-			t.Fatal(err)
+	}
+	if same[0].ID < same[1].ID {
+		want = append([]string{same[1].ID, same[0].ID}, want...)
+	} else {
+		want = append([]string{same[0].ID, same[1].ID}, want...)
+	}
+	mustCreate(t, s, newJob(t, "acc_b", base, job.ClassCPU))
+
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("pagination does not end")
 		}
-		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 10, Lease: time.Minute, Now: base})
+		page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: cursor, Limit: 3})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("List: %v", err)
 		}
-		if len(claimed) != 0 {
-			t.Fatalf("claimed a cancelled job: %v", ids(claimed))
+		if len(page.Jobs) > 3 {
+			t.Fatalf("page of %d jobs over limit 3", len(page.Jobs))
 		}
-	})
+		got = append(got, ids(page.Jobs)...)
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("listing (-want +got):\n%s", d)
+	}
 
-	t.Run("ListNewestFirstPagedAndFiltered", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		var want []string
-		for i := range 7 {
-			j := newJob(t, "acc_a", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
-			if i%2 == 1 {
-				j.Type = "extract.metadata"
-			}
-			mustCreate(t, s, j)
-			want = append([]string{j.ID}, want...)
-		}
-		// Two jobs in the same microsecond still page in a stable order.
-		same := []*job.Job{newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU), newJob(t, "acc_a", base.Add(time.Hour), job.ClassCPU)}
-		for _, j := range same {
-			mustCreate(t, s, j)
-		}
-		if same[0].ID < same[1].ID {
-			want = append([]string{same[1].ID, same[0].ID}, want...)
-		} else {
-			want = append([]string{same[0].ID, same[1].ID}, want...)
-		}
-		mustCreate(t, s, newJob(t, "acc_b", base, job.ClassCPU))
+	page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Type: "extract.metadata"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Jobs) != 3 {
+		t.Fatalf("type filter: %d jobs, want 3", len(page.Jobs))
+	}
+	if _, err := s.Update(ctx, want[0], func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+		t.Fatal(err)
+	}
+	page, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Status: job.StatusCancelled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{want[0]}, ids(page.Jobs)); d != "" {
+		t.Fatalf("status filter (-want +got):\n%s", d)
+	}
+	page, err = s.List(ctx, job.ListParams{AccountID: "acc_nobody"})
+	if err != nil || len(page.Jobs) != 0 || page.NextCursor != "" {
+		t.Fatalf("another account's listing: %v, %v", ids(page.Jobs), err)
+	}
+	_, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: "not-a-cursor"})
+	if problem.CodeOf(err) != problem.CodeValidation {
+		t.Fatalf("bad cursor: got %v, want VALIDATION_ERROR", err)
+	}
+}
 
-		var got []string
-		cursor := ""
-		for pages := 0; ; pages++ {
-			if pages > 10 {
-				t.Fatal("pagination does not end")
-			}
-			page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: cursor, Limit: 3})
+// TestClaimOldestFirstByClassOnce: Claim hands out the oldest waiting jobs of its class, each once,
+// up to its limit.
+func TestClaimOldestFirstByClassOnce(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	var cpu []string
+	for i := range 6 {
+		j := newJob(t, "acc_1", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
+		mustCreate(t, s, j)
+		cpu = append(cpu, j.ID)
+	}
+	gpu := newJob(t, "acc_1", base, job.ClassGPU)
+	mustCreate(t, s, gpu)
+
+	first, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(cpu[:2], ids(first)); d != "" {
+		t.Fatalf("claim order (-want +got):\n%s", d)
+	}
+	for _, j := range first {
+		if j.Status != job.StatusDispatched || j.LeaseUntil == nil || !j.LeaseUntil.Equal(base.Add(time.Minute)) || j.Attempt != 1 {
+			t.Fatalf("claimed job not dispatched with its lease: %+v", j)
+		}
+	}
+
+	// Concurrent claimers share the rest without overlap.
+	var (
+		mu      sync.Mutex
+		claimed = map[string]int{}
+		wg      sync.WaitGroup
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
 			if err != nil {
-				t.Fatalf("List: %v", err)
+				t.Errorf("Claim: %v", err)
+				return
 			}
-			if len(page.Jobs) > 3 {
-				t.Fatalf("page of %d jobs over limit 3", len(page.Jobs))
+			mu.Lock()
+			defer mu.Unlock()
+			for _, j := range js {
+				claimed[j.ID]++
 			}
-			got = append(got, ids(page.Jobs)...)
-			if page.NextCursor == "" {
-				break
-			}
-			cursor = page.NextCursor
+		}()
+	}
+	wg.Wait()
+	if len(claimed) != 4 {
+		t.Fatalf("concurrent claims took %d jobs, want the 4 left: %v", len(claimed), claimed)
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Fatalf("job %s claimed %d times", id, n)
 		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Fatalf("listing (-want +got):\n%s", d)
-		}
+	}
+	g, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassGPU, Limit: 5, Lease: time.Minute, Now: base})
+	if err != nil || len(g) != 1 || g[0].ID != gpu.ID {
+		t.Fatalf("gpu claim: %v, %v", ids(g), err)
+	}
+}
 
-		page, err := s.List(ctx, job.ListParams{AccountID: "acc_a", Type: "extract.metadata"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(page.Jobs) != 3 {
-			t.Fatalf("type filter: %d jobs, want 3", len(page.Jobs))
-		}
-		if _, err := s.Update(ctx, want[0], func(j *job.Job) error { return j.Cancel(base) }); err != nil {
-			t.Fatal(err)
-		}
-		page, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Status: job.StatusCancelled})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff([]string{want[0]}, ids(page.Jobs)); d != "" {
-			t.Fatalf("status filter (-want +got):\n%s", d)
-		}
-		page, err = s.List(ctx, job.ListParams{AccountID: "acc_nobody"})
-		if err != nil || len(page.Jobs) != 0 || page.NextCursor != "" {
-			t.Fatalf("another account's listing: %v, %v", ids(page.Jobs), err)
-		}
-		_, err = s.List(ctx, job.ListParams{AccountID: "acc_a", Cursor: "not-a-cursor"})
-		if problem.CodeOf(err) != problem.CodeValidation {
-			t.Fatalf("bad cursor: got %v, want VALIDATION_ERROR", err)
-		}
-	})
-
-	t.Run("ClaimOldestFirstByClassOnce", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		var cpu []string
-		for i := range 6 {
-			j := newJob(t, "acc_1", base.Add(time.Duration(i)*time.Second), job.ClassCPU)
-			mustCreate(t, s, j)
-			cpu = append(cpu, j.ID)
-		}
-		gpu := newJob(t, "acc_1", base, job.ClassGPU)
-		mustCreate(t, s, gpu)
-
-		first, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(cpu[:2], ids(first)); d != "" {
-			t.Fatalf("claim order (-want +got):\n%s", d)
-		}
-		for _, j := range first {
-			if j.Status != job.StatusDispatched || j.LeaseUntil == nil || !j.LeaseUntil.Equal(base.Add(time.Minute)) || j.Attempt != 1 {
-				t.Fatalf("claimed job not dispatched with its lease: %+v", j)
-			}
-		}
-
-		// Concurrent claimers share the rest without overlap.
-		var (
-			mu      sync.Mutex
-			claimed = map[string]int{}
-			wg      sync.WaitGroup
-		)
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base})
-				if err != nil {
-					t.Errorf("Claim: %v", err)
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				for _, j := range js {
-					claimed[j.ID]++
-				}
-			}()
-		}
-		wg.Wait()
-		if len(claimed) != 4 {
-			t.Fatalf("concurrent claims took %d jobs, want the 4 left: %v", len(claimed), claimed)
-		}
-		for id, n := range claimed {
-			if n != 1 {
-				t.Fatalf("job %s claimed %d times", id, n)
-			}
-		}
-		g, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassGPU, Limit: 5, Lease: time.Minute, Now: base})
-		if err != nil || len(g) != 1 || g[0].ID != gpu.ID {
-			t.Fatalf("gpu claim: %v, %v", ids(g), err)
-		}
-	})
-
-	exerciseConcurrency(t, newStore, base)
-
-	t.Run("ExpiredLeases", func(t *testing.T) {
-		t.Parallel()
-		s, ctx := newStore(t), context.Background()
-		for range 3 {
-			mustCreate(t, s, newJob(t, "acc_1", base, job.ClassCPU))
-		}
-		claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 3, Lease: time.Minute, Now: base})
-		if err != nil || len(claimed) != 3 {
-			t.Fatalf("claim: %v %v", ids(claimed), err)
-		}
-		// One runner keeps its lease alive; another finishes.
-		if _, err := s.Update(ctx, claimed[0].ID, func(j *job.Job) error { return j.Start(base.Add(50*time.Second), time.Minute) }); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Update(ctx, claimed[1].ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.Expired(ctx, base.Add(61*time.Second), 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff([]string{claimed[2].ID}, got); d != "" {
-			t.Fatalf("expired (-want +got):\n%s", d)
-		}
-		if got, _ := s.Expired(ctx, base.Add(30*time.Second), 10); len(got) != 0 {
-			t.Fatalf("leases expired early: %v", got)
-		}
-	})
+// TestExpiredLeases: Expired finds the claimed jobs whose lease has lapsed, not a live or an ended
+// one.
+func TestExpiredLeases(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	for range 3 {
+		mustCreate(t, s, newJob(t, "acc_1", base, job.ClassCPU))
+	}
+	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 3, Lease: time.Minute, Now: base})
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("claim: %v %v", ids(claimed), err)
+	}
+	// One runner keeps its lease alive; another finishes.
+	if _, err := s.Update(ctx, claimed[0].ID, func(j *job.Job) error { return j.Start(base.Add(50*time.Second), time.Minute) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, claimed[1].ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Expired(ctx, base.Add(61*time.Second), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{claimed[2].ID}, got); d != "" {
+		t.Fatalf("expired (-want +got):\n%s", d)
+	}
+	if got, _ := s.Expired(ctx, base.Add(30*time.Second), 10); len(got) != 0 {
+		t.Fatalf("leases expired early: %v", got)
+	}
 }
 
 var seq struct {
