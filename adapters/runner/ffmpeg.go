@@ -87,11 +87,13 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	}
 
 	h.Executing()
-	// Progress: FFmpeg's -progress lines give out_time_us; the first input's duration, probed
-	// alongside the run so it adds no latency, turns it into a fraction.
+	// Progress: FFmpeg's -progress lines give out_time_us, which a length of the output turns
+	// into a fraction. The length is the smallest bound known: the command's own (its -t, a
+	// lavfi source's duration, frames over a rate: commandDuration), known at once, and the
+	// first local input's duration, probed alongside the run so it adds no latency.
 	var (
 		durMu sync.Mutex
-		durUs int64
+		durUs = int64(commandDuration(plan.Args, plan.Outputs) * 1e6)
 	)
 	probed := make(chan struct{})
 	if first := firstLocalInput(plan.Args, inputs); first == "" {
@@ -101,7 +103,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 			defer close(probed)
 			if m, err := Probe(ctx, f.Sandbox, work, first); err == nil && m.DurationMs > 0 {
 				durMu.Lock()
-				durUs = m.DurationMs * 1000
+				if p := m.DurationMs * 1000; durUs <= 0 || p < durUs {
+					durUs = p
+				}
 				durMu.Unlock()
 			}
 		}()
