@@ -12,7 +12,7 @@ func TestWebhookStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			webhooktest.Exercise(t, func(t *testing.T) webhook.Store { return b.open(t) })
+			webhooktest.TestStore(t, webhooktest.Features{}, func(t *testing.T) webhook.Store { return b.open(t) })
 		})
 	}
 }

@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	webhooktest.Exercise(t, func(*testing.T) webhook.Store { return webhooktest.NewMemory() })
+	webhooktest.TestStore(t, webhooktest.Features{}, func(*testing.T) webhook.Store { return webhooktest.NewMemory() })
 }
