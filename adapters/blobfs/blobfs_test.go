@@ -18,7 +18,7 @@ import (
 func TestSuite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	blobtest.Exercise(t, func(t *testing.T) blob.Store {
+	blobtest.TestStore(t, blobtest.Features{}, func(t *testing.T) blob.Store {
 		s, err := blobfs.New(dir)
 		if err != nil {
 			t.Fatal(err)

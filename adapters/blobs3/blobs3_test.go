@@ -31,7 +31,7 @@ import (
 func TestSuite(t *testing.T) {
 	t.Parallel()
 	srv := s3test.Start(t)
-	blobtest.Exercise(t, func(t *testing.T) blob.Store {
+	blobtest.TestStore(t, blobtest.Features{}, func(t *testing.T) blob.Store {
 		return newStore(t, srv, nil)
 	})
 }

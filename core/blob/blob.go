@@ -1,6 +1,6 @@
 // Package blob is the port of byte storage: uploaded assets and job outputs, under keys laid out
 // per account and job. The local directory is the embedded default; an S3-compatible store is
-// the scale-out one. Every adapter passes blobtest.Exercise.
+// the scale-out one. Every adapter passes blobtest.TestStore.
 package blob
 
 import (

@@ -1,5 +1,13 @@
 // Package blobtest is the shared suite every blob.Store passes, and an in-memory store for the
 // core's own tests.
+//
+// A new adapter's test calls TestStore once, with the Features the adapter has and a Constructor
+// that returns the store under test:
+//
+//	blobtest.TestStore(t, blobtest.Features{}, func(t *testing.T) blob.Store { return open(t) })
+//
+// Each test of the suite is an exported function too (TestPutReplaces, …), so a failure names the
+// function to read, and -run selects it by that name.
 package blobtest
 
 import (

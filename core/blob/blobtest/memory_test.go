@@ -9,5 +9,5 @@ import (
 
 func TestMemory(t *testing.T) {
 	t.Parallel()
-	blobtest.Exercise(t, func(*testing.T) blob.Store { return blobtest.NewMemory() })
+	blobtest.TestStore(t, blobtest.Features{}, func(*testing.T) blob.Store { return blobtest.NewMemory() })
 }
