@@ -89,7 +89,7 @@ func TestAccountStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			accounttest.Exercise(t, func(t *testing.T) account.Store { return b.open(t) })
+			accounttest.TestStore(t, accounttest.Features{}, func(t *testing.T) account.Store { return b.open(t) })
 		})
 	}
 }

@@ -1,3 +1,11 @@
 // Package accounttest holds the shared test suite every account.Store adapter must pass, and an
 // in-memory Store for tests of the code above the port. Neither belongs in a production path.
+//
+// A new adapter's test calls TestStore once, with the Features the adapter has and a Constructor
+// that returns an empty store of its own on each call:
+//
+//	accounttest.TestStore(t, accounttest.Features{}, func(t *testing.T) account.Store { return open(t) })
+//
+// Each test of the suite is an exported function too (TestRevoke, …), so a failure names the
+// function to read, and -run selects it by that name.
 package accounttest

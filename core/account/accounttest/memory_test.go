@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	accounttest.Exercise(t, func(*testing.T) account.Store { return accounttest.NewMemory() })
+	accounttest.TestStore(t, accounttest.Features{}, func(*testing.T) account.Store { return accounttest.NewMemory() })
 }
