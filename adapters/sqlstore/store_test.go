@@ -99,7 +99,7 @@ func TestLedger(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			billingtest.Exercise(t, func(t *testing.T) billing.Ledger { return b.open(t) })
+			billingtest.TestLedger(t, billingtest.Features{}, func(t *testing.T) billing.Ledger { return b.open(t) })
 		})
 	}
 }

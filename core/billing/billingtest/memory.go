@@ -1,4 +1,12 @@
 // Package billingtest holds the shared suite of billing.Ledger and an in-memory Ledger for tests.
+//
+// A new adapter's test calls TestLedger once, with the Features the adapter has and a Constructor
+// that returns an empty ledger of its own on each call:
+//
+//	billingtest.TestLedger(t, billingtest.Features{}, func(t *testing.T) billing.Ledger { return open(t) })
+//
+// Each test of the suite is an exported function too (TestConcurrentChargesAppliedOnce, …), so a
+// failure names the function to read, and -run selects it by that name.
 package billingtest
 
 import (

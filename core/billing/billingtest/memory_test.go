@@ -9,5 +9,5 @@ import (
 
 func TestMemory(t *testing.T) {
 	t.Parallel()
-	billingtest.Exercise(t, func(*testing.T) billing.Ledger { return billingtest.NewMemory() })
+	billingtest.TestLedger(t, billingtest.Features{}, func(*testing.T) billing.Ledger { return billingtest.NewMemory() })
 }
