@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,7 +36,11 @@ func TestRateLimit(t *testing.T) {
 		}
 	}
 	res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(`{"type":"ffmpeg","params":{"command":"ffmpeg -i a.mp4 b.mp4"}}`)})
-	if res.status != http.StatusTooManyRequests || res.header.Get("Retry-After") != "2" || res.header.Get("RateLimit-Reset") == "" {
+	// The budget is back a minute after the first request, not in a share of it: Retry-After
+	// is the rest of that minute (however long the 30 requests took), RateLimit-Reset the minute
+	// of the 30th.
+	if retry, err := strconv.Atoi(res.header.Get("Retry-After")); res.status != http.StatusTooManyRequests || err != nil ||
+		retry < 50 || retry > 60 || res.header.Get("RateLimit-Reset") != "60" || res.header.Get("RateLimit-Remaining") != "0" {
 		t.Fatalf("31st request: status %d, headers %v, body %s", res.status, res.header, res.body)
 	}
 	var env struct {

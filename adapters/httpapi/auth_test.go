@@ -62,7 +62,7 @@ func (a authAttempt) fail(t *testing.T, b *testBundle, status int, header map[st
 
 // Failed authentications spend one budget per client address, shared by bearer keys and
 // POST /session; past it they are 429 RATE_LIMITED with Retry-After, while a valid key from
-// the same address keeps working, and the budget refills.
+// the same address keeps working, and the budget is whole again a minute after it was spent.
 func TestFailedAuthLimited(t *testing.T) {
 	t.Parallel()
 	for _, spend := range authAttempts {
@@ -75,17 +75,23 @@ func TestFailedAuthLimited(t *testing.T) {
 			for _, a := range authAttempts {
 				res := a.fail(t, b, http.StatusTooManyRequests, nil)
 				code, msg := res.errorBody(t)
-				if code != problem.CodeRateLimited || res.header.Get("Retry-After") != "20" || !strings.Contains(msg, "3 a minute") {
-					t.Errorf("%s past the budget: %s %q, Retry-After %q; want RATE_LIMITED naming 3 a minute, Retry-After 20",
+				if code != problem.CodeRateLimited || res.header.Get("Retry-After") != "60" || !strings.Contains(msg, "3 a minute") {
+					t.Errorf("%s past the budget: %s %q, Retry-After %q; want RATE_LIMITED naming 3 a minute, Retry-After 60",
 						a.name, code, msg, res.header.Get("Retry-After"))
 				}
 				if res := a.do(t, b, b.key, nil); res.status != a.ok {
 					t.Errorf("%s with a valid key past the budget: %d %s, want %d", a.name, res.status, res.body, a.ok)
 				}
 			}
-			// One failure comes back every 20 s.
-			b.clock.Advance(20 * time.Second)
-			spend.fail(t, b, http.StatusUnauthorized, nil)
+			// No failure comes back within the minute of the first three; then all three do.
+			b.clock.Advance(59 * time.Second)
+			if res := spend.fail(t, b, http.StatusTooManyRequests, nil); res.header.Get("Retry-After") != "1" {
+				t.Errorf("a second before the minute is over: Retry-After %q, want 1", res.header.Get("Retry-After"))
+			}
+			b.clock.Advance(time.Second)
+			for range 3 {
+				spend.fail(t, b, http.StatusUnauthorized, nil)
+			}
 			spend.fail(t, b, http.StatusTooManyRequests, nil)
 		})
 	}
@@ -111,12 +117,12 @@ func TestFailedAuthLoggedOncePerMinute(t *testing.T) {
 		t.Fatalf("%d lines logged for 20 refusals, want 1:\n%s", n, log.String())
 	}
 	b.clock.Advance(59 * time.Second)
-	bearer.fail(t, b, http.StatusUnauthorized, nil) // the budget refilled by one
 	bearer.fail(t, b, http.StatusTooManyRequests, nil)
 	if n := lines(); n != 1 {
 		t.Fatalf("%d lines logged within a minute, want 1:\n%s", n, log.String())
 	}
-	b.clock.Advance(time.Second)
+	b.clock.Advance(time.Second) // the budget is whole again
+	bearer.fail(t, b, http.StatusUnauthorized, nil)
 	bearer.fail(t, b, http.StatusUnauthorized, nil)
 	bearer.fail(t, b, http.StatusTooManyRequests, nil)
 	if n := lines(); n != 2 {

@@ -29,12 +29,7 @@ func RateLimit(g *ratelimit.Gate) Middleware {
 				return
 			}
 			d, err := g.Allow(r.Context(), acct)
-			if d.Limit > 0 {
-				h := w.Header()
-				h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
-				h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-				h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
-			}
+			SetRateLimitHeaders(w.Header(), d)
 			if err != nil {
 				WriteError(w, r, err)
 				return
@@ -44,23 +39,37 @@ func RateLimit(g *ratelimit.Gate) Middleware {
 	}
 }
 
-// seconds rounds up: a client that waits that long finds the budget refilled.
+// SetRateLimitHeaders writes a decision of the request budget as RateLimit-Limit,
+// RateLimit-Remaining and RateLimit-Reset (seconds until the whole budget is back); nothing for
+// the zero decision of a limiter that failed. MCP writes them too, so both access points answer
+// alike.
+func SetRateLimitHeaders(h http.Header, d ratelimit.Decision) {
+	if d.Limit <= 0 {
+		return
+	}
+	h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(seconds(d.Reset)))
+}
+
+// seconds rounds up: a client that waits that long finds the request it waited for gone from
+// the window.
 func seconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
 // DefaultAuthFailuresPerMinute is each client address's budget of failed authentications: a
 // person mistyping a key never meets it, a script retrying a wrong key meets it within a
-// second and is then allowed one failure a second.
+// second and then waits for the minute of its first failure to be over.
 const DefaultAuthFailuresPerMinute = 60
 
 // MaxAuthFailureAddresses bounds the client addresses the in-memory budget of failed
-// authentications tracks (a few MB at most); past it, the address nearest to a whole budget
-// is forgotten first.
+// authentications tracks (each keeps the times of its failures of the last minute: about 5 MB
+// at most); past it, an address with the most of its budget left is forgotten first.
 const MaxAuthFailureAddresses = 10_000
 
 // AuthFailures configure the limit on failed authentications per client address. Each address
-// has a budget of PerMinute failures, refilled continuously, shared by bearer authentication
+// has a budget of PerMinute failures in any minute (the ratelimit.Limiter's sliding window), shared by bearer authentication
 // and POST /session and spent only by failures: a wrong, revoked or malformed bearer key, or a
 // wrong key signing in. Once it is spent, a request whose key fails is answered 429
 // RATE_LIMITED with Retry-After instead of 401, and the address is logged once a minute, not
@@ -130,8 +139,8 @@ func (g *failureGate) failed(r *http.Request, err error) error {
 	}
 	wait := max(d.RetryAfter, time.Second)
 	return &problem.Problem{Code: problem.CodeRateLimited, RetryAfter: wait,
-		Message: fmt.Sprintf("too many failed authentications from your address (%d a minute are allowed); retry after %d seconds",
-			g.perMinute, seconds(wait))}
+		Message: fmt.Sprintf("too many failed authentications from your address (%d a minute are allowed); retry after %s",
+			g.perMinute, secondsText(wait))}
 }
 
 // client is the address a request's failures count against: the peer's, or, from a trusted
@@ -163,6 +172,14 @@ func (g *failureGate) client(r *http.Request) string {
 		return p.String()
 	}
 	return ip.String()
+}
+
+// secondsText is "N seconds", or "1 second".
+func secondsText(d time.Duration) string {
+	if n := seconds(d); n != 1 {
+		return strconv.Itoa(n) + " seconds"
+	}
+	return "1 second"
 }
 
 // parseHop reads an address of X-Forwarded-For, which some proxies write with its port.

@@ -1,3 +1,3 @@
-// Package ratelimit implements ratelimit.Limiter: Memory (GCRA in this process, the embedded
-// default) and Redis (GCRA in Redis through redis_rate, one budget for every API replica).
+// Package ratelimit implements ratelimit.Limiter as a sliding window of a minute: Memory (in this
+// process, the embedded default) and Redis (a sorted set per key, one budget for every API replica).
 package ratelimit

@@ -34,12 +34,16 @@ func redisURL() string {
 
 func TestMemory(t *testing.T) {
 	t.Parallel()
-	ratelimittest.Exercise(t, func(*testing.T) core.Limiter { return ratelimit.NewMemory() })
+	ratelimittest.TestLimiter(t, ratelimittest.Features{}, func(_ *testing.T, now func() time.Time) core.Limiter {
+		m := ratelimit.NewMemory()
+		m.Now = now
+		return m
+	})
 }
 
 func TestRedis(t *testing.T) {
 	t.Parallel()
-	ratelimittest.Exercise(t, func(t *testing.T) core.Limiter {
+	ratelimittest.TestLimiter(t, ratelimittest.Features{Shared: true}, func(t *testing.T, now func() time.Time) core.Limiter {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		r, err := ratelimit.OpenRedis(ctx, redisURL())
@@ -47,44 +51,33 @@ func TestRedis(t *testing.T) {
 			testenv.Missing(t, "Redis at "+redisURL()+" (scripts/services.sh starts it; MEDIAJOBS_TEST_REDIS_URL names another)", err)
 		}
 		t.Cleanup(func() { _ = r.Close() })
+		r.Now = now
 		return r
 	})
 }
 
-// TestMemoryRefill checks the arithmetic on a fake clock: a spent budget of 30 per minute gives
-// one request back every 2 s, and all of it after a minute.
-func TestMemoryRefill(t *testing.T) {
+// TestRedisKeyExpires: a key's set expires when its newest request leaves the window, so that
+// idle budgets weigh nothing in Redis.
+func TestRedisKeyExpires(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	m := ratelimit.NewMemory()
-	m.Now = func() time.Time { return now }
-	ctx := context.Background()
-	for range 30 {
-		if d, _ := m.Allow(ctx, "k", 30); !d.Allowed {
-			t.Fatal("refused within the budget")
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	r, err := ratelimit.OpenRedis(ctx, redisURL())
+	if err != nil {
+		testenv.Missing(t, "Redis at "+redisURL(), err)
 	}
-	steps := []struct {
-		advance time.Duration
-		allowed bool
-		retry   time.Duration
-	}{
-		{0, false, 2 * time.Second},
-		{time.Second, false, time.Second},
-		{time.Second, true, 0},
-		{0, false, 2 * time.Second},
-		{time.Minute, true, 0},
+	t.Cleanup(func() { _ = r.Close() })
+	key := fmt.Sprintf("ratelimit-test:expiry:%d", time.Now().UnixNano())
+	if _, err := r.Allow(ctx, key, 5); err != nil {
+		t.Fatal(err)
 	}
-	for i, s := range steps {
-		now = now.Add(s.advance)
-		d, _ := m.Allow(ctx, "k", 30)
-		if d.Allowed != s.allowed || d.RetryAfter != s.retry {
-			t.Fatalf("step %d: %+v; want allowed %v, retry after %s", i, d, s.allowed, s.retry)
-		}
+	ttl, err := r.TTL(ctx, key)
+	if err != nil || ttl <= 59*time.Second || ttl > time.Minute {
+		t.Fatalf("TTL of a key just spent: %s %v; want a minute", ttl, err)
 	}
 }
 
-// TestMemoryMaxKeys: past MaxKeys, a new key pushes out one whose budget is nearest to whole,
+// TestMemoryMaxKeys: past MaxKeys, a new key pushes out one with the most of its budget left,
 // never a spent budget while another is fuller; once budgets are whole they all make room.
 func TestMemoryMaxKeys(t *testing.T) {
 	t.Parallel()

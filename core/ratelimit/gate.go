@@ -54,7 +54,9 @@ func (g *Gate) Allow(ctx context.Context, a account.Account) (Decision, error) {
 			Message: "the request budget cannot be checked right now; retry shortly"}
 	}
 	if !d.Allowed {
-		wait := max(d.RetryAfter.Round(time.Second), time.Second)
+		// Whole seconds, rounded up: a client that waits that long finds the request it waited
+		// for gone from the window.
+		wait := max((d.RetryAfter + time.Second - 1).Truncate(time.Second), time.Second)
 		return d, &problem.Problem{Code: problem.CodeRateLimited, RetryAfter: wait,
 			Message: "the " + string(a.Plan) + " plan allows " + strconv.Itoa(d.Limit) + " requests per minute, shared by REST and MCP; retry after " + seconds(wait)}
 	}

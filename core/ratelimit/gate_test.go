@@ -42,6 +42,8 @@ func TestGate(t *testing.T) {
 			problem.CodeRateLimited, time.Second, "the free plan allows 30 requests per minute, shared by REST and MCP; retry after 1 second"},
 		{"over it by seconds", &scripted{d: ratelimit.Decision{RetryAfter: 1700 * time.Millisecond}},
 			problem.CodeRateLimited, 2 * time.Second, "retry after 2 seconds"},
+		{"rounded up, never down: waiting that long is enough", &scripted{d: ratelimit.Decision{RetryAfter: 59400 * time.Millisecond}},
+			problem.CodeRateLimited, time.Minute, "retry after 60 seconds"},
 		{"backend down: fail closed with 503", &scripted{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")},
 			problem.CodeUnavailable, 5 * time.Second, "cannot be checked right now"},
 	}
