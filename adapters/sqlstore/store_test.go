@@ -119,7 +119,7 @@ func TestIdempotencyStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			idempotencytest.Exercise(t, func(t *testing.T) idempotency.Store { return b.open(t) })
+			idempotencytest.TestStore(t, idempotencytest.Features{}, func(t *testing.T) idempotency.Store { return b.open(t) })
 		})
 	}
 }
@@ -171,7 +171,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051", "20261125000001", "20261126000001"}
+	want := []string{"20261122000001", "20261122000002", "20261122000003", "20261122000004", "20261122000005", "20261123000006", "20261124000001", "20261124000002", "20261124000021", "20261124000051", "20261125000001", "20261126000001", "20261127000001"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -18,7 +18,10 @@ type Asset struct {
 	Name        string
 	ContentType string
 	Size        int64
-	CreatedAt   time.Time
+	// SHA256 is the lowercase hex SHA-256 of the bytes; empty for an upload stored before
+	// hashes were kept, which no lookup by hash finds.
+	SHA256    string
+	CreatedAt time.Time
 }
 
 // BlobKey is where an asset's bytes live in the blob store.
@@ -29,6 +32,20 @@ type Store interface {
 	CreateAsset(ctx context.Context, a Asset) error
 	// GetAsset returns the asset or problem.ErrNotFound.
 	GetAsset(ctx context.Context, id string) (Asset, error)
+	// FindAssetsBySHA256 returns the account's assets whose bytes have this SHA-256 (lowercase
+	// hex), newest first; none is an empty slice. Another account's are never among them.
+	FindAssetsBySHA256(ctx context.Context, accountID, sha256 string) ([]Asset, error)
+}
+
+// CheckSHA256 refuses a hash that is not 64 lowercase hex digits, naming field.
+func CheckSHA256(field, sum string) error {
+	ok := len(sum) == 64 && strings.IndexFunc(sum, func(r rune) bool {
+		return (r < '0' || r > '9') && (r < 'a' || r > 'f')
+	}) < 0
+	if !ok {
+		return problem.Reject(problem.CodeValidation, "%s %q is not a SHA-256: want 64 hex digits", field, sum)
+	}
+	return nil
 }
 
 // CheckName refuses an asset name that is not a plain file name: at most 255 bytes, not "." or

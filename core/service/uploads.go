@@ -2,8 +2,11 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
@@ -48,8 +51,8 @@ func (s *Uploads) MaxUpload() int64 { return s.p.MaxUpload }
 // URL is an asset's content URL.
 func (s *Uploads) URL(id string) string { return s.p.AssetURLPrefix + id + "/content" }
 
-// Upload stores an asset for the account and returns its record; its content URL is URL(ID).
-// An unnamed upload is called "upload".
+// Upload stores an asset for the account and returns its record, with the SHA-256 of its bytes
+// hashed as they stream; its content URL is URL(ID). An unnamed upload is called "upload".
 func (s *Uploads) Upload(ctx context.Context, a account.Account, name, contentType string, r io.Reader) (asset.Asset, error) {
 	if name == "" {
 		name = "upload"
@@ -59,14 +62,15 @@ func (s *Uploads) Upload(ctx context.Context, a account.Account, name, contentTy
 	}
 	as := asset.Asset{ID: job.NewID("ast"), AccountID: a.ID, Name: name, ContentType: contentType,
 		CreatedAt: s.p.Clock.Now().UTC().Truncate(time.Microsecond)}
-	n, err := s.p.Blobs.Put(ctx, blob.AssetKey(a.ID, as.ID), r, s.p.MaxUpload)
+	h := sha256.New()
+	n, err := s.p.Blobs.Put(ctx, blob.AssetKey(a.ID, as.ID), io.TeeReader(r, h), s.p.MaxUpload)
 	if errors.Is(err, blob.ErrTooLarge) {
 		return asset.Asset{}, problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", s.p.MaxUpload)
 	}
 	if err != nil {
 		return asset.Asset{}, err
 	}
-	as.Size = n
+	as.Size, as.SHA256 = n, hex.EncodeToString(h.Sum(nil))
 	if err := s.p.Assets.CreateAsset(ctx, as); err != nil {
 		_ = s.p.Blobs.Delete(ctx, blob.AssetKey(a.ID, as.ID))
 		return asset.Asset{}, err
@@ -88,6 +92,17 @@ func (s *Uploads) Open(ctx context.Context, a account.Account, id string) (asset
 		return asset.Asset{}, nil, err
 	}
 	return as, b, nil
+}
+
+// Find returns the account's uploads whose bytes have the SHA-256 sum (hex, either case), newest
+// first: a client that holds a file finds whether the service holds it already. Another
+// account's uploads are never among them.
+func (s *Uploads) Find(ctx context.Context, a account.Account, sum string) ([]asset.Asset, error) {
+	sum = strings.ToLower(sum)
+	if err := asset.CheckSHA256("sha256", sum); err != nil {
+		return nil, err
+	}
+	return s.p.Assets.FindAssetsBySHA256(ctx, a.ID, sum)
 }
 
 // URLPrefix is "{base_url}/assets/", under which asset content URLs live.

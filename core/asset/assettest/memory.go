@@ -1,7 +1,9 @@
 package assettest
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -37,4 +39,20 @@ func (m *Memory) GetAsset(_ context.Context, id string) (asset.Asset, error) {
 		return asset.Asset{}, problem.ErrNotFound
 	}
 	return a, nil
+}
+
+func (m *Memory) FindAssetsBySHA256(_ context.Context, accountID, sha256 string) ([]asset.Asset, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	found := []asset.Asset{}
+	for _, a := range m.assets {
+		if a.AccountID == accountID && a.SHA256 == sha256 && sha256 != "" {
+			found = append(found, a)
+		}
+	}
+	// Newest first, as the SQL stores order them; the ID breaks a tie.
+	slices.SortFunc(found, func(a, b asset.Asset) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	return found, nil
 }

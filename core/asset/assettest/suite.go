@@ -57,4 +57,42 @@ func Exercise(t *testing.T, newStore func(t *testing.T) asset.Store) {
 			t.Errorf("GetAsset of a missing asset: got %v, want ErrNotFound", err)
 		}
 	})
+	t.Run("FindBySHA256", func(t *testing.T) {
+		t.Parallel()
+		s, ctx := newStore(t), context.Background()
+		const (
+			sum   = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+			other = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+		)
+		older := asset.Asset{ID: job.NewID("ast"), AccountID: "acc_1", Name: "a.mp4", ContentType: "video/mp4", Size: 4, SHA256: sum, CreatedAt: now}
+		newer := asset.Asset{ID: job.NewID("ast"), AccountID: "acc_1", Name: "b.mp4", ContentType: "video/mp4", Size: 4, SHA256: sum, CreatedAt: now.Add(time.Second)}
+		for _, a := range []asset.Asset{
+			older, newer,
+			{ID: job.NewID("ast"), AccountID: "acc_2", Name: "a.mp4", ContentType: "video/mp4", Size: 4, SHA256: sum, CreatedAt: now},
+			{ID: job.NewID("ast"), AccountID: "acc_1", Name: "c.mp4", ContentType: "video/mp4", Size: 4, SHA256: other, CreatedAt: now},
+			{ID: job.NewID("ast"), AccountID: "acc_1", Name: "unhashed.mp4", ContentType: "video/mp4", Size: 4, CreatedAt: now},
+		} {
+			if err := s.CreateAsset(ctx, a); err != nil {
+				t.Fatalf("CreateAsset(%s): %v", a.Name, err)
+			}
+		}
+		tests := []struct {
+			name, account, sum string
+			want               []asset.Asset
+		}{
+			{name: "the account's, newest first", account: "acc_1", sum: sum, want: []asset.Asset{newer, older}},
+			{name: "no other account's", account: "acc_3", sum: sum, want: []asset.Asset{}},
+			{name: "no match", account: "acc_1", sum: "0000000000000000000000000000000000000000000000000000000000000000", want: []asset.Asset{}},
+			{name: "an empty hash finds no unhashed upload", account: "acc_1", sum: "", want: []asset.Asset{}},
+		}
+		for _, tt := range tests {
+			got, err := s.FindAssetsBySHA256(ctx, tt.account, tt.sum)
+			if err != nil {
+				t.Fatalf("%s: FindAssetsBySHA256: %v", tt.name, err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("%s: FindAssetsBySHA256(%s, %q) (-want +got):\n%s", tt.name, tt.account, tt.sum, d)
+			}
+		}
+	})
 }
