@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	idempotencytest.Exercise(t, func(*testing.T) idempotency.Store { return idempotencytest.NewMemory() })
+	idempotencytest.TestStore(t, idempotencytest.Features{}, func(*testing.T) idempotency.Store { return idempotencytest.NewMemory() })
 }
