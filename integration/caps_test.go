@@ -13,19 +13,56 @@ import (
 // bytes, and returns its path for MEDIAJOBS_PRICING.
 func cappedPricing(t *testing.T, dir string, bytes int64) string {
 	t.Helper()
+	return editedPricing(t, dir, "capped-pricing.json", func(_ string, plan map[string]any) { plan["jobBytes"] = bytes })
+}
+
+// editedPricing writes the built-in pricing, unthrottled, with edit applied to each plan (by its
+// name), as file in dir, and returns its path for MEDIAJOBS_PRICING.
+func editedPricing(t *testing.T, dir, file string, edit func(name string, plan map[string]any)) string {
+	t.Helper()
 	var p map[string]any
 	if err := json.Unmarshal(mustRead(t, unthrottledPricing(t, dir)), &p); err != nil {
 		t.Fatal(err)
 	}
-	for _, pl := range p["plans"].(map[string]any) {
-		pl.(map[string]any)["jobBytes"] = bytes
+	for name, pl := range p["plans"].(map[string]any) {
+		edit(name, pl.(map[string]any))
 	}
 	out, _ := json.Marshal(p)
-	path := filepath.Join(dir, "capped-pricing.json")
+	path := filepath.Join(dir, file)
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestTimeoutPastThePlanCap: params.timeout takes 1 to 900 seconds on every plan. A Free job
+// asking for more than its plan's execution cap is accepted and fails RUNNER_TIMEOUT, free, when
+// it runs past the cap (here lowered to 2 seconds so the test need not wait 5 minutes); 901 is
+// refused naming params.timeout.
+func TestTimeoutPastThePlanCap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srv := startServer(t, serverOpts{Backend: sqliteBackend, Env: map[string]string{
+		"MEDIAJOBS_PRICING": editedPricing(t, dir, "short-cap.json", func(name string, plan map[string]any) {
+			if name == "free" {
+				plan["executionCapSeconds"] = 2
+			}
+		})}})
+	c := newClient(t, srv, createAccount(t, srv, "free").APIKey)
+
+	if e := c.do(http.MethodPost, "/jobs", ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1 out.mp4", nil,
+		map[string]any{"timeout": 901}), nil).errorOf(t, http.StatusBadRequest); e.Code != "VALIDATION_ERROR" || !strings.Contains(e.Message, "params.timeout") {
+		t.Fatalf("timeout 901: %+v, want VALIDATION_ERROR naming params.timeout", e)
+	}
+	marker := "capped_" + randomHex(4) + ".mp4"
+	j := c.waitTerminal(c.submit(ffmpegJob(longCommand(marker), nil, map[string]any{"timeout": 900})))
+	if j.Status != "failed" || j.Error == nil || j.Error.Code != "RUNNER_TIMEOUT" || !strings.Contains(j.Error.Message, "2 seconds") {
+		t.Fatalf("job %s: %s %s; want failed RUNNER_TIMEOUT at the plan's 2-second cap", j.ID, j.Status, errorText(j))
+	}
+	if j.Cost == nil || j.Cost.Amount != 0 {
+		t.Fatalf("job %s cost %+v; a timed-out job is free", j.ID, j.Cost)
+	}
+	waitProcesses(t, marker, false)
 }
 
 // TestPerJobCaps: through the binary, a job that writes without end fails on the plan's byte

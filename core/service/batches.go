@@ -118,7 +118,7 @@ func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.
 	for i := range reqs {
 		class := job.ClassCPU
 		if invalid[i] == nil {
-			if err := s.gate.checkPlan(a, specs[i]); err != nil {
+			if err := s.gate.checkPlan(a, &specs[i]); err != nil {
 				return nil, nil, atIndex(i, err)
 			}
 			class = specs[i].Class

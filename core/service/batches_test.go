@@ -82,7 +82,7 @@ func TestSubmitBatchGate(t *testing.T) {
 		{"no jobs", account.PlanFree, 10, nil, problem.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 0"},
 		{"too many jobs", account.PlanPro, 1000, reqs(many...), problem.CodeValidation, "jobs must hold 1 to 100 jobs; it holds 101"},
 		{"gpu on free names its index", account.PlanFree, 100, reqs(`{}`, `{"gpu":true}`), problem.CodePlanLimit, "jobs[1]: GPU jobs need the Pro plan"},
-		{"timeout over the cap", account.PlanFree, 100, reqs(`{}`, `{}`, `{"timeout":301}`), problem.CodeValidation, "jobs[2].params.timeout 301 exceeds"},
+		{"timeout over the cap runs to the cap", account.PlanFree, 100, reqs(`{}`, `{}`, `{"timeout":301}`), "", ""},
 		{"balance under the sum of minimum charges", account.PlanFree, 2, reqs(`{}`, `{}`, `{}`), problem.CodeInsufficientCredits,
 			"does not cover the minimum charge of 3 credits for the batch's 3 jobs"},
 		{"gpu minimum charges add up", account.PlanPro, 20, reqs(`{"gpu":true}`, `{"gpu":true}`, `{}`), problem.CodeInsufficientCredits, "21 credits"},
@@ -107,6 +107,11 @@ func TestSubmitBatchGate(t *testing.T) {
 				}
 				if got.Total() != len(tc.reqs) || len(jobs) != len(tc.reqs) || got.Status != batch.StatusRunning {
 					t.Fatalf("batch of %d jobs: total %d, %d jobs, status %s", len(tc.reqs), got.Total(), len(jobs), got.Status)
+				}
+				for i, j := range jobs {
+					if limit := map[account.Plan]time.Duration{account.PlanFree: 300 * time.Second, account.PlanPro: 900 * time.Second}[tc.plan]; j.Timeout > limit {
+						t.Fatalf("jobs[%d] runs for up to %s, past the %s plan's cap of %s", i, j.Timeout, tc.plan, limit)
+					}
 				}
 				for i, j := range jobs {
 					stored, err := b.store.Get(b.ctx, j.ID)

@@ -32,17 +32,19 @@ func TestSubmitGateOrder(t *testing.T) {
 		params  string
 		want    problem.Code // "" accepted
 		message string
+		timeout int // the accepted job's run limit in seconds; 0 is not checked
 	}{
-		{"free cpu", account.PlanFree, 1, `{}`, "", ""},
-		{"free gpu", account.PlanFree, 600, `{"gpu":true}`, problem.CodePlanLimit, "Pro plan"},
-		{"plan before balance", account.PlanFree, 0, `{"gpu":true}`, problem.CodePlanLimit, ""},
-		{"timeout over the cap names it", account.PlanFree, 600, `{"timeout":600}`, problem.CodeValidation, "execution cap of 300 seconds"},
-		{"empty balance", account.PlanFree, 0, `{}`, problem.CodeInsufficientCredits, "minimum charge of 1 credit"},
-		{"balance before schema", account.PlanFree, 0, `{"nonsense":1}`, problem.CodeInsufficientCredits, ""},
-		{"schema last", account.PlanFree, 600, `{"nonsense":1}`, problem.CodeValidation, "nonsense"},
-		{"gpu minimum", account.PlanPro, 9, `{"gpu":true}`, problem.CodeInsufficientCredits, "10 credits"},
-		{"pro gpu", account.PlanPro, 10, `{"gpu":true,"timeout":900}`, "", ""},
-		{"negative balance", account.PlanPro, -50, `{}`, problem.CodeInsufficientCredits, "-50 credits"},
+		{"free cpu", account.PlanFree, 1, `{}`, "", "", 0},
+		{"free gpu", account.PlanFree, 600, `{"gpu":true}`, problem.CodePlanLimit, "Pro plan", 0},
+		{"plan before balance", account.PlanFree, 0, `{"gpu":true}`, problem.CodePlanLimit, "", 0},
+		{"timeout over the cap runs to the cap", account.PlanFree, 600, `{"timeout":600}`, "", "", 300},
+		{"timeout within the cap", account.PlanFree, 600, `{"timeout":120}`, "", "", 120},
+		{"empty balance", account.PlanFree, 0, `{}`, problem.CodeInsufficientCredits, "minimum charge of 1 credit", 0},
+		{"balance before schema", account.PlanFree, 0, `{"nonsense":1}`, problem.CodeInsufficientCredits, "", 0},
+		{"schema last", account.PlanFree, 600, `{"nonsense":1}`, problem.CodeValidation, "nonsense", 0},
+		{"gpu minimum", account.PlanPro, 9, `{"gpu":true}`, problem.CodeInsufficientCredits, "10 credits", 0},
+		{"pro gpu", account.PlanPro, 10, `{"gpu":true,"timeout":900}`, "", "", 900},
+		{"negative balance", account.PlanPro, -50, `{}`, problem.CodeInsufficientCredits, "-50 credits", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +58,9 @@ func TestSubmitGateOrder(t *testing.T) {
 				}
 				if j.Status != job.StatusWaiting {
 					t.Fatalf("status %s", j.Status)
+				}
+				if tt.timeout != 0 && j.Timeout != time.Duration(tt.timeout)*time.Second {
+					t.Fatalf("timeout %s, want %ds", j.Timeout, tt.timeout)
 				}
 				return
 			}

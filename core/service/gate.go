@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/asset"
@@ -49,16 +48,16 @@ func (g gate) prepare(req jobtype.Request) (jobtype.Spec, error) {
 	return g.Types.Prepare(req, jobtype.Env{AssetURLPrefix: g.AssetURLPrefix, AllowPrivateNetworks: g.AllowPrivateNetworks})
 }
 
-// checkPlan is the plan step: GPU work needs a plan with GPU, and the requested timeout must
-// fit the plan's execution cap.
-func (g gate) checkPlan(a account.Account, spec jobtype.Spec) error {
+// checkPlan is the plan step: GPU work needs a plan with GPU. It also bounds the run by the
+// plan's execution cap: params.timeout takes the spec's whole range (1 to 900 seconds) on every
+// plan, and a job that runs past its plan's cap fails RUNNER_TIMEOUT, free, as the spec says.
+func (g gate) checkPlan(a account.Account, spec *jobtype.Spec) error {
 	limits := g.Pricing.Limits(a.Plan)
 	if spec.Class == job.ClassGPU && !limits.GPU {
 		return problem.Reject(problem.CodePlanLimit, "GPU jobs need the Pro plan; this account is on %s", a.Plan)
 	}
 	if spec.Timeout > limits.ExecutionCap {
-		return problem.Reject(problem.CodeValidation, "params.timeout %d exceeds the %s plan's execution cap of %d seconds",
-			int(spec.Timeout/time.Second), a.Plan, int(limits.ExecutionCap/time.Second))
+		spec.Timeout = limits.ExecutionCap
 	}
 	return nil
 }
@@ -86,7 +85,7 @@ func (g gate) checkBalance(ctx context.Context, a account.Account, need int64, w
 // check runs the plan and balance steps, in that order, before the request's own validation
 // error (if any) is reported. A request whose class cannot be read because it is invalid skips
 // the plan step, and its balance is checked against the CPU minimum charge.
-func (g gate) check(ctx context.Context, a account.Account, spec jobtype.Spec, invalid error) error {
+func (g gate) check(ctx context.Context, a account.Account, spec *jobtype.Spec, invalid error) error {
 	class := job.ClassCPU
 	if invalid == nil {
 		if err := g.checkPlan(a, spec); err != nil {
@@ -100,7 +99,7 @@ func (g gate) check(ctx context.Context, a account.Account, spec jobtype.Spec, i
 	if invalid != nil {
 		return invalid
 	}
-	return g.checkAssets(ctx, a, spec)
+	return g.checkAssets(ctx, a, *spec)
 }
 
 // checkAssets ends the gate of a valid request: the uploaded assets it reads are the caller's.

@@ -60,7 +60,7 @@ func TestSubmitGate(t *testing.T) {
 		{"cpu on free", account.PlanFree, jobtype.Request{Type: "test"}, "", ""},
 		{"gpu on free", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, problem.CodePlanLimit, "Pro plan"},
 		{"gpu on pro waits for a gpu runner", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"gpu":true}`)}, "", ""},
-		{"timeout over free cap", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":301}`)}, problem.CodeValidation, "cap of 300 seconds"},
+		{"timeout over free cap runs to the cap", account.PlanFree, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":301}`)}, "", ""},
 		{"timeout within pro cap", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"timeout":900}`)}, "", ""},
 		{"unknown type", account.PlanPro, jobtype.Request{Type: "nope"}, problem.CodeValidation, `"nope"`},
 		{"bad params", account.PlanPro, jobtype.Request{Type: "test", Params: json.RawMessage(`{"x":1}`)}, problem.CodeValidation, `"params.x"`},

@@ -59,7 +59,7 @@ func (s *Submit) Retry(ctx context.Context, a account.Account, id string) (*job.
 
 func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Request, retryOf string) (*job.Job, error) {
 	spec, invalid := s.gate.prepare(req)
-	if err := s.gate.check(ctx, a, spec, invalid); err != nil {
+	if err := s.gate.check(ctx, a, &spec, invalid); err != nil {
 		observeRejected(s.gate.Observer, err)
 		return nil, err
 	}
