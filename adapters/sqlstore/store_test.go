@@ -109,7 +109,7 @@ func TestAssetStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			assettest.Exercise(t, func(t *testing.T) asset.Store { return b.open(t) })
+			assettest.TestStore(t, assettest.Features{}, func(t *testing.T) asset.Store { return b.open(t) })
 		})
 	}
 }

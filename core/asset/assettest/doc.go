@@ -1,3 +1,11 @@
 // Package assettest holds the shared test suite every asset.Store adapter must pass, and an
 // in-memory Store for tests of the code above the port. Neither belongs in a production path.
+//
+// A new adapter's test calls TestStore once, with the Features the adapter has and a Constructor
+// that returns an empty store of its own on each call:
+//
+//	assettest.TestStore(t, assettest.Features{}, func(t *testing.T) asset.Store { return open(t) })
+//
+// Each test of the suite is an exported function too (TestFindBySHA256, …), so a failure names the
+// function to read, and -run selects it by that name.
 package assettest

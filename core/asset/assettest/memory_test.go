@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	assettest.Exercise(t, func(*testing.T) asset.Store { return assettest.NewMemory() })
+	assettest.TestStore(t, assettest.Features{}, func(*testing.T) asset.Store { return assettest.NewMemory() })
 }
