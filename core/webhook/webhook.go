@@ -131,8 +131,20 @@ func (e *Endpoint) SetEvents(events []string) error {
 }
 
 // Subscribed reports whether the endpoint takes event now.
+//
+// The spec fires a webhook on any terminal status, but names events only for complete and
+// failed: job.cancelled is ours. An endpoint subscribed to both of the spec's terminal events
+// (job.completed and job.failed) asked to hear how every job ends, so it receives job.cancelled
+// too, whether or not it lists it; an endpoint that lists only one of them chose outcomes and
+// receives a cancellation only by listing job.cancelled.
 func (e *Endpoint) Subscribed(event string) bool {
-	return e.Enabled && slices.Contains(e.Events, event)
+	if !e.Enabled {
+		return false
+	}
+	if event == EventJobCancelled && slices.Contains(e.Events, EventJobCompleted) && slices.Contains(e.Events, EventJobFailed) {
+		return true
+	}
+	return slices.Contains(e.Events, event)
 }
 
 // RotationInProgressError refuses a rotation while the previous one's window is open.

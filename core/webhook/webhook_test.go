@@ -160,3 +160,34 @@ func TestCursorRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSubscribed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		events  []string
+		enabled bool
+		event   string
+		want    bool
+	}{
+		{"listed", []string{webhook.EventJobFailed}, true, webhook.EventJobFailed, true},
+		{"not listed", []string{webhook.EventJobFailed}, true, webhook.EventJobCompleted, false},
+		{"disabled", []string{webhook.EventJobFailed}, false, webhook.EventJobFailed, false},
+		{"cancelled listed", []string{webhook.EventJobCancelled}, true, webhook.EventJobCancelled, true},
+		{"cancelled to every spec terminal event", []string{webhook.EventJobCompleted, webhook.EventJobFailed}, true, webhook.EventJobCancelled, true},
+		{"cancelled to every spec event", []string{webhook.EventJobCompleted, webhook.EventJobFailed, webhook.EventJobRunning}, true, webhook.EventJobCancelled, true},
+		{"cancelled not to completed only", []string{webhook.EventJobCompleted}, true, webhook.EventJobCancelled, false},
+		{"cancelled not to failed only", []string{webhook.EventJobFailed, webhook.EventJobRunning}, true, webhook.EventJobCancelled, false},
+		{"cancelled not when disabled", []string{webhook.EventJobCompleted, webhook.EventJobFailed}, false, webhook.EventJobCancelled, false},
+		{"batch not implied", []string{webhook.EventJobCompleted, webhook.EventJobFailed}, true, webhook.EventBatchCompleted, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := webhook.Endpoint{Events: tt.events, Enabled: tt.enabled}
+			if got := e.Subscribed(tt.event); got != tt.want {
+				t.Fatalf("%v.Subscribed(%s) = %v, want %v", tt.events, tt.event, got, tt.want)
+			}
+		})
+	}
+}
