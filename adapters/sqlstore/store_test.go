@@ -79,7 +79,7 @@ func TestBatchStore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			batchtest.Exercise(t, func(t *testing.T) batchtest.Stores { return b.open(t) })
+			batchtest.TestStore(t, batchtest.Features{}, func(t *testing.T) batchtest.Stores { return b.open(t) })
 		})
 	}
 }

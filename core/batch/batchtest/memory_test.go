@@ -8,5 +8,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	batchtest.Exercise(t, func(*testing.T) batchtest.Stores { return batchtest.NewMemory(nil) })
+	batchtest.TestStore(t, batchtest.Features{}, func(*testing.T) batchtest.Stores { return batchtest.NewMemory(nil) })
 }
