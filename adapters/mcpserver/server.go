@@ -114,7 +114,7 @@ func New(uc UseCases, opts Options) *Handler {
 			MaxRequestBodyBytes: maxBody,
 		})
 	verified := auth.RequireBearerToken(verifyAccount, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	h.http = h.hostGuard(http.NewCrossOriginProtection().Handler(h.authenticate(verified(jsonRPCErrors(streamable, maxBody)))))
+	h.http = h.hostGuard(http.NewCrossOriginProtection().Handler(h.authenticate(verified(jsonRPCErrors(h.budget(streamable), maxBody)))))
 	return h
 }
 
@@ -203,8 +203,9 @@ func isLoopback(hostport string) bool {
 type tool[In, Out any] func(ctx context.Context, a account.Account, in In) (Out, string, error)
 
 // add registers a tool whose result is Out's JSON (also sent as text, for clients that read only
-// text) after a summary line. Every call spends one request of the account's rate budget. A
-// rejection is a result with isError, the code and message as text and as ToolError.
+// text) after a summary line. The call has spent one request of the account's rate budget
+// before it reaches the SDK (budget). A rejection is a result with isError, the code and
+// message as text and as ToolError.
 func add[In, Out any](h *Handler, t *mcp.Tool, body tool[In, Out]) {
 	t.OutputSchema = schemaFor[Out]()
 	t.InputSchema = schemaFor[In]()
@@ -213,9 +214,6 @@ func add[In, Out any](h *Handler, t *mcp.Tool, body tool[In, Out]) {
 		a, ok := callerOf(req)
 		if !ok {
 			return h.toolError(problem.Reject(problem.CodeUnauthorized, "a valid API key is required: Authorization: Bearer <API_KEY>")), nil, nil
-		}
-		if err := h.spend(ctx, a); err != nil {
-			return h.toolError(err), nil, nil
 		}
 		out, summary, err := body(ctx, a, in)
 		if err != nil {
@@ -235,12 +233,6 @@ func callerOf(req *mcp.CallToolRequest) (account.Account, bool) {
 	}
 	a, ok := req.Extra.TokenInfo.Extra[extraAccount].(account.Account)
 	return a, ok
-}
-
-// spend takes one request from the account's budget, through the gate REST calls too.
-func (h *Handler) spend(ctx context.Context, a account.Account) error {
-	_, err := h.uc.RateLimit.Allow(ctx, a)
-	return err
 }
 
 // toolError is the result of a rejected call: the REST error's code and message, as text and as

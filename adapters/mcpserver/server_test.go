@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,11 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
-	memlimit "github.com/mediajobs/mediajobs/adapters/ratelimit"
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
-	"github.com/mediajobs/mediajobs/core/ratelimit"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
@@ -278,51 +274,6 @@ func TestValidateCommand(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestRateLimitIsShared(t *testing.T) {
-	t.Parallel()
-	lim := memlimit.NewMemory()
-	b := setup(t, setupOpts{limiter: lim, perMinute: 2})
-	cs := mustConnect(t, b.url, b.key, "")
-	// A REST request spends from the same budget, under the same key.
-	if d, err := lim.Allow(context.Background(), ratelimit.Key(b.acct.ID), 2); err != nil || !d.Allowed {
-		t.Fatalf("the first request was refused: %+v %v", d, err)
-	}
-	mustSucceed(t, cs, "get_account", map[string]any{}, nil)
-	te := toolError(t, cs, "get_account", map[string]any{})
-	want := fmt.Sprintf("the free plan allows 2 requests per minute, shared by REST and MCP; retry after %d seconds", te.RetryAfterSeconds)
-	if te.Code != problem.CodeRateLimited || te.RetryAfterSeconds < 1 || te.RetryAfterSeconds > 30 || te.Message != want {
-		t.Errorf("over the limit: got %+v, want RATE_LIMITED: %s", te, want)
-	}
-	// Listing tools is protocol traffic, not a request of the API: it spends nothing.
-	if _, err := cs.ListTools(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	// The budget is the account's, whichever access point spends it.
-	if d, _ := lim.Allow(context.Background(), ratelimit.Key(b.acct.ID), 2); d.Allowed {
-		t.Error("REST was allowed a request after MCP spent the budget")
-	}
-}
-
-// With the limiter's backend down, MCP fails closed exactly as REST does.
-func TestRateLimiterDownFailsClosed(t *testing.T) {
-	t.Parallel()
-	b := setup(t, setupOpts{limiter: brokenLimiter{}, perMinute: 30})
-	cs := mustConnect(t, b.url, b.key, "")
-	te := toolError(t, cs, "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{"command": "ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}})
-	if te.Code != problem.CodeUnavailable || te.RetryAfterSeconds != 5 || strings.Contains(te.Message, "6379") {
-		t.Fatalf("got %+v; want SERVICE_UNAVAILABLE, retry after 5 seconds", te)
-	}
-	if page, _ := b.h.Store.List(context.Background(), job.ListParams{AccountID: b.acct.ID}); len(page.Jobs) != 0 {
-		t.Fatal("a call refused for the limiter's outage stored a job")
-	}
-}
-
-type brokenLimiter struct{}
-
-func (brokenLimiter) Allow(context.Context, string, int) (ratelimit.Decision, error) {
-	return ratelimit.Decision{}, errors.New("dial tcp 127.0.0.1:6379: connection refused")
 }
 
 // post sends one raw JSON-RPC request to the endpoint.

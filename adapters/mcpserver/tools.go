@@ -34,7 +34,7 @@ import (
 
 const instructions = `mediajobs runs media work (FFmpeg commands, burned-in captions, metadata probes) asynchronously.
 Typical flow: upload_media for local bytes (or use any https URL directly) → submit_job → get_job every 1–2 seconds until status is complete, failed or cancelled → read output.file.url or output.files[].url (signed, valid one hour; get_job again mints fresh ones).
-probe_media answers quickly with a file's streams, duration and format. A tool result with isError carries {code, message}: VALIDATION_ERROR means fix the request as the message says; RATE_LIMITED means wait retryAfterSeconds.`
+probe_media answers quickly with a file's streams, duration and format. A tool result with isError carries {code, message}: VALIDATION_ERROR means fix the request as the message says; retryAfterSeconds means wait that long and call again. A call answered HTTP 429 Too Many Requests spent the account's per-minute request budget (shared with REST): wait Retry-After seconds and call again.`
 
 const submitJobDescription = `Submit a media processing job; it runs asynchronously. Returns {id, status: "waiting"}. Then call get_job with the id every 1–2 seconds until status is complete, failed or cancelled.
 

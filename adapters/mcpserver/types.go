@@ -136,7 +136,9 @@ type Upload struct {
 }
 
 // ToolError is the structured content of a tool result with isError: the REST error's
-// { code, message }, plus, for RATE_LIMITED, the seconds to wait.
+// { code, message }, plus, when REST would send Retry-After (SERVICE_UNAVAILABLE of a full or
+// unreachable store), the seconds to wait. A call over the rate limit never gets here: it is
+// answered HTTP 429 before the tool runs (Handler.budget).
 type ToolError struct {
 	Code              problem.Code `json:"code"`
 	Message           string       `json:"message"`
