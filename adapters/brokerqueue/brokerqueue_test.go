@@ -229,7 +229,7 @@ func TestSuite(t *testing.T) {
 	for _, pl := range places {
 		t.Run(pl.name, func(t *testing.T) {
 			t.Parallel()
-			workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
+			workqueuetest.TestQueue(t, workqueuetest.Features{}, func(t *testing.T) workqueuetest.Harness {
 				p := pl.newPlace(t)
 				h := controlPlane(t)
 				serve(t, p, h.Runs.As(workqueue.EnvToken), nil)

@@ -80,7 +80,7 @@ func (noVerifier) MemberToken(string, time.Time, time.Time) string              
 
 func TestSuite(t *testing.T) {
 	t.Parallel()
-	workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
+	workqueuetest.TestQueue(t, workqueuetest.Features{}, func(t *testing.T) workqueuetest.Harness {
 		h, url := serve(t, token, nil)
 		c, err := httpqueue.New(httpqueue.Config{URL: url, Token: token})
 		if err != nil {

@@ -249,7 +249,7 @@ func TestRegistry(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			workqueuetest.ExerciseRegistry(t, func(t *testing.T) workqueue.Registry { return b.open(t) })
+			workqueuetest.TestRegistry(t, workqueuetest.RegistryFeatures{}, func(t *testing.T) workqueue.Registry { return b.open(t) })
 		})
 	}
 }
@@ -259,7 +259,7 @@ func TestCredentialsSuite(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			workqueuetest.ExerciseCredentials(t, func(t *testing.T) workqueue.Credentials { return b.open(t) })
+			workqueuetest.TestCredentials(t, workqueuetest.CredentialsFeatures{}, func(t *testing.T) workqueue.Credentials { return b.open(t) })
 		})
 	}
 }

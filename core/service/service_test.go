@@ -519,7 +519,7 @@ func TestUnfundedJobsFailAtDispatch(t *testing.T) {
 // Runs is the in-process work queue: the embedded default passes the suite every transport does.
 func TestRunsPassesTheWorkQueueSuite(t *testing.T) {
 	t.Parallel()
-	workqueuetest.Exercise(t, func(t *testing.T) workqueuetest.Harness {
+	workqueuetest.TestQueue(t, workqueuetest.Features{}, func(t *testing.T) workqueuetest.Harness {
 		types, err := jobtype.NewRegistry(ffmpegjob.Type{})
 		if err != nil {
 			t.Fatal(err)

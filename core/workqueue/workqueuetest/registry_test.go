@@ -9,10 +9,10 @@ import (
 
 func TestMemoryRegistry(t *testing.T) {
 	t.Parallel()
-	workqueuetest.ExerciseRegistry(t, func(*testing.T) workqueue.Registry { return workqueuetest.NewMemoryRegistry() })
+	workqueuetest.TestRegistry(t, workqueuetest.RegistryFeatures{}, func(*testing.T) workqueue.Registry { return workqueuetest.NewMemoryRegistry() })
 }
 
 func TestMemoryCredentials(t *testing.T) {
 	t.Parallel()
-	workqueuetest.ExerciseCredentials(t, func(*testing.T) workqueue.Credentials { return workqueuetest.NewMemoryCredentials() })
+	workqueuetest.TestCredentials(t, workqueuetest.CredentialsFeatures{}, func(*testing.T) workqueue.Credentials { return workqueuetest.NewMemoryCredentials() })
 }

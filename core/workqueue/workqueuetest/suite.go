@@ -1,5 +1,18 @@
 // Package workqueuetest is the shared suite every workqueue.Queue adapter passes: in process,
-// over HTTP, over a message broker.
+// over HTTP, over a message broker; and the suites of the stores behind the queue, the
+// workqueue.Registry of runners and the workqueue.Credentials of worker tokens, with in-memory
+// ones of each.
+//
+// A new transport's test calls TestQueue once, with the Features it has and a Constructor that
+// puts it in front of a fresh control plane (servicetest's QueueHarness makes the Harness):
+//
+//	workqueuetest.TestQueue(t, workqueuetest.Features{}, func(t *testing.T) workqueuetest.Harness {
+//		return h.QueueHarness(t, newClient(t))
+//	})
+//
+// A new store calls TestRegistry and TestCredentials the same way. Each test of the suites is an
+// exported function too (TestClaimOnceUnderConcurrency, …), so a failure names the function to
+// read, and -run selects it by that name.
 package workqueuetest
 
 import (
@@ -9,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -42,399 +57,471 @@ type Harness struct {
 	Output func(t *testing.T, jobID, name string) []byte
 }
 
-// Exercise runs the suite; newHarness makes a fresh control plane for each test.
-func Exercise(t *testing.T, newHarness func(t *testing.T) Harness) {
+// Features says what a workqueue.Queue adapter can do. Every adapter (in process, over HTTP,
+// over a message broker) does all the suite asks, so it has no field yet: a new adapter passes
+// every test, and a field is added here only when a real adapter cannot do something the others
+// can.
+type Features struct{}
+
+// Constructor returns a fresh control plane and the adapter under test in front of it. Each
+// test calls it once.
+type Constructor func(t *testing.T) Harness
+
+// TestQueue runs the shared workqueue.Queue suite: each test below, in parallel, against harnesses
+// that newHarness makes. An adapter's own test calls it once per transport.
+func TestQueue(t *testing.T, f Features, newHarness Constructor) {
 	t.Helper()
+	tests := []func(t *testing.T, f Features, newHarness Constructor){
+		TestClaimOnceUnderConcurrency,
+		TestClaimTakesOnlyItsClass,
+		TestClaimWaitsForWork,
+		TestAssignmentCarriesTheJob,
+		TestHeartbeatRunsAndKeepsTheJob,
+		TestCancelSeenThroughTheHeartbeat,
+		TestOutputsAndResultComplete,
+		TestLeaseReadsOnlyItsJobsInputs,
+		TestResultHeldToStoredFiles,
+		TestComputeIsWhatTheControlPlaneSaw,
+		TestFailureIsMappedByTheCore,
+		TestExpiredLeaseIsRefused,
+		TestForeignOrForgedLeaseIsRefused,
+		TestJobWhoseComputeNeverBeganIsRequeued,
+	}
+	for _, test := range tests {
+		t.Run(testName(test), func(t *testing.T) { test(t, f, newHarness) })
+	}
+}
+
+// testName is the test function's own name, so that -run selects it by what grep finds.
+func testName(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return full[strings.LastIndexByte(full, '.')+1:]
+}
+
+// TestClaimOnceUnderConcurrency: concurrent claimers take every waiting job, each once.
+func TestClaimOnceUnderConcurrency(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
 	ctx := context.Background()
-
-	t.Run("ClaimOnceUnderConcurrency", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		const jobs, runners = 12, 6
-		want := map[string]bool{}
-		for range jobs {
-			want[h.Submit(t, job.ClassCPU)] = true
-		}
-		var (
-			mu  sync.Mutex
-			got = map[string]int{}
-			wg  sync.WaitGroup
-		)
-		for range runners {
-			wg.Go(func() {
-				for {
-					as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Worker: "suite"})
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if len(as) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, a := range as {
-						got[a.Lease.JobID]++
-					}
-					mu.Unlock()
+	h := newHarness(t)
+	const jobs, runners = 12, 6
+	want := map[string]bool{}
+	for range jobs {
+		want[h.Submit(t, job.ClassCPU)] = true
+	}
+	var (
+		mu  sync.Mutex
+		got = map[string]int{}
+		wg  sync.WaitGroup
+	)
+	for range runners {
+		wg.Go(func() {
+			for {
+				as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Worker: "suite"})
+				if err != nil {
+					t.Error(err)
+					return
 				}
-			})
-		}
-		wg.Wait()
-		if len(got) != jobs {
-			t.Fatalf("%d of %d jobs claimed", len(got), jobs)
-		}
-		for id, n := range got {
-			if n != 1 || !want[id] {
-				t.Fatalf("job %s claimed %d times (submitted: %v)", id, n, want[id])
+				if len(as) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, a := range as {
+					got[a.Lease.JobID]++
+				}
+				mu.Unlock()
 			}
+		})
+	}
+	wg.Wait()
+	if len(got) != jobs {
+		t.Fatalf("%d of %d jobs claimed", len(got), jobs)
+	}
+	for id, n := range got {
+		if n != 1 || !want[id] {
+			t.Fatalf("job %s claimed %d times (submitted: %v)", id, n, want[id])
 		}
-	})
+	}
+}
 
-	t.Run("ClaimTakesOnlyItsClass", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		gpu := h.Submit(t, job.ClassGPU)
-		if as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 4}); err != nil || len(as) != 0 {
-			t.Fatalf("a cpu claim took %v, %v", as, err)
-		}
-		as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassGPU, Max: 4})
-		if err != nil || len(as) != 1 || as[0].Lease.JobID != gpu || as[0].Class != job.ClassGPU {
-			t.Fatalf("a gpu claim took %v, %v", as, err)
-		}
-	})
+// TestClaimTakesOnlyItsClass: a claim takes jobs of its class only: a cpu claim no gpu job, a gpu
+// claim no cpu job.
+func TestClaimTakesOnlyItsClass(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	gpu := h.Submit(t, job.ClassGPU)
+	if as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 4}); err != nil || len(as) != 0 {
+		t.Fatalf("a cpu claim took %v, %v", as, err)
+	}
+	as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassGPU, Max: 4})
+	if err != nil || len(as) != 1 || as[0].Lease.JobID != gpu || as[0].Class != job.ClassGPU {
+		t.Fatalf("a gpu claim took %v, %v", as, err)
+	}
+}
 
-	t.Run("ClaimWaitsForWork", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		got := make(chan []workqueue.Assignment, 1)
-		errc := make(chan error, 1)
-		go func() {
-			as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: 20 * time.Second})
-			got <- as
-			errc <- err
-		}()
-		// The claim is waiting, or about to: a job submitted now is the one it returns.
-		id := h.Submit(t, job.ClassCPU)
-		if as := <-got; len(as) != 1 || as[0].Lease.JobID != id {
-			t.Fatalf("the waiting claim got %v, %v", as, <-errc)
-		}
-	})
+// TestClaimWaitsForWork: a claim with nothing to take waits, and returns the job submitted while it
+// waits.
+func TestClaimWaitsForWork(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	got := make(chan []workqueue.Assignment, 1)
+	errc := make(chan error, 1)
+	go func() {
+		as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Wait: 20 * time.Second})
+		got <- as
+		errc <- err
+	}()
+	// The claim is waiting, or about to: a job submitted now is the one it returns.
+	id := h.Submit(t, job.ClassCPU)
+	if as := <-got; len(as) != 1 || as[0].Lease.JobID != id {
+		t.Fatalf("the waiting claim got %v, %v", as, <-errc)
+	}
+}
 
-	t.Run("AssignmentCarriesTheJob", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		j := h.Job(t, id)
-		if a.Lease.JobID != id || a.Lease.Attempt != 1 || a.Lease.Token == "" || a.AccountID != j.AccountID || a.Type != j.Type ||
-			a.Timeout != j.Timeout || a.LeaseFor <= 0 || a.Limits.Bytes <= 0 || a.Limits.Files <= 0 {
-			t.Fatalf("assignment %+v of job %+v", a, j)
-		}
-		if !bytes.Equal(compact(a.Params), compact(j.Params)) {
-			t.Fatalf("params %s, want %s", a.Params, j.Params)
-		}
-		if j.Status != job.StatusDispatched {
-			t.Fatalf("a claimed job is %s", j.Status)
-		}
-	})
+// TestAssignmentCarriesTheJob: an assignment carries its job's ID, type, inputs and params, and the
+// job is dispatched.
+func TestAssignmentCarriesTheJob(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimOne(t, h)
+	j := h.Job(t, id)
+	if a.Lease.JobID != id || a.Lease.Attempt != 1 || a.Lease.Token == "" || a.AccountID != j.AccountID || a.Type != j.Type ||
+		a.Timeout != j.Timeout || a.LeaseFor <= 0 || a.Limits.Bytes <= 0 || a.Limits.Files <= 0 {
+		t.Fatalf("assignment %+v of job %+v", a, j)
+	}
+	if !bytes.Equal(compact(a.Params), compact(j.Params)) {
+		t.Fatalf("params %s, want %s", a.Params, j.Params)
+	}
+	if j.Status != job.StatusDispatched {
+		t.Fatalf("a claimed job is %s", j.Status)
+	}
+}
 
-	t.Run("HeartbeatRunsAndKeepsTheJob", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease})
-		if err != nil || ack.Cancelled || ack.LeaseUntil.IsZero() {
-			t.Fatalf("first heartbeat: %+v %v", ack, err)
-		}
-		if j := h.Job(t, id); j.Status != job.StatusRunning || j.ExecStartedAt != nil {
-			t.Fatalf("after the first heartbeat: %s, exec %v", j.Status, j.ExecStartedAt)
-		}
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.4, Executing: true}); err != nil {
-			t.Fatal(err)
-		}
-		if j := h.Job(t, id); j.Progress != 0.4 || j.ExecStartedAt == nil {
-			t.Fatalf("after an executing heartbeat: progress %v, exec %v", j.Progress, j.ExecStartedAt)
-		}
-	})
+// TestHeartbeatRunsAndKeepsTheJob: heartbeats start the job, record its progress and when its
+// compute began, and keep its lease.
+func TestHeartbeatRunsAndKeepsTheJob(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimOne(t, h)
+	ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease})
+	if err != nil || ack.Cancelled || ack.LeaseUntil.IsZero() {
+		t.Fatalf("first heartbeat: %+v %v", ack, err)
+	}
+	if j := h.Job(t, id); j.Status != job.StatusRunning || j.ExecStartedAt != nil {
+		t.Fatalf("after the first heartbeat: %s, exec %v", j.Status, j.ExecStartedAt)
+	}
+	if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.4, Executing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.Job(t, id); j.Progress != 0.4 || j.ExecStartedAt == nil {
+		t.Fatalf("after an executing heartbeat: progress %v, exec %v", j.Progress, j.ExecStartedAt)
+	}
+}
 
-	t.Run("CancelSeenThroughTheHeartbeat", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimExecuting(t, h)
-		h.Cancel(t, id)
-		ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.5, Executing: true})
-		if err != nil || !ack.Cancelled {
-			t.Fatalf("heartbeat after the cancel: %+v %v", ack, err)
-		}
-		// The killed run's report is taken and changes nothing.
-		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{ComputeMs: 10, Started: true,
-			Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}); err != nil {
-			t.Fatalf("report of the cancelled run: %v", err)
-		}
-		if j := h.Job(t, id); j.Status != job.StatusCancelled {
-			t.Fatalf("job %s", j.Status)
-		}
-	})
+// TestCancelSeenThroughTheHeartbeat: a job cancelled while it runs is told so by its next
+// heartbeat, and the killed run's report changes nothing.
+func TestCancelSeenThroughTheHeartbeat(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimExecuting(t, h)
+	h.Cancel(t, id)
+	ack, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.5, Executing: true})
+	if err != nil || !ack.Cancelled {
+		t.Fatalf("heartbeat after the cancel: %+v %v", ack, err)
+	}
+	// The killed run's report is taken and changes nothing.
+	if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{ComputeMs: 10, Started: true,
+		Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}); err != nil {
+		t.Fatalf("report of the cancelled run: %v", err)
+	}
+	if j := h.Job(t, id); j.Status != job.StatusCancelled {
+		t.Fatalf("job %s", j.Status)
+	}
+}
 
-	t.Run("OutputsAndResultComplete", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		asset := h.Upload(t, []byte("WEBVTT\n"))
-		id := h.Submit(t, job.ClassCPU, asset)
-		a := claimExecuting(t, h)
-		r, err := h.Queue.OpenAsset(ctx, a.Lease, asset)
-		if err != nil {
-			t.Fatalf("OpenAsset: %v", err)
+// TestOutputsAndResultComplete: a lease reads its input and stores an output, and the result
+// completes the job with its compute and cost; a re-sent result is harmless.
+func TestOutputsAndResultComplete(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	asset := h.Upload(t, []byte("WEBVTT\n"))
+	id := h.Submit(t, job.ClassCPU, asset)
+	a := claimExecuting(t, h)
+	r, err := h.Queue.OpenAsset(ctx, a.Lease, asset)
+	if err != nil {
+		t.Fatalf("OpenAsset: %v", err)
+	}
+	in, _ := io.ReadAll(r)
+	r.Close()
+	if string(in) != "WEBVTT\n" {
+		t.Fatalf("asset read %q", in)
+	}
+	video := bytes.Repeat([]byte{0, 1, 2, 3}, 100<<10)
+	if n, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil || n != int64(len(video)) {
+		t.Fatalf("PutOutput: %d %v", n, err)
+	}
+	h.Elapse(1500 * time.Millisecond)
+	res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: int64(len(video))}}, ComputeMs: 1500, Started: true}
+	for range 2 { // a re-sent result is harmless
+		if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
+			t.Fatalf("Report: %v", err)
 		}
-		in, _ := io.ReadAll(r)
-		r.Close()
-		if string(in) != "WEBVTT\n" {
-			t.Fatalf("asset read %q", in)
+	}
+	j := h.Job(t, id)
+	if j.Status != job.StatusComplete || j.ComputeMs != 1500 || j.Cost == nil || j.Cost.Amount != 2 {
+		t.Fatalf("job %s, compute %d, cost %+v", j.Status, j.ComputeMs, j.Cost)
+	}
+	if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
+		t.Fatalf("stored output has %d bytes, want %d", len(got), len(video))
+	}
+}
+
+// TestLeaseReadsOnlyItsJobsInputs: a lease reads the uploaded assets its job names as inputs, and
+// no other upload of the
+// account: another is not found.
+func TestLeaseReadsOnlyItsJobsInputs(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	mine, other := h.Upload(t, []byte("mine")), h.Upload(t, []byte("other"))
+	h.Submit(t, job.ClassCPU, mine)
+	a := claimOne(t, h)
+	r, err := h.Queue.OpenAsset(ctx, a.Lease, mine)
+	if err != nil {
+		t.Fatalf("its input: %v", err)
+	}
+	r.Close()
+	if r, err := h.Queue.OpenAsset(ctx, a.Lease, other); err == nil || !strings.Contains(err.Error(), "not found") {
+		if r != nil {
+			r.Close()
 		}
-		video := bytes.Repeat([]byte{0, 1, 2, 3}, 100<<10)
-		if n, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil || n != int64(len(video)) {
-			t.Fatalf("PutOutput: %d %v", n, err)
+		t.Fatalf("another upload of the same account: %v, want not found", err)
+	}
+}
+
+// TestResultHeldToStoredFiles: the result of a success must name exactly the files stored under the
+// lease, each a name
+// the validator lets a command write, within the plan's caps for the whole job; the sizes
+// recorded are the control plane's. A refused report or upload leaves the job running and
+// the report can be made right.
+func TestResultHeldToStoredFiles(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimExecuting(t, h)
+	if a.Limits.Files > 64 || a.Limits.Bytes > 8<<20 {
+		t.Fatalf("the harness's plan allows %d files and %d bytes a job: too many to pass here; make them small", a.Limits.Files, a.Limits.Bytes)
+	}
+	video := []byte("video bytes")
+	if _, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil {
+		t.Fatalf("PutOutput: %v", err)
+	}
+	// Past the plan's files: the first new name over job_files is refused and not kept.
+	for i := 1; i < a.Limits.Files; i++ {
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, fmt.Sprintf("seg%03d.ts", i), bytes.NewReader([]byte("s")), 0); err != nil {
+			t.Fatalf("segment %d of %d: %v", i, a.Limits.Files, err)
 		}
-		h.Elapse(1500 * time.Millisecond)
-		res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: int64(len(video))}}, ComputeMs: 1500, Started: true}
-		for range 2 { // a re-sent result is harmless
+	}
+	if _, err := h.Queue.PutOutput(ctx, a.Lease, "one-too-many.ts", bytes.NewReader([]byte("s")), 0); !tooLarge(err) {
+		t.Fatalf("file %d: %v, want too large", a.Limits.Files+1, err)
+	}
+	// Past the plan's bytes for the whole job: a file that fits alone but not with the rest.
+	rest := a.Limits.Bytes - int64(len(video)) - int64(a.Limits.Files-1)
+	if _, err := h.Queue.PutOutput(ctx, a.Lease, "seg001.ts", bytes.NewReader(make([]byte, rest+2)), 0); !tooLarge(err) {
+		t.Fatalf("bytes past job_bytes: %v, want too large", err)
+	}
+	// Refusals of names and of results; over a broker they also end the client's memory of
+	// the lease's file URLs, so they come after the uploads.
+	for _, name := range []string{".env", "-x.mp4", "a b.mp4", "%2e%2e"} {
+		if _, err := h.Queue.PutOutput(ctx, a.Lease, name, bytes.NewReader([]byte("x")), 0); !refused(err) {
+			t.Errorf("an output named %q: %v, want refused", name, err)
+		}
+	}
+	file := func(name string, size int64) job.File { return job.File{Path: name, Type: job.FileVideo, Size: size} }
+	for _, tt := range []struct {
+		name  string
+		files []job.File
+	}{
+		{"a file not stored", []job.File{file("out.mp4", 11), file("other.mp4", 5)}},
+		{"a traversal name", []job.File{file("out.mp4", 11), file("../../acc_x/jobs/j/out.mp4", 5)}},
+		{"a host path", []job.File{file("/etc/passwd", 5)}},
+		{"a stored file left out", nil},
+		{"the same file twice", []job.File{file("out.mp4", 11), file("out.mp4", 11)}},
+	} {
+		res := workqueue.Result{Files: tt.files, Data: json.RawMessage(`{"x":1}`), ComputeMs: 10, Started: true}
+		if err := h.Queue.Report(ctx, a.Lease, res); !refused(err) {
+			t.Errorf("%s: %v, want refused", tt.name, err)
+		}
+		if j := h.Job(t, id); j.Status != job.StatusRunning || j.Output != nil || j.Cost != nil {
+			t.Fatalf("%s changed the job: %s %+v %+v", tt.name, j.Status, j.Output, j.Cost)
+		}
+	}
+	// Reported sizes are not believed: the stored ones are recorded.
+	files := []job.File{file("out.mp4", 1)}
+	for i := 1; i < a.Limits.Files; i++ {
+		files = append(files, file(fmt.Sprintf("seg%03d.ts", i), 999))
+	}
+	if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Files: files, ComputeMs: 10, Started: true}); err != nil {
+		t.Fatalf("the right result: %v", err)
+	}
+	j := h.Job(t, id)
+	if j.Status != job.StatusComplete || len(j.Output.Files) != a.Limits.Files {
+		t.Fatalf("job %s with %+v", j.Status, j.Output)
+	}
+	for _, f := range j.Output.Files {
+		if want := map[bool]int64{true: int64(len(video)), false: 1}[f.Path == "out.mp4"]; f.Size != want {
+			t.Errorf("%s recorded as %d bytes, stored %d", f.Path, f.Size, want)
+		}
+	}
+}
+
+// TestComputeIsWhatTheControlPlaneSaw: a worker's compute figure is a hint: the charge is never
+// more than what the control plane
+// saw pass since the FFmpeg step began (or, with no heartbeat saying so, since it handed the
+// job out), nor more than the job's timeout.
+func TestComputeIsWhatTheControlPlaneSaw(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	const absurd = 1_000_000_000_000
+	tests := []struct {
+		name      string
+		executing bool
+		elapse    time.Duration
+		want      func(j *job.Job) int64
+	}{
+		{"after an executing heartbeat", true, 2 * time.Second, func(*job.Job) int64 { return 2000 }},
+		{"with no heartbeat at all", false, 3 * time.Second, func(*job.Job) int64 { return 3000 }},
+		{"past the job's timeout", true, 48 * time.Hour, func(j *job.Job) int64 { return j.Timeout.Milliseconds() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.Submit(t, job.ClassCPU)
+			a := claimOne(t, h)
+			if tt.executing {
+				if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.Elapse(tt.elapse)
+			res := workqueue.Result{ComputeMs: absurd, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindExit, Message: "exit 1"}}
 			if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
 				t.Fatalf("Report: %v", err)
 			}
-		}
-		j := h.Job(t, id)
-		if j.Status != job.StatusComplete || j.ComputeMs != 1500 || j.Cost == nil || j.Cost.Amount != 2 {
-			t.Fatalf("job %s, compute %d, cost %+v", j.Status, j.ComputeMs, j.Cost)
-		}
-		if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
-			t.Fatalf("stored output has %d bytes, want %d", len(got), len(video))
-		}
-	})
+			j := h.Job(t, id)
+			if want := tt.want(j); j.Status != job.StatusFailed || j.ComputeMs != want || j.Cost == nil || j.Cost.Amount > (want+999)/1000*10 {
+				t.Fatalf("job %s, compute %d ms, cost %+v; want failed, %d ms billed", j.Status, j.ComputeMs, j.Cost, want)
+			}
+		})
+	}
+}
 
-	// A lease reads the uploaded assets its job names as inputs, and no other upload of the
-	// account: another is not found.
-	t.Run("LeaseReadsOnlyItsJobsInputs", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		mine, other := h.Upload(t, []byte("mine")), h.Upload(t, []byte("other"))
-		h.Submit(t, job.ClassCPU, mine)
-		a := claimOne(t, h)
-		r, err := h.Queue.OpenAsset(ctx, a.Lease, mine)
-		if err != nil {
-			t.Fatalf("its input: %v", err)
-		}
-		r.Close()
-		if r, err := h.Queue.OpenAsset(ctx, a.Lease, other); err == nil || !strings.Contains(err.Error(), "not found") {
-			if r != nil {
-				r.Close()
-			}
-			t.Fatalf("another upload of the same account: %v, want not found", err)
-		}
-	})
+// TestFailureIsMappedByTheCore: a runner's failure becomes the error the core maps it to (a failed
+// fetch is INPUT_FETCH_FAILED, retryable), and costs nothing.
+func TestFailureIsMappedByTheCore(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimOne(t, h)
+	if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch,
+		Message: "input https://media.example/a.mp4 could not be fetched: the server answered 404"}}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.Job(t, id)
+	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeInputFetchFailed || !j.Error.Retryable || j.Cost.Amount != 0 {
+		t.Fatalf("job %s %+v %+v", j.Status, j.Error, j.Cost)
+	}
+}
 
-	// The result of a success must name exactly the files stored under the lease, each a name
-	// the validator lets a command write, within the plan's caps for the whole job; the sizes
-	// recorded are the control plane's. A refused report or upload leaves the job running and
-	// the report can be made right.
-	t.Run("ResultHeldToStoredFiles", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimExecuting(t, h)
-		if a.Limits.Files > 64 || a.Limits.Bytes > 8<<20 {
-			t.Fatalf("the harness's plan allows %d files and %d bytes a job: too many to pass here; make them small", a.Limits.Files, a.Limits.Bytes)
-		}
-		video := []byte("video bytes")
-		if _, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil {
-			t.Fatalf("PutOutput: %v", err)
-		}
-		// Past the plan's files: the first new name over job_files is refused and not kept.
-		for i := 1; i < a.Limits.Files; i++ {
-			if _, err := h.Queue.PutOutput(ctx, a.Lease, fmt.Sprintf("seg%03d.ts", i), bytes.NewReader([]byte("s")), 0); err != nil {
-				t.Fatalf("segment %d of %d: %v", i, a.Limits.Files, err)
-			}
-		}
-		if _, err := h.Queue.PutOutput(ctx, a.Lease, "one-too-many.ts", bytes.NewReader([]byte("s")), 0); !tooLarge(err) {
-			t.Fatalf("file %d: %v, want too large", a.Limits.Files+1, err)
-		}
-		// Past the plan's bytes for the whole job: a file that fits alone but not with the rest.
-		rest := a.Limits.Bytes - int64(len(video)) - int64(a.Limits.Files-1)
-		if _, err := h.Queue.PutOutput(ctx, a.Lease, "seg001.ts", bytes.NewReader(make([]byte, rest+2)), 0); !tooLarge(err) {
-			t.Fatalf("bytes past job_bytes: %v, want too large", err)
-		}
-		// Refusals of names and of results; over a broker they also end the client's memory of
-		// the lease's file URLs, so they come after the uploads.
-		for _, name := range []string{".env", "-x.mp4", "a b.mp4", "%2e%2e"} {
-			if _, err := h.Queue.PutOutput(ctx, a.Lease, name, bytes.NewReader([]byte("x")), 0); !refused(err) {
-				t.Errorf("an output named %q: %v, want refused", name, err)
-			}
-		}
-		file := func(name string, size int64) job.File { return job.File{Path: name, Type: job.FileVideo, Size: size} }
-		for _, tt := range []struct {
-			name  string
-			files []job.File
-		}{
-			{"a file not stored", []job.File{file("out.mp4", 11), file("other.mp4", 5)}},
-			{"a traversal name", []job.File{file("out.mp4", 11), file("../../acc_x/jobs/j/out.mp4", 5)}},
-			{"a host path", []job.File{file("/etc/passwd", 5)}},
-			{"a stored file left out", nil},
-			{"the same file twice", []job.File{file("out.mp4", 11), file("out.mp4", 11)}},
-		} {
-			res := workqueue.Result{Files: tt.files, Data: json.RawMessage(`{"x":1}`), ComputeMs: 10, Started: true}
-			if err := h.Queue.Report(ctx, a.Lease, res); !refused(err) {
-				t.Errorf("%s: %v, want refused", tt.name, err)
-			}
-			if j := h.Job(t, id); j.Status != job.StatusRunning || j.Output != nil || j.Cost != nil {
-				t.Fatalf("%s changed the job: %s %+v %+v", tt.name, j.Status, j.Output, j.Cost)
-			}
-		}
-		// Reported sizes are not believed: the stored ones are recorded.
-		files := []job.File{file("out.mp4", 1)}
-		for i := 1; i < a.Limits.Files; i++ {
-			files = append(files, file(fmt.Sprintf("seg%03d.ts", i), 999))
-		}
-		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Files: files, ComputeMs: 10, Started: true}); err != nil {
-			t.Fatalf("the right result: %v", err)
-		}
-		j := h.Job(t, id)
-		if j.Status != job.StatusComplete || len(j.Output.Files) != a.Limits.Files {
-			t.Fatalf("job %s with %+v", j.Status, j.Output)
-		}
-		for _, f := range j.Output.Files {
-			if want := map[bool]int64{true: int64(len(video)), false: 1}[f.Path == "out.mp4"]; f.Size != want {
-				t.Errorf("%s recorded as %d bytes, stored %d", f.Path, f.Size, want)
-			}
-		}
-	})
+// TestExpiredLeaseIsRefused: after a lease lapses the job fails as RUNNER_LOST, and its heartbeat,
+// report and output are refused and change nothing.
+func TestExpiredLeaseIsRefused(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimExecuting(t, h)
+	h.Expire(t)
+	j := h.Job(t, id)
+	if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost {
+		t.Fatalf("after the lease lapsed: %s %+v", j.Status, j.Error)
+	}
+	if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("heartbeat on an expired lease: %v", err)
+	}
+	err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{"late":true}`), ComputeMs: 1, Started: true})
+	if !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("report on an expired lease: %v", err)
+	}
+	if _, err := h.Queue.PutOutput(ctx, a.Lease, "late.mp4", bytes.NewReader([]byte("x")), 0); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("output on an expired lease: %v", err)
+	}
+	if j := h.Job(t, id); j.Status != job.StatusFailed || j.Output != nil {
+		t.Fatal("a refused report changed the job")
+	}
+}
 
-	// A worker's compute figure is a hint: the charge is never more than what the control plane
-	// saw pass since the FFmpeg step began (or, with no heartbeat saying so, since it handed the
-	// job out), nor more than the job's timeout.
-	t.Run("ComputeIsWhatTheControlPlaneSaw", func(t *testing.T) {
-		t.Parallel()
-		const absurd = 1_000_000_000_000
-		tests := []struct {
-			name      string
-			executing bool
-			elapse    time.Duration
-			want      func(j *job.Job) int64
-		}{
-			{"after an executing heartbeat", true, 2 * time.Second, func(*job.Job) int64 { return 2000 }},
-			{"with no heartbeat at all", false, 3 * time.Second, func(*job.Job) int64 { return 3000 }},
-			{"past the job's timeout", true, 48 * time.Hour, func(j *job.Job) int64 { return j.Timeout.Milliseconds() }},
+// TestForeignOrForgedLeaseIsRefused: a lease with another job's token, a forged token, a later
+// attempt or no token is refused, and changes nothing.
+func TestForeignOrForgedLeaseIsRefused(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	first, second := h.Submit(t, job.ClassCPU), h.Submit(t, job.ClassCPU)
+	as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2})
+	if err != nil || len(as) != 2 {
+		t.Fatalf("claim: %v %v", as, err)
+	}
+	mine, other := as[0].Lease, as[1].Lease
+	leases := map[string]workqueue.Lease{
+		"another job's token": {JobID: mine.JobID, Attempt: mine.Attempt, Token: other.Token},
+		"a forged token":      {JobID: mine.JobID, Attempt: mine.Attempt, Token: "AAAA" + mine.Token[4:]},
+		"a later attempt":     {JobID: mine.JobID, Attempt: mine.Attempt + 1, Token: mine.Token},
+		"no token":            {JobID: mine.JobID, Attempt: mine.Attempt},
+	}
+	for name, l := range leases {
+		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("heartbeat with %s: %v", name, err)
 		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				h := newHarness(t)
-				id := h.Submit(t, job.ClassCPU)
-				a := claimOne(t, h)
-				if tt.executing {
-					if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Executing: true}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				h.Elapse(tt.elapse)
-				res := workqueue.Result{ComputeMs: absurd, Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindExit, Message: "exit 1"}}
-				if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
-					t.Fatalf("Report: %v", err)
-				}
-				j := h.Job(t, id)
-				if want := tt.want(j); j.Status != job.StatusFailed || j.ComputeMs != want || j.Cost == nil || j.Cost.Amount > (want+999)/1000*10 {
-					t.Fatalf("job %s, compute %d ms, cost %+v; want failed, %d ms billed", j.Status, j.ComputeMs, j.Cost, want)
-				}
-			})
+		if err := h.Queue.Report(ctx, l, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("report with %s: %v", name, err)
 		}
-	})
+	}
+	for _, id := range []string{first, second} {
+		if j := h.Job(t, id); j.Status != job.StatusDispatched {
+			t.Fatalf("refused calls changed job %s: %s", id, j.Status)
+		}
+	}
+}
 
-	t.Run("FailureIsMappedByTheCore", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch,
-			Message: "input https://media.example/a.mp4 could not be fetched: the server answered 404"}}); err != nil {
-			t.Fatal(err)
-		}
-		j := h.Job(t, id)
-		if j.Status != job.StatusFailed || j.Error.Code != problem.CodeInputFetchFailed || !j.Error.Retryable || j.Cost.Amount != 0 {
-			t.Fatalf("job %s %+v %+v", j.Status, j.Error, j.Cost)
-		}
-	})
-
-	t.Run("ExpiredLeaseIsRefused", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimExecuting(t, h)
-		h.Expire(t)
-		j := h.Job(t, id)
-		if j.Status != job.StatusFailed || j.Error.Code != problem.CodeRunnerLost {
-			t.Fatalf("after the lease lapsed: %s %+v", j.Status, j.Error)
-		}
-		if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease}); !errors.Is(err, workqueue.ErrLeaseRefused) {
-			t.Fatalf("heartbeat on an expired lease: %v", err)
-		}
-		err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{"late":true}`), ComputeMs: 1, Started: true})
-		if !errors.Is(err, workqueue.ErrLeaseRefused) {
-			t.Fatalf("report on an expired lease: %v", err)
-		}
-		if _, err := h.Queue.PutOutput(ctx, a.Lease, "late.mp4", bytes.NewReader([]byte("x")), 0); !errors.Is(err, workqueue.ErrLeaseRefused) {
-			t.Fatalf("output on an expired lease: %v", err)
-		}
-		if j := h.Job(t, id); j.Status != job.StatusFailed || j.Output != nil {
-			t.Fatal("a refused report changed the job")
-		}
-	})
-
-	t.Run("ForeignOrForgedLeaseIsRefused", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		first, second := h.Submit(t, job.ClassCPU), h.Submit(t, job.ClassCPU)
-		as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2})
-		if err != nil || len(as) != 2 {
-			t.Fatalf("claim: %v %v", as, err)
-		}
-		mine, other := as[0].Lease, as[1].Lease
-		leases := map[string]workqueue.Lease{
-			"another job's token": {JobID: mine.JobID, Attempt: mine.Attempt, Token: other.Token},
-			"a forged token":      {JobID: mine.JobID, Attempt: mine.Attempt, Token: "AAAA" + mine.Token[4:]},
-			"a later attempt":     {JobID: mine.JobID, Attempt: mine.Attempt + 1, Token: mine.Token},
-			"no token":            {JobID: mine.JobID, Attempt: mine.Attempt},
-		}
-		for name, l := range leases {
-			if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: l}); !errors.Is(err, workqueue.ErrLeaseRefused) {
-				t.Errorf("heartbeat with %s: %v", name, err)
-			}
-			if err := h.Queue.Report(ctx, l, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
-				t.Errorf("report with %s: %v", name, err)
-			}
-		}
-		for _, id := range []string{first, second} {
-			if j := h.Job(t, id); j.Status != job.StatusDispatched {
-				t.Fatalf("refused calls changed job %s: %s", id, j.Status)
-			}
-		}
-	})
-
-	t.Run("JobWhoseComputeNeverBeganIsRequeued", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t)
-		id := h.Submit(t, job.ClassCPU)
-		a := claimOne(t, h)
-		h.Expire(t)
-		if j := h.Job(t, id); j.Status != job.StatusWaiting {
-			t.Fatalf("a job lost before it ran is %s, want waiting", j.Status)
-		}
-		again := claimOne(t, h)
-		if again.Lease.JobID != id || again.Lease.Attempt != a.Lease.Attempt+1 || again.Lease.Token == a.Lease.Token {
-			t.Fatalf("reclaimed lease %+v after %+v", again.Lease, a.Lease)
-		}
-		if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
-			t.Fatalf("the first attempt's report: %v", err)
-		}
-	})
+// TestJobWhoseComputeNeverBeganIsRequeued: a job whose lease lapses before its compute began waits
+// again, under a new lease, and the first attempt's report is refused.
+func TestJobWhoseComputeNeverBeganIsRequeued(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimOne(t, h)
+	h.Expire(t)
+	if j := h.Job(t, id); j.Status != job.StatusWaiting {
+		t.Fatalf("a job lost before it ran is %s, want waiting", j.Status)
+	}
+	again := claimOne(t, h)
+	if again.Lease.JobID != id || again.Lease.Attempt != a.Lease.Attempt+1 || again.Lease.Token == a.Lease.Token {
+		t.Fatalf("reclaimed lease %+v after %+v", again.Lease, a.Lease)
+	}
+	if err := h.Queue.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("the first attempt's report: %v", err)
+	}
 }
 
 // refused tells an error of a refused report or upload, as any transport carries it: a
