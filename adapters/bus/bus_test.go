@@ -9,9 +9,9 @@ import (
 
 func TestGoChannel(t *testing.T) {
 	t.Parallel()
-	bustest.Exercise(t, func(t *testing.T) *bus.Bus {
+	bustest.TestBus(t, bustest.Features{}, func(t *testing.T) *bus.Bus {
 		b := bus.NewGoChannel(nil)
 		t.Cleanup(func() { _ = b.Close() })
 		return b
-	}, bustest.Features{})
+	})
 }

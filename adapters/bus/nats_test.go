@@ -54,12 +54,12 @@ func natsStream(t testing.TB) string {
 func TestNATS(t *testing.T) {
 	t.Parallel()
 	stream := natsStream(t)
-	bustest.Exercise(t, func(t *testing.T) *bus.Bus {
+	bustest.TestBus(t, bustest.Features{Shared: true}, func(t *testing.T) *bus.Bus {
 		b, err := bus.OpenNATS(bus.NATSConfig{URL: natsURL(), Stream: stream}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = b.Close() })
 		return b
-	}, bustest.Features{Shared: true})
+	})
 }

@@ -1,5 +1,17 @@
 // Package bustest is the shared test suite of the bus port: every Pub/Sub the service runs on
 // passes it, in the style of Watermill's tests.TestPubSub.
+//
+// A new Pub/Sub's test calls TestBus once, with the Features it has and a Constructor that opens
+// a bus on it:
+//
+//	bustest.TestBus(t, bustest.Features{Shared: true}, func(t *testing.T) *bus.Bus {
+//		b := open(t)
+//		t.Cleanup(func() { _ = b.Close() })
+//		return b
+//	})
+//
+// Each test of the suite is an exported function too (TestFanOut, …), so a failure names the
+// function to read, and -run selects it by that name.
 package bustest
 
 import (
@@ -7,6 +19,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,28 +45,35 @@ const (
 	quiet = 300 * time.Millisecond
 )
 
-// Exercise runs the suite. newBus returns a bus ready to use and closes it when t ends; each
-// case uses topics of its own, so cases never share state.
-func Exercise(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Features) {
+// Constructor returns a bus ready to use and closes it when t ends. Where Features.Shared is
+// set, the buses of separate calls reach one broker.
+type Constructor func(t *testing.T) *bus.Bus
+
+// TestBus runs the suite: each test below, in parallel, against buses that newBus makes. Each
+// test uses topics of its own, so tests never share state. A Pub/Sub's own test calls it once.
+func TestBus(t *testing.T, f Features, newBus Constructor) {
 	t.Helper()
-	cases := []struct {
-		name string
-		run  func(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Features)
-	}{
-		{"Delivers", delivers},
-		{"FanOut", fanOut},
-		{"NackRedelivers", nackRedelivers},
-		{"TopicsIsolated", topicsIsolated},
-		{"CancelStopsDelivery", cancelStopsDelivery},
-		{"CloseStopsDelivery", closeStopsDelivery},
-		{"PublishBeforeSubscribeIsDropped", publishBeforeSubscribe},
+	tests := []func(t *testing.T, f Features, newBus Constructor){
+		TestDelivers,
+		TestFanOut,
+		TestNackRedelivers,
+		TestTopicsIsolated,
+		TestCancelStopsDelivery,
+		TestCloseStopsDelivery,
+		TestPublishBeforeSubscribeIsDropped,
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+	for _, test := range tests {
+		t.Run(testName(test), func(t *testing.T) {
 			t.Parallel()
-			c.run(t, newBus, f)
+			test(t, f, newBus)
 		})
 	}
+}
+
+// testName is the test function's own name, so that -run selects it by what grep finds.
+func testName(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return full[strings.LastIndexByte(full, '.')+1:]
 }
 
 // topic is a topic no other case uses; dotted, as the service's are.
@@ -122,7 +144,8 @@ func publish(t *testing.T, b *bus.Bus, topic string, payloads ...string) {
 	}
 }
 
-func delivers(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
+// TestDelivers: every message published to a topic reaches its subscriber, in some order.
+func TestDelivers(t *testing.T, f Features, newBus Constructor) {
 	b, tp, in := newBus(t), topic(t, "delivers"), newInbox()
 	subscribe(t, t.Context(), b, tp, in.handle)
 	publish(t, b, tp, "a", "b", "c")
@@ -136,8 +159,8 @@ func delivers(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
 	}
 }
 
-// fanOut: every subscriber of a topic gets each message, as every replica must get a cancel.
-func fanOut(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Features) {
+// TestFanOut: every subscriber of a topic gets each message, as every replica must get a cancel.
+func TestFanOut(t *testing.T, f Features, newBus Constructor) {
 	a, tp := newBus(t), topic(t, "fanout")
 	buses, pub := []*bus.Bus{a, a}, a
 	if f.Shared {
@@ -158,7 +181,8 @@ func fanOut(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Features) {
 	}
 }
 
-func nackRedelivers(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
+// TestNackRedelivers: a message whose handler fails is delivered again.
+func TestNackRedelivers(t *testing.T, f Features, newBus Constructor) {
 	b, tp, in := newBus(t), topic(t, "nack"), newInbox()
 	var mu sync.Mutex
 	failed := false
@@ -179,9 +203,9 @@ func nackRedelivers(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features
 	}
 }
 
-// topicsIsolated: a subscriber hears its own topic only, including topics that share a prefix
+// TestTopicsIsolated: a subscriber hears its own topic only, including topics that share a prefix
 // (jobs.dispatch.cpu and jobs.dispatch.gpu).
-func topicsIsolated(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
+func TestTopicsIsolated(t *testing.T, f Features, newBus Constructor) {
 	b, base := newBus(t), topic(t, "isolated")
 	topics := []string{base, base + ".cpu", base + ".gpu"}
 	inboxes := map[string]*inbox{}
@@ -203,8 +227,8 @@ func topicsIsolated(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features
 	}
 }
 
-// cancelStopsDelivery: a subscription ends with its context; another on the topic goes on.
-func cancelStopsDelivery(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
+// TestCancelStopsDelivery: a subscription ends with its context; another on the topic goes on.
+func TestCancelStopsDelivery(t *testing.T, f Features, newBus Constructor) {
 	b, tp := newBus(t), topic(t, "cancel")
 	ended, live := newInbox(), newInbox()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -223,8 +247,8 @@ func cancelStopsDelivery(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Fea
 	}
 }
 
-// closeStopsDelivery: once Close returns, the bus's handlers are not called again.
-func closeStopsDelivery(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Features) {
+// TestCloseStopsDelivery: once Close returns, the bus's handlers are not called again.
+func TestCloseStopsDelivery(t *testing.T, f Features, newBus Constructor) {
 	a, tp, in := newBus(t), topic(t, "close"), newInbox()
 	subscribe(t, t.Context(), a, tp, in.handle)
 	publish(t, a, tp, "before")
@@ -243,9 +267,9 @@ func closeStopsDelivery(t *testing.T, newBus func(t *testing.T) *bus.Bus, f Feat
 	}
 }
 
-// publishBeforeSubscribe: publishing to a topic nobody hears succeeds, and a later subscriber
+// TestPublishBeforeSubscribeIsDropped: publishing to a topic nobody hears succeeds, and a later subscriber
 // does not get it: a replica that starts must not replay stale hints and cancels.
-func publishBeforeSubscribe(t *testing.T, newBus func(t *testing.T) *bus.Bus, _ Features) {
+func TestPublishBeforeSubscribeIsDropped(t *testing.T, f Features, newBus Constructor) {
 	b, tp, in := newBus(t), topic(t, "early"), newInbox()
 	publish(t, b, tp, "early")
 	subscribe(t, t.Context(), b, tp, in.handle)
