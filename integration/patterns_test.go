@@ -52,6 +52,22 @@ func TestOutputPatterns(t *testing.T) {
 					checkSet(t, c, o, "part_", ".mp4", "video", 3)
 				},
 			},
+			// The pattern follows the command, not the count of files it happened to write.
+			{
+				name:    "image sequence of one image is a set",
+				command: "ffmpeg -f lavfi -i testsrc=duration=1:size=64x64:rate=1 -frames:v 1 still_%03d.png",
+				check: func(t *testing.T, c *client, o *output) {
+					checkSet(t, c, o, "still_", ".png", "image", 1)
+				},
+			},
+			{
+				name: "segment command of one segment is a set",
+				command: "ffmpeg -f lavfi -i testsrc=duration=1:size=128x72:rate=10 -c:v libx264 -preset ultrafast -pix_fmt yuv420p " +
+					"-f segment -segment_time 10 one_%03d.mp4",
+				check: func(t *testing.T, c *client, o *output) {
+					checkSet(t, c, o, "one_", ".mp4", "video", 1)
+				},
+			},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

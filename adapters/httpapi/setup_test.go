@@ -265,7 +265,7 @@ func (b *testBundle) seedJob(t *testing.T, status job.Status, files map[string]s
 				step(err)
 				fs = append(fs, job.File{Path: name, Size: int64(len(content))})
 			}
-			out, err := job.NewOutput(fs, nil)
+			out, err := job.NewOutput(fs, nil, "")
 			step(err)
 			step(j.Complete(now, out, 1000))
 		}

@@ -156,7 +156,7 @@ func TestHLSStream(t *testing.T) {
 	if failed(res) != nil {
 		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
 	}
-	out, err := job.NewOutput(res.Files, res.Data)
+	out, err := job.NewOutput(res.Files, res.Data, "")
 	if err != nil || out.Pattern() != job.PatternStream || out.File.Path != "index.m3u8" || len(out.Files) < 3 {
 		t.Fatalf("output: %+v %v", out, err)
 	}

@@ -26,6 +26,7 @@ type jobRow struct {
 	TimeoutNs    int64      `bun:"timeout_ns"`
 	RetryOf      string     `bun:"retry_of,nullzero"`
 	BatchID      string     `bun:"batch_id,nullzero"`
+	Pattern      string     `bun:"pattern"`
 	Status       string     `bun:"status"`
 	Progress     float64    `bun:"progress"`
 	Output       *string    `bun:"output"`
@@ -96,7 +97,7 @@ func utc(t *time.Time) *time.Time {
 func toRow(j *job.Job) (*jobRow, error) {
 	r := &jobRow{
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
-		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID,
+		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
 		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
 		Worker: j.Worker, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
@@ -128,7 +129,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 func (r *jobRow) job() (*job.Job, error) {
 	j := &job.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
-		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID,
+		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
 		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
 		Worker:     r.Worker,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),

@@ -166,7 +166,7 @@ func (b *testBundle) complete(t testing.TB) *job.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := job.NewOutput([]job.File{{Path: "out.mp4", Size: 10}}, nil)
+	out, err := job.NewOutput([]job.File{{Path: "out.mp4", Size: 10}}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

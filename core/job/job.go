@@ -45,6 +45,9 @@ type Job struct {
 	RetryOf string
 	// BatchID names the batch the job was submitted in; empty for a job submitted alone.
 	BatchID string
+	// Pattern is the output pattern the job's command asks for, told at submit; empty when the
+	// files the job writes decide it (see NewOutput).
+	Pattern Pattern
 
 	Status   Status
 	Progress float64
@@ -90,6 +93,7 @@ type NewParams struct {
 	Timeout   time.Duration
 	RetryOf   string
 	BatchID   string
+	Pattern   Pattern
 	Now       time.Time
 }
 
@@ -101,10 +105,13 @@ func New(p NewParams) (*Job, error) {
 	if p.Class != ClassCPU && p.Class != ClassGPU {
 		return nil, fmt.Errorf("new job: unknown compute class %q", p.Class)
 	}
+	if !p.Pattern.valid() {
+		return nil, fmt.Errorf("new job: unknown output pattern %q", p.Pattern)
+	}
 	now := stamp(p.Now)
 	return &Job{
 		ID: p.ID, AccountID: p.AccountID, Type: p.Type, Inputs: p.Inputs, Params: p.Params,
-		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf, BatchID: p.BatchID,
+		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf, BatchID: p.BatchID, Pattern: p.Pattern,
 		Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
 	}, nil
 }

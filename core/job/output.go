@@ -72,6 +72,22 @@ const (
 	PatternData   Pattern = "data"
 )
 
+// ParsePattern reads a pattern's name; "" is no pattern (the files decide).
+func ParsePattern(s string) (Pattern, error) {
+	if p := Pattern(s); p.valid() {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown output pattern %q", s)
+}
+
+func (p Pattern) valid() bool {
+	switch p {
+	case "", PatternSingle, PatternStream, PatternSet, PatternData:
+		return true
+	}
+	return false
+}
+
 // Output is identical for every job type.
 type Output struct {
 	Data      json.RawMessage `json:"data"`
@@ -85,14 +101,18 @@ var ErrEmptyOutput = errors.New("output has neither data nor files")
 
 // NewOutput classifies the produced files into one of the four patterns:
 //   - an .m3u8 or .mpd among them: stream, the manifest as `file` typed playlist;
-//   - one file: single;
-//   - several without a manifest: set, `file` null;
+//   - one file: single, unless want is set;
+//   - several without a manifest, or any number when want is set: set, `file` null;
 //   - none, with data: data only.
+//
+// want is the pattern the job's command asks for (Job.Pattern): an image sequence or a segment
+// command has the set pattern by its command, not by the count of files it happened to write,
+// so a client reads its `files` whether it wrote one or many. Empty: the files decide.
 //
 // A job that writes files has `data` null. With several manifests (an HLS master playlist and its
 // variant playlists), the headline is the one the others do not name: the shortest name sorts
 // first as a tie-break. URLs are left empty; Sign fills them on every read.
-func NewOutput(files []File, data json.RawMessage) (Output, error) {
+func NewOutput(files []File, data json.RawMessage, want Pattern) (Output, error) {
 	if len(files) == 0 {
 		if len(data) == 0 || string(data) == "null" {
 			return Output{}, ErrEmptyOutput
@@ -114,9 +134,9 @@ func NewOutput(files []File, data json.RawMessage) (Output, error) {
 		}
 		out.Files[i] = f
 	}
-	if m := headlineManifest(out.Files); m >= 0 {
+	if m := headlineManifest(out.Files); m >= 0 && want != PatternSet {
 		out.File = &out.Files[m]
-	} else if len(out.Files) == 1 {
+	} else if len(out.Files) == 1 && want != PatternSet {
 		out.File = &out.Files[0]
 	}
 	return out, nil

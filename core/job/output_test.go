@@ -38,19 +38,25 @@ func TestNewOutputPatterns(t *testing.T) {
 		name      string
 		files     []job.File
 		data      string
+		want      job.Pattern // the pattern the command asks for; "" lets the files decide
 		pattern   job.Pattern
 		headline  string // "" for a null file
 		headType  job.FileType
 		wantFiles int
 	}{
-		{"single mp4", files("out.mp4"), "", job.PatternSingle, "out.mp4", job.FileVideo, 1},
-		{"single audio", files("out.mp3"), "", job.PatternSingle, "out.mp3", job.FileAudio, 1},
-		{"hls stream", files("seg_000.ts", "index.m3u8", "seg_001.ts"), "", job.PatternStream, "index.m3u8", job.FilePlaylist, 3},
-		{"hls master and variants", files("v0/x.ts", "master.m3u8", "stream_0.m3u8", "stream_1.m3u8"), "", job.PatternStream, "master.m3u8", job.FilePlaylist, 4},
-		{"dash stream", files("manifest.mpd", "init-0.m4s", "chunk-0-00001.m4s"), "", job.PatternStream, "manifest.mpd", job.FilePlaylist, 3},
-		{"image sequence set", files("frame_001.png", "frame_002.png", "frame_003.png"), "", job.PatternSet, "", "", 3},
-		{"segment muxer set", files("seg_000.mp4", "seg_001.mp4"), "", job.PatternSet, "", "", 2},
-		{"data only", nil, `{"durationMs":1000}`, job.PatternData, "", "", 0},
+		{"single mp4", files("out.mp4"), "", "", job.PatternSingle, "out.mp4", job.FileVideo, 1},
+		{"single audio", files("out.mp3"), "", "", job.PatternSingle, "out.mp3", job.FileAudio, 1},
+		{"hls stream", files("seg_000.ts", "index.m3u8", "seg_001.ts"), "", "", job.PatternStream, "index.m3u8", job.FilePlaylist, 3},
+		{"hls master and variants", files("v0/x.ts", "master.m3u8", "stream_0.m3u8", "stream_1.m3u8"), "", "", job.PatternStream, "master.m3u8", job.FilePlaylist, 4},
+		{"dash stream", files("manifest.mpd", "init-0.m4s", "chunk-0-00001.m4s"), "", "", job.PatternStream, "manifest.mpd", job.FilePlaylist, 3},
+		{"image sequence set", files("frame_001.png", "frame_002.png", "frame_003.png"), "", "", job.PatternSet, "", "", 3},
+		{"segment muxer set", files("seg_000.mp4", "seg_001.mp4"), "", "", job.PatternSet, "", "", 2},
+		{"data only", nil, `{"durationMs":1000}`, "", job.PatternData, "", "", 0},
+		{"an image sequence of one image is a set", files("frame_001.png"), "", job.PatternSet, job.PatternSet, "", "", 1},
+		{"a segment command of one segment is a set", files("seg_000.mp4"), "", job.PatternSet, job.PatternSet, "", "", 1},
+		{"a set command's playlist heads nothing", files("seg_000.ts", "list.m3u8"), "", job.PatternSet, job.PatternSet, "", "", 2},
+		{"single asked, single written", files("out.mp4"), "", job.PatternSingle, job.PatternSingle, "out.mp4", job.FileVideo, 1},
+		{"stream asked, stream written", files("index.m3u8", "seg_000.ts"), "", job.PatternStream, job.PatternStream, "index.m3u8", job.FilePlaylist, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +65,7 @@ func TestNewOutputPatterns(t *testing.T) {
 			if tc.data != "" {
 				data = json.RawMessage(tc.data)
 			}
-			out, err := job.NewOutput(tc.files, data)
+			out, err := job.NewOutput(tc.files, data, tc.want)
 			if err != nil {
 				t.Fatalf("NewOutput: %v", err)
 			}
@@ -99,16 +105,16 @@ func TestNewOutputPatterns(t *testing.T) {
 
 func TestNewOutputRejects(t *testing.T) {
 	t.Parallel()
-	if _, err := job.NewOutput(nil, nil); !errors.Is(err, job.ErrEmptyOutput) {
+	if _, err := job.NewOutput(nil, nil, ""); !errors.Is(err, job.ErrEmptyOutput) {
 		t.Errorf("no files, no data: %v", err)
 	}
-	if _, err := job.NewOutput(nil, json.RawMessage("null")); !errors.Is(err, job.ErrEmptyOutput) {
+	if _, err := job.NewOutput(nil, json.RawMessage("null"), ""); !errors.Is(err, job.ErrEmptyOutput) {
 		t.Errorf("no files, null data: %v", err)
 	}
-	if _, err := job.NewOutput(files("a.mp4", "a.mp4"), nil); err == nil {
+	if _, err := job.NewOutput(files("a.mp4", "a.mp4"), nil, ""); err == nil {
 		t.Error("duplicate paths accepted")
 	}
-	if _, err := job.NewOutput([]job.File{{Path: ""}}, nil); err == nil {
+	if _, err := job.NewOutput([]job.File{{Path: ""}}, nil, ""); err == nil {
 		t.Error("empty path accepted")
 	}
 }
@@ -118,7 +124,7 @@ func TestOutputInvariants(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	valid := func() job.Output {
-		o, _ := job.NewOutput(files("index.m3u8", "seg_0.ts"), nil)
+		o, _ := job.NewOutput(files("index.m3u8", "seg_0.ts"), nil, "")
 		return o.Sign("job_1", fakeSigner{}, now.Add(time.Hour))
 	}
 	tests := []struct {
@@ -150,7 +156,7 @@ func TestOutputInvariants(t *testing.T) {
 // Invariant 4 from the reader's side: signing again after expiry mints new URLs.
 func TestSignMintsFreshURLs(t *testing.T) {
 	t.Parallel()
-	o, _ := job.NewOutput(files("out.mp4"), nil)
+	o, _ := job.NewOutput(files("out.mp4"), nil, "")
 	t0 := time.Unix(1_700_000_000, 0)
 	a := o.Sign("job_1", fakeSigner{}, t0.Add(time.Hour))
 	b := o.Sign("job_1", fakeSigner{}, t0.Add(2*time.Hour))
@@ -166,7 +172,7 @@ func TestSignMintsFreshURLs(t *testing.T) {
 	if !strings.Contains(a.File.URL, "/dl/job_1?token=") {
 		t.Fatalf("single file URL form: %s", a.File.URL)
 	}
-	s, _ := job.NewOutput(files("a.png", "b.png"), nil)
+	s, _ := job.NewOutput(files("a.png", "b.png"), nil, "")
 	if u := s.Sign("job_1", fakeSigner{}, t0).Files[1].URL; !strings.HasSuffix(u, "/b.png") || !strings.Contains(u, "/v/job_1/") {
 		t.Fatalf("set member URL form: %s", u)
 	}

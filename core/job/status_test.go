@@ -28,7 +28,7 @@ func TestTransitionTable(t *testing.T) {
 		{job.StatusRunning, job.StatusWaiting}:      true, // ... or before its compute began, or handed back
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil)
+	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil, "")
 	moves := map[job.Status]func(*job.Job) error{
 		job.StatusDispatched: func(j *job.Job) error { return j.Dispatch(now, time.Minute) },
 		job.StatusRunning:    func(j *job.Job) error { return j.Start(now, time.Minute) },
@@ -161,7 +161,7 @@ func jobIn(t *testing.T, s job.Status) *job.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil)
+	out, _ := job.NewOutput([]job.File{{Path: "out.mp4", Size: 1}}, nil, "")
 	steps := map[job.Status][]func() error{
 		job.StatusWaiting:    nil,
 		job.StatusDispatched: {func() error { return j.Dispatch(now, time.Minute) }},

@@ -40,6 +40,9 @@ type Spec struct {
 	// Assets are the IDs of the uploaded assets the request reads: the submit gate checks that
 	// they belong to the caller.
 	Assets []string
+	// Pattern is the output pattern the request asks for by its command; empty when the files
+	// it writes decide (job.NewOutput).
+	Pattern job.Pattern
 }
 
 // Type is one job type.

@@ -198,7 +198,7 @@ func (s *Runs) finish(j *job.Job, r workqueue.Result, now time.Time) error {
 		}
 		return finished(j, s.bill, webhook.EventJobFailed)
 	}
-	out, err := job.NewOutput(r.Files, r.Data)
+	out, err := job.NewOutput(r.Files, r.Data, j.Pattern)
 	if err != nil {
 		f := workqueue.Failure{Kind: workqueue.KindNoOutput, Message: err.Error()}
 		if err := j.Fail(now, f.Error(), r.ComputeMs); err != nil {

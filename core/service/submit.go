@@ -65,7 +65,7 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
-		Class: spec.Class, Timeout: spec.Timeout, RetryOf: retryOf, Now: s.clock.Now(),
+		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Now: s.clock.Now(),
 	})
 	if err != nil {
 		return nil, err

@@ -228,6 +228,7 @@ func TestCreateGetRoundTrip(t *testing.T, f Features, newStore Constructor) {
 	s, ctx := newStore(t), context.Background()
 	j := newJob(t, "acc_1", base, job.ClassCPU)
 	j.RetryOf = "job_previous"
+	j.Pattern = job.PatternSet
 	mustCreate(t, s, j)
 	got, err := s.Get(ctx, j.ID)
 	if err != nil {
@@ -248,7 +249,7 @@ func TestFullLifecycleRoundTrip(t *testing.T, f Features, newStore Constructor) 
 	out, err := job.NewOutput([]job.File{
 		{Path: "master.m3u8", Size: 120},
 		{Path: "seg_000.ts", Size: 9000, Meta: &job.Meta{Format: "mpegts", Width: 320, Height: 240, DurationMs: 2000}},
-	}, nil)
+	}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package ffmpegjob
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -240,6 +241,10 @@ func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) 
 	if res.Plan.Compute == string(job.ClassGPU) {
 		class = job.ClassGPU
 	}
+	pattern, err := job.ParsePattern(res.Plan.Pattern)
+	if err != nil {
+		return jobtype.Spec{}, fmt.Errorf("the validator's plan: %w", err)
+	}
 	return jobtype.Spec{Class: class, Timeout: time.Duration(r.Timeout) * time.Second,
-		Assets: AssetIDs(res.Plan, env.AssetURLPrefix)}, nil
+		Assets: AssetIDs(res.Plan, env.AssetURLPrefix), Pattern: pattern}, nil
 }
