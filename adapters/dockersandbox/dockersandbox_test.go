@@ -28,7 +28,7 @@ import (
 func TestSuite(t *testing.T) {
 	t.Parallel()
 	sb := available(t, Config{})
-	sandboxtest.Exercise(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return sb })
+	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return sb })
 }
 
 // TestRealGPU runs NVENC in a container through the NVIDIA Container Toolkit.

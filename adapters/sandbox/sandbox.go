@@ -64,7 +64,7 @@ const (
 type Exceeded = workcap.Exceeded
 
 // Runner is what the job runner needs of a sandbox. The bubblewrap Sandbox and the Docker
-// adapter implement it; sandboxtest.Exercise holds every implementation to the same behaviour.
+// adapter implement it; sandboxtest.TestRunner holds every implementation to the same behaviour.
 type Runner interface {
 	// Run runs spec.Program in the sandbox and waits for it (see Sandbox.Run).
 	Run(ctx context.Context, spec Spec) (Result, error)

@@ -34,7 +34,7 @@ func TestSuite(t *testing.T) {
 	if memoryErr != nil {
 		t.Logf("not claimed: a memory limit reported as such (%v)", memoryErr)
 	}
-	sandboxtest.Exercise(t, sandboxtest.Features{
+	sandboxtest.TestRunner(t, sandboxtest.Features{
 		Shell:         func(*testing.T) sandbox.Runner { return shell },
 		SyscallFilter: true,
 		MemoryLimit:   memoryErr == nil,

@@ -132,8 +132,11 @@ func SyscallProbe(t *testing.T, r sandbox.Runner, probe string) map[string]strin
 	return got
 }
 
-func exerciseSyscallFilter(t *testing.T, newShell func(t *testing.T) sandbox.Runner) {
-	got := SyscallProbe(t, newShell(t), BuildProbe(t))
+// TestSyscallFilter: the system calls WantSyscalls lists are denied with the errno it names, and
+// the probe attempts no other. It runs where Features.SyscallFilter claims the filter.
+func TestSyscallFilter(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	got := SyscallProbe(t, f.Shell(t), BuildProbe(t))
 
 	var absent []string
 	for _, name := range sortedKeys(WantSyscalls) {
@@ -164,9 +167,12 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// exerciseMemoryLimit runs FFmpeg's reverse filter on an endless source: it holds every frame
-// until its input ends, which this one never does, so its memory grows until the limit.
-func exerciseMemoryLimit(t *testing.T, newRunner func(t *testing.T) sandbox.Runner) {
+// TestMemoryLimit: a run stopped by its memory limit is reported as LimitExceeded memory, not as
+// FFmpeg's own failure, and the sandbox carries on. It runs where Features.MemoryLimit claims
+// that. FFmpeg's reverse filter on an endless source holds every frame until its input ends,
+// which this one never does, so its memory grows until the limit.
+func TestMemoryLimit(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
 	const limit = 256 << 20
 	res := run(t, newRunner(t), sandbox.Spec{Timeout: 2 * time.Minute, Limits: sandbox.Limits{MemoryBytes: limit},
 		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1280x720:rate=100", "-vf", "reverse", "-f", "null", "-")})

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -44,26 +46,49 @@ type Features struct {
 	MemoryLimit bool
 }
 
-// Exercise runs the suite against the Runner newRunner returns, which must be available (an
-// implementation's test skips before calling Exercise when it cannot run here). Each test runs
-// real FFmpeg in the sandbox; no validator runs, so the sandbox alone must stop every escape.
-func Exercise(t *testing.T, f Features, newRunner func(t *testing.T) sandbox.Runner) {
+// Constructor returns the Runner under test, which must be available (an implementation's test
+// ends through testenv before calling TestRunner when it cannot run here).
+type Constructor func(t *testing.T) sandbox.Runner
+
+// TestRunner runs the suite: each test below, in parallel, against the runners newRunner returns;
+// TestSyscallFilter and TestMemoryLimit only where f claims them. Each test runs real FFmpeg in
+// the sandbox; no validator runs, so the sandbox alone must stop every escape.
+func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 	t.Helper()
 	if err := newRunner(t).Available(context.Background()); err != nil {
-		t.Fatalf("Available: %v (the implementation's test must skip before Exercise when it cannot run)", err)
+		t.Fatalf("Available: %v (the implementation's test must skip before TestRunner when it cannot run)", err)
 	}
-	t.Run("Basics", func(t *testing.T) { t.Parallel(); exerciseBasics(t, newRunner) })
-	t.Run("Caps", func(t *testing.T) { t.Parallel(); exerciseCaps(t, newRunner) })
-	t.Run("Escapes", func(t *testing.T) { t.Parallel(); exerciseEscapes(t, f, newRunner) })
+	tests := []func(t *testing.T, f Features, newRunner Constructor){
+		TestEncodes,
+		TestStdout,
+		TestNonZeroExitKeepsStderrTail,
+		TestExitCodes,
+		TestTimeoutKillsEverything,
+		TestCancelKillsEverything,
+		TestByteCapAcrossManyFiles,
+		TestByteCapInOneFile,
+		TestFileCap,
+		TestWithinCaps,
+		TestEscapes,
+	}
 	if f.SyscallFilter {
 		if f.Shell == nil {
 			t.Fatal("Features.SyscallFilter needs Features.Shell to run its probe")
 		}
-		t.Run("SyscallFilter", func(t *testing.T) { t.Parallel(); exerciseSyscallFilter(t, f.Shell) })
+		tests = append(tests, TestSyscallFilter)
 	}
 	if f.MemoryLimit {
-		t.Run("MemoryLimit", func(t *testing.T) { t.Parallel(); exerciseMemoryLimit(t, newRunner) })
+		tests = append(tests, TestMemoryLimit)
 	}
+	for _, test := range tests {
+		t.Run(testName(test), func(t *testing.T) { test(t, f, newRunner) })
+	}
+}
+
+// testName is the test function's own name, so that -run selects it by what grep finds.
+func testName(fn any) string {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return full[strings.LastIndexByte(full, '.')+1:]
 }
 
 // WorkDir makes a work dir whose parents a sandbox running as another uid can traverse, as
@@ -101,122 +126,130 @@ func run(t *testing.T, r sandbox.Runner, spec sandbox.Spec) sandbox.Result {
 	return res
 }
 
-func exerciseBasics(t *testing.T, newRunner func(t *testing.T) sandbox.Runner) {
-	t.Run("Encodes", func(t *testing.T) {
-		t.Parallel()
-		r, dir := newRunner(t), WorkDir(t)
+// TestEncodes: FFmpeg runs in the sandbox and writes its output into the work dir.
+func TestEncodes(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	r, dir := newRunner(t), WorkDir(t)
 
-		res := run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "out.mp4")})
+	res := run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "out.mp4")})
 
-		if res.ExitCode != 0 || res.TimedOut || res.LimitExceeded != nil {
-			t.Fatalf("ExitCode = %d, TimedOut = %v, LimitExceeded = %+v; stderr: %s", res.ExitCode, res.TimedOut, res.LimitExceeded, res.StderrTail)
+	if res.ExitCode != 0 || res.TimedOut || res.LimitExceeded != nil {
+		t.Fatalf("ExitCode = %d, TimedOut = %v, LimitExceeded = %+v; stderr: %s", res.ExitCode, res.TimedOut, res.LimitExceeded, res.StderrTail)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "out.mp4")); err != nil || fi.Size() == 0 {
+		t.Fatalf("output not in work dir: %v", err)
+	}
+	if res.Wall <= 0 {
+		t.Errorf("Wall = %v, want > 0", res.Wall)
+	}
+}
+
+// TestStdout: a program's standard output reaches Spec.Stdout: ffprobe's answer comes back.
+func TestStdout(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	r, dir := newRunner(t), WorkDir(t)
+	run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "in.mp4")})
+
+	var out bytes.Buffer
+	res := run(t, r, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Stdout: &out,
+		Args: []string{"-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "in.mp4"}})
+
+	if res.ExitCode != 0 {
+		t.Fatalf("ffprobe exited %d: %s", res.ExitCode, res.StderrTail)
+	}
+	if diff := cmp.Diff("160,120", strings.TrimSpace(out.String())); diff != "" {
+		t.Errorf("ffprobe output (-want +got):\n%s", diff)
+	}
+}
+
+// TestNonZeroExitKeepsStderrTail: a failing run reports FFmpeg's own exit code, and the tail of
+// its stderr as at most sandbox.StderrTailBytes of valid UTF-8 that names the failure.
+func TestNonZeroExitKeepsStderrTail(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	// Debug logging makes far more than 2 KB of stderr before the missing input fails.
+	res := run(t, newRunner(t), sandbox.Spec{Args: []string{"-nostdin", "-loglevel", "debug", "-f", "lavfi", "-i", "testsrc=duration=1", "-i", "missing-input.mp4", "-y", "out.mp4"}})
+
+	if res.ExitCode == 0 || res.ExitCode == -1 {
+		t.Fatalf("ExitCode = %d, want FFmpeg's own failure", res.ExitCode)
+	}
+	if n := len(res.StderrTail); n == 0 || n > sandbox.StderrTailBytes {
+		t.Errorf("len(StderrTail) = %d, want 1..%d", n, sandbox.StderrTailBytes)
+	}
+	if !utf8.Valid(res.StderrTail) {
+		t.Error("StderrTail is not valid UTF-8")
+	}
+	if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
+		t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
+	}
+}
+
+// TestExitCodes: exit codes read as FFmpeg's own (1..127) or, for a run a signal killed, 128+N, in
+// every implementation.
+func TestExitCodes(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	r := newRunner(t)
+	ffmpegOwn := func(code int) bool { return code > 0 && code < 128 }
+	tests := []struct {
+		name   string
+		args   []string
+		limits sandbox.Limits
+		want   func(code int) bool
+		says   string
+	}{
+		{"success", FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.1", "-f", "null", "-"), sandbox.Limits{},
+			func(code int) bool { return code == 0 }, "0"},
+		{"unknown option", FFmpegArgs("-no-such-option", "-f", "lavfi", "-i", "testsrc", "-f", "null", "-"), sandbox.Limits{},
+			ffmpegOwn, "FFmpeg's own failure status, 1..127"},
+		{"bad filter graph", FFmpegArgs("-f", "lavfi", "-i", "nosuchsource", "-f", "null", "-"), sandbox.Limits{},
+			ffmpegOwn, "FFmpeg's own failure status, 1..127"},
+		// A signal's death reads 128+N, the shell's convention, in every implementation.
+		{"killed by the file-size limit", FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=640x480:duration=30", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut"),
+			sandbox.Limits{FileSizeBytes: 1 << 20},
+			func(code int) bool { return code == 128+int(syscall.SIGXFSZ) }, "153 (SIGXFSZ)"},
+	}
+	for _, tt := range tests {
+		res := run(t, r, sandbox.Spec{Args: tt.args, Limits: tt.limits})
+		if !tt.want(res.ExitCode) || res.TimedOut {
+			t.Errorf("%s: ExitCode = %d, TimedOut = %v; want %s; stderr: %s", tt.name, res.ExitCode, res.TimedOut, tt.says, res.StderrTail)
 		}
-		if fi, err := os.Stat(filepath.Join(dir, "out.mp4")); err != nil || fi.Size() == 0 {
-			t.Fatalf("output not in work dir: %v", err)
-		}
-		if res.Wall <= 0 {
-			t.Errorf("Wall = %v, want > 0", res.Wall)
-		}
+	}
+}
+
+// TestTimeoutKillsEverything: a run past its timeout is TimedOut with exit -1, and no process of it
+// is left.
+func TestTimeoutKillsEverything(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	marker := fmt.Sprintf("sandboxtest-timeout-%d", time.Now().UnixNano())
+
+	res := run(t, newRunner(t), sandbox.Spec{
+		Args:    FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-"),
+		Timeout: time.Second,
 	})
 
-	t.Run("Stdout", func(t *testing.T) {
-		t.Parallel()
-		r, dir := newRunner(t), WorkDir(t)
-		run(t, r, sandbox.Spec{Dir: dir, Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-y", "in.mp4")})
+	if !res.TimedOut || res.ExitCode != -1 {
+		t.Fatalf("TimedOut = %v, ExitCode = %d; want true, -1", res.TimedOut, res.ExitCode)
+	}
+	waitGone(t, marker)
+}
 
-		var out bytes.Buffer
-		res := run(t, r, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Stdout: &out,
-			Args: []string{"-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", "in.mp4"}})
+// TestCancelKillsEverything: a run whose caller's context ends returns that error, is not TimedOut,
+// and leaves no process.
+func TestCancelKillsEverything(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	marker := fmt.Sprintf("sandboxtest-cancel-%d", time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
 
-		if res.ExitCode != 0 {
-			t.Fatalf("ffprobe exited %d: %s", res.ExitCode, res.StderrTail)
-		}
-		if diff := cmp.Diff("160,120", strings.TrimSpace(out.String())); diff != "" {
-			t.Errorf("ffprobe output (-want +got):\n%s", diff)
-		}
-	})
+	res, err := newRunner(t).Run(ctx, sandbox.Spec{Dir: WorkDir(t), Program: sandbox.FFmpeg, Timeout: time.Minute,
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-")})
 
-	t.Run("NonZeroExitKeepsStderrTail", func(t *testing.T) {
-		t.Parallel()
-		// Debug logging makes far more than 2 KB of stderr before the missing input fails.
-		res := run(t, newRunner(t), sandbox.Spec{Args: []string{"-nostdin", "-loglevel", "debug", "-f", "lavfi", "-i", "testsrc=duration=1", "-i", "missing-input.mp4", "-y", "out.mp4"}})
-
-		if res.ExitCode == 0 || res.ExitCode == -1 {
-			t.Fatalf("ExitCode = %d, want FFmpeg's own failure", res.ExitCode)
-		}
-		if n := len(res.StderrTail); n == 0 || n > sandbox.StderrTailBytes {
-			t.Errorf("len(StderrTail) = %d, want 1..%d", n, sandbox.StderrTailBytes)
-		}
-		if !utf8.Valid(res.StderrTail) {
-			t.Error("StderrTail is not valid UTF-8")
-		}
-		if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
-			t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
-		}
-	})
-
-	t.Run("ExitCodes", func(t *testing.T) {
-		t.Parallel()
-		r := newRunner(t)
-		ffmpegOwn := func(code int) bool { return code > 0 && code < 128 }
-		tests := []struct {
-			name   string
-			args   []string
-			limits sandbox.Limits
-			want   func(code int) bool
-			says   string
-		}{
-			{"success", FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.1", "-f", "null", "-"), sandbox.Limits{},
-				func(code int) bool { return code == 0 }, "0"},
-			{"unknown option", FFmpegArgs("-no-such-option", "-f", "lavfi", "-i", "testsrc", "-f", "null", "-"), sandbox.Limits{},
-				ffmpegOwn, "FFmpeg's own failure status, 1..127"},
-			{"bad filter graph", FFmpegArgs("-f", "lavfi", "-i", "nosuchsource", "-f", "null", "-"), sandbox.Limits{},
-				ffmpegOwn, "FFmpeg's own failure status, 1..127"},
-			// A signal's death reads 128+N, the shell's convention, in every implementation.
-			{"killed by the file-size limit", FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=640x480:duration=30", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut"),
-				sandbox.Limits{FileSizeBytes: 1 << 20},
-				func(code int) bool { return code == 128+int(syscall.SIGXFSZ) }, "153 (SIGXFSZ)"},
-		}
-		for _, tt := range tests {
-			res := run(t, r, sandbox.Spec{Args: tt.args, Limits: tt.limits})
-			if !tt.want(res.ExitCode) || res.TimedOut {
-				t.Errorf("%s: ExitCode = %d, TimedOut = %v; want %s; stderr: %s", tt.name, res.ExitCode, res.TimedOut, tt.says, res.StderrTail)
-			}
-		}
-	})
-
-	t.Run("TimeoutKillsEverything", func(t *testing.T) {
-		t.Parallel()
-		marker := fmt.Sprintf("sandboxtest-timeout-%d", time.Now().UnixNano())
-
-		res := run(t, newRunner(t), sandbox.Spec{
-			Args:    FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-"),
-			Timeout: time.Second,
-		})
-
-		if !res.TimedOut || res.ExitCode != -1 {
-			t.Fatalf("TimedOut = %v, ExitCode = %d; want true, -1", res.TimedOut, res.ExitCode)
-		}
-		waitGone(t, marker)
-	})
-
-	t.Run("CancelKillsEverything", func(t *testing.T) {
-		t.Parallel()
-		marker := fmt.Sprintf("sandboxtest-cancel-%d", time.Now().UnixNano())
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-
-		res, err := newRunner(t).Run(ctx, sandbox.Spec{Dir: WorkDir(t), Program: sandbox.FFmpeg, Timeout: time.Minute,
-			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc", "-t", "3600", "-metadata", "title="+marker, "-f", "null", "-")})
-
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Run error = %v, want the caller's context error", err)
-		}
-		if res.TimedOut {
-			t.Error("TimedOut = true for a caller cancellation; want false (not the job's own deadline)")
-		}
-		waitGone(t, marker)
-	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run error = %v, want the caller's context error", err)
+	}
+	if res.TimedOut {
+		t.Error("TimedOut = true for a caller cancellation; want false (not the job's own deadline)")
+	}
+	waitGone(t, marker)
 }
 
 // waitGone waits until no process of this host has marker in its command line: a sandbox's
@@ -279,82 +312,85 @@ func DirUsage(t *testing.T, dir string) (bytes, files int64) {
 	return bytes, files
 }
 
-func exerciseCaps(t *testing.T, newRunner func(t *testing.T) sandbox.Runner) {
-	const byteCap = 50 << 20
+// byteCap is the byte cap of the caps tests: far over what a run within its caps writes.
+const byteCap = 50 << 20
 
-	// A segment muxer writes without end, each file far under the per-file limit: only the
-	// job's byte cap can stop it before the deadline does.
-	t.Run("BytesAcrossManyFiles", func(t *testing.T) {
-		t.Parallel()
-		dir := WorkDir(t)
-		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
-			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "segment", "-segment_time", "0.1", "out%05d.nut")})
+// TestByteCapAcrossManyFiles: a segment muxer writes without end, each file far under the per-file
+// limit: only the
+// job's byte cap can stop it before the deadline does.
+func TestByteCapAcrossManyFiles(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	dir := WorkDir(t)
+	res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "segment", "-segment_time", "0.1", "out%05d.nut")})
 
-		want := &sandbox.Exceeded{Limit: sandbox.LimitJobBytes, Max: byteCap}
-		if diff := cmp.Diff(want, res.LimitExceeded, cmp.FilterPath(isSeen, cmp.Ignore())); diff != "" {
-			t.Fatalf("LimitExceeded (-want +got):\n%s\nTimedOut = %v, stderr: %s", diff, res.TimedOut, res.StderrTail)
-		}
-		if res.TimedOut || res.ExitCode == 0 {
-			t.Errorf("TimedOut = %v, ExitCode = %d; want a killed run", res.TimedOut, res.ExitCode)
-		}
-		used, files := DirUsage(t, dir)
-		t.Logf("byte cap %d: stopped at %d bytes in %d files, %d bytes (%.1f%%) past the cap, after %v",
-			byteCap, used, files, used-byteCap, 100*float64(used-byteCap)/byteCap, res.Wall)
-		if used > 2*byteCap {
-			t.Errorf("the run wrote %d bytes under a %d cap: it was not stopped promptly", used, byteCap)
-		}
-	})
+	want := &sandbox.Exceeded{Limit: sandbox.LimitJobBytes, Max: byteCap}
+	if diff := cmp.Diff(want, res.LimitExceeded, cmp.FilterPath(isSeen, cmp.Ignore())); diff != "" {
+		t.Fatalf("LimitExceeded (-want +got):\n%s\nTimedOut = %v, stderr: %s", diff, res.TimedOut, res.StderrTail)
+	}
+	if res.TimedOut || res.ExitCode == 0 {
+		t.Errorf("TimedOut = %v, ExitCode = %d; want a killed run", res.TimedOut, res.ExitCode)
+	}
+	used, files := DirUsage(t, dir)
+	t.Logf("byte cap %d: stopped at %d bytes in %d files, %d bytes (%.1f%%) past the cap, after %v",
+		byteCap, used, files, used-byteCap, 100*float64(used-byteCap)/byteCap, res.Wall)
+	if used > 2*byteCap {
+		t.Errorf("the run wrote %d bytes under a %d cap: it was not stopped promptly", used, byteCap)
+	}
+}
 
-	// One file growing without end meets the per-file limit, which the byte cap tightens.
-	t.Run("BytesInOneFile", func(t *testing.T) {
-		t.Parallel()
-		dir := WorkDir(t)
-		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
-			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut")})
+// TestByteCapInOneFile: one file growing without end meets the per-file limit, which the byte cap
+// tightens.
+func TestByteCapInOneFile(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	dir := WorkDir(t)
+	res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap},
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1920x1080:rate=25", "-c:v", "rawvideo", "-f", "nut", "-y", "big.nut")})
 
-		if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobBytes || res.LimitExceeded.Max != byteCap {
-			t.Fatalf("LimitExceeded = %+v, want job_bytes at %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, byteCap, res.TimedOut, res.ExitCode, res.StderrTail)
-		}
-		used, _ := DirUsage(t, dir)
-		t.Logf("byte cap %d, one file: stopped at %d bytes (%d past the cap)", byteCap, used, used-byteCap)
-	})
+	if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobBytes || res.LimitExceeded.Max != byteCap {
+		t.Fatalf("LimitExceeded = %+v, want job_bytes at %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, byteCap, res.TimedOut, res.ExitCode, res.StderrTail)
+	}
+	used, _ := DirUsage(t, dir)
+	t.Logf("byte cap %d, one file: stopped at %d bytes (%d past the cap)", byteCap, used, used-byteCap)
+}
 
-	t.Run("Files", func(t *testing.T) {
-		t.Parallel()
-		const fileCap = 1000
-		dir := WorkDir(t)
-		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobFiles: fileCap},
-			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=16x16:rate=100", "-frames:v", "5000", "img%05d.png")})
+// TestFileCap: a run that makes more files than its file cap is stopped as LimitExceeded
+// job_files, long before it makes them all.
+func TestFileCap(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	const fileCap = 1000
+	dir := WorkDir(t)
+	res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobFiles: fileCap},
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=16x16:rate=100", "-frames:v", "5000", "img%05d.png")})
 
-		if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobFiles || res.LimitExceeded.Max != fileCap || res.LimitExceeded.Seen <= fileCap {
-			t.Fatalf("LimitExceeded = %+v, want job_files past %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, fileCap, res.TimedOut, res.ExitCode, res.StderrTail)
-		}
-		if !strings.Contains(res.LimitExceeded.Message(), "job_files=1000") {
-			t.Errorf("Message() = %q, want it to name job_files=1000", res.LimitExceeded.Message())
-		}
-		_, files := DirUsage(t, dir)
-		t.Logf("file cap %d: stopped at %d files (%d past the cap)", fileCap, files, files-fileCap)
-		if files >= 5000 {
-			t.Errorf("the run made all %d images under a %d cap", files, fileCap)
-		}
-	})
+	if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobFiles || res.LimitExceeded.Max != fileCap || res.LimitExceeded.Seen <= fileCap {
+		t.Fatalf("LimitExceeded = %+v, want job_files past %d; TimedOut = %v, exit %d, stderr: %s", res.LimitExceeded, fileCap, res.TimedOut, res.ExitCode, res.StderrTail)
+	}
+	if !strings.Contains(res.LimitExceeded.Message(), "job_files=1000") {
+		t.Errorf("Message() = %q, want it to name job_files=1000", res.LimitExceeded.Message())
+	}
+	_, files := DirUsage(t, dir)
+	t.Logf("file cap %d: stopped at %d files (%d past the cap)", fileCap, files, files-fileCap)
+	if files >= 5000 {
+		t.Errorf("the run made all %d images under a %d cap", files, fileCap)
+	}
+}
 
-	// Staged inputs are not the job's: a job may write its cap's worth beside them.
-	t.Run("WithinCaps", func(t *testing.T) {
-		t.Parallel()
-		dir := WorkDir(t)
-		for i := range 5 {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.bin", i)), make([]byte, 1<<20), 0o644); err != nil {
-				t.Fatal(err)
-			}
+// TestWithinCaps: staged inputs are not the job's: a job may write its cap's worth beside them.
+func TestWithinCaps(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	dir := WorkDir(t)
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.bin", i)), make([]byte, 1<<20), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Limits: sandbox.Limits{JobBytes: 1 << 20, JobFiles: 3},
-			Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=64x64:rate=1", "-frames:v", "3", "img%d.png")})
+	}
+	res := run(t, newRunner(t), sandbox.Spec{Dir: dir, Limits: sandbox.Limits{JobBytes: 1 << 20, JobFiles: 3},
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=64x64:rate=1", "-frames:v", "3", "img%d.png")})
 
-		if res.ExitCode != 0 || res.LimitExceeded != nil {
-			t.Fatalf("ExitCode = %d, LimitExceeded = %+v; want a run within its caps; stderr: %s", res.ExitCode, res.LimitExceeded, res.StderrTail)
-		}
-	})
+	if res.ExitCode != 0 || res.LimitExceeded != nil {
+		t.Fatalf("ExitCode = %d, LimitExceeded = %+v; want a run within its caps; stderr: %s", res.ExitCode, res.LimitExceeded, res.StderrTail)
+	}
 }
 
 func isSeen(p cmp.Path) bool { return p.Last().String() == ".Seen" }
@@ -445,7 +481,10 @@ var hostDevices = []string{
 	"/dev/nvidia0", "/dev/nvidiactl", "/dev/dri/card0", "/dev/video0", "/dev/snd/timer",
 }
 
-func exerciseEscapes(t *testing.T, f Features, newRunner func(t *testing.T) sandbox.Runner) {
+// TestEscapes: no FFmpeg command reads, writes or reaches anything of the host outside the work
+// dir (files, devices, processes, the network), and the same commands aimed inside it work.
+func TestEscapes(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
 	b := setupEscape(t)
 	r := newRunner(t)
 	parent := filepath.Dir(WorkDir(t))
