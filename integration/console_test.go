@@ -27,6 +27,8 @@ type consoleBundle struct {
 	recv  *webhookReceiver
 	mu    sync.Mutex
 	error []string // console errors and uncaught exceptions of the page
+	// csp gives the Content-Security-Policy violations of every page the tab loaded.
+	csp func() []string
 }
 
 func setupConsole(t *testing.T) *consoleBundle {
@@ -48,6 +50,7 @@ func setupConsole(t *testing.T) *consoleBundle {
 
 	tab := browsertest.Open(t, "the console", chromedp.WindowSize(1280, 900),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"))
+	b.csp = browsertest.WatchCSP(t, tab)
 	messages := chromedp.Console(tab)
 	go func() {
 		for m, err := range messages {
@@ -146,9 +149,13 @@ func (b *consoleBundle) screenshot(t *testing.T, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
-// noErrors fails the test on any console error or uncaught exception the page had so far.
+// noErrors fails the test on any console error or uncaught exception the page had so far, and on
+// any Content-Security-Policy violation of any page the tab has loaded.
 func (b *consoleBundle) noErrors(t *testing.T) {
 	t.Helper()
+	if v := b.csp(); len(v) > 0 {
+		t.Errorf("the pages broke their Content-Security-Policy:\n%s", strings.Join(v, "\n"))
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.error) > 0 {
@@ -467,6 +474,77 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
+	t.Run("RequiredInputsOfferedBeforeSubmit", func(t *testing.T) {
+		clip := filepath.Join(t.TempDir(), "any-name.mp4")
+		gen := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=duration=2:size=320x240:rate=25",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+		if out, err := gen.CombinedOutput(); err != nil {
+			t.Fatalf("make the clip: %v\n%s", err, out)
+		}
+		b.goTo(t, "#/new", `#new-ffmpeg[data-validator=ready]`)
+		required := `[...document.querySelectorAll('#required-inputs li[data-required]')].map((li) => li.dataset.required).join(' ')`
+		submitDisabled := `document.querySelector('#new-ffmpeg button[type=submit]').disabled`
+		// A command that is valid but reads names no input gives is not ready to submit.
+		b.run(t, "type a command that reads two names", 20*time.Second,
+			chromedp.SendKeys(css(`#new-ffmpeg textarea[name=command]`), "ffmpeg -i in.mp4 -vf subtitles=subs.srt -c:v libx264 -pix_fmt yuv420p out.mp4"),
+			wait(`document.querySelector('#check').dataset.state === 'missing-inputs'`, 10*time.Second),
+			wait(required+` === 'in.mp4 subs.srt'`, 5*time.Second))
+		if msg := text(t, b, `#check`); strings.Contains(msg, "✓") || !strings.Contains(msg, "in.mp4, subs.srt") {
+			t.Errorf("the check reads %q; want no ✓ and the names still to provide", msg)
+		}
+		if !eval[bool](t, b, submitDisabled) {
+			t.Error("Submit is enabled while the command reads inputs nobody gave")
+		}
+		b.screenshot(t, "required-inputs")
+		// in.mp4 by upload: a file of any name is staged under the name the command reads.
+		b.run(t, "upload in.mp4", 60*time.Second,
+			chromedp.SetUploadFiles(css(`#required-inputs li[data-required="in.mp4"] input[type=file]`), []string{clip}),
+			wait(required+` === 'subs.srt'`, 50*time.Second))
+		if !eval[bool](t, b, submitDisabled) {
+			t.Error("Submit is enabled while subs.srt is still missing")
+		}
+		// subs.srt as inline text.
+		b.run(t, "type subs.srt", 20*time.Second,
+			js(`[...document.querySelectorAll('#required-inputs li[data-required="subs.srt"] button')].find((x) => x.textContent === 'or type it as text').click()`),
+			chromedp.SetValue(css(`#required-inputs li[data-required="subs.srt"] textarea`), "1\n00:00:00,000 --> 00:00:01,500\nHello from the console\n"),
+			js(`[...document.querySelectorAll('#required-inputs li[data-required="subs.srt"] button')].find((x) => x.textContent === 'Add subs.srt as inline text').click()`),
+			wait(`document.querySelector('#check').dataset.state === 'valid' && document.querySelector('#required-inputs').hidden`, 10*time.Second))
+		if eval[bool](t, b, submitDisabled) {
+			t.Fatal("Submit stays disabled with every input given")
+		}
+		b.run(t, "submit and watch", 150*time.Second,
+			chromedp.Click(css(`#new-ffmpeg button[type=submit]`)),
+			wait(`location.hash.startsWith('#/jobs/job_')`, 10*time.Second),
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 130*time.Second))
+		j := b.c.job(strings.TrimPrefix(eval[string](t, b, `location.hash`), "#/jobs/"))
+		if j.Status != "complete" {
+			t.Fatalf("job %s is %s", j.ID, j.Status)
+		}
+		b.noErrors(t)
+	})
+
+	t.Run("GeneratedInputShowsProgress", func(t *testing.T) {
+		// Ten seconds of testsrc at the slowest x264 preset: several seconds of encoding here,
+		// so that heartbeats carry progress while the job runs. Its only input is generated:
+		// the length comes from the command.
+		id := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=d=10:s=640x360 -t 10 -c:v libx264 -preset veryslow -pix_fmt yuv420p out.mp4", nil, nil))
+		b.goTo(t, "#/jobs/"+id, `#job-status`)
+		// Wait for progress or for the end, whichever comes first.
+		b.run(t, "wait for progress above 0", 150*time.Second,
+			wait(`(() => {
+				const s = document.querySelector('#job-status');
+				window.__progressSeen ||= s?.dataset.status === 'running' && s.querySelector('progress')?.value > 0;
+				return window.__progressSeen || ['complete', 'failed', 'cancelled'].includes(s?.dataset.status);
+			})()`, 140*time.Second))
+		if !eval[bool](t, b, `window.__progressSeen === true`) {
+			b.fail(t, "progress", fmt.Errorf("the job ended (%s) before the page showed any progress", eval[string](t, b, `document.querySelector('#job-status').dataset.status`)))
+		}
+		b.screenshot(t, "progress")
+		b.run(t, "watch it complete", 150*time.Second,
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 140*time.Second))
+		b.noErrors(t)
+	})
+
 	t.Run("PhoneWidthKeyboardLabels", func(t *testing.T) {
 		b.run(t, "phone viewport", 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 		pages := map[string]string{"#/jobs": `#jobs`, "#/new": `#new-ffmpeg`, "#/webhooks": `#new-endpoint`, "#/keys": `#create-key`,
@@ -499,6 +577,17 @@ func TestConsole(t *testing.T) {
 			t.Errorf("the third Tab reaches %q, want the Jobs link", next)
 		}
 		b.screenshot(t, "phone-jobs")
+		b.noErrors(t)
+	})
+
+	t.Run("DocsAndPlaygroundKeepTheirCSP", func(t *testing.T) {
+		b.run(t, "desktop viewport", 10*time.Second, chromedp.EmulateViewport(1280, 900))
+		for _, p := range []struct{ path, ready string }{
+			{"/docs/", `[...document.querySelectorAll('h2')].some((h) => h.textContent.trim() === 'Submit a job')`},
+			{"/playground/", `!document.getElementById('status').classList.contains('loading')`},
+		} {
+			b.run(t, "open "+p.path, 60*time.Second, chromedp.Navigate(b.s.Base+p.path), wait(p.ready, 50*time.Second))
+		}
 		b.noErrors(t)
 	})
 }

@@ -423,6 +423,9 @@ function ffmpegForm() {
   const inputs = new Map(); // name -> {url} | {content}
   const command = h('textarea', { name: 'command', rows: 3, spellcheck: 'false', placeholder: 'ffmpeg -i in.mp4 -vf scale=640:-2 out.mp4', 'aria-describedby': 'check' });
   const check = h('p', { id: 'check', 'aria-live': 'polite', 'data-state': 'empty' }, 'Type a command.');
+  // The names the command reads that the inputs do not provide yet, each with ways to add it.
+  const required = h('div', { id: 'required-inputs', hidden: true });
+  let requiredKey = '';
   const preview = h('pre', { id: 'command-preview', hidden: true, 'aria-label': 'where the error is' });
   const submit = h('button', { type: 'submit', disabled: true }, 'Submit job');
   const list = h('tbody', {});
@@ -441,6 +444,49 @@ function ffmpegForm() {
     inputs.set(name, v);
     drawInputs();
     recheck();
+  };
+
+  // drawRequired lists the names still to provide (the validator's requiredInputs), each with
+  // an upload, a URL and inline text; it is drawn again only when the names change, so that
+  // what is typed in it survives the checks of the command.
+  const drawRequired = (names) => {
+    const key = names.join('\n');
+    if (key === requiredKey) return;
+    requiredKey = key;
+    required.hidden = !names.length;
+    required.replaceChildren(...(names.length ? [
+      h('p', {}, names.length === 1 ? 'Provide this input before submitting:' : 'Provide these inputs before submitting:'),
+      h('ul', {}, names.map(requiredItem))] : []));
+  };
+  const requiredItem = (name) => {
+    const sequence = /%0?\d*d/.test(name);
+    const status = h('ul', { class: 'muted', 'aria-live': 'polite' });
+    const file = h('input', { type: 'file', multiple: sequence, id: id('file'), 'aria-label': `Upload ${name}` });
+    file.addEventListener('change', () => {
+      const files = [...file.files];
+      file.value = '';
+      // A frame of an image sequence is staged under its own name; any other file under the
+      // name the command reads.
+      uploadAll(files, status, (a) => addInput(sequence ? a.name : name, { url: a.url }));
+    });
+    const url = h('input', { type: 'url', placeholder: 'https://…', size: 30, 'aria-label': `URL of ${name}` });
+    const text = h('textarea', { rows: 3, 'aria-label': `Text of ${name}` });
+    const textBox = h('div', { hidden: true }, text, h('button', { type: 'button', class: 'secondary', onclick: () => addInput(name, { content: text.value }) }, `Add ${name} as inline text`));
+    return h('li', { 'data-required': name },
+      h('strong', { class: 'mono' }, name),
+      sequence ? h('span', { class: 'muted' }, ' (an image sequence: upload its numbered frames, named as the pattern says)') : null,
+      h('div', { class: 'row' },
+        h('label', { class: 'inline', for: file.id }, sequence ? 'Upload frames' : 'Upload a file'), file),
+      sequence ? null : h('div', { class: 'row' }, url, h('button', { type: 'button', class: 'secondary', onclick: () => {
+        if (!url.value.trim()) return flash(`Give the URL of ${name}.`, true);
+        addInput(name, { url: url.value.trim() });
+      } }, `Add ${name} by URL`),
+      h('button', { type: 'button', class: 'link', 'aria-expanded': 'false', onclick: (e) => {
+        textBox.hidden = !textBox.hidden;
+        e.target.setAttribute('aria-expanded', String(!textBox.hidden));
+        if (!textBox.hidden) text.focus();
+      } }, 'or type it as text')),
+      textBox, status);
   };
 
   // mark shows the offending flag (or input name) in the command.
@@ -465,6 +511,7 @@ function ffmpegForm() {
       check.className = '';
       check.textContent = 'Type a command.';
       preview.hidden = true;
+      drawRequired([]);
       submit.disabled = true;
       return;
     }
@@ -482,16 +529,22 @@ function ffmpegForm() {
       check.textContent = `In-browser check unavailable (${errorText(e)}); the server checks on submit.`;
       valid = true;
       submit.disabled = false;
+      drawRequired([]);
       return;
     }
     if (n !== seq) return;
-    valid = r.valid;
-    check.dataset.state = r.valid ? 'valid' : 'invalid';
-    check.className = r.valid ? 'ok' : 'error';
-    check.textContent = r.valid ? `✓ Valid. Output format: ${r.inferredOutputFormat || 'inferred at run time'}.` : `✗ ${r.error}`;
+    // A valid command that reads names no input provides is not ready: the API refuses the job.
+    const missing = r.valid ? r.requiredInputs || [] : [];
+    valid = r.valid && !missing.length;
+    check.dataset.state = !r.valid ? 'invalid' : missing.length ? 'missing-inputs' : 'valid';
+    check.className = valid ? 'ok' : r.valid ? 'warn' : 'error';
+    if (!r.valid) check.textContent = `✗ ${r.error}`;
+    else if (missing.length) check.textContent = `The command is valid but reads ${missing.length === 1 ? 'an input' : 'inputs'} not provided yet: ${missing.join(', ')}.`;
+    else check.textContent = `✓ Valid. Output format: ${r.inferredOutputFormat || 'inferred at run time'}.`;
     command.setAttribute('aria-invalid', String(!r.valid));
     if (r.valid) preview.hidden = true;
     else mark(r.error);
+    drawRequired(missing);
     submit.disabled = !valid;
   };
   command.addEventListener('input', recheck);
@@ -520,7 +573,7 @@ function ffmpegForm() {
   });
 
   form.append(
-    field('FFmpeg command', command), check, preview,
+    field('FFmpeg command', command), check, preview, required,
     h('fieldset', {}, h('legend', {}, 'Inputs'),
       h('p', { class: 'muted' }, 'Each input is staged under its name; refer to it by name in the command.'),
       table(['Name', 'Source', ''], [], null), 
