@@ -66,3 +66,52 @@ func TestFlagTableSize(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsListsTheAllowlist(t *testing.T) {
+	t.Parallel()
+	flags := Flags()
+	if len(flags) != len(flagTable) {
+		t.Fatalf("Flags() has %d flags, the allowlist %d", len(flags), len(flagTable))
+	}
+	grouped := 0
+	for _, g := range FlagGroups() {
+		grouped += len(g.Flags)
+	}
+	if grouped != len(flags) {
+		t.Fatalf("FlagGroups() hold %d flags, Flags() %d", grouped, len(flags))
+	}
+	for i, f := range flags {
+		if i > 0 && flags[i-1].Name >= f.Name {
+			t.Fatalf("Flags() not sorted at %s, %s", flags[i-1].Name, f.Name)
+		}
+		if !strings.HasPrefix(f.Name, "-") || f.Reason == "" {
+			t.Fatalf("flag %+v: want a dash and a reason", f)
+		}
+		// Every listed flag passes the flags layer, and takes a specifier only when it says so.
+		word := f.Name
+		if f.StreamSpecifier {
+			word += ":v"
+		}
+		r := Validate("ffmpeg "+word+valueFor(f)+" -f lavfi -i testsrc=d=1 out.mp4", Options{})
+		if r.Err != nil && r.Err.Layer == "flags" && (strings.Contains(r.Error, "flag "+word+" is not allowed") ||
+			strings.Contains(r.Error, "does not take a stream specifier")) {
+			t.Errorf("listed flag %s refused by the flags layer: %s", word, r.Error)
+		}
+	}
+	if r := Validate("ffmpeg -dump_attachment:t out.mp4 -i in.mp4 out.mp4", Options{}); r.Err == nil || r.Err.Layer != "flags" {
+		t.Fatalf("an unlisted flag: %+v, want refused by the flags layer", r.Err)
+	}
+	for _, f := range flags {
+		if f.Name == "-dump_attachment" {
+			t.Fatal("-dump_attachment is refused but listed")
+		}
+	}
+}
+
+// valueFor gives a listed flag a value word, when it takes one; other layers may refuse it.
+func valueFor(f Flag) string {
+	if f.TakesValue {
+		return " 1"
+	}
+	return ""
+}

@@ -159,6 +159,7 @@ func (a *api) routes() []route {
 		r(http.MethodGet, "/batches", true, a.listBatches),
 		r(http.MethodGet, "/batches/{id}", true, a.getBatch),
 		r(http.MethodPost, "/ffmpeg/validate", false, a.validate),
+		r(http.MethodGet, "/ffmpeg/flags", false, a.ffmpegFlags),
 		r(http.MethodPost, "/uploads", true, a.upload),
 		r(http.MethodGet, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodHead, "/assets/{id}/content", true, a.assetContent),

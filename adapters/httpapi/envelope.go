@@ -140,7 +140,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
+	if h.Get("Cache-Control") == "" { // a handler of public, unchanging data may allow caching
+		h.Set("Cache-Control", "no-store")
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
 }

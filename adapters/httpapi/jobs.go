@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/uptrace/bunrouter"
@@ -165,6 +167,16 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 		a.opts.OnValidatorRejection(res.Err.Layer)
 	}
 	return writeData(w, http.StatusOK, res)
+}
+
+// ffmpegFlags answers GET /ffmpeg/flags: the validator's flag allowlist, each flag with the
+// reason it is safe. It is the allowlist of this binary, so it changes only with a release.
+func (a *api) ffmpegFlags(w http.ResponseWriter, req bunrouter.Request) error {
+	if q := req.URL.Query(); len(q) > 0 {
+		return problem.Reject(problem.CodeValidation, "query parameter %q is not known; GET /ffmpeg/flags takes none", slices.Sorted(maps.Keys(q))[0])
+	}
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	return writeData(w, http.StatusOK, validator.Flags())
 }
 
 // readJSON reads a JSON request body under the cap. A declared Content-Type must be JSON; a
