@@ -587,6 +587,15 @@ func TestConsole(t *testing.T) {
 			{"/playground/", `!document.getElementById('status').classList.contains('loading')`},
 		} {
 			b.run(t, "open "+p.path, 60*time.Second, chromedp.Navigate(b.s.Base+p.path), wait(p.ready, 50*time.Second))
+			if p.path == "/docs/" {
+				// The reference renders the flag allowlist, each flag in a row with its reason.
+				rows := eval[int](t, b, `[...document.querySelectorAll('tr')].filter((tr) => tr.cells.length === 2 &&
+					tr.cells[0].textContent.startsWith('filter graphs: every filter and option is checked') &&
+					tr.cells[1].textContent.split(/\s+/).includes('-filter_complex')).length`)
+				if rows != 1 {
+					t.Errorf("/docs shows %d rows of -filter_complex with its reason, want the allowlist's one", rows)
+				}
+			}
 		}
 		b.noErrors(t)
 	})
