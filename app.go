@@ -206,6 +206,8 @@ type App struct {
 	relayWake   chan struct{}
 	// closeLimiter releases the rate limiter's connections, if it has any.
 	closeLimiter func() error
+	// dataLock is <data>/serve.lock while LockData holds it.
+	dataLock *os.File
 }
 
 // UseCases are the application's use cases, composed over the adapters: those the HTTP API
@@ -619,10 +621,11 @@ func signingKey(cfg Config) ([]byte, error) {
 	return k, nil
 }
 
-// Close releases the store and the bus.
+// Close releases the store, the bus and the data directory's lock.
 func (a *App) Close() {
 	a.closeAll()
 	a.Store.Close()
+	a.unlockData()
 }
 
 func (a *App) closeAll() {
@@ -636,8 +639,14 @@ func (a *App) closeAll() {
 // monthly grants, webhook deliveries, (Config.Runner) the in-process runner and (a runner
 // broker configured) the work queue served to workers over the broker. A program that
 // embeds the service with its own HTTP server calls Start rather than Run; wait returns once
-// all of it stopped.
+// all of it stopped. With the embedded default (SQLite in the data directory) it first takes
+// the directory for this process alone (LockData), and fails with ErrDataInUse while another
+// process serves from it.
 func (a *App) Start(ctx context.Context) (wait func(), err error) {
+	// One process serves a data directory at a time (LockData).
+	if err := a.LockData(); err != nil {
+		return nil, err
+	}
 	// Work submitted on other replicas wakes the claims waiting here.
 	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
 		if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(c), func(ctx context.Context, _ []byte) error {

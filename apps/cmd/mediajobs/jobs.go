@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -180,7 +181,7 @@ func listJobs(ctx context.Context, c *client.ClientWithResponses, f listFlags, s
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tTYPE\tCREATED\tCOST\tERROR")
+	fmt.Fprintln(tw, "ID\tSTATUS\tTYPE\tCREATED\tCOST\tERROR\tSUMMARY")
 	for _, j := range page.Data {
 		cost, errCode := "-", ""
 		if j.Cost != nil {
@@ -190,13 +191,40 @@ func listJobs(ctx context.Context, c *client.ClientWithResponses, f listFlags, s
 			errCode = string(j.Error.Code)
 		}
 		created := time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Status, j.Type, created, cost, errCode)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Status, j.Type, created, cost, cmp.Or(errCode, "-"), jobSummary(j))
 	}
 	_ = tw.Flush()
 	if next := page.Pagination.NextCursor; next != nil {
 		fmt.Fprintf(stdout, "more: mediajobs jobs list --cursor %s\n", *next)
 	}
 	return 0
+}
+
+// summaryWidth is how much of a command the jobs table shows.
+const summaryWidth = 60
+
+// jobSummary tells one job of a list from another: its FFmpeg command (without the leading
+// "ffmpeg", shortened), else the name of its first output file, else "-".
+func jobSummary(j client.Job) string {
+	if j.Params != nil {
+		if c, ok := (*j.Params)["command"].(string); ok && c != "" {
+			c = strings.Join(strings.Fields(c), " ")
+			c = strings.TrimPrefix(c, "ffmpeg ")
+			if r := []rune(c); len(r) > summaryWidth {
+				c = string(r[:summaryWidth-1]) + "…"
+			}
+			return c
+		}
+	}
+	if j.Output != nil {
+		if j.Output.File != nil {
+			return j.Output.File.Path
+		}
+		if len(j.Output.Files) > 0 {
+			return j.Output.Files[0].Path
+		}
+	}
+	return "-"
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -50,6 +50,12 @@ func serve(ctx context.Context, cfg mediajobs.Config, stderr io.Writer, ready fu
 		return 1
 	}
 	defer a.Close()
+	// Before listening and before dev's account: a second server on this data directory stops
+	// here, having changed nothing. Run would take the lock too, later.
+	if err := a.LockData(); err != nil {
+		fmt.Fprintln(stderr, "mediajobs:", err)
+		return 1
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "mediajobs:", err)
@@ -61,7 +67,9 @@ func serve(ctx context.Context, cfg mediajobs.Config, stderr io.Writer, ready fu
 			return 1
 		}
 	}
-	a.Log.Info("mediajobs serving", "addr", ln.Addr().String(), "baseURL", a.Config.BaseURL, "data", cfg.Data)
+	base := a.Config.BaseURL
+	a.Log.Info("mediajobs serving", "addr", ln.Addr().String(), "baseURL", base, "data", a.Config.Data,
+		"console", base+"/", "docs", base+"/docs", "openapi", base+"/openapi.json")
 	if err := a.Run(ctx, ln); err != nil {
 		fmt.Fprintln(stderr, "mediajobs:", err)
 		return 1
@@ -113,7 +121,8 @@ Submit a job that works offline (a test pattern), then poll it:
     -d '{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc=duration=3:size=640x360:rate=25 -c:v libx264 -pix_fmt yuv420p out.mp4"}}'
   curl -s %[1]s/jobs/<job_id> -H 'Authorization: Bearer %[4]s'
 
-The API is described at %[1]s/openapi.json. Stop with Ctrl-C.
+The web console is at %[1]s/ and the API reference at %[1]s/docs (the document itself:
+%[1]s/openapi.json). Stop with Ctrl-C.
 
 `, base, cfg.Data, dev.AccountID, dev.APIKey)
 		return nil
