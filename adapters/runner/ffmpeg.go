@@ -35,8 +35,10 @@ type FFmpeg struct {
 	Limits sandbox.Limits
 	// Log receives the runner's own failures, which clients are not shown; nil discards them.
 	Log *slog.Logger
-	// MaxProbes bounds how many output files get their meta probed (a long HLS ladder has
-	// hundreds of segments); the headline manifest or file is always among them.
+	// MaxProbes bounds how many output files ffprobe reads (0 is DefaultMaxProbes): a long HLS
+	// ladder has hundreds of segments, and each probe is a sandboxed process of its own. The
+	// manifests are always among them. Images and MP4 files are read in process whatever the
+	// cap, and the segments of an HLS playlist take their duration from it (fillFromPlaylists).
 	MaxProbes int
 	// AllowPrivateNetworks are the address ranges this runner's fetcher may reach
 	// (safehttp.Config.AllowPrivate): the validator, run again here, lets input URLs in them
@@ -192,6 +194,9 @@ func firstLocalInput(args []string, inputs map[string]bool) string {
 }
 
 // collect stores every regular file the command wrote (inputs excepted) and probes their meta.
+// DefaultMaxProbes is how many output files of a job ffprobe reads when FFmpeg.MaxProbes is 0.
+const DefaultMaxProbes = 8
+
 // Files in the work directory are untrusted: they are opened without following symlinks, and
 // anything but a regular file is ignored.
 func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, inputs map[string]bool) ([]job.File, error) {
@@ -207,46 +212,46 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	probe := map[string]bool{}
-	for _, n := range names {
-		if job.IsManifest(n) {
-			probe[n] = true
+
+	// Images and MP4 files are read in process; ffprobe reads at most limit of the others,
+	// manifests first.
+	files := make([]job.File, len(names))
+	var manifests, others []int
+	for i, n := range names {
+		files[i] = job.File{Path: n, Type: job.TypeOf(n)}
+		switch {
+		case files[i].Type == job.FileCaptions || files[i].Type == job.FileData:
+		case job.IsManifest(n):
+			manifests = append(manifests, i)
+		default:
+			if m, ok := nativeMeta(filepath.Join(work, n)); ok {
+				files[i].Meta = m
+			} else {
+				others = append(others, i)
+			}
 		}
 	}
 	limit := f.MaxProbes
 	if limit <= 0 {
-		limit = 8
+		limit = DefaultMaxProbes
 	}
-	for _, n := range names {
-		if len(probe) >= limit {
-			break
-		}
-		probe[n] = true
-	}
-
-	files := make([]job.File, len(names))
+	probe := append(manifests, others...)
+	probe = probe[:min(len(probe), max(limit, len(manifests)))]
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
-	for i, n := range names {
-		files[i] = job.File{Path: n, Type: job.TypeOf(n)}
-		if !probe[n] || files[i].Type == job.FileCaptions || files[i].Type == job.FileData {
-			continue
-		}
+	for _, i := range probe {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if m, ok := nativeMeta(filepath.Join(work, n)); ok {
-				files[i].Meta = m
-				return
-			}
-			if m, err := Probe(ctx, f.Sandbox, work, n); err == nil && *m != (job.Meta{}) {
+			if m, err := Probe(ctx, f.Sandbox, work, names[i]); err == nil && *m != (job.Meta{}) {
 				files[i].Meta = m
 			}
 		}()
 	}
 	wg.Wait()
+	fillFromPlaylists(work, files)
 	for i, n := range names {
 		size, err := f.store(ctx, a.Lease, filepath.Join(work, n), n)
 		if err != nil {

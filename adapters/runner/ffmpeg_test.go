@@ -162,6 +162,36 @@ func TestHLSStream(t *testing.T) {
 	}
 }
 
+// TestHLSSegmentsPastTheProbeCap: ffprobe reads DefaultMaxProbes files of a job; the other
+// segments of an HLS stream still show their container, duration (from the playlist) and
+// picture size (from a probed segment of the same playlist).
+func TestHLSSegmentsPastTheProbeCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.run(t, "", "ffmpeg -f lavfi -i testsrc=duration=12:size=160x120:rate=10 -c:v libx264 -g 10 -f hls -hls_time 1 -hls_list_size 0 -hls_segment_filename seg_%03d.ts index.m3u8", 60*time.Second)
+	if failed(res) != nil {
+		t.Fatalf("job failed: %+v %s", failed(res), deref(failed(res).Detail))
+	}
+	segments, total := 0, int64(0)
+	for _, f := range res.Files {
+		if !strings.HasSuffix(f.Path, ".ts") {
+			continue
+		}
+		segments++
+		if f.Meta == nil || f.Meta.Format != "ts" || f.Meta.DurationMs <= 0 || f.Meta.Width != 160 || f.Meta.Height != 120 {
+			t.Errorf("segment %s: meta %+v, want ts 160x120 with its duration", f.Path, f.Meta)
+			continue
+		}
+		total += f.Meta.DurationMs
+	}
+	if segments <= runner.DefaultMaxProbes {
+		t.Fatalf("%d segments: the test needs more than the %d probed", segments, runner.DefaultMaxProbes)
+	}
+	if total < 11_500 || total > 12_500 {
+		t.Errorf("the segments' durations add up to %d ms, want the stream's 12 s", total)
+	}
+}
+
 func TestFailureKeepsStderrTail(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -63,6 +63,11 @@ function bytes(n) {
   if (n < 1 << 30) return `${(n / (1 << 20)).toFixed(1)} MiB`;
   return `${(n / (1 << 30)).toFixed(2)} GiB`;
 }
+// notProbed fills the format cell of a media file that has no meta: ffprobe reads a few files
+// of each job (MaxProbes), and says so rather than leaving a bare dash.
+const notProbed = (f) => (['video', 'audio', 'image'].includes(f.type)
+  ? h('span', { class: 'muted', title: 'ffprobe reads at most 8 files of a job, manifests first; the size is exact.' }, 'not probed')
+  : '—');
 const badge = (s) => h('span', { class: `status ${s}` }, s);
 const terminal = (s) => s === 'complete' || s === 'failed' || s === 'cancelled';
 const jobDuration = (j) => (j.startedAt && j.completedAt ? duration(j.completedAt - j.startedAt) : '—');
@@ -287,7 +292,7 @@ function outputs(job) {
   if (o.files.length) {
     parts.push(h('h2', {}, 'Files'), table(['File', 'Type', 'Size', 'Format', 'Size (px)', 'Duration'], o.files.map((f) => h('tr', {},
       h('td', {}, h('a', { href: f.url, download: f.path.split('/').pop() }, f.path)),
-      h('td', {}, f.type), h('td', {}, bytes(f.size)), h('td', {}, f.meta?.format ?? '—'),
+      h('td', {}, f.type), h('td', {}, bytes(f.size)), h('td', {}, f.meta?.format ?? notProbed(f)),
       h('td', {}, f.meta?.width ? `${f.meta.width}×${f.meta.height}` : '—'),
       h('td', {}, f.meta?.durationMs !== undefined ? duration(f.meta.durationMs) : '—')))),
     h('p', { class: 'muted' }, `Links are signed and expire ${when(o.expiresAt)}.`));
