@@ -545,6 +545,19 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
+	t.Run("UnknownLengthShowsTimeProcessed", func(t *testing.T) {
+		// An endless source bounded only by the output's size: no length is known, so the page
+		// shows the media time written instead of a percentage. The job is cancelled once seen.
+		id := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=s=640x360 -fs 50M -c:v libx264 -preset veryslow -pix_fmt yuv420p endless.mp4", nil, nil))
+		b.goTo(t, "#/jobs/"+id, `#job-status`)
+		b.run(t, "wait for time processed", 90*time.Second,
+			wait(`/^\d.* processed$/.test(document.querySelector('#job-status .processed')?.textContent ?? '')`, 80*time.Second))
+		b.screenshot(t, "processed")
+		b.c.do(http.MethodPost, "/jobs/"+id+"/cancel", nil, nil).decode(t, http.StatusOK, nil)
+		b.run(t, "see it cancelled", 30*time.Second, wait(`document.querySelector('#job-status')?.dataset.status === 'cancelled'`, 25*time.Second))
+		b.noErrors(t)
+	})
+
 	t.Run("PhoneWidthKeyboardLabels", func(t *testing.T) {
 		b.run(t, "phone viewport", 10*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 		pages := map[string]string{"#/jobs": `#jobs`, "#/new": `#new-ffmpeg`, "#/webhooks": `#new-endpoint`, "#/keys": `#create-key`,

@@ -20,6 +20,9 @@ import (
 type Hooks struct {
 	// Progress takes a fraction 0..1 whenever it is known.
 	Progress func(float64)
+	// Processed takes how much media time the run has written, whenever it is known; nil
+	// ignores it.
+	Processed func(time.Duration)
 	// Executing says that the job's compute (the first sandboxed FFmpeg or ffprobe) begins
 	// now; the agent tells the control plane at once, since billing depends on it.
 	Executing func()
@@ -268,13 +271,14 @@ type beats struct {
 
 	mu        sync.Mutex
 	progress  float64
+	processed time.Duration
 	executing bool
 	now       chan struct{}
 }
 
 func (b *beats) send(ctx context.Context) error {
 	b.mu.Lock()
-	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, Executing: b.executing}
+	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, ProcessedMs: b.processed.Milliseconds(), Executing: b.executing}
 	b.mu.Unlock()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -328,6 +332,11 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		Progress: func(p float64) {
 			b.mu.Lock()
 			b.progress = p
+			b.mu.Unlock()
+		},
+		Processed: func(d time.Duration) {
+			b.mu.Lock()
+			b.processed = d
 			b.mu.Unlock()
 		},
 		Executing: func() {

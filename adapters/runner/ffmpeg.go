@@ -119,6 +119,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		if d > 0 {
 			h.Progress(min(float64(outUs)/float64(d), 0.99))
 		}
+		if h.Processed != nil {
+			h.Processed(time.Duration(outUs) * time.Microsecond)
+		}
 	}}
 	args = append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, args...)
 	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,

@@ -523,3 +523,44 @@ func TestFFmpegProgressOfAGeneratedInput(t *testing.T) {
 		t.Errorf("progress ended at %v (of %v); want the run's end near 1, below it until the job completes", last, seen)
 	}
 }
+
+// TestFFmpegProcessedWithoutALength: a command whose output has no length known in advance (an
+// endless source bounded by -fs) gets no progress fraction, but the media time written so far.
+func TestFFmpegProcessedWithoutALength(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	params, _ := json.Marshal(map[string]any{"command": "ffmpeg -f lavfi -i testsrc=s=320x240:r=25 -fs 300k -c:v libx264 -pix_fmt yuv420p out.mp4"})
+	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg",
+		Params: params, Timeout: time.Minute, AssetURLPrefix: "https://api.test/assets/"}
+	work, err := os.MkdirTemp(b.root, "work-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu        sync.Mutex
+		fractions []float64
+		processed []time.Duration
+	)
+	h := runner.Hooks{Executing: func() {},
+		Progress: func(p float64) {
+			mu.Lock()
+			fractions = append(fractions, p)
+			mu.Unlock()
+		},
+		Processed: func(d time.Duration) {
+			mu.Lock()
+			processed = append(processed, d)
+			mu.Unlock()
+		}}
+	if res := b.exec.Execute(context.Background(), a, work, h); res.Failure != nil {
+		t.Fatalf("the job failed: %+v", res.Failure)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(fractions) != 0 {
+		t.Errorf("progress %v for a command of no known length", fractions)
+	}
+	if len(processed) == 0 || processed[len(processed)-1] <= 0 {
+		t.Fatalf("processed %v, want the media time written", processed)
+	}
+}

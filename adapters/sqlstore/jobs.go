@@ -29,6 +29,7 @@ type jobRow struct {
 	Pattern      string     `bun:"pattern"`
 	Status       string     `bun:"status"`
 	Progress     float64    `bun:"progress"`
+	ProcessedMs  int64      `bun:"processed_ms"`
 	Output       *string    `bun:"output"`
 	OutputData   *string    `bun:"output_data"`
 	Error        *string    `bun:"error"`
@@ -98,7 +99,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 	r := &jobRow{
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
-		Status: string(j.Status), Progress: j.Progress, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
+		Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
 		Worker: j.Worker, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
@@ -130,7 +131,7 @@ func (r *jobRow) job() (*job.Job, error) {
 	j := &job.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
-		Status: job.Status(r.Status), Progress: r.Progress, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
+		Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
 		Worker:     r.Worker,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),

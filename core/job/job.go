@@ -51,9 +51,12 @@ type Job struct {
 
 	Status   Status
 	Progress float64
-	Output   *Output
-	Error    *Error
-	Cost     *Cost
+	// ProcessedMs is how much of its output a running job has written, in media time: what a
+	// client is shown when no length of the output is known, so no Progress.
+	ProcessedMs int64
+	Output      *Output
+	Error       *Error
+	Cost        *Cost
 	// ComputeMs is the measured execution time, file transfers excluded.
 	ComputeMs int64
 	// Attempt counts dispatches; a lease older than LeaseUntil belongs to a lost runner.
@@ -184,6 +187,16 @@ func (j *Job) Heartbeat(now time.Time, lease time.Duration, progress float64) er
 	return nil
 }
 
+// Processed records how much media time a running job has written; it only grows. A figure
+// outside 0 to 10 days (a runner's mistake) is ignored: it is shown, never billed.
+func (j *Job) Processed(ms int64) {
+	if ms > j.ProcessedMs && ms <= maxProcessedMs {
+		j.ProcessedMs = ms
+	}
+}
+
+const maxProcessedMs = 10 * 24 * 3600 * 1000
+
 // MaxRequeues is how many times a job goes back to waiting before a lapsed lease fails it.
 const MaxRequeues = 1
 
@@ -198,7 +211,7 @@ func (j *Job) Requeue(now time.Time) error {
 		return err
 	}
 	j.Requeues++
-	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress = nil, nil, nil, nil, 0
+	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress, j.ProcessedMs = nil, nil, nil, nil, 0, 0
 	j.Worker, j.Uploads = "", nil
 	return nil
 }

@@ -75,7 +75,11 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 				return err
 			}
 		}
-		return j.Heartbeat(now, s.p.Lease, b.Progress)
+		if err := j.Heartbeat(now, s.p.Lease, b.Progress); err != nil {
+			return err
+		}
+		j.Processed(b.ProcessedMs)
+		return nil
 	})
 	switch {
 	case errors.Is(err, errUnchanged):

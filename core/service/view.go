@@ -11,10 +11,12 @@ import (
 // View is a job as clients read it over REST and MCP: the spec's fields, plus the request, the
 // progress of a running job and its timestamps (our additions).
 type View struct {
-	ID          string          `json:"id"`
-	Type        string          `json:"type"`
-	Status      job.Status      `json:"status"`
-	Progress    *float64        `json:"progress,omitempty"`
+	ID       string     `json:"id"`
+	Type     string     `json:"type"`
+	Status   job.Status `json:"status"`
+	Progress *float64   `json:"progress,omitempty"`
+	// ProcessedMs is the media time a running job has written so far, when its runner knows it.
+	ProcessedMs *int64          `json:"processedMs,omitempty"`
 	Output      *job.Output     `json:"output,omitempty"`
 	Error       *job.Error      `json:"error,omitempty"`
 	Cost        *job.Cost       `json:"cost,omitempty"`
@@ -49,6 +51,10 @@ func (v Viewer) View(j *job.Job) View {
 	if j.Status == job.StatusRunning {
 		p := j.Progress
 		out.Progress = &p
+		if j.ProcessedMs > 0 {
+			ms := j.ProcessedMs
+			out.ProcessedMs = &ms
+		}
 	}
 	if j.Status == job.StatusComplete && j.Output != nil {
 		o := v.Sign(j.ID, *j.Output)

@@ -98,6 +98,9 @@ type Limits struct {
 type Beat struct {
 	Lease    Lease   `json:"lease"`
 	Progress float64 `json:"progress"`
+	// ProcessedMs is how much media time the job has written so far, when the runner knows it
+	// (FFmpeg's out_time): shown while no Progress can be.
+	ProcessedMs int64 `json:"processedMs,omitempty"`
 	// Executing says that the job's compute (the FFmpeg step) has begun.
 	Executing bool `json:"executing,omitempty"`
 }

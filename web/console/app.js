@@ -151,11 +151,21 @@ function signInPage(main) {
 const STATUSES = ['waiting', 'dispatched', 'running', 'complete', 'failed', 'cancelled'];
 const TYPES = ['ffmpeg', 'caption.burn', 'extract.metadata', 'captions.animate'];
 
+// progressOf shows how far a running job has got: a bar and a percentage when the length of its
+// output is known, else the media time it has written (processedMs).
+function progressOf(j, label) {
+  if (j.status !== 'running') return null;
+  if (!(j.progress > 0) && typeof j.processedMs === 'number') {
+    return [' ', h('span', { class: 'processed', 'aria-label': label }, `${duration(j.processedMs)} processed`)];
+  }
+  if (typeof j.progress !== 'number') return null;
+  return [' ', h('progress', { max: 1, value: j.progress, 'aria-label': label }), ` ${Math.round(j.progress * 100)}%`];
+}
+
 function jobRow(j) {
   const status = h('td', {}, badge(j.status));
-  if (j.status === 'running' && typeof j.progress === 'number') {
-    status.append(' ', h('progress', { max: 1, value: j.progress, 'aria-label': `progress of ${j.id}` }));
-  }
+  const p = progressOf(j, `progress of ${j.id}`);
+  if (p) status.append(...p);
   return h('tr', { 'data-job': j.id, 'data-status': j.status },
     h('td', { class: 'mono id' }, h('a', { href: `#/jobs/${j.id}` }, j.id)),
     h('td', {}, j.type), status,
@@ -328,8 +338,7 @@ function jobPage(main, gen, jobID) {
     if (j.status === 'failed' || j.status === 'cancelled') actions.append(h('button', { type: 'button', onclick: () => act(`/jobs/${j.id}/retry`) }, 'Retry'));
     head.replaceChildren(
       h('p', { id: 'job-status', role: 'status', 'data-status': j.status }, badge(j.status),
-        j.status === 'running' && typeof j.progress === 'number'
-          ? [' ', h('progress', { max: 1, value: j.progress, 'aria-label': 'progress' }), ` ${Math.round(j.progress * 100)}%`] : null),
+        progressOf(j, 'progress')),
       h('dl', { class: 'facts' },
         h('dt', {}, 'Type'), h('dd', {}, j.type),
         h('dt', {}, 'Created'), h('dd', {}, when(j.createdAt)),

@@ -214,11 +214,18 @@ func TestHeartbeatRunsAndKeepsTheJob(t *testing.T, f Features, newHarness Constr
 	if j := h.Job(t, id); j.Status != job.StatusRunning || j.ExecStartedAt != nil {
 		t.Fatalf("after the first heartbeat: %s, exec %v", j.Status, j.ExecStartedAt)
 	}
-	if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.4, Executing: true}); err != nil {
+	if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.4, ProcessedMs: 1500, Executing: true}); err != nil {
 		t.Fatal(err)
 	}
-	if j := h.Job(t, id); j.Progress != 0.4 || j.ExecStartedAt == nil {
-		t.Fatalf("after an executing heartbeat: progress %v, exec %v", j.Progress, j.ExecStartedAt)
+	if j := h.Job(t, id); j.Progress != 0.4 || j.ProcessedMs != 1500 || j.ExecStartedAt == nil {
+		t.Fatalf("after an executing heartbeat: progress %v, processed %d ms, exec %v", j.Progress, j.ProcessedMs, j.ExecStartedAt)
+	}
+	// The media time written only grows: a heartbeat sent before another arrives late.
+	if _, err := h.Queue.Heartbeat(ctx, workqueue.Beat{Lease: a.Lease, Progress: 0.3, ProcessedMs: 900, Executing: true}); err != nil {
+		t.Fatal(err)
+	}
+	if j := h.Job(t, id); j.Progress != 0.4 || j.ProcessedMs != 1500 {
+		t.Fatalf("after a late heartbeat: progress %v, processed %d ms", j.Progress, j.ProcessedMs)
 	}
 }
 
