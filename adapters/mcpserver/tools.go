@@ -153,8 +153,11 @@ func summarize(v service.View) string {
 		return fmt.Sprintf("Job %s was cancelled.", v.ID)
 	default:
 		s := fmt.Sprintf("Job %s is %s", v.ID, v.Status)
-		if v.Progress != nil {
+		switch {
+		case v.Progress != nil && *v.Progress > 0, v.Progress != nil && v.ProcessedMs == nil:
 			s += fmt.Sprintf(" (%.0f%%)", *v.Progress*100)
+		case v.ProcessedMs != nil:
+			s += fmt.Sprintf(" (%s of media written; its length is not known)", (time.Duration(*v.ProcessedMs) * time.Millisecond).Round(100*time.Millisecond))
 		}
 		return s + "; call get_job again in 1–2 seconds."
 	}
