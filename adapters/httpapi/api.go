@@ -161,6 +161,7 @@ func (a *api) routes() []route {
 		r(http.MethodPost, "/ffmpeg/validate", false, a.validate),
 		r(http.MethodGet, "/ffmpeg/flags", false, a.ffmpegFlags),
 		r(http.MethodPost, "/uploads", true, a.upload),
+		r(http.MethodGet, "/uploads", true, a.listUploads),
 		r(http.MethodGet, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodHead, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodGet, "/account", true, a.account),

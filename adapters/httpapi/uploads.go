@@ -26,6 +26,12 @@ type uploaded struct {
 	Name        string `json:"name"`
 	ContentType string `json:"contentType"`
 	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"`
+}
+
+func (a *api) uploadedOf(as asset.Asset) uploaded {
+	return uploaded{ID: as.ID, URL: a.uc.Uploads.URL(as.ID), Name: as.Name, ContentType: as.ContentType,
+		Size: as.Size, SHA256: as.SHA256}
 }
 
 // upload stores the request's file: a raw body (its Content-Type, its name from ?name= or
@@ -110,8 +116,34 @@ func (a *api) storeUpload(w http.ResponseWriter, req bunrouter.Request, name, fi
 	if err != nil {
 		return readFailure(err)
 	}
-	return writeData(w, http.StatusCreated, uploaded{ID: as.ID, URL: a.uc.Uploads.URL(as.ID), Name: as.Name,
-		ContentType: as.ContentType, Size: as.Size})
+	return writeData(w, http.StatusCreated, a.uploadedOf(as))
+}
+
+// listUploads is GET /uploads?sha256=HEX: the caller's uploads that hold exactly these bytes,
+// newest first, so that a client finds a file the service already has instead of sending it
+// again. The hash is required: the listing is a lookup by content, not a browse.
+func (a *api) listUploads(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	for name, vals := range q {
+		if name != "sha256" {
+			return problem.Reject(problem.CodeValidation, "query parameter %q is not known; use sha256", name)
+		}
+		if len(vals) > 1 {
+			return problem.Reject(problem.CodeValidation, "query parameter sha256 is given %d times; give it once", len(vals))
+		}
+	}
+	if !q.Has("sha256") {
+		return problem.Reject(problem.CodeValidation, "query parameter sha256 is required: the SHA-256 of the file to look for, 64 hex digits")
+	}
+	found, err := a.uc.Uploads.Find(req.Context(), caller(req), q.Get("sha256"))
+	if err != nil {
+		return err
+	}
+	out := make([]uploaded, 0, len(found))
+	for _, as := range found {
+		out = append(out, a.uploadedOf(as))
+	}
+	return writeData(w, http.StatusOK, out)
 }
 
 // uploadFingerprint hashes what makes two uploads the same: the name, the type and the bytes

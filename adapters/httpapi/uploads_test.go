@@ -2,10 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/problem"
 )
@@ -16,6 +21,7 @@ type uploaded struct {
 	Name        string `json:"name"`
 	ContentType string `json:"contentType"`
 	Size        int64  `json:"size"`
+	SHA256      string `json:"sha256"`
 }
 
 func multipartBody(t *testing.T, fields map[string]string, fileName, content string) ([]byte, string) {
@@ -179,5 +185,83 @@ func TestAssetContent(t *testing.T) {
 				t.Fatalf("HEAD answered a body of %d bytes", len(res.body))
 			}
 		})
+	}
+}
+
+// TestFindUploads: GET /uploads?sha256= finds the caller's uploads of the same bytes, newest
+// first, whatever their names, and never another account's.
+func TestFindUploads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clip := append(append([]byte{}, mp4Head...), "one clip"...)
+	sum := sha256.Sum256(clip)
+	hexSum := hex.EncodeToString(sum[:])
+	upload := func(key, name string, body []byte) uploaded {
+		t.Helper()
+		res := b.do(t, request{method: "POST", path: "/uploads?name=" + name, key: key, body: body, header: map[string]string{"Content-Type": "video/mp4"}})
+		if res.status != http.StatusCreated {
+			t.Fatalf("upload %s: %d %s", name, res.status, res.body)
+		}
+		var u uploaded
+		res.data(t, &u)
+		b.clock.Advance(time.Second) // the next upload is newer
+		return u
+	}
+	first := upload(b.key, "clip.mp4", clip)
+	if first.SHA256 != hexSum {
+		t.Fatalf("POST /uploads: sha256 %q, want %q, the hash of the bytes sent", first.SHA256, hexSum)
+	}
+	renamed := upload(b.key, "same-bytes.mp4", clip)
+	upload(b.key, "other.mp4", append(append([]byte{}, mp4Head...), "another clip"...))
+	theirs := upload(b.otherKey, "clip.mp4", clip)
+
+	find := func(key, query string) []uploaded {
+		t.Helper()
+		res := b.do(t, request{method: "GET", path: "/uploads?" + query, key: key})
+		if res.status != http.StatusOK {
+			t.Fatalf("GET /uploads?%s: %d %s", query, res.status, res.body)
+		}
+		var got []uploaded
+		res.data(t, &got)
+		return got
+	}
+	tests := []struct {
+		name  string
+		key   string
+		query string
+		want  []uploaded
+	}{
+		{"the caller's, newest first, any name", b.key, "sha256=" + hexSum, []uploaded{renamed, first}},
+		{"upper-case hex", b.key, "sha256=" + strings.ToUpper(hexSum), []uploaded{renamed, first}},
+		{"another account sees its own only", b.otherKey, "sha256=" + hexSum, []uploaded{theirs}},
+		{"no match", b.key, "sha256=" + strings.Repeat("0", 64), []uploaded{}},
+	}
+	for _, tt := range tests {
+		if d := cmp.Diff(tt.want, find(tt.key, tt.query)); d != "" {
+			t.Errorf("%s: GET /uploads?%s (-want +got):\n%s", tt.name, tt.query, d)
+		}
+	}
+
+	rejections := []struct {
+		name     string
+		query    string
+		key      string
+		status   int
+		code     problem.Code
+		mentions string
+	}{
+		{"no sha256", "", b.key, 400, problem.CodeValidation, "sha256 is required"},
+		{"too short", "sha256=abc", b.key, 400, problem.CodeValidation, `sha256 "abc" is not a SHA-256`},
+		{"not hex", "sha256=" + strings.Repeat("g", 64), b.key, 400, problem.CodeValidation, "sha256"},
+		{"given twice", "sha256=" + hexSum + "&sha256=" + hexSum, b.key, 400, problem.CodeValidation, "sha256 is given 2 times"},
+		{"unknown parameter", "sha256=" + hexSum + "&name=clip.mp4", b.key, 400, problem.CodeValidation, `"name" is not known`},
+		{"no key", "sha256=" + hexSum, "", 401, problem.CodeUnauthorized, "Authorization"},
+	}
+	for _, tt := range rejections {
+		res := b.do(t, request{method: "GET", path: "/uploads?" + tt.query, key: tt.key})
+		code, msg := res.errorBody(t)
+		if res.status != tt.status || code != tt.code || !strings.Contains(msg, tt.mentions) {
+			t.Errorf("%s: got %d %s %q, want %d %s naming %q", tt.name, res.status, code, msg, tt.status, tt.code, tt.mentions)
+		}
 	}
 }

@@ -1000,6 +1000,21 @@ type ExtractMetadataInputs struct {
 	Source MediaURL `json:"source"`
 }
 
+// FFmpegFlag defines model for FFmpegFlag.
+type FFmpegFlag struct {
+	// Flag The option as typed, with its dash: `-c`, `-noautorotate`.
+	Flag string `json:"flag"`
+
+	// Reason Why it is safe to let through; the flags of one group share it.
+	Reason string `json:"reason"`
+
+	// StreamSpecifier Whether it takes a stream specifier (`-c:v`, `-b:a:1`).
+	StreamSpecifier bool `json:"streamSpecifier"`
+
+	// TakesValue Whether the next word is its value.
+	TakesValue bool `json:"takesValue"`
+}
+
 // FFmpegInputs A job's staged inputs: each key is a bare file name the command reads, each value an
 // https URL (or an uploaded asset's content URL), `{ url }`, or `{ content }` (inline text,
 // at most 64 KB: subtitles, concat lists, LUTs).
@@ -1049,7 +1064,7 @@ type HealthEnvelope struct {
 }
 
 // Job The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
-// request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1), `retryOf`, `batchId`,
+// request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1) and `processedMs`, `retryOf`, `batchId`,
 // and the timestamps in Unix milliseconds.
 type Job struct {
 	// BatchID The batch the job was submitted in; absent for a job submitted alone.
@@ -1074,6 +1089,12 @@ type Job struct {
 
 	// Params The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`.
 	Params *map[string]interface{} `json:"params,omitempty"`
+
+	// ProcessedMs Present while `running` once the runner knows it: the media time written so far, in
+	// milliseconds. `progress` needs a length of the output, known from the command (`-t`,
+	// a `lavfi` source's duration, frames over a rate) or a probe of the first input; when
+	// none is known, `progress` stays 0 and this shows how far the job has got.
+	ProcessedMs *int64 `json:"processedMs,omitempty"`
 
 	// Progress Present while `running`.
 	Progress  *float64 `json:"progress,omitempty"`
@@ -1118,7 +1139,7 @@ type JobCompletedEventEvent string
 // JobEnvelope defines model for JobEnvelope.
 type JobEnvelope struct {
 	// Data The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
-	// request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1), `retryOf`, `batchId`,
+	// request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1) and `processedMs`, `retryOf`, `batchId`,
 	// and the timestamps in Unix milliseconds.
 	Data Job `json:"data"`
 }
@@ -1296,7 +1317,10 @@ type Upload struct {
 	ContentType string `json:"contentType"`
 	ID          string `json:"id"`
 	Name        string `json:"name"`
-	Size        int64  `json:"size"`
+
+	// Sha256 The SHA-256 of the stored bytes, lowercase hex (`GET /uploads?sha256=`).
+	Sha256 string `json:"sha256"`
+	Size   int64  `json:"size"`
 
 	// URL {base_url}/assets/<id>/content
 	URL string `json:"url"`
@@ -1525,9 +1549,12 @@ type RunnerClaimJSONBodyClass string
 
 // RunnerHeartbeatJSONBody defines parameters for RunnerHeartbeat.
 type RunnerHeartbeatJSONBody struct {
-	Executing *bool    `json:"executing,omitempty"`
-	Lease     Lease    `json:"lease"`
-	Progress  *float64 `json:"progress,omitempty"`
+	Executing *bool `json:"executing,omitempty"`
+	Lease     Lease `json:"lease"`
+
+	// ProcessedMs Media time written so far (FFmpeg's out_time), when known.
+	ProcessedMs *int64   `json:"processedMs,omitempty"`
+	Progress    *float64 `json:"progress,omitempty"`
 }
 
 // RunnerAssetParams defines parameters for RunnerAsset.
@@ -1571,6 +1598,12 @@ type SubmitJobParams struct {
 type CreateSessionJSONBody struct {
 	// APIKey An API key, `mj_...`.
 	APIKey string `json:"apiKey"`
+}
+
+// FindUploadsParams defines parameters for FindUploads.
+type FindUploadsParams struct {
+	// Sha256 The SHA-256 of the file's bytes, 64 hex digits (either case).
+	Sha256 string `form:"sha256" json:"sha256"`
 }
 
 // UploadMultipartBody defines parameters for Upload.
@@ -2235,7 +2268,7 @@ type ClientInterface interface {
 	//
 	// `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 	// passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-	// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+	// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 	// of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 	// A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 	// allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -2255,7 +2288,7 @@ type ClientInterface interface {
 	//
 	// `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 	// passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-	// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+	// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 	// of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 	// A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 	// allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -2297,6 +2330,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /dl/{job_id} (the `HeadDownloadFile` operationId).
 	HeadDownloadFile(ctx context.Context, jobID DownloadJobID, params *HeadDownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFFmpegFlags List the flags a command may use
+	//
+	// No authentication, no charge. The validator's flag allowlist, sorted by flag, each with
+	// the reason it is safe, whether it takes a value and whether it takes a stream specifier
+	// (`-c:v`). A flag outside it is refused (`flag -x is not allowed`). It is the allowlist of
+	// the running release, so it may be cached (`Cache-Control: public, max-age=3600`). Any
+	// query parameter is a `VALIDATION_ERROR`.
+	//
+	// Corresponds with GET /ffmpeg/flags (the `ListFFmpegFlags` operationId).
+	ListFFmpegFlags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ValidateFFmpegWithBody Validate an FFmpeg command
 	//
@@ -2596,13 +2640,27 @@ type ClientInterface interface {
 	// Corresponds with POST /session (the `CreateSession` operationId).
 	CreateSession(ctx context.Context, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// FindUploads Find the account's uploads of a file, by its SHA-256
+	//
+	// The caller's uploads whose bytes have this SHA-256, newest first (`[]` when none): a
+	// client that holds a file asks before sending it and, on a match, uses the match's `url`
+	// as the job's input instead of uploading the same bytes again (`mediajobs run` does). A
+	// job stages an input under the name its `inputs` give it, so an upload stored under
+	// another name serves as well. Only the caller's account is searched: another account's
+	// uploads of the same file are never shown. `sha256` is required; a missing, repeated or
+	// malformed one, or any other query parameter, is a `VALIDATION_ERROR` naming it.
+	//
+	// Corresponds with GET /uploads (the `FindUploads` operationId).
+	FindUploads(ctx context.Context, params *FindUploadsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UploadWithBody Upload a file to use as a job input
 	//
 	// Two forms: the raw file as the body (its `Content-Type`; the name from `?name=` or the
 	// `X-Filename` header), or `multipart/form-data` with the file in the field `file` (its
 	// filename and type from the part). Other multipart fields are refused. An empty upload is a
 	// `VALIDATION_ERROR`; past the size cap it is 413 `PAYLOAD_TOO_LARGE` and nothing is kept.
-	// `url` is the asset's content URL, usable wherever a job takes a URL input.
+	// `url` is the asset's content URL, usable wherever a job takes a URL input. `sha256` is the
+	// hash of the stored bytes: `GET /uploads?sha256=` finds the upload again by it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2886,7 +2944,7 @@ func (c *Client) ListBatches(ctx context.Context, params *ListBatchesParams, req
 //
 // `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 // passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 // of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 // A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 // allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -2916,7 +2974,7 @@ func (c *Client) SubmitBatchWithBody(ctx context.Context, params *SubmitBatchPar
 //
 // `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 // passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 // of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 // A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 // allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -2999,6 +3057,27 @@ func (c *Client) DownloadFile(ctx context.Context, jobID DownloadJobID, params *
 // Corresponds with HEAD /dl/{job_id} (the `HeadDownloadFile` operationId).
 func (c *Client) HeadDownloadFile(ctx context.Context, jobID DownloadJobID, params *HeadDownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadDownloadFileRequest(c.Server, jobID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFFmpegFlags List the flags a command may use
+//
+// No authentication, no charge. The validator's flag allowlist, sorted by flag, each with
+// the reason it is safe, whether it takes a value and whether it takes a stream specifier
+// (`-c:v`). A flag outside it is refused (`flag -x is not allowed`). It is the allowlist of
+// the running release, so it may be cached (`Cache-Control: public, max-age=3600`). Any
+// query parameter is a `VALIDATION_ERROR`.
+//
+// Corresponds with GET /ffmpeg/flags (the `ListFFmpegFlags` operationId).
+func (c *Client) ListFFmpegFlags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFFmpegFlagsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3577,13 +3656,37 @@ func (c *Client) CreateSession(ctx context.Context, body CreateSessionJSONReques
 	return c.Client.Do(req)
 }
 
+// FindUploads Find the account's uploads of a file, by its SHA-256
+//
+// The caller's uploads whose bytes have this SHA-256, newest first (`[]` when none): a
+// client that holds a file asks before sending it and, on a match, uses the match's `url`
+// as the job's input instead of uploading the same bytes again (`mediajobs run` does). A
+// job stages an input under the name its `inputs` give it, so an upload stored under
+// another name serves as well. Only the caller's account is searched: another account's
+// uploads of the same file are never shown. `sha256` is required; a missing, repeated or
+// malformed one, or any other query parameter, is a `VALIDATION_ERROR` naming it.
+//
+// Corresponds with GET /uploads (the `FindUploads` operationId).
+func (c *Client) FindUploads(ctx context.Context, params *FindUploadsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFindUploadsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UploadWithBody Upload a file to use as a job input
 //
 // Two forms: the raw file as the body (its `Content-Type`; the name from `?name=` or the
 // `X-Filename` header), or `multipart/form-data` with the file in the field `file` (its
 // filename and type from the part). Other multipart fields are refused. An empty upload is a
 // `VALIDATION_ERROR`; past the size cap it is 413 `PAYLOAD_TOO_LARGE` and nothing is kept.
-// `url` is the asset's content URL, usable wherever a job takes a URL input.
+// `url` is the asset's content URL, usable wherever a job takes a URL input. `sha256` is the
+// hash of the stored bytes: `GET /uploads?sha256=` finds the upload again by it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4392,6 +4495,33 @@ func NewHeadDownloadFileRequest(server string, jobID DownloadJobID, params *Head
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListFFmpegFlagsRequest constructs an http.Request for the ListFFmpegFlags method
+func NewListFFmpegFlagsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/ffmpeg/flags")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5210,6 +5340,56 @@ func NewCreateSessionRequestWithBody(server string, contentType string, body io.
 	return req, nil
 }
 
+// NewFindUploadsRequest constructs an http.Request for the FindUploads method
+func NewFindUploadsRequest(server string, params *FindUploadsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/uploads")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sha256", params.Sha256, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewUploadRequestWithBody constructs an http.Request for the Upload method, with any body, and a specified content type
 func NewUploadRequestWithBody(server string, params *UploadParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
@@ -5895,7 +6075,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 	// passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-	// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+	// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 	// of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 	// A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 	// allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -5915,7 +6095,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 	// passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-	// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+	// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 	// of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 	// A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 	// allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -5965,6 +6145,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /dl/{job_id} (the `HeadDownloadFile` operationId).
 	HeadDownloadFileWithResponse(ctx context.Context, jobID DownloadJobID, params *HeadDownloadFileParams, reqEditors ...RequestEditorFn) (*HeadDownloadFileResponse, error)
+
+	// ListFFmpegFlagsWithResponse List the flags a command may use
+	//
+	// No authentication, no charge. The validator's flag allowlist, sorted by flag, each with
+	// the reason it is safe, whether it takes a value and whether it takes a stream specifier
+	// (`-c:v`). A flag outside it is refused (`flag -x is not allowed`). It is the allowlist of
+	// the running release, so it may be cached (`Cache-Control: public, max-age=3600`). Any
+	// query parameter is a `VALIDATION_ERROR`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /ffmpeg/flags (the `ListFFmpegFlags` operationId).
+	ListFFmpegFlagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFFmpegFlagsResponse, error)
 
 	// ValidateFFmpegWithBodyWithResponse Validate an FFmpeg command
 	//
@@ -6288,13 +6481,29 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /session (the `CreateSession` operationId).
 	CreateSessionWithResponse(ctx context.Context, body CreateSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSessionResponse, error)
 
+	// FindUploadsWithResponse Find the account's uploads of a file, by its SHA-256
+	//
+	// The caller's uploads whose bytes have this SHA-256, newest first (`[]` when none): a
+	// client that holds a file asks before sending it and, on a match, uses the match's `url`
+	// as the job's input instead of uploading the same bytes again (`mediajobs run` does). A
+	// job stages an input under the name its `inputs` give it, so an upload stored under
+	// another name serves as well. Only the caller's account is searched: another account's
+	// uploads of the same file are never shown. `sha256` is required; a missing, repeated or
+	// malformed one, or any other query parameter, is a `VALIDATION_ERROR` naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /uploads (the `FindUploads` operationId).
+	FindUploadsWithResponse(ctx context.Context, params *FindUploadsParams, reqEditors ...RequestEditorFn) (*FindUploadsResponse, error)
+
 	// UploadWithBodyWithResponse Upload a file to use as a job input
 	//
 	// Two forms: the raw file as the body (its `Content-Type`; the name from `?name=` or the
 	// `X-Filename` header), or `multipart/form-data` with the file in the field `file` (its
 	// filename and type from the part). Other multipart fields are refused. An empty upload is a
 	// `VALIDATION_ERROR`; past the size cap it is 413 `PAYLOAD_TOO_LARGE` and nothing is kept.
-	// `url` is the asset's content URL, usable wherever a job takes a URL input.
+	// `url` is the asset's content URL, usable wherever a job takes a URL input. `sha256` is the
+	// hash of the stored bytes: `GET /uploads?sha256=` finds the upload again by it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7805,6 +8014,72 @@ func (r HeadDownloadFileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadDownloadFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFFmpegFlagsResponse200Headers the declared response headers of an HTTP 200 response for ListFFmpegFlags
+type ListFFmpegFlagsResponse200Headers struct {
+	CacheControl *string
+}
+
+type ListFFmpegFlagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []FFmpegFlag `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFFmpegFlagsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFFmpegFlagsResponse) GetJSON200() *struct {
+	Data []FFmpegFlag `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListFFmpegFlagsResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListFFmpegFlagsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFFmpegFlagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFFmpegFlagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFFmpegFlagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFFmpegFlagsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9680,6 +9955,107 @@ func (r CreateSessionResponse) ContentType() string {
 	return ""
 }
 
+// FindUploadsResponse401Headers the declared response headers of an HTTP 401 response for FindUploads
+type FindUploadsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// FindUploadsResponse429Headers the declared response headers of an HTTP 429 response for FindUploads
+type FindUploadsResponse429Headers struct {
+	RetryAfter int64
+}
+
+// FindUploadsResponse503Headers the declared response headers of an HTTP 503 response for FindUploads
+type FindUploadsResponse503Headers struct {
+	RetryAfter int64
+}
+
+type FindUploadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Upload `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FindUploadsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FindUploadsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FindUploadsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FindUploadsResponse) GetJSON200() *struct {
+	Data []Upload `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FindUploadsResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FindUploadsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FindUploadsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FindUploadsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FindUploadsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FindUploadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FindUploadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FindUploadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FindUploadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UploadResponse201Headers the declared response headers of an HTTP 201 response for Upload
 type UploadResponse201Headers struct {
 	IdempotentReplayed *string
@@ -10956,7 +11332,7 @@ func (c *ClientWithResponses) ListBatchesWithResponse(ctx context.Context, param
 //
 // `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 // passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 // of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 // A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 // allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -10982,7 +11358,7 @@ func (c *ClientWithResponses) SubmitBatchWithBodyWithResponse(ctx context.Contex
 //
 // `{ "jobs": [JobRequest, ...] }`, 1 to 100 jobs; unknown fields are refused. The whole batch
 // passes the submit gate or nothing is stored: one request of the rate limit, then the plan
-// of every job (`403 PLAN_LIMIT`, or the execution cap), then the balance against the **sum**
+// of every job (`403 PLAN_LIMIT`), then the balance against the **sum**
 // of the jobs' minimum charges (`402 INSUFFICIENT_CREDITS`), then each job's own validation.
 // A rejection names the job's index: `jobs[3].params.command: flag -filter_script is not
 // allowed`. Then the batch and its jobs are saved in one transaction, each job `waiting`
@@ -11061,6 +11437,25 @@ func (c *ClientWithResponses) HeadDownloadFileWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseHeadDownloadFileResponse(rsp)
+}
+
+// ListFFmpegFlagsWithResponse List the flags a command may use
+//
+// No authentication, no charge. The validator's flag allowlist, sorted by flag, each with
+// the reason it is safe, whether it takes a value and whether it takes a stream specifier
+// (`-c:v`). A flag outside it is refused (`flag -x is not allowed`). It is the allowlist of
+// the running release, so it may be cached (`Cache-Control: public, max-age=3600`). Any
+// query parameter is a `VALIDATION_ERROR`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /ffmpeg/flags (the `ListFFmpegFlags` operationId).
+func (c *ClientWithResponses) ListFFmpegFlagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFFmpegFlagsResponse, error) {
+	rsp, err := c.ListFFmpegFlags(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFFmpegFlagsResponse(rsp)
 }
 
 // ValidateFFmpegWithBodyWithResponse Validate an FFmpeg command
@@ -11547,13 +11942,35 @@ func (c *ClientWithResponses) CreateSessionWithResponse(ctx context.Context, bod
 	return ParseCreateSessionResponse(rsp)
 }
 
+// FindUploadsWithResponse Find the account's uploads of a file, by its SHA-256
+//
+// The caller's uploads whose bytes have this SHA-256, newest first (`[]` when none): a
+// client that holds a file asks before sending it and, on a match, uses the match's `url`
+// as the job's input instead of uploading the same bytes again (`mediajobs run` does). A
+// job stages an input under the name its `inputs` give it, so an upload stored under
+// another name serves as well. Only the caller's account is searched: another account's
+// uploads of the same file are never shown. `sha256` is required; a missing, repeated or
+// malformed one, or any other query parameter, is a `VALIDATION_ERROR` naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /uploads (the `FindUploads` operationId).
+func (c *ClientWithResponses) FindUploadsWithResponse(ctx context.Context, params *FindUploadsParams, reqEditors ...RequestEditorFn) (*FindUploadsResponse, error) {
+	rsp, err := c.FindUploads(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFindUploadsResponse(rsp)
+}
+
 // UploadWithBodyWithResponse Upload a file to use as a job input
 //
 // Two forms: the raw file as the body (its `Content-Type`; the name from `?name=` or the
 // `X-Filename` header), or `multipart/form-data` with the file in the field `file` (its
 // filename and type from the part). Other multipart fields are refused. An empty upload is a
 // `VALIDATION_ERROR`; past the size cap it is 413 `PAYLOAD_TOO_LARGE` and nothing is kept.
-// `url` is the asset's content URL, usable wherever a job takes a URL input.
+// `url` is the asset's content URL, usable wherever a job takes a URL input. `sha256` is the
+// hash of the stored bytes: `GET /uploads?sha256=` finds the upload again by it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13142,6 +13559,61 @@ func ParseHeadDownloadFileResponse(rsp *http.Response) (*HeadDownloadFileRespons
 			headers.ContentRange = value
 		}
 		response.Headers206 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFFmpegFlagsResponse parses an HTTP response from a ListFFmpegFlagsWithResponse call
+func ParseListFFmpegFlagsResponse(rsp *http.Response) (*ListFFmpegFlagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFFmpegFlagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []FFmpegFlag `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFFmpegFlagsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -14819,6 +15291,102 @@ func ParseCreateSessionResponse(rsp *http.Response) (*CreateSessionResponse, err
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateSessionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFindUploadsResponse parses an HTTP response from a FindUploadsWithResponse call
+func ParseFindUploadsResponse(rsp *http.Response) (*FindUploadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FindUploadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Upload `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers FindUploadsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers FindUploadsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers FindUploadsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

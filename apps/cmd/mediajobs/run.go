@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,10 +13,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mediajobs/mediajobs/contracts/client"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 func init() {
@@ -23,10 +28,12 @@ func init() {
 const runUsage = `usage: mediajobs run [flags] 'ffmpeg -i in.mp4 ... out.mp4'
        mediajobs run [flags] -- ffmpeg -i in.mp4 ... out.mp4
 
-Runs an FFmpeg command on the service as if FFmpeg were local: local input files are uploaded
-(POST /uploads), the job is submitted and followed (a progress bar on a terminal, plain lines
-otherwise), and every file it writes is downloaded into --output-dir, keeping the names of a set
-or an HLS/DASH stream so that its manifest still plays. The cost is printed at the end.
+Runs an FFmpeg command on the service as if FFmpeg were local: the service checks the command
+(POST /ffmpeg/validate; a refused command uploads nothing), local input files are uploaded
+(POST /uploads) unless the account holds the same bytes already (GET /uploads?sha256=), the
+job is submitted and followed (a progress bar on a terminal, plain lines otherwise), and every
+file it writes is downloaded into --output-dir, keeping the names of a set or an HLS/DASH
+stream so that its manifest still plays. The cost is printed at the end.
 
 An -i argument that names a file here is uploaded and staged under its base name without
 --input; anything else (https URLs, lavfi sources) goes to the service as written. --input
@@ -146,10 +153,33 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, f := range found {
 		uploads = append(uploads, upload{f.name, f.path})
 	}
+	// The service checks the command before anything is uploaded, so a refused command costs
+	// no upload.
+	staged := make([]string, 0, len(uploads))
+	for _, u := range uploads {
+		staged = append(staged, u.name)
+	}
+	var refusal string
+	err = retryRateLimited(ctx, stderr, func() (err error) {
+		refusal, err = checkCommand(ctx, c, command, jobInputs, staged)
+		return err
+	})
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
+		return exitInterrupted
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mediajobs run: validate: %s\n", apiErrorText(err))
+		return 1
+	}
+	if refusal != "" {
+		fmt.Fprintf(stderr, "mediajobs run: VALIDATION_ERROR: %s (nothing was uploaded)\n", refusal)
+		return 1
+	}
 	for _, u := range uploads {
 		var url string
 		err := retryRateLimited(ctx, stderr, func() (err error) {
-			url, err = uploadInput(ctx, c, u.name, u.path, stderr)
+			url, err = stageInput(ctx, c, u.name, u.path, stderr)
 			return err
 		})
 		if ctx.Err() != nil {
@@ -222,8 +252,52 @@ func retryRateLimited(ctx context.Context, stderr io.Writer, fn func() error) er
 	}
 }
 
-// uploadInput uploads one local file under name and returns its URL for the job's inputs.
-func uploadInput(ctx context.Context, c *client.ClientWithResponses, name, path string, stderr io.Writer) (string, error) {
+// checkCommand asks the service's POST /ffmpeg/validate about the command with the job's URL
+// inputs, and returns why it would refuse the job ("" when it would not): the validator's
+// error, or a name the command reads that neither the inputs nor the files to upload (staged)
+// give.
+func checkCommand(ctx context.Context, c *client.ClientWithResponses, command string, inputs map[string]any, staged []string) (string, error) {
+	req := map[string]any{"command": command}
+	if len(inputs) > 0 {
+		req["inputs"] = inputs
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.ValidateFFmpegWithBodyWithResponse(ctx, "application/json", bytes.NewReader(body))
+	if err == nil {
+		err = client.ResponseError(resp.HTTPResponse, resp.Body)
+	}
+	if err == nil && resp.JSON200 == nil {
+		err = notJSON(resp.HTTPResponse)
+	}
+	if err != nil {
+		return "", err
+	}
+	var res struct {
+		Data validator.Result `json:"data"`
+	}
+	if err := json.Unmarshal(resp.Body, &res); err != nil {
+		return "", fmt.Errorf("the answer of POST /ffmpeg/validate: %w", err)
+	}
+	if !res.Data.Valid {
+		return res.Data.Error, nil
+	}
+	for _, name := range res.Data.RequiredInputs {
+		if !slices.Contains(staged, name) {
+			return fmt.Sprintf("the command reads %s, which is not a file here: give it with --input %s=PATH_OR_URL", name, name), nil
+		}
+	}
+	return "", nil
+}
+
+// stageInput returns the URL of one local file for the job's inputs: an upload of the account
+// that holds the same bytes (found by their SHA-256) when there is one, else a new upload under
+// name. A job stages an input under the name its inputs give it, not the upload's own name, so
+// an upload of the same bytes under another name serves as well; one of the same name is
+// preferred only so that the service's listing reads naturally.
+func stageInput(ctx context.Context, c *client.ClientWithResponses, name, path string, stderr io.Writer) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -231,6 +305,37 @@ func uploadInput(ctx context.Context, c *client.ClientWithResponses, name, path 
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	resp, err := c.FindUploadsWithResponse(ctx, &client.FindUploadsParams{Sha256: sum})
+	if err == nil {
+		err = client.ResponseError(resp.HTTPResponse, resp.Body)
+	}
+	if err == nil && resp.JSON200 == nil {
+		err = notJSON(resp.HTTPResponse)
+	}
+	if err != nil {
+		return "", err
+	}
+	var reuse *client.Upload
+	for i, up := range resp.JSON200.Data {
+		if up.Size != fi.Size() {
+			continue
+		}
+		if reuse == nil || (up.Name == name && reuse.Name != name) {
+			reuse = &resp.JSON200.Data[i]
+		}
+	}
+	if reuse != nil {
+		fmt.Fprintf(stderr, "reused %s as %s: the service holds its bytes already (%s, sha256 %s)\n", path, name, reuse.ID, sum[:12])
+		return reuse.URL, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
 	body, done := transferReader(stderr, f, fi.Size(), "upload "+name)

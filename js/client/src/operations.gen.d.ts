@@ -295,6 +295,17 @@ export type ExtractMetadataInputs = {
   source: MediaURL;
 };
 
+export type FFmpegFlag = {
+  /** The option as typed, with its dash: `-c`, `-noautorotate`. */
+  flag: string;
+  /** Why it is safe to let through; the flags of one group share it. */
+  reason: string;
+  /** Whether it takes a stream specifier (`-c:v`, `-b:a:1`). */
+  streamSpecifier: boolean;
+  /** Whether the next word is its value. */
+  takesValue: boolean;
+};
+
 /**
  * A job's staged inputs: each key is a bare file name the command reads, each value an
  * https URL (or an uploaded asset's content URL), `{ url }`, or `{ content }` (inline text,
@@ -329,7 +340,7 @@ export type HealthEnvelope = {
 
 /**
  * The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
- * request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1), `retryOf`, `batchId`,
+ * request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1) and `processedMs`, `retryOf`, `batchId`,
  * and the timestamps in Unix milliseconds.
  */
 export type Job = {
@@ -346,6 +357,13 @@ export type Job = {
   output?: Output;
   /** The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`. */
   params?: Record<string, unknown> | null;
+  /**
+   * Present while `running` once the runner knows it: the media time written so far, in
+   * milliseconds. `progress` needs a length of the output, known from the command (`-t`,
+   * a `lavfi` source's duration, frames over a rate) or a probe of the first input; when
+   * none is known, `progress` stays 0 and this shows how far the job has got.
+   */
+  processedMs?: number;
   /** Present while `running`. */
   progress?: number;
   retryOf?: string;
@@ -485,6 +503,8 @@ export type Upload = {
   contentType: string;
   id: string;
   name: string;
+  /** The SHA-256 of the stored bytes, lowercase hex (`GET /uploads?sha256=`). */
+  sha256: string;
   size: number;
   /** {base_url}/assets/<id>/content */
   url: string;
@@ -566,6 +586,7 @@ export type OperationId =
   | 'redeliver'
   | 'downloadFile'
   | 'headDownloadFile'
+  | 'listFFmpegFlags'
   | 'validateFFmpeg'
   | 'healthz'
   | 'adminListWorkers'
@@ -586,6 +607,7 @@ export type OperationId =
   | 'getSession'
   | 'createSession'
   | 'deleteSession'
+  | 'findUploads'
   | 'upload'
   | 'downloadMember'
   | 'headDownloadMember'
@@ -673,6 +695,11 @@ export interface SubmitJobOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+export interface FindUploadsOptions extends RequestOptions {
+  /** The SHA-256 of the file's bytes, 64 hex digits (either case). */
+  sha256: string;
+}
+
 export interface UploadOptions extends RequestOptions {
   /**
    * Makes the request safe to repeat for 24 hours (see Idempotent requests): a repeat with the
@@ -746,6 +773,10 @@ export declare abstract class Operations {
   downloadFile(jobId: string, options: DownloadFileOptions): Promise<Response>;
   /** Headers of the single file of a job (`HEAD /dl/{job_id}`). */
   headDownloadFile(jobId: string, options: HeadDownloadFileOptions): Promise<Response>;
+  /** List the flags a command may use (`GET /ffmpeg/flags`). */
+  listFFmpegFlags(options?: RequestOptions): Promise<{
+    data: FFmpegFlag[];
+  }>;
   /** Validate an FFmpeg command (`POST /ffmpeg/validate`). */
   validateFFmpeg(body: {
     command: string;
@@ -790,6 +821,8 @@ export declare abstract class Operations {
   runnerHeartbeat(body: {
     executing?: boolean;
     lease: Lease;
+    /** Media time written so far (FFmpeg's out_time), when known. */
+    processedMs?: number;
     progress?: number;
   }, options?: RequestOptions): Promise<{
     data: {
@@ -844,6 +877,10 @@ export declare abstract class Operations {
   }, options?: RequestOptions): Promise<SessionEnvelope>;
   /** Sign out (`DELETE /session`). */
   deleteSession(options?: RequestOptions): Promise<void>;
+  /** Find the account's uploads of a file, by its SHA-256 (`GET /uploads`). */
+  findUploads(options: FindUploadsOptions): Promise<{
+    data: Upload[];
+  }>;
   /** Upload a file to use as a job input (`POST /uploads`). */
   upload(body: RawBody, options?: UploadOptions): Promise<{
     data: Upload;

@@ -17,6 +17,7 @@ export const operations = Object.freeze({
   redeliver: Object.freeze({"auth":true,"method":"POST","path":"/deliveries/{id}/redeliver","pathParams":{"id":"id"},"response":"json"}),
   downloadFile: Object.freeze({"auth":false,"method":"GET","path":"/dl/{job_id}","pathParams":{"jobId":"job_id"},"query":{"token":"token"},"response":"raw"}),
   headDownloadFile: Object.freeze({"auth":false,"method":"HEAD","path":"/dl/{job_id}","pathParams":{"jobId":"job_id"},"query":{"token":"token"},"response":"raw"}),
+  listFFmpegFlags: Object.freeze({"auth":false,"method":"GET","path":"/ffmpeg/flags","response":"json"}),
   validateFFmpeg: Object.freeze({"auth":false,"body":"json","method":"POST","path":"/ffmpeg/validate","response":"json"}),
   healthz: Object.freeze({"auth":false,"method":"GET","path":"/healthz","response":"json"}),
   adminListWorkers: Object.freeze({"auth":true,"method":"GET","path":"/internal/admin/workers","response":"json"}),
@@ -37,6 +38,7 @@ export const operations = Object.freeze({
   getSession: Object.freeze({"auth":true,"method":"GET","path":"/session","response":"json"}),
   createSession: Object.freeze({"auth":false,"body":"json","method":"POST","path":"/session","response":"json"}),
   deleteSession: Object.freeze({"auth":true,"method":"DELETE","path":"/session","response":"none"}),
+  findUploads: Object.freeze({"auth":true,"method":"GET","path":"/uploads","query":{"sha256":"sha256"},"response":"json"}),
   upload: Object.freeze({"auth":true,"body":"raw","header":{"idempotencyKey":"Idempotency-Key","xFilename":"X-Filename"},"method":"POST","path":"/uploads","query":{"name":"name"},"response":"json"}),
   downloadMember: Object.freeze({"auth":false,"method":"GET","path":"/v/{job_id}/{token}/{file}","pathParams":{"file":"file","jobId":"job_id","token":"token"},"query":{"raw":"raw"},"response":"raw"}),
   headDownloadMember: Object.freeze({"auth":false,"method":"HEAD","path":"/v/{job_id}/{token}/{file}","pathParams":{"file":"file","jobId":"job_id","token":"token"},"query":{"raw":"raw"},"response":"raw"}),
@@ -117,6 +119,11 @@ export class Operations {
   // headDownloadFile: HEAD /dl/{job_id}.
   headDownloadFile(jobId, options = {}) {
     return this.request(operations.headDownloadFile, { options, path: { jobId } });
+  }
+
+  // listFFmpegFlags: GET /ffmpeg/flags.
+  listFFmpegFlags(options = {}) {
+    return this.request(operations.listFFmpegFlags, { options });
   }
 
   // validateFFmpeg: POST /ffmpeg/validate.
@@ -217,6 +224,11 @@ export class Operations {
   // deleteSession: DELETE /session.
   deleteSession(options = {}) {
     return this.request(operations.deleteSession, { options });
+  }
+
+  // findUploads: GET /uploads.
+  findUploads(options = {}) {
+    return this.request(operations.findUploads, { options });
   }
 
   // upload: POST /uploads.
