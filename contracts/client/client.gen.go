@@ -2699,7 +2699,8 @@ type ClientInterface interface {
 	// CreateWebhookEndpointWithBody Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+	// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -2712,7 +2713,8 @@ type ClientInterface interface {
 	// CreateWebhookEndpoint Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+	// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -3765,7 +3767,8 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, reqEditors ...Request
 // CreateWebhookEndpointWithBody Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -3788,7 +3791,8 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, contentType 
 // CreateWebhookEndpoint Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -6548,7 +6552,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+	// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -6561,7 +6566,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithResponse Create a webhook endpoint
 	//
 	// `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+	// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+	// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 	// addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 	// `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 	// `secret` (`whsec_...`): it is shown this once.
@@ -12039,7 +12045,8 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
@@ -12058,7 +12065,8 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // CreateWebhookEndpointWithResponse Create a webhook endpoint
 //
 // `name` 1 to 50 characters, `url` https, `subscribedEvents` at least one of `job.completed`,
-// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`. The URL's host must resolve to public
+// `job.failed`, `job.running`, `job.cancelled`, `batch.completed`; an endpoint subscribed to
+// both `job.completed` and `job.failed` receives `job.cancelled` too. The URL's host must resolve to public
 // addresses only (private, loopback, link-local, CGNAT, multicast and reserved ranges are a
 // `VALIDATION_ERROR`); it is checked again at every delivery. The answer carries the signing
 // `secret` (`whsec_...`): it is shown this once.
