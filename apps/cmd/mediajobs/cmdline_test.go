@@ -204,3 +204,31 @@ func TestJobProgressLines(t *testing.T) {
 		t.Errorf("progress lines (-want +got):\n%s", diff)
 	}
 }
+
+func TestJobProgressLinesWithoutALength(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := newJobProgress(&out, "job_1")
+	at := func(s client.Status, ms int64) client.Job {
+		j := client.Job{ID: "job_1", Status: s}
+		if s == client.StatusRunning {
+			zero := 0.0
+			j.Progress = &zero
+			if ms > 0 {
+				j.ProcessedMs = &ms
+			}
+		}
+		return j
+	}
+	for _, j := range []client.Job{
+		at(client.StatusDispatched, 0), at(client.StatusRunning, 0), at(client.StatusRunning, 1_200),
+		at(client.StatusRunning, 9_000), at(client.StatusRunning, 10_400), at(client.StatusRunning, 12_000),
+		at(client.StatusComplete, 0),
+	} {
+		p.update(j)
+	}
+	want := "job_1 dispatched\njob_1 running 0%\njob_1 running, 1.2s written\njob_1 running, 10.4s written\njob_1 complete\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("progress lines (-want +got):\n%s", diff)
+	}
+}

@@ -11,17 +11,20 @@ import (
 )
 
 // jobProgress shows a job's status and progress while it is waited for: a bar redrawn in place
-// on a terminal, otherwise a line per change of status and per tenth of progress.
+// on a terminal, otherwise a line per change of status and per tenth of progress. A job whose
+// output has no known length has no progress; it shows the media time written instead (per 10
+// seconds of it, as lines).
 type jobProgress struct {
 	w      io.Writer
 	id     string
 	bar    *progressbar.ProgressBar // nil when w is not a terminal
 	status client.Status
 	tenth  int // the last tenth of progress printed as a line
+	tens   int // the last 10 seconds of media written printed as a line
 }
 
 func newJobProgress(w io.Writer, id string) *jobProgress {
-	p := &jobProgress{w: w, id: id, tenth: -1}
+	p := &jobProgress{w: w, id: id, tenth: -1, tens: -1}
 	if isTerminal(w) {
 		p.bar = progressbar.NewOptions(100,
 			progressbar.OptionSetWriter(w),
@@ -45,8 +48,16 @@ func (p *jobProgress) update(j client.Job) {
 	if j.Status == client.StatusComplete {
 		pct = 100
 	}
+	var written time.Duration
+	if j.Status == client.StatusRunning && pct == 0 && j.ProcessedMs != nil {
+		written = time.Duration(*j.ProcessedMs) * time.Millisecond
+	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("%s %-10s", p.id, j.Status))
+		desc := fmt.Sprintf("%s %-10s", p.id, j.Status)
+		if written > 0 {
+			desc += fmt.Sprintf(" %s written", written.Round(100*time.Millisecond))
+		}
+		p.bar.Describe(desc)
 		_ = p.bar.Set(pct)
 		if j.Status.Terminal() {
 			// The bar stays on screen as it ended; what follows starts on a new line.
@@ -57,6 +68,10 @@ func (p *jobProgress) update(j client.Job) {
 	}
 	running := j.Status == client.StatusRunning && j.Progress != nil
 	switch {
+	case written > 0 && (j.Status != p.status || int(written/(10*time.Second)) > p.tens):
+		fmt.Fprintf(p.w, "%s running, %s written\n", p.id, written.Round(100*time.Millisecond))
+		p.status, p.tens = j.Status, int(written/(10*time.Second))
+		return
 	case j.Status != p.status && running:
 		fmt.Fprintf(p.w, "%s running %d%%\n", p.id, pct)
 	case j.Status != p.status:
