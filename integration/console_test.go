@@ -303,6 +303,10 @@ func TestConsole(t *testing.T) {
 		if eval[bool](t, b, `[...document.querySelectorAll('button')].find((x) => x.textContent === 'Load more').offsetParent !== null`) {
 			t.Error("Load more shows on the last page")
 		}
+		// Each row tells its job by more than an ID: the command, without its leading ffmpeg.
+		if got := eval[string](t, b, fmt.Sprintf(`document.querySelector('tr[data-job=%q] td.summary').textContent`, id)); got != "-f lavfi -i testsrc=duration=1:size=33x33:rate=5 -c:v libx264 -pix_fmt yuv420p odd.mp4" {
+			t.Errorf("the failed job's row shows %q, want its command", got)
+		}
 		b.screenshot(t, "jobs-failed")
 		b.noErrors(t)
 	})

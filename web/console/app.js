@@ -162,6 +162,13 @@ function progressOf(j, label) {
   return [' ', h('progress', { max: 1, value: j.progress, 'aria-label': label }), ` ${Math.round(j.progress * 100)}%`];
 }
 
+// jobSummary tells one job of the list from another, as `mediajobs jobs list` does: its FFmpeg
+// command without the leading "ffmpeg" (the cell's CSS shortens it), else its first output.
+function jobSummary(j) {
+  const c = typeof j.params?.command === 'string' ? j.params.command.trim().replace(/\s+/g, ' ').replace(/^ffmpeg /, '') : '';
+  return c || j.output?.file?.path || j.output?.files?.[0]?.path || '—';
+}
+
 function jobRow(j) {
   const status = h('td', {}, badge(j.status));
   const p = progressOf(j, `progress of ${j.id}`);
@@ -169,6 +176,7 @@ function jobRow(j) {
   return h('tr', { 'data-job': j.id, 'data-status': j.status },
     h('td', { class: 'mono id' }, h('a', { href: `#/jobs/${j.id}` }, j.id)),
     h('td', {}, j.type), status,
+    h('td', { class: 'mono summary', title: jobSummary(j) }, jobSummary(j)),
     h('td', { class: 'wide' }, when(j.createdAt)),
     h('td', {}, jobDuration(j)),
     h('td', {}, j.cost?.formatted ?? '—'));
@@ -213,7 +221,7 @@ function jobsPage(main, gen) {
     h('div', { class: 'row' }, field('Status', status), field('Type', type),
       h('a', { class: 'button', href: '#/new' }, 'New job')),
     h('div', { class: 'table-wrap' }, h('table', { id: 'jobs' },
-      h('thead', {}, h('tr', {}, ['ID', 'Type', 'Status'].map((x) => h('th', { scope: 'col' }, x)),
+      h('thead', {}, h('tr', {}, ['ID', 'Type', 'Status', 'Command or output'].map((x) => h('th', { scope: 'col' }, x)),
         h('th', { scope: 'col', class: 'wide' }, 'Created'), h('th', { scope: 'col' }, 'Duration'), h('th', { scope: 'col' }, 'Cost'))),
       body)),
     info, more);
