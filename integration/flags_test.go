@@ -3,8 +3,13 @@ package integration
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 // TestFlagAllowlistServed: through the binary, GET /ffmpeg/flags lists every flag the validator
@@ -87,6 +92,25 @@ func TestFlagAllowlistServed(t *testing.T) {
 		c.do(http.MethodPost, "/ffmpeg/validate", map[string]any{"command": tc.command}, nil).decode(t, http.StatusOK, &v)
 		if v.Valid != tc.valid || (!tc.valid && !strings.Contains(v.Error, "flag -dump_attachment:t is not allowed")) {
 			t.Errorf("validate %q: %+v, want valid %v", tc.command, v, tc.valid)
+		}
+	}
+}
+
+// TestDocsCountTheFlags: the README and the API guide say how many flags the allowlist holds;
+// the count is the validator's.
+func TestDocsCountTheFlags(t *testing.T) {
+	t.Parallel()
+	n := strconv.Itoa(len(validator.Flags()))
+	for file, phrase := range map[string]string{
+		"README.md":   "lets " + n + " FFmpeg flags through",
+		"docs/api.md": "each with the reason it is safe: " + n + " today",
+	} {
+		b, err := os.ReadFile(filepath.Join("..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), phrase) {
+			t.Errorf("%s does not say %q: the allowlist holds %s flags", file, phrase, n)
 		}
 	}
 }
