@@ -19,9 +19,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"reflect"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/bus"
+	"github.com/mediajobs/mediajobs/core/porttest"
 )
 
 // Features says what a Pub/Sub can do, so the suite skips what does not apply.
@@ -62,18 +60,7 @@ func TestBus(t *testing.T, f Features, newBus Constructor) {
 		TestCloseStopsDelivery,
 		TestPublishBeforeSubscribeIsDropped,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) {
-			t.Parallel()
-			test(t, f, newBus)
-		})
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.RunParallel(t, f, newBus, tests...)
 }
 
 // topic is a topic no other case uses; dotted, as the service's are.

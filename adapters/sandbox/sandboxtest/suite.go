@@ -12,8 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/core/porttest"
 
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
@@ -80,15 +79,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 	if f.MemoryLimit {
 		tests = append(tests, TestMemoryLimit)
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newRunner) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newRunner, tests...)
 }
 
 // WorkDir makes a work dir whose parents a sandbox running as another uid can traverse, as

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/mediajobs/mediajobs/core/jobtype/captionburn"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/subtitle"
 )
 
@@ -49,18 +48,7 @@ func TestTranscriber(t *testing.T, f Features, newTranscriber Constructor) {
 		TestCanceledBeforeStart,
 		TestCanceledWhileRunning,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) {
-			t.Parallel()
-			test(t, f, newTranscriber)
-		})
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.RunParallel(t, f, newTranscriber, tests...)
 }
 
 // phrases are what the suite says in a language; a language without one says the English

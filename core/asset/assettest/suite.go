@@ -3,9 +3,6 @@ package assettest
 import (
 	"context"
 	"errors"
-	"reflect"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/asset"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -33,15 +31,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestMissingAndDuplicate,
 		TestFindBySHA256,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newStore) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newStore, tests...)
 }
 
 // now is the time the suite's assets are made at. Stores keep UTC microseconds; it is already

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/batch"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -46,15 +44,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestConcurrentCountsCountEachJobOnce,
 		TestListNewestFirstByAccount,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newStore) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newStore, tests...)
 }
 
 // base is the time the suite's batches are made at.

@@ -3,9 +3,6 @@ package billingtest
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/porttest"
 )
 
 // Features says what a billing.Ledger adapter can do. Every adapter (memory, SQLite, PostgreSQL)
@@ -33,15 +31,7 @@ func TestLedger(t *testing.T, f Features, newLedger Constructor) {
 		TestEntriesNewestFirstPaged,
 		TestConcurrentChargesAppliedOnce,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newLedger) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newLedger, tests...)
 }
 
 // base is the time the suite's entries are written at.

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -43,15 +42,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestConcurrentPutsOfOneKeyLeaveOneWholeBlob,
 		TestCancelledPutKeepsNothing,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newStore) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newStore, tests...)
 }
 
 var keySeq atomic.Int64

@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
 )
 
@@ -45,18 +43,7 @@ func TestLimiter(t *testing.T, f Features, newLimiter Constructor) {
 		TestRealClock,
 		TestSeparateLimiters,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) {
-			t.Parallel()
-			test(t, f, newLimiter)
-		})
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.RunParallel(t, f, newLimiter, tests...)
 }
 
 // Clock is a fake clock the test moves.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
@@ -120,9 +121,7 @@ func TestCredentials(t *testing.T, f CredentialsFeatures, newStore CredentialsCo
 		TestCreateFindRevoke,
 		TestListsByName,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newStore) })
-	}
+	porttest.Run(t, f, newStore, tests...)
 }
 
 // credentialsBase is the time the suite's credentials are made at.

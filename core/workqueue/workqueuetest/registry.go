@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -59,9 +60,7 @@ func TestRegistry(t *testing.T, f RegistryFeatures, newRegistry RegistryConstruc
 	tests := []func(t *testing.T, f RegistryFeatures, newRegistry RegistryConstructor){
 		TestCountsLiveRunnersPerClass,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newRegistry) })
-	}
+	porttest.Run(t, f, newRegistry, tests...)
 }
 
 // registryBase is the time the suite's runners are last seen around.

@@ -22,14 +22,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/porttest"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
@@ -87,15 +86,7 @@ func TestQueue(t *testing.T, f Features, newHarness Constructor) {
 		TestForeignOrForgedLeaseIsRefused,
 		TestJobWhoseComputeNeverBeganIsRequeued,
 	}
-	for _, test := range tests {
-		t.Run(testName(test), func(t *testing.T) { test(t, f, newHarness) })
-	}
-}
-
-// testName is the test function's own name, so that -run selects it by what grep finds.
-func testName(fn any) string {
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	return full[strings.LastIndexByte(full, '.')+1:]
+	porttest.Run(t, f, newHarness, tests...)
 }
 
 // TestClaimOnceUnderConcurrency: concurrent claimers take every waiting job, each once.
