@@ -8,7 +8,9 @@ GOTEST_FLAGS ?= -count=1 -timeout 15m
 # modules' directories, so its packages are named, not ./... (which would take them all again).
 ROOT_PACKAGES := . ./web/... ./internal/...
 # Every package of every module, from the workspace root: one go test run, one summary.
-PACKAGES := $(ROOT_PACKAGES) $(addsuffix /...,$(addprefix ./,$(MODULES)))
+# The end-to-end tests come first: go test starts packages in the order named, and they are the
+# longest, so they run from the start beside everything else rather than after it.
+PACKAGES := ./integration/... $(ROOT_PACKAGES) $(addsuffix /...,$(addprefix ./,$(filter-out integration,$(MODULES))))
 GOBIN_DIR := $(or $(shell go env GOBIN),$(firstword $(subst :, ,$(shell go env GOPATH)))/bin)
 GOTESTSUM := $(GOBIN_DIR)/gotestsum
 # The suites make test runs a second time against servers that adapters/testservices starts.
@@ -98,13 +100,23 @@ test: lint deps services images ## Run make lint, then every test of every modul
 	@echo "== the store, bus, broker and rate-limit suites on servers in containers (testcontainers-go)"
 	@MEDIAJOBS_TEST_SERVICES=containers $(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/containers.json -- \
 	  $(GOTEST_FLAGS) $(CONTAINER_SUITES)
+	@echo "== every Go test of every module (the summary of skips closes it); beside it, niced, its lines marked 'side │':"
+	@echo "   the JavaScript packages, a short fuzz of each target and the release check"
+	@set -o pipefail; date +%s > var/test/started; \
+	  (nice -n 10 $(MAKE) --no-print-directory test-side 2>&1 | sed -u 's/^/side │ /') & side=$$!; \
+	  $(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES); main=$$?; \
+	  wait $$side; side=$$?; $(SWEEP); \
+	  echo "== make test: Go tests $$([ $$main = 0 ] && echo passed || echo FAILED), beside them $$([ $$side = 0 ] && echo passed || echo FAILED), in $$(( $$(date +%s) - $$(cat var/test/started) )) s"; \
+	  [ $$main = 0 ] && [ $$side = 0 ]
+
+# test-side is what make test runs beside the Go tests, at a lower priority: the main run's
+# integration tests spend much of their time waiting (a server, a webhook, a rate-limit window),
+# and this fills that time. Each step still fails make test.
+test-side:
 	@echo "== the JavaScript packages (js/): node --test against bin/mediajobs, tsc, npm pack"
 	@bash scripts/jstest.sh
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(TEST_FUZZTIME)
 	@$(MAKE) --no-print-directory release-check
-	@echo "== every Go test of every module (the summary of skips closes the run)"
-	@$(GOTESTSUM) --format pkgname --format-hide-empty-pkg --jsonfile var/test/go.json -- $(GOTEST_FLAGS) $(PACKAGES)
-	@$(SWEEP)
 
 fuzz: ## Run each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
 	@set -e; for m in $(MODULES); do \

@@ -2,10 +2,13 @@ package integration
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/mediajobs/mediajobs/contracts"
@@ -18,11 +21,26 @@ var (
 	contract *contracts.ResponseValidator
 )
 
+// flagGiven reports whether the command line set the flag.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	// The tests here spend most of their time waiting on processes of their own (a server, FFmpeg
+	// in its sandbox, a webhook receiver, a rate-limit window), not on this process's CPU: unless
+	// -parallel is given, run twice as many at once as there are CPUs, so that a test that waits
+	// a minute on a window does not keep a CPU idle for it.
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 	dir, err := os.MkdirTemp("", "mediajobs-it-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
