@@ -150,9 +150,9 @@ func TestRateLimitHoldsInEveryMinute(t *testing.T) {
 			first := spendFree(t, c.account)
 			checkRefused(t, "request 31", c.account(), first)
 			// Keep asking, at a client's pace, for 5 s: two refills of a 2 s share would pass.
-			// Time passing is what is under test, so this waits on the clock.
 			last := 61
 			for time.Since(first) < 5*time.Second {
+				// Time passing is what is under test, so this waits on the clock: a client's pace.
 				time.Sleep(250 * time.Millisecond)
 				a := c.account()
 				checkRefused(t, "a request "+time.Since(first).Round(time.Millisecond).String()+" after the first", a, first)

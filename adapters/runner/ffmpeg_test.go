@@ -490,57 +490,18 @@ func TestStagedInputsAreWhatTheirNamesSay(t *testing.T) {
 	}
 }
 
-// TestFFmpegProgressOfAGeneratedInput runs a job whose only input is a lavfi source: no input is
-// probed, so the progress comes from the length the command gives (the source's d=, -t).
-func TestFFmpegProgressOfAGeneratedInput(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	params, _ := json.Marshal(map[string]any{"command": "ffmpeg -f lavfi -i testsrc=d=4:s=320x240:r=25 -t 4 -c:v libx264 -pix_fmt yuv420p out.mp4"})
+// runWatched executes command as a job and returns the progress fractions and the media times
+// written that its hooks were told, in order.
+func (b testBundle) runWatched(t *testing.T, command string) (fractions []float64, processed []time.Duration) {
+	t.Helper()
+	params, _ := json.Marshal(map[string]any{"command": command})
 	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg",
 		Params: params, Timeout: time.Minute, AssetURLPrefix: "https://api.test/assets/"}
 	work, err := os.MkdirTemp(b.root, "work-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu   sync.Mutex
-		seen []float64
-	)
-	h := runner.Hooks{Executing: func() {}, Progress: func(p float64) {
-		mu.Lock()
-		seen = append(seen, p)
-		mu.Unlock()
-	}}
-	if res := b.exec.Execute(context.Background(), a, work, h); res.Failure != nil {
-		t.Fatalf("the job failed: %+v", res.Failure)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) == 0 {
-		t.Fatal("no progress reported for a 4-second lavfi job")
-	}
-	if last := seen[len(seen)-1]; last < 0.5 || last > 0.99 {
-		t.Errorf("progress ended at %v (of %v); want the run's end near 1, below it until the job completes", last, seen)
-	}
-}
-
-// TestFFmpegProcessedWithoutALength: a command whose output has no length known in advance (an
-// endless source bounded by -fs) gets no progress fraction, but the media time written so far.
-func TestFFmpegProcessedWithoutALength(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	params, _ := json.Marshal(map[string]any{"command": "ffmpeg -f lavfi -i testsrc=s=320x240:r=25 -fs 300k -c:v libx264 -pix_fmt yuv420p out.mp4"})
-	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg",
-		Params: params, Timeout: time.Minute, AssetURLPrefix: "https://api.test/assets/"}
-	work, err := os.MkdirTemp(b.root, "work-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu        sync.Mutex
-		fractions []float64
-		processed []time.Duration
-	)
+	var mu sync.Mutex
 	h := runner.Hooks{Executing: func() {},
 		Progress: func(p float64) {
 			mu.Lock()
@@ -557,6 +518,27 @@ func TestFFmpegProcessedWithoutALength(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	return fractions, processed
+}
+
+// TestFFmpegProgressOfAGeneratedInput runs a job whose only input is a lavfi source: no input is
+// probed, so the progress comes from the length the command gives (the source's d=, -t).
+func TestFFmpegProgressOfAGeneratedInput(t *testing.T) {
+	t.Parallel()
+	seen, _ := setup(t).runWatched(t, "ffmpeg -f lavfi -i testsrc=d=4:s=320x240:r=25 -t 4 -c:v libx264 -pix_fmt yuv420p out.mp4")
+	if len(seen) == 0 {
+		t.Fatal("no progress reported for a 4-second lavfi job")
+	}
+	if last := seen[len(seen)-1]; last < 0.5 || last > 0.99 {
+		t.Errorf("progress ended at %v (of %v); want the run's end near 1, below it until the job completes", last, seen)
+	}
+}
+
+// TestFFmpegProcessedWithoutALength: a command whose output has no length known in advance (an
+// endless source bounded by -fs) gets no progress fraction, but the media time written so far.
+func TestFFmpegProcessedWithoutALength(t *testing.T) {
+	t.Parallel()
+	fractions, processed := setup(t).runWatched(t, "ffmpeg -f lavfi -i testsrc=s=320x240:r=25 -fs 300k -c:v libx264 -pix_fmt yuv420p out.mp4")
 	if len(fractions) != 0 {
 		t.Errorf("progress %v for a command of no known length", fractions)
 	}
