@@ -348,15 +348,24 @@ func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host 
 	if err != nil {
 		return res, fmt.Errorf("%w: start container: %v", sandbox.ErrSetup, err)
 	}
+	inspectCtx, cancelInspect := cleanupCtx()
+	defer cancelInspect()
+	direct := s.openHostKill(inspectCtx, created.ID)
+	defer direct.close()
 
 	done := ctx.Done()
 	for {
 		select {
 		case <-done:
 			done = nil // killed once; now wait for the exit
-			c, cancel := cleanupCtx()
-			_, _ = s.cli.ContainerKill(c, created.ID, client.ContainerKillOptions{Signal: "KILL"})
-			cancel()
+			direct.kill()
+			// The engine's kill runs beside the wait: when the host's kill landed, the exit
+			// is seen without waiting on a slow engine's answer.
+			go func() {
+				c, cancel := cleanupCtx()
+				defer cancel()
+				_, _ = s.cli.ContainerKill(c, created.ID, client.ContainerKillOptions{Signal: "KILL"})
+			}()
 			time.AfterFunc(cleanupTimeout, cancelWait)
 		case err := <-wait.Error:
 			res.Wall = time.Since(start)

@@ -3,11 +3,14 @@ package dockersandbox
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -389,4 +392,51 @@ func available(t *testing.T, cfg Config) *Sandbox {
 		testenv.Missing(t, "the Docker sandbox (the engine, and the image make images builds)", err)
 	}
 	return sb
+}
+
+// TestKillLandsWhileTheEngineIsSlow: the engine is reached through a proxy that holds every
+// kill request until the test ends, as a loaded engine delays one. A run that passes its byte
+// cap still stops at once, killed from this host, and reports the cap.
+func TestKillLandsWhileTheEngineIsSlow(t *testing.T) {
+	t.Parallel()
+	available(t, Config{})
+	release := make(chan struct{})
+	var held atomic.Int32
+	engine := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", "/var/run/docker.sock")
+		}},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/kill") {
+			held.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		engine.ServeHTTP(w, r)
+	}))
+	// Cleanups run last in, first out: the held kills go on before the server closes.
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	sb := available(t, Config{Host: "tcp://" + srv.Listener.Addr().String()})
+
+	dir := sandboxtest.WorkDir(t)
+	const cap = 20 << 20
+	res, err := sb.Run(context.Background(), sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: cap},
+		Args: sandboxtest.FFmpegArgs("-f", "lavfi", "-i", "testsrc=size=1280x720:rate=25", "-c:v", "rawvideo", "-f", "segment", "-segment_time", "0.1", "out%05d.nut")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobBytes {
+		t.Fatalf("LimitExceeded = %+v, ExitCode %d; want the byte cap", res.LimitExceeded, res.ExitCode)
+	}
+	if held.Load() == 0 {
+		t.Fatal("no kill reached the engine: the proxy held nothing, so the test proves nothing")
+	}
+	if used, _ := sandboxtest.DirUsage(t, dir); used > 2*cap {
+		t.Errorf("the run wrote %d bytes under a %d cap with the engine's kill held: the host's kill did not land", used, cap)
+	}
 }

@@ -52,6 +52,10 @@ func init() {
 	}
 }
 
+// startupTimeout bounds a server's start. PostgreSQL's first start runs initdb, which took over
+// a minute on a 2-core machine busy with the rest of make test.
+const startupTimeout = 3 * time.Minute
+
 // Service is a started container and the address of its server.
 type Service struct {
 	// URL is where a client connects: a PostgreSQL DSN, nats://, redis://.
@@ -72,10 +76,12 @@ func Postgres(ctx context.Context) (*Service, error) { return PostgresWith(ctx) 
 func PostgresWith(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Service, error) {
 	opts = append([]testcontainers.ContainerCustomizer{
 		testcontainers.WithEnv(map[string]string{"POSTGRES_USER": "postgres", "POSTGRES_DB": "test", "POSTGRES_HOST_AUTH_METHOD": "trust"}),
+		// pg_isready inside the container is the readiness check; the port check only confirms
+		// the mapping from here (its own check inside, an exec per poll, failed a loaded run).
 		testcontainers.WithWaitStrategy(wait.ForAll(
-			wait.ForListeningPort("5432/tcp"),
-			wait.ForExec([]string{"pg_isready", "-h", "127.0.0.1", "-d", "test", "-q"}),
-		).WithDeadline(time.Minute)),
+			wait.ForListeningPort("5432/tcp").SkipInternalCheck().WithStartupTimeout(startupTimeout),
+			wait.ForExec([]string{"pg_isready", "-h", "127.0.0.1", "-d", "test", "-q"}).WithStartupTimeout(startupTimeout),
+		).WithDeadline(startupTimeout)),
 	}, opts...)
 	return start(ctx, PostgresImage, "5432/tcp", func(hostPort string) string {
 		return "postgres://postgres@" + hostPort + "/test?sslmode=disable"
@@ -98,13 +104,13 @@ func OnHostPort(containerPort string, hostPort int) testcontainers.CustomizeRequ
 // NATS starts NATS with JetStream. The URL is nats://host:port.
 func NATS(ctx context.Context) (*Service, error) {
 	return start(ctx, NATSImage, "4222/tcp", func(hostPort string) string { return "nats://" + hostPort },
-		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(time.Minute)))
+		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(startupTimeout)))
 }
 
 // Redis starts Redis, in memory only. The URL is redis://host:port/0.
 func Redis(ctx context.Context) (*Service, error) {
 	return start(ctx, RedisImage, "6379/tcp", func(hostPort string) string { return "redis://" + hostPort + "/0" },
-		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(time.Minute)))
+		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(startupTimeout)))
 }
 
 func start(ctx context.Context, image, port string, url func(hostPort string) string, opts ...testcontainers.ContainerCustomizer) (*Service, error) {
@@ -162,7 +168,7 @@ func Endpoint(hostURL, hostAddr string, start func(context.Context) (*Service, e
 	if shared.services == nil {
 		shared.services, shared.errs = map[string]*Service{}, map[string]error{}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), startupTimeout+time.Minute)
 	defer cancel()
 	s, err := start(ctx)
 	if err != nil {

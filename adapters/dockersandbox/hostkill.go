@@ -1,0 +1,77 @@
+package dockersandbox
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
+)
+
+// hostKill kills a container's first process from this host, beside the engine's kill. On a
+// loaded machine the engine took seconds to act on a kill while the run went on writing past
+// its byte cap; a signal sent here lands at once. It is best effort, and the engine's kill
+// always follows: it holds only where this process shares the host's PID namespace and may
+// signal the container's user (root, or the same user when not root). The PID comes from the
+// engine, so it is checked against the container's cgroup before anything is signalled, and
+// it is held as a pidfd, which a reused PID cannot redirect.
+type hostKill struct {
+	mu     sync.Mutex
+	fd     int // the pidfd, or -1
+	closed bool
+}
+
+// openHostKill finds the container's first process in the background, so that the run's
+// start does not wait on one more call to the engine.
+func (s *Sandbox) openHostKill(ctx context.Context, id string) *hostKill {
+	h := &hostKill{fd: -1}
+	go func() {
+		info, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if err != nil || info.Container.State == nil || info.Container.State.Pid <= 0 {
+			return
+		}
+		pid := info.Container.State.Pid
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			return
+		}
+		// Opened first, checked after: if the PID was reused in between, the cgroup read is the
+		// new process's, which is not in this container's cgroup unless it is the container's.
+		if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err != nil || !strings.Contains(string(cg), id) {
+			unix.Close(fd)
+			return
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.closed {
+			unix.Close(fd)
+			return
+		}
+		h.fd = fd
+	}()
+	return h
+}
+
+// kill signals the container's first process, when it was found; killing a PID namespace's
+// first process ends every process in it.
+func (h *hostKill) kill() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fd >= 0 {
+		_ = unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, 0)
+	}
+}
+
+// close releases the pidfd; a search still under way drops what it finds.
+func (h *hostKill) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+		h.fd = -1
+	}
+}
