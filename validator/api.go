@@ -68,8 +68,13 @@ type Plan struct {
 	// Compute is "cpu" or "gpu".
 	Compute string
 	// Pattern is the output pattern the command is expected to produce:
-	// "single", "stream" or "set".
+	// "single", "stream" or "set"; "data" when it writes no file at all (every output is
+	// -f null -), Outputs being empty.
 	Pattern string
+	// Analysis says that the command measures: one of its outputs is -f null -, which writes
+	// nothing, and what its filters print (loudnorm, ebur128, silencedetect, blackdetect,
+	// showinfo) is the answer. It may write files besides.
+	Analysis bool
 	// SideFiles are the other names the command may write in the work directory: HLS and
 	// segment-list names, DASH templates, filter stats and log files. Every one is a bare name.
 	SideFiles []string

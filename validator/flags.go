@@ -3,7 +3,7 @@ package validator
 import "strings"
 
 // Layer 2: the flag allowlist. FFmpeg accepts hundreds of options, and every codec, muxer and
-// protocol adds private ones; some read or write files (-filter_script, -passlogfile, -report,
+// protocol adds private ones; some read or write files (-filter_script, -report,
 // -hls_key_info_file, "-/opt" values loaded from a file), some open the network (-listen,
 // -http_proxy, -sdp_file). Only the flags below are accepted; anything else is rejected by name.
 // Each flag says whether it takes a value, whether it accepts a stream specifier (-c:v:0), and how
@@ -36,6 +36,8 @@ const (
 	vRead                         // a file read by name: a staged input
 	vName                         // a name or number that must not look like a path
 	vRelURL                       // the start of URLs written into a playlist: layer 6
+	vPass                         // -pass: 1, 2 or 3
+	vPassLog                      // -passlogfile: a bare name prefix, its log files side files
 )
 
 type flagSpec struct {
@@ -185,6 +187,8 @@ var flagGroups = []flagGroup{
 		"initial_offset", "write_empty_segments", "segment_time_delta", "frame_pts"}},
 	{"segment container: a single-file muxer of the formats layer", &flagSpec{kind: vSegFormat}, []string{"segment_format"}},
 	{"image2 muxer: write one image over and over (1) or a sequence (0)", &flagSpec{kind: vUpdate}, []string{"update"}},
+	{"two-pass encoding: which pass (1, 2 or 3); passes 1 and 3 write the pass log in the work directory", &flagSpec{kind: vPass, stream: true}, []string{"pass"}},
+	{"two-pass log prefix: a bare name (paths layer); the files FFmpeg writes from it (NAME-0.log, NAME-0.log.mbtree) are side files", &flagSpec{kind: vPassLog, stream: true}, []string{"passlogfile"}},
 }
 
 // flagTable and flagReasons are flagGroups by flag name; flagDuplicates lists names given in

@@ -21,7 +21,6 @@ func TestFlagsLayer(t *testing.T) {
 		{name: "filter_complex_script", command: in + "-filter_complex_script g out.mp4", wantMsg: "flag -filter_complex_script is not allowed"},
 		{name: "file-valued option", command: in + "-/vf graph.txt out.mp4", wantMsg: "flag -/vf is not allowed"},
 		{name: "protocol_whitelist", command: "ffmpeg -protocol_whitelist file " + in + "out.mp4", wantMsg: "flag -protocol_whitelist is not allowed"},
-		{name: "passlogfile", command: in + "-passlogfile x out.mp4", wantMsg: "flag -passlogfile"},
 		{name: "dump_attachment", command: in + "-dump_attachment:t x out.mp4", wantMsg: "flag -dump_attachment:t"},
 		{name: "attach staged font", command: in + "-attach f.ttf -metadata:s:t mimetype=font/ttf out.mkv", opts: Options{Inputs: map[string]Input{"f.ttf": {Inline: true}}}},
 		{name: "everyday input flags", command: "ffmpeg -skip_frame nokey -noautorotate -i " + testURL + " -streamid 0:256 -vtag avc1 out.mp4"},

@@ -12,11 +12,13 @@ func TestFormatsLayer(t *testing.T) {
 			wantMsg: `format "` + f + `" is not allowed as an input format`})
 	}
 	for _, f := range []string{"rtp", "rtp_mpegts", "rtsp", "sdp", "sap", "tee", "fifo", "fifo_test", "sdl", "sdl2",
-		"xv", "opengl", "caca", "chromaprint", "null", "image2pipe", "lavfi", "alsa", "v4l2"} {
+		"xv", "opengl", "caca", "chromaprint", "image2pipe", "lavfi", "alsa", "v4l2"} {
 		cases = append(cases, layerCase{name: "output " + f, command: "ffmpeg -i " + testURL + " -f " + f + " out.mp4",
 			wantMsg: `format "` + f + `" is not allowed as an output format`})
 	}
 	cases = append(cases,
+		// null writes nothing, so it is an output only as "-f null -" (TestAnalysisRefusals).
+		layerCase{name: "output null", command: "ffmpeg -i " + testURL + " -f null out.mp4", wantMsg: `-f null writes nothing: its output must be -`},
 		layerCase{name: "lavfi input", command: "ffmpeg -f lavfi -i testsrc=d=1 out.mp4"},
 		layerCase{name: "concat staged", command: "ffmpeg -f concat -i list.txt -c copy out.mp4", opts: list},
 		layerCase{name: "concat safe 1", command: "ffmpeg -f concat -safe 1 -i list.txt -c copy out.mp4", opts: list},

@@ -28,8 +28,11 @@ func checkAccepted(t *testing.T, command string, opts Options, r Result) {
 		t.Fatalf("accepted %q but JSON has error: %s", command, b)
 	}
 	p := r.Plan
-	if len(p.Outputs) == 0 {
-		t.Fatalf("accepted %q without outputs", command)
+	if len(p.Outputs) == 0 && (p.Pattern != PatternData || !p.Analysis) {
+		t.Fatalf("accepted %q without outputs, pattern %q and analysis %v", command, p.Pattern, p.Analysis)
+	}
+	if p.Pattern == PatternData && len(p.Outputs) > 0 {
+		t.Fatalf("accepted %q with pattern data and outputs %q", command, p.Outputs)
 	}
 	for _, o := range p.Outputs {
 		if why := checkName(o, nameNumbered); why != "" {
@@ -66,7 +69,7 @@ func checkAccepted(t *testing.T, command string, opts Options, r Result) {
 		t.Fatalf("accepted %q with compute %q", command, p.Compute)
 	}
 	switch p.Pattern {
-	case PatternSingle, PatternStream, PatternSet:
+	case PatternSingle, PatternStream, PatternSet, PatternData:
 	default:
 		t.Fatalf("accepted %q with pattern %q", command, p.Pattern)
 	}

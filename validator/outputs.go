@@ -60,9 +60,14 @@ const (
 	PatternSingle = "single"
 	PatternStream = "stream"
 	PatternSet    = "set"
+	// PatternData: the command writes no file (every output is -f null -); the job answers in
+	// data what its filters printed.
+	PatternData = "data"
 )
 
 type output struct {
+	// null: -f null -, an output that writes nothing (an analysis).
+	null    bool
 	name    string
 	opts    fileOpts
 	format  string // inferred format
@@ -159,19 +164,26 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 		return "", "", outputErr(st.pending.first, "option %s after the last output has no effect: put it before the output it applies to", st.pending.first)
 	}
 	pattern = PatternSingle
+	var last *output
 	for i := range st.outputs {
 		o := &st.outputs[i]
+		if o.null {
+			continue
+		}
 		if e := inferOutput(o); e != nil {
 			return "", "", e
 		}
 		switch {
 		case o.pattern == PatternStream:
 			pattern = PatternStream
-		case pattern != PatternStream && (o.pattern == PatternSet || i > 0):
+		case pattern != PatternStream && (o.pattern == PatternSet || last != nil):
 			pattern = PatternSet
 		}
+		last = o
 	}
-	last := &st.outputs[len(st.outputs)-1]
+	if last == nil {
+		return nullOutputs(st.opts.OutputFormat)
+	}
 	format = last.format
 	if want := st.opts.OutputFormat; want != "" {
 		if !specFormatIndex.get(want) {

@@ -181,8 +181,12 @@ type state struct {
 	sideFiles []sideFile
 	pending   fileOpts
 	gpuReason string // the first GPU-only thing the command uses, for routing and messages
-	required  []string
-	inputs    []inputInfo
+	// passWrites says that a -pass 1 or 3 writes the two-pass log; passLogs are the
+	// -passlogfile prefixes it is written under (FFmpeg's default when none).
+	passWrites bool
+	passLogs   []string
+	required   []string
+	inputs     []inputInfo
 	// graphEndless says which source filter of a -filter_complex, -vf or -af graph never ends.
 	graphEndless string
 	// nodes and fopts are the parse of the graph and of the filter being checked, kept to reuse
@@ -220,12 +224,16 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 	plan := &Plan{
 		Downloads: st.downloads,
 		Args:      st.planArgs,
-		Outputs:   make([]string, len(st.outputs)),
+		Outputs:   make([]string, 0, len(st.outputs)),
 		Compute:   compute,
 		Pattern:   pattern,
 	}
-	for i, o := range st.outputs {
-		plan.Outputs[i] = o.name
+	for _, o := range st.outputs {
+		if o.null {
+			plan.Analysis = true
+			continue
+		}
+		plan.Outputs = append(plan.Outputs, o.name)
 	}
 	for _, f := range st.sideFiles {
 		plan.SideFiles = append(plan.SideFiles, f.name)
@@ -247,6 +255,9 @@ func (st *state) run(args []string, opts Options) (format, pattern, compute stri
 		return "", "", "", err
 	}
 	if err := st.walk(args); err != nil {
+		return "", "", "", err
+	}
+	if err := st.addPassLogs(); err != nil {
 		return "", "", "", err
 	}
 	format, pattern, err = st.checkOutputs()
@@ -352,6 +363,13 @@ func (st *state) walk(args []string) *Error {
 		if len(a) < 2 || a[0] != '-' {
 			fo := st.pending
 			st.pending = fileOpts{}
+			if fo.format == "null" || a == "-" {
+				if e := checkNullOutput(fo.format, a); e != nil {
+					return e
+				}
+				st.outputs = append(st.outputs, output{name: a, opts: fo, null: true})
+				continue
+			}
 			if fo.format != "" {
 				if e := checkOutputFormat(fo.format); e != nil {
 					return e
@@ -465,6 +483,10 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		return checkEnum(layerFlags, flag, v, "0", "1", "true", "false")
 	case vRead:
 		return st.checkReadName(layerFlags, flag, subject{flag, " value"}, v)
+	case vPass:
+		return st.checkPass(flag, v)
+	case vPassLog:
+		return st.checkPassLogFile(flag, v)
 	case vName:
 		if !validName(v) {
 			return flagErr(flag, v, "%s value %q is not allowed: a name or number only", flag, v)
