@@ -286,7 +286,7 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
-	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout)
+	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr)
 	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
 		// The engine may start containers with SIGXFSZ ignored (dockerd inherits it from how it
 		// was started, and runc keeps an ignored signal ignored), so a write past RLIMIT_FSIZE
@@ -302,7 +302,7 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 
 // runContainer creates, attaches to, starts and waits for one container, killing it when ctx
 // ends; it always removes it.
-func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host *container.HostConfig, stdout io.Writer) (sandbox.Result, error) {
+func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host *container.HostConfig, stdout, stderrTo io.Writer) (sandbox.Result, error) {
 	res := sandbox.Result{ExitCode: -1}
 	// Cleanup must outlive ctx, which may be what ended the run.
 	cleanupCtx := func() (context.Context, context.CancelFunc) {
@@ -331,7 +331,7 @@ func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host 
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		_, _ = stdcopy.StdCopy(stdout, stderr, att.Reader)
+		_, _ = stdcopy.StdCopy(stdout, sandbox.StderrWriter(stderr, stderrTo), att.Reader)
 	}()
 
 	// Waiting for the next exit is registered before the start, so a fast exit is not missed.

@@ -161,6 +161,10 @@ type Spec struct {
 	Limits  Limits
 	// Stdout receives the program's standard output (e.g. -progress pipe:1); nil discards it.
 	Stdout io.Writer
+	// Stderr receives the program's standard error besides Result.StderrTail (an analysis job
+	// reads what FFmpeg's filters print there); nil leaves only the tail. Its errors are
+	// ignored: the writer caps what it keeps itself.
+	Stderr io.Writer
 }
 
 // Limits are rlimits applied to the program, and caps on the whole job; a zero field takes its
@@ -418,7 +422,7 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdout = spec.Stdout
-	cmd.Stderr = stderr
+	cmd.Stderr = StderrWriter(stderr, spec.Stderr)
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// bwrap leads its own group so the deadline can kill it and anything still attached

@@ -1,6 +1,9 @@
 package sandbox
 
-import "unicode/utf8"
+import (
+	"io"
+	"unicode/utf8"
+)
 
 // TailWriter keeps only the last max bytes written to it, so a chatty FFmpeg cannot make the
 // runner hold its whole stderr in memory. It is not safe for concurrent writes.
@@ -37,4 +40,24 @@ func (w *TailWriter) Bytes() []byte {
 		b = b[1:]
 	}
 	return append([]byte(nil), b...)
+}
+
+// StderrWriter is where a sandbox copies the program's stderr: tail, and also extra (Spec.Stderr)
+// when it is not nil. extra's errors are ignored, so that a caller's writer that stops keeping
+// bytes never stops the copy or the tail.
+func StderrWriter(tail *TailWriter, extra io.Writer) io.Writer {
+	if extra == nil {
+		return tail
+	}
+	return teeWriter{tail, extra}
+}
+
+type teeWriter struct {
+	tail  *TailWriter
+	extra io.Writer
+}
+
+func (w teeWriter) Write(p []byte) (int, error) {
+	_, _ = w.extra.Write(p)
+	return w.tail.Write(p)
 }

@@ -60,6 +60,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 	tests := []func(t *testing.T, f Features, newRunner Constructor){
 		TestEncodes,
 		TestStdout,
+		TestStderr,
 		TestNonZeroExitKeepsStderrTail,
 		TestExitCodes,
 		TestTimeoutKillsEverything,
