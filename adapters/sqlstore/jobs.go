@@ -27,6 +27,7 @@ type jobRow struct {
 	RetryOf      string     `bun:"retry_of,nullzero"`
 	BatchID      string     `bun:"batch_id,nullzero"`
 	Pattern      string     `bun:"pattern"`
+	Priority     int        `bun:"priority"`
 	Status       string     `bun:"status"`
 	Progress     float64    `bun:"progress"`
 	ProcessedMs  int64      `bun:"processed_ms"`
@@ -99,7 +100,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 	r := &jobRow{
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
-		Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
+		Priority: j.Priority.Rank(), Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
 		Worker: j.Worker, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
@@ -131,7 +132,7 @@ func (r *jobRow) job() (*job.Job, error) {
 	j := &job.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
-		Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
+		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
 		Worker:     r.Worker,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
@@ -347,9 +348,9 @@ func (s *Store) List(ctx context.Context, p job.ListParams) (job.Page, error) {
 	return page, nil
 }
 
-// Claim moves up to p.Limit waiting jobs of p.Class, oldest first, to dispatched through
-// job.Dispatch. On PostgreSQL concurrent claimers skip each other's locked rows; a cancel
-// committed first has left the row, and one in flight holds it.
+// Claim moves up to p.Limit waiting jobs of p.Class, in the order of job.Order, to dispatched
+// through job.Dispatch. On PostgreSQL concurrent claimers skip each other's locked rows; a
+// cancel committed first has left the row, and one in flight holds it.
 func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error) {
 	if p.Limit <= 0 {
 		return nil, nil
@@ -357,16 +358,21 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	var out []*job.Job
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []jobRow
-		q := tx.NewSelect().Model(&rows).
-			Where("status = ?", string(job.StatusWaiting)).Where("class = ?", string(p.Class)).
-			OrderExpr("created_at, id").Limit(int64(p.Limit))
+		ranked := s.ranked(tx, p.Class)
 		if len(p.Concurrency) > 0 {
 			if err := s.lockClaims(ctx, tx); err != nil {
 				return err
 			}
-			q = q.Where("id IN (?)", s.withinCaps(tx, p))
+			ranked = withinCaps(tx, ranked, p)
 		}
-		if err := s.forUpdate(q, true).Scan(ctx); err != nil {
+		// The status is checked on the row itself as well: PostgreSQL checks a row it waited
+		// for again against the locked table's own conditions only, not the subquery's.
+		q := tx.NewSelect().Model(&rows).Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
+			Where("job_row.status = ?", string(job.StatusWaiting)).OrderExpr(claimOrder).Limit(int64(p.Limit))
+		if s.postgres {
+			q = q.For("UPDATE OF job_row SKIP LOCKED")
+		}
+		if err := q.Scan(ctx); err != nil {
 			return mapErr("claim jobs", err)
 		}
 		jobs, err := rowsJobs(rows)
@@ -391,10 +397,26 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	return out, nil
 }
 
-// withinCaps selects the waiting jobs of p.Class that fit their account's concurrency cap: the
-// account's dispatched and running jobs plus the job's rank among its waiting ones stay within
-// the cap of its plan. Accounts whose plan has no cap, or that the accounts table lacks, pass.
-func (s *Store) withinCaps(tx bun.Tx, p job.ClaimParams) *bun.SelectQuery {
+// claimOrder is job.Order over the columns of ranked: priority, turn, the account served
+// least recently (never served first), age.
+const claimOrder = "o.priority DESC, o.turn, CASE WHEN o.served IS NULL THEN 0 ELSE 1 END, o.served, o.created_at, o.id"
+
+// ranked is the waiting jobs of a class with what job.Order sorts them by: turn, the job's rank
+// among its account's waiting jobs of its priority, and served, the account's latest dispatch
+// of the class.
+func (s *Store) ranked(tx bun.IDB, class job.Class) *bun.SelectQuery {
+	return tx.NewSelect().TableExpr("jobs AS w").
+		ColumnExpr("w.id, w.account_id, w.priority, w.created_at").
+		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY w.account_id, w.priority ORDER BY w.created_at, w.id) AS turn").
+		ColumnExpr("(SELECT MAX(d.dispatched_at) FROM jobs AS d WHERE d.account_id = w.account_id AND d.class = w.class) AS served").
+		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class))
+}
+
+// withinCaps keeps the ranked jobs that fit their account's concurrency cap: the account's
+// dispatched and running jobs plus the job's rank among its waiting ones (higher priority
+// first, then oldest) stay within the cap of its plan. Accounts whose plan has no cap, or that
+// the accounts table lacks, pass.
+func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.SelectQuery {
 	caps := "CASE a.plan"
 	var args []any
 	for plan, n := range p.Concurrency {
@@ -402,15 +424,46 @@ func (s *Store) withinCaps(tx bun.Tx, p job.ClaimParams) *bun.SelectQuery {
 		args = append(args, plan, n)
 	}
 	caps += " END"
-	ranked := tx.NewSelect().TableExpr("jobs AS j").
-		Join("LEFT JOIN accounts AS a ON a.id = j.account_id").
-		ColumnExpr("j.id").
-		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY j.account_id ORDER BY j.created_at, j.id) AS rn").
+	capped := tx.NewSelect().TableExpr("(?) AS r", ranked).
+		Join("LEFT JOIN accounts AS a ON a.id = r.account_id").
+		ColumnExpr("r.*").
+		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY r.account_id ORDER BY r.priority DESC, r.created_at, r.id) AS rn").
 		ColumnExpr(caps+" AS cap", args...).
-		ColumnExpr("(SELECT COUNT(*) FROM jobs AS r WHERE r.account_id = j.account_id AND r.status IN (?)) AS active",
-			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).
-		Where("j.status = ?", string(job.StatusWaiting)).Where("j.class = ?", string(p.Class))
-	return tx.NewSelect().TableExpr("(?) AS c", ranked).Column("c.id").Where("c.cap IS NULL OR c.active + c.rn <= c.cap")
+		ColumnExpr("(SELECT COUNT(*) FROM jobs AS x WHERE x.account_id = r.account_id AND x.status IN (?)) AS active",
+			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)}))
+	return tx.NewSelect().TableExpr("(?) AS c", capped).ColumnExpr("c.*").Where("c.cap IS NULL OR c.active + c.rn <= c.cap")
+}
+
+// Queue returns an account's waiting jobs with their positions among all the waiting jobs of
+// their class in claim order, cpu first.
+func (s *Store) Queue(ctx context.Context, p job.QueueParams) ([]job.Queued, error) {
+	limit := p.NormalizeLimit()
+	var out []job.Queued
+	for _, class := range []job.Class{job.ClassCPU, job.ClassGPU} {
+		if len(out) == limit {
+			break
+		}
+		positioned := s.r.NewSelect().TableExpr("(?) AS o", s.ranked(s.r, class)).
+			ColumnExpr("o.id, o.account_id").ColumnExpr("ROW_NUMBER() OVER (ORDER BY " + claimOrder + ") AS position")
+		var rows []struct {
+			jobRow
+			Position int `bun:"position"`
+		}
+		err := s.r.NewSelect().Model((*jobRow)(nil)).ColumnExpr("job_row.*").ColumnExpr("q.position").
+			Join("JOIN (?) AS q ON q.id = job_row.id", positioned).
+			Where("q.account_id = ?", p.AccountID).OrderExpr("q.position").Limit(int64(limit-len(out))).Scan(ctx, &rows)
+		if err != nil {
+			return nil, mapErr("queue", err)
+		}
+		for i := range rows {
+			j, err := rows[i].job()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, job.Queued{Job: j, Position: rows[i].Position})
+		}
+	}
+	return out, nil
 }
 
 // lockClaims makes capped claims take turns on PostgreSQL, where two claimers could otherwise

@@ -48,6 +48,9 @@ type Job struct {
 	// Pattern is the output pattern the job's command asks for, told at submit; empty when the
 	// files the job writes decide it (see NewOutput).
 	Pattern Pattern
+	// Priority orders the job among the waiting jobs of its class (see Order); a waiting job's
+	// can change (Reprioritise).
+	Priority Priority
 
 	Status   Status
 	Progress float64
@@ -97,7 +100,9 @@ type NewParams struct {
 	RetryOf   string
 	BatchID   string
 	Pattern   Pattern
-	Now       time.Time
+	// Priority is PriorityNormal when empty.
+	Priority Priority
+	Now      time.Time
 }
 
 // New creates a job in waiting: the only way into the lifecycle, (new) → waiting.
@@ -111,11 +116,15 @@ func New(p NewParams) (*Job, error) {
 	if !p.Pattern.valid() {
 		return nil, fmt.Errorf("new job: unknown output pattern %q", p.Pattern)
 	}
+	prio, err := ParsePriority(string(p.Priority))
+	if err != nil {
+		return nil, fmt.Errorf("new job: %w", err)
+	}
 	now := stamp(p.Now)
 	return &Job{
 		ID: p.ID, AccountID: p.AccountID, Type: p.Type, Inputs: p.Inputs, Params: p.Params,
 		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf, BatchID: p.BatchID, Pattern: p.Pattern,
-		Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
+		Priority: prio, Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
 	}, nil
 }
 

@@ -24,6 +24,9 @@ var Statuses = []Status{StatusWaiting, StatusDispatched, StatusRunning, StatusCo
 // ErrIllegalTransition is returned for any move the transition table does not allow.
 var ErrIllegalTransition = fmt.Errorf("illegal status transition: %w", problem.ErrConflict)
 
+// ErrNotWaiting is returned for a change only a waiting job takes, such as its priority.
+var ErrNotWaiting = fmt.Errorf("not waiting: %w", problem.ErrConflict)
+
 // ParseStatus turns an untrusted string into a Status.
 func ParseStatus(s string) (Status, error) {
 	for _, st := range Statuses {

@@ -23,9 +23,14 @@ type Store interface {
 	UpdateMany(ctx context.Context, ids []string, fn func(*Job) error) ([]*Job, error)
 	// List returns an account's jobs newest first, a page at a time.
 	List(ctx context.Context, p ListParams) (Page, error)
-	// Claim moves up to Limit waiting jobs of a class, oldest first, to dispatched with a lease,
-	// and returns them. A job is claimed by one caller only; a cancel committed first wins.
+	// Claim moves up to Limit waiting jobs of a class, in the order of Order (priority, then
+	// accounts taking turns, then age), to dispatched with a lease, and returns them. A job is
+	// claimed by one caller only; a cancel committed first wins.
 	Claim(ctx context.Context, p ClaimParams) ([]*Job, error)
+	// Queue returns up to Limit of an account's waiting jobs, each with its position among all
+	// the waiting jobs of its class in the order of Order (1 is claimed next), by class (cpu
+	// first) and position.
+	Queue(ctx context.Context, p QueueParams) ([]Queued, error)
 	// Expired returns the IDs of dispatched or running jobs whose lease ended before now.
 	Expired(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// HeldBy returns the IDs of the dispatched or running jobs that the worker credential
@@ -65,6 +70,36 @@ type ClaimParams struct {
 	Concurrency map[string]int
 	// Worker is the ID of the worker credential claiming; each claimed job records it.
 	Worker string
+}
+
+// QueueParams selects an account's waiting jobs for Store.Queue.
+type QueueParams struct {
+	AccountID string
+	Limit     int
+}
+
+// Queued is a waiting job and its position among all the waiting jobs of its class, from 1.
+type Queued struct {
+	Job      *Job
+	Position int
+}
+
+// MaxQueueLimit bounds Store.Queue's answer; DefaultQueueLimit is what a Limit of zero means.
+const (
+	DefaultQueueLimit = 100
+	MaxQueueLimit     = 1000
+)
+
+// NormalizeLimit applies DefaultQueueLimit and MaxQueueLimit.
+func (p QueueParams) NormalizeLimit() int {
+	switch {
+	case p.Limit <= 0:
+		return DefaultQueueLimit
+	case p.Limit > MaxQueueLimit:
+		return MaxQueueLimit
+	default:
+		return p.Limit
+	}
 }
 
 // ListLimit bounds a page; a Limit of zero or less means DefaultListLimit.

@@ -62,9 +62,9 @@ func TestClaimSkipsAccountsAtTheirConcurrency(t *testing.T, f Features, newStore
 		}
 		return ids(js)
 	}
-	// Oldest first, but one free job and two pro jobs at most; the account the store does not
-	// know has no cap.
-	want := []string{free[0], pro[0], pro[1], other[0], other[1]}
+	// Accounts in turns, oldest first, but one free job and two pro jobs at most; the account
+	// the store does not know has no cap.
+	want := []string{free[0], pro[0], other[0], pro[1], other[1]}
 	if d := cmp.Diff(want, claim(5)); d != "" {
 		t.Fatalf("first claim (-want +got):\n%s", d)
 	}

@@ -241,7 +241,7 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 			active[j.AccountID]++
 		}
 	}
-	sort.Slice(waiting, func(a, b int) bool { return waiting[a].Before(waiting[b].CreatedAt, waiting[b].ID) })
+	job.Order(waiting, m.served(p.Class))
 	kept := waiting[:0]
 	for _, j := range waiting {
 		if len(kept) == p.Limit {
@@ -263,6 +263,39 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 		}
 		j.Worker = p.Worker
 		out = append(out, j.Clone())
+	}
+	return out, nil
+}
+
+// served is when each account's latest job of the class was dispatched, for job.Order.
+func (m *Memory) served(class job.Class) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, j := range m.jobs {
+		if j.Class == class && j.DispatchedAt != nil && j.DispatchedAt.After(out[j.AccountID]) {
+			out[j.AccountID] = *j.DispatchedAt
+		}
+	}
+	return out
+}
+
+func (m *Memory) Queue(_ context.Context, p job.QueueParams) ([]job.Queued, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	limit := p.NormalizeLimit()
+	var out []job.Queued
+	for _, class := range []job.Class{job.ClassCPU, job.ClassGPU} {
+		var waiting []*job.Job
+		for _, j := range m.jobs {
+			if j.Status == job.StatusWaiting && j.Class == class {
+				waiting = append(waiting, j)
+			}
+		}
+		job.Order(waiting, m.served(class))
+		for i, j := range waiting {
+			if j.AccountID == p.AccountID && len(out) < limit {
+				out = append(out, job.Queued{Job: j.Clone(), Position: i + 1})
+			}
+		}
 	}
 	return out, nil
 }

@@ -46,6 +46,9 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestClaimOldestFirstByClassOnce,
 		TestClaimSkipsAccountsAtTheirConcurrency,
 		TestConcurrentClaimersKeepTheCap,
+		TestClaimByPriorityThenTurns,
+		TestConcurrentClaimersKeepPriorityAndTurns,
+		TestQueuePositionsAndReprioritise,
 		TestExpiredLeases,
 	}
 	porttest.Run(t, f, newStore, tests...)

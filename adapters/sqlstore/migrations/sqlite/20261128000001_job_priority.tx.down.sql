@@ -1,0 +1,3 @@
+DROP INDEX jobs_served;
+--bun:split
+ALTER TABLE jobs DROP COLUMN priority;
