@@ -1,6 +1,10 @@
 package validator
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Analysis commands and two-pass encoding. A command that measures rather than writes ends in
 // -f null -: the null muxer discards what it is given, and what the job answers is what the
@@ -8,7 +12,8 @@ import "strconv"
 // blackdetect's intervals, showinfo's frames). "-" is accepted only there: anywhere else it is
 // standard output, which the runner reads as FFmpeg's progress. -f null with a file name is
 // refused too, rather than read as a file that will never exist: FFmpeg's habit of
-// "-f null /dev/null" becomes "-f null -".
+// "-f null /dev/null" becomes "-f null -". A command that measures writes no file beside it: a
+// job answers either files or data, never both.
 //
 // -pass 1 and -pass 3 write the two-pass log, -pass 2 reads it. Its name is -passlogfile's
 // prefix (FFmpeg's default "ffmpeg2pass") followed by "-N.log", N the output stream's index;
@@ -39,8 +44,13 @@ func checkNullOutput(format, name string) *Error {
 	return nil
 }
 
-// nullOutputs is checkOutputs' answer for a command whose every output is -f null -.
-func nullOutputs(outputFormat string) (format, pattern string, err *Error) {
+// nullOutputs is checkOutputs' answer for a command with a -f null - output: file is one of
+// its file outputs, nil when there is none. A command that measures writes no file: its answer
+// is data, which a job that writes files does not have.
+func nullOutputs(outputFormat string, file *output) (format, pattern string, err *Error) {
+	if file != nil {
+		return "", "", outputErr(file.name, "output %q cannot be beside -f null -: a command that measures writes no file; write it in another job", file.name)
+	}
 	if outputFormat != "" {
 		return "", "", outputErr(outputFormat, "outputFormat %q does not apply: the command writes no file (-f null -)", outputFormat)
 	}
@@ -93,6 +103,29 @@ func (st *state) addPassLogs() *Error {
 		}
 	}
 	return nil
+}
+
+// IsPassLog tells whether name is one of the files a pass writes from one of the -passlogfile
+// prefixes (FFmpeg's default "ffmpeg2pass" when prefixes is empty): PREFIX-N.log and the others
+// of passLogSuffixes.
+func IsPassLog(prefixes []string, name string) bool {
+	if len(prefixes) == 0 {
+		prefixes = []string{defaultPassLog}
+	}
+	for _, p := range prefixes {
+		rest, ok := strings.CutPrefix(name, p+"-")
+		if !ok {
+			continue
+		}
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n > 0 && slices.Contains(passLogSuffixes, rest[n:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // passLogStreams is how many output streams' logs addPassLogs checks against the inputs.

@@ -37,8 +37,6 @@ func TestAnalysisCommands(t *testing.T) {
 		{name: "freezedetect and cropdetect", command: mp4 + "-vf freezedetect=n=-60dB:d=1,cropdetect -an -f null -"},
 		{name: "bounded lavfi source", command: "ffmpeg -f lavfi -i sine=frequency=440:duration=2 -af ebur128 -f null -"},
 		{name: "lavfi bounded at the null output", command: "ffmpeg -f lavfi -i anullsrc -t 3 -af silencedetect -f null -"},
-		{name: "a file and a measure", command: mp4 + "-c copy out.mp4 -af volumedetect -vn -f null -",
-			outputs: []string{"out.mp4"}, pattern: PatternSingle},
 		{name: "first pass", command: mp4 + "-c:v libx264 -b:v 1M -pass 1 -passlogfile p -an -f null -",
 			sideFiles: []string{"p-%d.log", "p-%d.log.mbtree", "p-%d.log.cutree"}},
 		{name: "first pass per stream", command: mp4 + "-c:v libx264 -b:v 1M -pass:v 1 -passlogfile:v two.pass -an -f null -",
@@ -118,9 +116,34 @@ func TestAnalysisRefusals(t *testing.T) {
 	})
 	runLayerTable(t, layerOutputs, []layerCase{
 		{name: "outputFormat with nothing written", command: mp4 + "-af volumedetect -f null -", opts: Options{Inputs: opts.Inputs, OutputFormat: "mp4"}, wantMsg: `outputFormat "mp4" does not apply: the command writes no file`},
+		{name: "a file beside the measure", command: mp4 + "-c copy out.mp4 -af volumedetect -vn -f null -", opts: opts, wantMsg: `output "out.mp4" cannot be beside -f null -`},
+		{name: "a file after the measure", command: mp4 + "-af volumedetect -f null - -c copy out.mp4", opts: opts, wantMsg: `output "out.mp4" cannot be beside -f null -`},
 		{name: "option after the null output", command: mp4 + "-f null - -t 3", opts: opts, wantMsg: "option -t after the last output has no effect"},
 	})
 	runLayerTable(t, layerLimits, []layerCase{
 		{name: "endless source measured", command: "ffmpeg -f lavfi -i anullsrc -af silencedetect -f null -", wantMsg: `output "-" never ends`},
 	})
+}
+
+func TestIsPassLog(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		prefixes []string
+		name     string
+		want     bool
+	}{
+		{[]string{"p"}, "p-0.log", true},
+		{[]string{"p"}, "p-12.log.mbtree", true},
+		{[]string{"p"}, "p-0.log.cutree.temp", true},
+		{nil, "ffmpeg2pass-0.log", true},
+		{[]string{"p"}, "ffmpeg2pass-0.log", false},
+		{[]string{"p"}, "p-.log", false},
+		{[]string{"p"}, "p-0.mp4", false},
+		{[]string{"p"}, "pp-0.log", false},
+		{[]string{"a", "b"}, "b-1.log", true},
+	} {
+		if got := IsPassLog(tt.prefixes, tt.name); got != tt.want {
+			t.Errorf("IsPassLog(%q, %q) = %v, want %v", tt.prefixes, tt.name, got, tt.want)
+		}
+	}
 }

@@ -71,10 +71,14 @@ type Plan struct {
 	// "single", "stream" or "set"; "data" when it writes no file at all (every output is
 	// -f null -), Outputs being empty.
 	Pattern string
-	// Analysis says that the command measures: one of its outputs is -f null -, which writes
-	// nothing, and what its filters print (loudnorm, ebur128, silencedetect, blackdetect,
-	// showinfo) is the answer. It may write files besides.
+	// Analysis says that the command measures: its output is -f null -, which writes nothing,
+	// and what its filters print (loudnorm, ebur128, silencedetect, blackdetect, showinfo) is
+	// the answer. Pattern is then "data" and Outputs empty.
 	Analysis bool
+	// PassLogs are the -passlogfile prefixes of a command whose -pass 1 or 3 writes the pass
+	// log; empty with FFmpeg's default prefix or no pass log. IsPassLog(PassLogs, name) tells
+	// those files.
+	PassLogs []string
 	// SideFiles are the other names the command may write in the work directory: HLS and
 	// segment-list names, DASH templates, filter stats and log files. Every one is a bare name.
 	SideFiles []string

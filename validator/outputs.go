@@ -164,10 +164,11 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 		return "", "", outputErr(st.pending.first, "option %s after the last output has no effect: put it before the output it applies to", st.pending.first)
 	}
 	pattern = PatternSingle
-	var last *output
+	var last, null *output
 	for i := range st.outputs {
 		o := &st.outputs[i]
 		if o.null {
+			null = o
 			continue
 		}
 		if e := inferOutput(o); e != nil {
@@ -181,8 +182,8 @@ func (st *state) checkOutputs() (format, pattern string, err *Error) {
 		}
 		last = o
 	}
-	if last == nil {
-		return nullOutputs(st.opts.OutputFormat)
+	if null != nil {
+		return nullOutputs(st.opts.OutputFormat, last)
 	}
 	format = last.format
 	if want := st.opts.OutputFormat; want != "" {

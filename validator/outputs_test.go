@@ -44,8 +44,6 @@ func TestInferredOutput(t *testing.T) {
 		{"a.mp4 -f hls b.m3u8", "m3u8", PatternStream},
 		{"-update 1 latest.jpg", "jpg", PatternSingle},
 		{"-af volumedetect -f null -", "null", PatternData},
-		{"out.mp4 -af volumedetect -f null -", "mp4", PatternSingle},
-		{"-f null - a.mp4 b.mkv", "mkv", PatternSet},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tail, func(t *testing.T) {
