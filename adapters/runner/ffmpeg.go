@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -14,15 +15,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 // FFmpeg executes `ffmpeg` jobs: fetch, stage, substitute, run in the sandbox, collect, probe,
@@ -51,18 +55,19 @@ func (f *FFmpeg) env(a workqueue.Assignment) jobtype.Env {
 	return jobtype.Env{AssetURLPrefix: a.AssetURLPrefix, AllowPrivateNetworks: f.AllowPrivateNetworks}
 }
 
-// Execute runs one ffmpeg job.
+// Execute runs one ffmpeg job: its steps in order in one work directory (one step for
+// params.command), then collects the outputs.
 func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work string, h Hooks) workqueue.Result {
 	req, err := ffmpegjob.Parse(a.Inputs, a.Params)
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}
 	}
-	// The validator runs again here: the runner trusts nothing the queue carried.
-	res, err := req.Validate(f.env(a))
+	// The validator runs again here, over the whole chain: the runner trusts nothing the queue
+	// carried.
+	checked, err := req.Validate(f.env(a))
 	if err != nil {
 		return workqueue.Result{Failure: invalid(err.Error())}
 	}
-	plan := res.Plan
 
 	inputs := map[string]bool{}
 	for name, in := range req.Inputs {
@@ -73,7 +78,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 			}
 		}
 	}
-	for _, d := range plan.Downloads {
+	for _, d := range checked.Downloads() {
 		inputs[d.Name] = true
 		if _, err := os.Lstat(filepath.Join(work, d.Name)); err == nil {
 			continue // the same URL under one name twice
@@ -83,22 +88,136 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
-	args, fail := checkStaged(work, plan.Args, inputs)
-	if fail != nil {
-		return workqueue.Result{Failure: fail}
+	// The job's limits span its steps, as its progress and its compute do: each step runs with
+	// the time, bytes and files the steps before it left.
+	lim := f.limits(a).WithDefaults(a.Timeout)
+	baseBytes, baseFiles, err := workcap.Measure(work)
+	if err != nil {
+		return workqueue.Result{Failure: f.internal(a.Lease.JobID, "measuring the work directory", err)}
+	}
+	h.Executing()
+	deadline := time.Now().Add(a.Timeout)
+	var (
+		computeMs int64
+		processed time.Duration // the media time earlier steps wrote
+	)
+	// made holds the files the steps before the last left, by the index of the step that made
+	// each: a later step reads them as staged inputs, and the job keeps only those params.keep
+	// names.
+	made := map[string]int{}
+	staged := maps.Clone(inputs)
+	steps := len(checked.Plans)
+	for i, plan := range checked.Plans {
+		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim}
+		if i > 0 {
+			bytes, files, err := workcap.Measure(work)
+			if err != nil {
+				return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "measuring the work directory", err)}
+			}
+			st.limits.JobBytes -= bytes - baseBytes
+			st.limits.JobFiles -= int(files - baseFiles)
+			if e := spent(lim, st.limits); e != nil {
+				fail := limitFail(sandbox.Result{LimitExceeded: e})
+				fail.Step, fail.Steps = i+1, steps
+				return workqueue.Result{ComputeMs: computeMs, Failure: fail}
+			}
+		}
+		ran, fail := f.runStep(ctx, a, work, plan, staged, st, h)
+		computeMs += ran.computeMs
+		processed += ran.processed
+		if fail != nil {
+			fail.Step, fail.Steps = i+1, steps
+			if fail.Kind == workqueue.KindLimit {
+				fail.Max = jobCap(lim, fail.Limit, fail.Max) // the step ran under what was left of it
+			}
+			return workqueue.Result{ComputeMs: computeMs, Failure: fail}
+		}
+		if i < steps-1 {
+			entries, err := os.ReadDir(work)
+			if err != nil {
+				return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "reading the work directory", err)}
+			}
+			for _, e := range entries {
+				if n := e.Name(); e.Type().IsRegular() && !staged[n] {
+					made[n], staged[n] = i, true
+				}
+			}
+		}
 	}
 
-	h.Executing()
+	leftover := func(name string) bool {
+		i, ok := made[name]
+		return inputs[name] || ok && !checked.Kept(name, i)
+	}
+	files, err := f.collect(ctx, a, work, leftover)
+	if err != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
+	}
+	return workqueue.Result{Files: files, ComputeMs: computeMs}
+}
+
+// step is where one command stands in its job: its index among of steps, the time left of the
+// job's limit, that limit, and the media time the steps before it wrote.
+type step struct {
+	index, of int
+	timeout   time.Duration
+	total     time.Duration
+	before    time.Duration
+	// limits are the job's, less what the steps before it wrote.
+	limits sandbox.Limits
+}
+
+// spent is the job's cap that the steps before the next used up, if one is: the job fails as a
+// run that passes it does. left is what remains of job.
+func spent(job, left sandbox.Limits) *sandbox.Exceeded {
+	switch {
+	case left.JobBytes <= 0:
+		return &sandbox.Exceeded{Limit: sandbox.LimitJobBytes, Max: job.JobBytes, Seen: job.JobBytes - left.JobBytes}
+	case left.JobFiles <= 0:
+		return &sandbox.Exceeded{Limit: sandbox.LimitJobFiles, Max: int64(job.JobFiles), Seen: int64(job.JobFiles - left.JobFiles)}
+	}
+	return nil
+}
+
+// jobCap is the job's cap of this name, for a limit a step passed at max.
+func jobCap(lim sandbox.Limits, name string, max int64) int64 {
+	switch name {
+	case sandbox.LimitJobBytes:
+		return lim.JobBytes
+	case sandbox.LimitJobFiles:
+		return int64(lim.JobFiles)
+	}
+	return max
+}
+
+// ran is what one step used: its compute, and the media time it wrote.
+type ran struct {
+	computeMs int64
+	processed time.Duration
+}
+
+// runStep runs one command of a job in the sandbox, reporting its progress as a share of the
+// job's, and says how it failed, or nil; staged are the names FFmpeg may read.
+func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work string, plan *validator.Plan, staged map[string]bool, st step, h Hooks) (ran, *workqueue.Failure) {
+	if st.timeout <= 0 {
+		return ran{}, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(st.total/time.Second)), nil)
+	}
+	args, fail := checkStaged(work, plan.Args, staged)
+	if fail != nil {
+		return ran{}, fail
+	}
 	// Progress: FFmpeg's -progress lines give out_time_us, which a length of the output turns
 	// into a fraction. The length is the smallest bound known: the command's own (its -t, a
 	// lavfi source's duration, frames over a rate: commandDuration), known at once, and the
-	// first local input's duration, probed alongside the run so it adds no latency.
+	// first local input's duration, probed alongside the run so it adds no latency. Each step
+	// of a chain is an equal share of the job's progress.
 	var (
-		durMu sync.Mutex
-		durUs = int64(commandDuration(plan.Args, plan.Outputs) * 1e6)
+		durMu  sync.Mutex
+		durUs  = int64(commandDuration(plan.Args, plan.Outputs) * 1e6)
+		lastUs atomic.Int64
 	)
 	probed := make(chan struct{})
-	if first := firstLocalInput(plan.Args, inputs); first == "" {
+	if first := firstLocalInput(plan.Args, staged); first == "" {
 		close(probed)
 	} else {
 		go func() {
@@ -113,45 +232,40 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}()
 	}
 	pw := &progressWriter{report: func(outUs int64) {
+		lastUs.Store(outUs)
 		durMu.Lock()
 		d := durUs
 		durMu.Unlock()
 		if d > 0 {
-			h.Progress(min(float64(outUs)/float64(d), 0.99))
+			done := min(float64(outUs)/float64(d), 1)
+			h.Progress(min((float64(st.index)+done)/float64(st.of), 0.99))
 		}
 		if h.Processed != nil {
-			h.Processed(time.Duration(outUs) * time.Microsecond)
+			h.Processed(st.before + time.Duration(outUs)*time.Microsecond)
 		}
 	}}
 	args = append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, args...)
-	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: a.Timeout,
-		Limits: f.limits(a), Stdout: pw})
+	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: st.timeout,
+		Limits: st.limits, Stdout: pw})
 	<-probed // the probe reads the work directory, which goes when Execute returns
-	computeMs := run.Wall.Milliseconds()
+	used := ran{computeMs: run.Wall.Milliseconds(), processed: time.Duration(lastUs.Load()) * time.Microsecond}
 	switch {
 	case run.LimitExceeded != nil:
-		return workqueue.Result{ComputeMs: computeMs, Failure: limitFail(run)}
+		return used, limitFail(run)
 	case run.TimedOut:
-		return workqueue.Result{ComputeMs: computeMs, Failure: timeoutFail(
-			fmt.Sprintf("the job ran past its time limit of %d seconds", int(a.Timeout/time.Second)), run.StderrTail)}
+		return used, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(st.total/time.Second)), run.StderrTail)
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return workqueue.Result{ComputeMs: computeMs, Failure: cancelled()}
+		return used, cancelled()
 	case err != nil:
-		return workqueue.Result{Failure: f.internal(a.Lease.JobID, "the sandbox could not run FFmpeg", err)}
+		return ran{}, f.internal(a.Lease.JobID, "the sandbox could not run FFmpeg", err)
 	case run.ExitCode != 0 && diskFull(work):
 		// FFmpeg failed because the runner's disk is full: the runner's fault, not the job's.
-		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "its disk is full",
-			fmt.Errorf("ffmpeg exited with status %d with %s full", run.ExitCode, work))}
+		return used, f.internal(a.Lease.JobID, "its disk is full",
+			fmt.Errorf("ffmpeg exited with status %d with %s full", run.ExitCode, work))
 	case run.ExitCode != 0:
-		return workqueue.Result{ComputeMs: computeMs, Failure: exitFail(
-			fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)}
+		return used, exitFail(fmt.Sprintf("ffmpeg exited with status %d", run.ExitCode), run.StderrTail)
 	}
-
-	files, err := f.collect(ctx, a, work, inputs)
-	if err != nil {
-		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
-	}
-	return workqueue.Result{Files: files, ComputeMs: computeMs}
+	return used, nil
 }
 
 // diskFull tells whether the filesystem of dir has (almost) no space left for the sandbox's
@@ -196,20 +310,21 @@ func firstLocalInput(args []string, inputs map[string]bool) string {
 	return ""
 }
 
-// collect stores every regular file the command wrote (inputs excepted) and probes their meta.
+// collect stores every regular file the commands wrote (those skip names excepted: the inputs,
+// and what earlier steps left that the job does not keep) and probes their meta.
 // DefaultMaxProbes is how many output files of a job ffprobe reads when FFmpeg.MaxProbes is 0.
 const DefaultMaxProbes = 8
 
 // Files in the work directory are untrusted: they are opened without following symlinks, and
 // anything but a regular file is ignored.
-func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, inputs map[string]bool) ([]job.File, error) {
+func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, skip func(name string) bool) ([]job.File, error) {
 	entries, err := os.ReadDir(work)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || inputs[e.Name()] {
+		if !e.Type().IsRegular() || skip(e.Name()) {
 			continue
 		}
 		names = append(names, e.Name())

@@ -105,7 +105,13 @@ func (b testBundle) run(t *testing.T, inputs, command string, timeout time.Durat
 
 func (b testBundle) runCapped(t *testing.T, inputs, command string, timeout time.Duration, caps workqueue.Limits) workqueue.Result {
 	t.Helper()
-	params, _ := json.Marshal(map[string]any{"command": command})
+	return b.runParams(t, inputs, map[string]any{"command": command}, timeout, caps)
+}
+
+// runParams executes a job of these params and checks that every output it reports is stored.
+func (b testBundle) runParams(t *testing.T, inputs string, p map[string]any, timeout time.Duration, caps workqueue.Limits) workqueue.Result {
+	t.Helper()
+	params, _ := json.Marshal(p)
 	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg", Params: params,
 		Timeout: timeout, AssetURLPrefix: "https://api.test/assets/", Limits: caps}
 	if inputs != "" {
@@ -494,7 +500,13 @@ func TestStagedInputsAreWhatTheirNamesSay(t *testing.T) {
 // written that its hooks were told, in order.
 func (b testBundle) runWatched(t *testing.T, command string) (fractions []float64, processed []time.Duration) {
 	t.Helper()
-	params, _ := json.Marshal(map[string]any{"command": command})
+	return b.runWatchedParams(t, map[string]any{"command": command})
+}
+
+// runWatchedParams is runWatched for a job of these params.
+func (b testBundle) runWatchedParams(t *testing.T, p map[string]any) (fractions []float64, processed []time.Duration) {
+	t.Helper()
+	params, _ := json.Marshal(p)
 	a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg",
 		Params: params, Timeout: time.Minute, AssetURLPrefix: "https://api.test/assets/"}
 	work, err := os.MkdirTemp(b.root, "work-")

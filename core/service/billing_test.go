@@ -94,6 +94,8 @@ func TestBillingOutcomes(t *testing.T) {
 		{"timeout is free", `{}`, workqueue.Result{ComputeMs: 300000, Failure: &workqueue.Failure{Kind: workqueue.KindTimeout}}, 0},
 		{"an input that failed to download is free", `{}`, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch}}, 0},
 		{"a runner fault (a full disk) is free", `{}`, workqueue.Result{ComputeMs: 2000, Failure: &workqueue.Failure{Kind: workqueue.KindInternal}}, 0},
+		{"a failed step of several is billed as one job", `{}`, workqueue.Result{ComputeMs: 2100, Failure: &workqueue.Failure{Kind: workqueue.KindExit, Step: 2, Steps: 3}}, 3},
+		{"a timeout in a later step is free", `{}`, workqueue.Result{ComputeMs: 9000, Failure: &workqueue.Failure{Kind: workqueue.KindTimeout, Step: 3, Steps: 3}}, 0},
 		{"a per-job cap is billed", `{}`, workqueue.Result{ComputeMs: 1200, Failure: &workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_files", Max: 10}}, 2},
 	}
 	for _, tt := range tests {

@@ -295,6 +295,10 @@ func TestFailureKindsBecomeCodes(t *testing.T) {
 		{workqueue.Failure{Kind: workqueue.KindInternal, Message: "storing the outputs"}, problem.CodeInternal, true, "storing the outputs"},
 		{workqueue.Failure{Kind: workqueue.KindHandBack}, problem.CodeRunnerLost, true, "stopped"},
 		{workqueue.Failure{Kind: "something new"}, problem.CodeInternal, true, "retried"},
+		{workqueue.Failure{Kind: workqueue.KindExit, Message: "ffmpeg exited with status 1", Step: 2, Steps: 3}, problem.CodeRunnerError, false, "step 2 of 3: ffmpeg exited with status 1"},
+		{workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_files", Max: 9, Step: 3, Steps: 3}, problem.CodeLimitExceeded, false, "step 3 of 3: the job wrote more than its limit of 9 files"},
+		{workqueue.Failure{Kind: workqueue.KindTimeout, Step: 1, Steps: 1}, problem.CodeRunnerTimeout, false, "the job ran past"},
+		{workqueue.Failure{Kind: workqueue.KindInternal, Message: "storing the outputs", Step: 1, Steps: 2}, problem.CodeInternal, true, "the runner failed"},
 	}
 	for _, tc := range tests {
 		e := tc.f.Error()

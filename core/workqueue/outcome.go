@@ -45,6 +45,10 @@ type Failure struct {
 	// its value.
 	Limit string `json:"limit,omitempty"`
 	Max   int64  `json:"max,omitempty"`
+	// Step is the 1-based index of the failed command of a job of several (params.steps), and
+	// Steps their number; zero for a job of one command.
+	Step  int `json:"step,omitempty"`
+	Steps int `json:"steps,omitempty"`
 }
 
 // Error is the job error a failure becomes: the one rule from run outcome to error code.
@@ -69,6 +73,9 @@ func (f *Failure) Error() *job.Error {
 		code, msg = problem.CodeRunnerLost, "the runner stopped before the job finished; the job can be retried"
 	case KindInternal:
 		msg = "the runner failed" + suffix(f.Message) + "; the job can be retried"
+	}
+	if f.Step > 0 && f.Steps > 1 && code != problem.CodeInternal && f.Kind != KindCancelled && f.Kind != KindHandBack {
+		msg = fmt.Sprintf("step %d of %d: %s", f.Step, f.Steps, msg)
 	}
 	var detail []byte
 	if f.Detail != "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 	"github.com/mediajobs/mediajobs/core/porttest"
 
 	"github.com/mediajobs/mediajobs/adapters/testenv"
@@ -282,22 +282,7 @@ func ProcessesWith(t *testing.T, marker string) []string {
 // disk held) and entries under dir.
 func DirUsage(t *testing.T, dir string) (bytes, files int64) {
 	t.Helper()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == dir {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		n := fi.Size()
-		if st, ok := fi.Sys().(interface{ Blocks() int64 }); ok {
-			n = max(n, st.Blocks()*512)
-		}
-		bytes += n
-		files++
-		return nil
-	})
+	bytes, files, err := workcap.Measure(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

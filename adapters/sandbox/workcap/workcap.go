@@ -413,3 +413,22 @@ func usage(fi fs.FileInfo) int64 {
 	}
 	return n
 }
+
+// Measure is what the caps count under dir, dir itself excluded: the bytes (each entry the
+// larger of its length and the disk it holds) and the entries. A job of several runs in one
+// directory measures between them, so that the caps span the job and not each run.
+func Measure(dir string) (bytes, files int64, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		bytes += usage(fi)
+		files++
+		return nil
+	})
+	return bytes, files, err
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,8 +31,12 @@ type Input struct {
 
 // Request is a parsed ffmpeg job.
 type Request struct {
-	Inputs       map[string]Input
-	Command      string
+	Inputs map[string]Input
+	// Steps are the commands run in order in one work directory: params.command alone, or
+	// params.steps.
+	Steps []string
+	// Keep names outputs of steps before the last that are outputs of the job too.
+	Keep         []string
 	OutputFormat string
 	Timeout      int
 	Compute      string
@@ -39,6 +44,8 @@ type Request struct {
 
 type params struct {
 	Command      *string                    `json:"command"`
+	Steps        []string                   `json:"steps"`
+	Keep         []string                   `json:"keep"`
 	OutputFormat string                     `json:"outputFormat"`
 	Timeout      *int                       `json:"timeout"`
 	Compute      string                     `json:"compute"`
@@ -55,10 +62,11 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	if err := jobtype.DecodeStrictAt("params.", rawParams, &p); err != nil {
 		return Request{}, err
 	}
-	if p.Command == nil || strings.TrimSpace(*p.Command) == "" {
-		return Request{}, problem.Reject(problem.CodeValidation, "params.command is required: an FFmpeg command starting with ffmpeg")
+	steps, err := parseSteps(p)
+	if err != nil {
+		return Request{}, err
 	}
-	req := Request{Command: *p.Command, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
+	req := Request{Steps: steps, Keep: p.Keep, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
 	if p.Timeout != nil {
 		req.Timeout = *p.Timeout
 	}
@@ -128,30 +136,24 @@ func (r Request) Options(env jobtype.Env) validator.Options {
 	return opts
 }
 
-// Validate runs the validator on the request; a rejection is a VALIDATION_ERROR carrying the
-// validator's message, which names the offending flag or value, and so is a command that reads
-// a name its inputs do not provide.
-func (r Request) Validate(env jobtype.Env) (validator.Result, error) {
+// Validate runs the validator on every step of the request, in order, before anything runs; a
+// rejection is a VALIDATION_ERROR carrying the validator's message, which names the offending
+// flag or value (and the step, in a chain), and so is a command that reads a name neither the
+// inputs nor an earlier step provide.
+func (r Request) Validate(env jobtype.Env) (Checked, error) {
 	if r.Timeout < 1 || r.Timeout > 900 {
-		return validator.Result{}, problem.Reject(problem.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
+		return Checked{}, problem.Reject(problem.CodeValidation, "params.timeout %d is out of range: 1 to 900 seconds", r.Timeout)
 	}
-	res := validator.Validate(r.Command, r.Options(env))
-	if !res.Valid {
-		p := &problem.Problem{Code: problem.CodeValidation, Message: res.Error, Field: "params.command"}
-		if res.Err != nil {
-			p.Cause = res.Err
+	c, err := r.validateSteps(env)
+	if err != nil {
+		return c, err
+	}
+	for _, plan := range c.Plans {
+		if e := r.checkInline(plan); e != nil {
+			return c, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs." + e.Value}
 		}
-		return res, p
 	}
-	// A pre-check answers a command that reads unstaged names as valid, with the names; a job
-	// must supply them.
-	if e := res.MissingInputsError(); e != nil {
-		return res, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs"}
-	}
-	if e := r.checkInline(res.Plan); e != nil {
-		return res, &problem.Problem{Code: problem.CodeValidation, Message: e.Message, Field: "inputs." + e.Value}
-	}
-	return res, nil
+	return c, nil
 }
 
 // checkInline applies the runner's staged-input rules (validator.CheckStaged) to inline
@@ -233,18 +235,23 @@ func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) 
 	if err != nil {
 		return jobtype.Spec{}, err
 	}
-	res, err := r.Validate(env)
+	c, err := r.Validate(env)
 	if err != nil {
 		return jobtype.Spec{}, err
 	}
 	class := job.ClassCPU
-	if res.Plan.Compute == string(job.ClassGPU) {
-		class = job.ClassGPU
+	var assets []string
+	for _, plan := range c.Plans {
+		if plan.Compute == string(job.ClassGPU) {
+			class = job.ClassGPU
+		}
+		assets = append(assets, AssetIDs(plan, env.AssetURLPrefix)...)
 	}
-	pattern, err := job.ParsePattern(res.Plan.Pattern)
+	slices.Sort(assets)
+	pattern, err := job.ParsePattern(c.Last().Pattern)
 	if err != nil {
 		return jobtype.Spec{}, fmt.Errorf("the validator's plan: %w", err)
 	}
 	return jobtype.Spec{Class: class, Timeout: time.Duration(r.Timeout) * time.Second,
-		Assets: AssetIDs(res.Plan, env.AssetURLPrefix), Pattern: pattern}, nil
+		Assets: slices.Compact(assets), Pattern: pattern}, nil
 }

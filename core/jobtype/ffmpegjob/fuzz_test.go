@@ -20,6 +20,8 @@ func FuzzPrepare(f *testing.F) {
 	f.Add(`{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"command":"ffmpeg -i in.mp4 o.webm","compute":"cpu"}}`)
 	f.Add(`{"type":"ffmpeg","params":{"command":"ffmpeg -i /etc/passwd o.mp4","inputs":{"x":{"url":"file:///etc/passwd"}}}}`)
 	f.Add(`{"type":"ffmpeg","params":{"timeout":1e99}}`)
+	f.Add(`{"type":"ffmpeg","params":{"steps":["ffmpeg -f lavfi -i testsrc=d=1 a.mp4","ffmpeg -i a.mp4 -r 1 f_%03d.png"],"keep":["a.mp4"]}}`)
+	f.Add(`{"type":"ffmpeg","params":{"steps":["ffmpeg -i https://a.example/x.mp4 a.mp4","ffmpeg -i https://b.example/x.mp4 b.mp4"]}}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := jobtype.DecodeRequest([]byte(body))
 		if err != nil {
