@@ -80,7 +80,7 @@ func (r Request) validateSteps(env jobtype.Env) (Checked, error) {
 	chain := len(r.Steps) > 1 || r.Keep != nil
 	opts := r.Options(env)
 	var c Checked
-	wrote := map[string]int{}     // output name → the index of the step that wrote it
+	wrote := map[string]int{}      // output name → the index of the step that wrote it
 	fetched := map[string]string{} // download name → its URL
 	for i, command := range r.Steps {
 		field, where := "params.command", ""
