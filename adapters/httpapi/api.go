@@ -155,6 +155,8 @@ func (a *api) routes() []route {
 		r(http.MethodGet, "/jobs/{id}", true, a.getJob),
 		r(http.MethodPost, "/jobs/{id}/cancel", true, a.cancelJob),
 		r(http.MethodPost, "/jobs/{id}/retry", true, a.retryJob),
+		r(http.MethodPost, "/jobs/{id}/priority", true, a.setPriority),
+		r(http.MethodGet, "/queue", true, a.queue),
 		r(http.MethodPost, "/batches", true, a.idempotentJSON("POST /batches", a.submitBatch)),
 		r(http.MethodGet, "/batches", true, a.listBatches),
 		r(http.MethodGet, "/batches/{id}", true, a.getBatch),

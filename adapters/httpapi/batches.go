@@ -19,6 +19,8 @@ import (
 // batchRequest is the body of POST /batches.
 type batchRequest struct {
 	Jobs *[]json.RawMessage `json:"jobs"`
+	// Priority is every job's that names none of its own.
+	Priority string `json:"priority"`
 }
 
 // batchCreated is the answer of POST /batches.
@@ -46,10 +48,16 @@ func (a *api) submitBatch(w http.ResponseWriter, req bunrouter.Request) error {
 	if n := len(*br.Jobs); n == 0 || n > batch.MaxJobs {
 		return problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, n)
 	}
+	if _, err := service.CheckPriority(caller(req), "priority", br.Priority); err != nil {
+		return err
+	}
 	reqs := make([]jobtype.Request, len(*br.Jobs))
 	for i, raw := range *br.Jobs {
 		if reqs[i], err = jobtype.DecodeRequestAt(fmt.Sprintf("jobs[%d].", i), raw); err != nil {
 			return err
+		}
+		if reqs[i].Priority == "" {
+			reqs[i].Priority = br.Priority
 		}
 	}
 	b, jobs, err := a.uc.Batches.Submit(req.Context(), caller(req), reqs)

@@ -20,6 +20,8 @@ type Request struct {
 	Type   string          `json:"type"`
 	Inputs json.RawMessage `json:"inputs,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// Priority is low, normal or high (job.Priority); empty is normal. The submit gate checks it.
+	Priority string `json:"priority,omitempty"`
 }
 
 // Env is what a type needs to know of the service to validate a request.

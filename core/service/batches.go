@@ -109,6 +109,13 @@ func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.
 	if len(reqs) == 0 || len(reqs) > batch.MaxJobs {
 		return nil, nil, problem.Reject(problem.CodeValidation, "jobs must hold 1 to %d jobs; it holds %d", batch.MaxJobs, len(reqs))
 	}
+	prios := make([]job.Priority, len(reqs))
+	for i, req := range reqs {
+		var err error
+		if prios[i], err = CheckPriority(a, fmt.Sprintf("jobs[%d].priority", i), req.Priority); err != nil {
+			return nil, nil, err
+		}
+	}
 	specs := make([]jobtype.Spec, len(reqs))
 	invalid := make([]error, len(reqs))
 	for i, req := range reqs {
@@ -142,7 +149,7 @@ func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.
 	ids := make([]string, len(reqs))
 	for i, req := range reqs {
 		j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs,
-			Params: req.Params, Class: specs[i].Class, Timeout: specs[i].Timeout, Pattern: specs[i].Pattern, BatchID: id, Now: now})
+			Params: req.Params, Class: specs[i].Class, Timeout: specs[i].Timeout, Pattern: specs[i].Pattern, BatchID: id, Priority: prios[i], Now: now})
 		if err != nil {
 			return nil, nil, err
 		}

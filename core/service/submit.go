@@ -54,10 +54,15 @@ func (s *Submit) Retry(ctx context.Context, a account.Account, id string) (*job.
 	if old.Status != job.StatusFailed {
 		return nil, problem.Reject(problem.CodeConflict, "job %s is %s; only failed jobs can be retried", id, old.Status)
 	}
-	return s.submit(ctx, a, jobtype.Request{Type: old.Type, Inputs: old.Inputs, Params: old.Params}, old.ID)
+	return s.submit(ctx, a, jobtype.Request{Type: old.Type, Inputs: old.Inputs, Params: old.Params, Priority: string(old.Priority)}, old.ID)
 }
 
 func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Request, retryOf string) (*job.Job, error) {
+	prio, err := CheckPriority(a, "priority", req.Priority)
+	if err != nil {
+		observeRejected(s.gate.Observer, err)
+		return nil, err
+	}
 	spec, invalid := s.gate.prepare(req)
 	if err := s.gate.check(ctx, a, &spec, invalid); err != nil {
 		observeRejected(s.gate.Observer, err)
@@ -65,7 +70,7 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
-		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Now: s.clock.Now(),
+		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Priority: prio, Now: s.clock.Now(),
 	})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,9 @@ type View struct {
 	ID       string     `json:"id"`
 	Type     string     `json:"type"`
 	Status   job.Status `json:"status"`
-	Progress *float64   `json:"progress,omitempty"`
+	// Priority orders the job among the waiting jobs of its class.
+	Priority job.Priority `json:"priority"`
+	Progress *float64     `json:"progress,omitempty"`
 	// ProcessedMs is the media time a running job has written so far, when its runner knows it.
 	ProcessedMs *int64          `json:"processedMs,omitempty"`
 	Output      *job.Output     `json:"output,omitempty"`
@@ -46,7 +48,7 @@ func (v Viewer) check() error {
 func (v Viewer) View(j *job.Job) View {
 	t := j.Timing()
 	// The request is echoed as submitted, less the secrets of presigned input URLs.
-	out := View{ID: j.ID, Type: j.Type, Status: j.Status, Error: j.Error, Cost: j.Cost, Inputs: redactJSON(j.Inputs),
+	out := View{ID: j.ID, Type: j.Type, Status: j.Status, Priority: j.Priority, Error: j.Error, Cost: j.Cost, Inputs: redactJSON(j.Inputs),
 		Params: redactJSON(j.Params), RetryOf: j.RetryOf, BatchID: j.BatchID, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
 	if j.Status == job.StatusRunning {
 		p := j.Progress
