@@ -37,11 +37,6 @@ func (a *api) setPriority(w http.ResponseWriter, req bunrouter.Request) error {
 	return writeData(w, http.StatusOK, v)
 }
 
-// queuePage is the answer of GET /queue.
-type queuePage struct {
-	Data []service.QueueEntry `json:"data"`
-}
-
 // queue answers the caller's waiting jobs in claim order with their positions.
 func (a *api) queue(w http.ResponseWriter, req bunrouter.Request) error {
 	q := req.URL.Query()
@@ -65,5 +60,8 @@ func (a *api) queue(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeData(w, http.StatusOK, queuePage{Data: entries})
+	if entries == nil {
+		entries = []service.QueueEntry{}
+	}
+	return writeData(w, http.StatusOK, entries)
 }

@@ -51,9 +51,9 @@ func (s *Jobs) SetPriority(ctx context.Context, a account.Account, id, value str
 // QueueEntry is one of an account's waiting jobs in GET /queue: the job, and its position among
 // every account's waiting jobs of its class in the order they are claimed (1 goes next).
 type QueueEntry struct {
-	View
-	Class    job.Class `json:"class"`
 	Position int       `json:"position"`
+	Class    job.Class `json:"class"`
+	Job      View      `json:"job"`
 }
 
 // Queue is GET /queue: up to limit of the account's waiting jobs, cpu first, each class in
@@ -66,7 +66,7 @@ func (s *Jobs) Queue(ctx context.Context, a account.Account, limit int) ([]Queue
 	}
 	out := make([]QueueEntry, len(q))
 	for i, e := range q {
-		out[i] = QueueEntry{View: s.viewer.View(e.Job), Class: e.Job.Class, Position: e.Position}
+		out[i] = QueueEntry{Position: e.Position, Class: e.Job.Class, Job: s.viewer.View(e.Job)}
 	}
 	return out, nil
 }
