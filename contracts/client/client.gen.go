@@ -294,6 +294,27 @@ func (e DeliveryState) Valid() bool {
 	}
 }
 
+// Defines values for FfmpegParamsCompute.
+const (
+	FfmpegParamsComputeAuto FfmpegParamsCompute = "auto"
+	FfmpegParamsComputeCPU  FfmpegParamsCompute = "cpu"
+	FfmpegParamsComputeGpu  FfmpegParamsCompute = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the FfmpegParamsCompute enum.
+func (e FfmpegParamsCompute) Valid() bool {
+	switch e {
+	case FfmpegParamsComputeAuto:
+		return true
+	case FfmpegParamsComputeCPU:
+		return true
+	case FfmpegParamsComputeGpu:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobCancelledEventEvent.
 const (
 	JobCancelledEventEventJobCancelled JobCancelledEventEvent = "job.cancelled"
@@ -378,6 +399,45 @@ func (e LedgerEntryKind) Valid() bool {
 	case LedgerEntryKindMonthly:
 		return true
 	case LedgerEntryKindPurchase:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Priority.
+const (
+	PriorityHigh   Priority = "high"
+	PriorityLow    Priority = "low"
+	PriorityNormal Priority = "normal"
+)
+
+// Valid indicates whether the value is a known member of the Priority enum.
+func (e Priority) Valid() bool {
+	switch e {
+	case PriorityHigh:
+		return true
+	case PriorityLow:
+		return true
+	case PriorityNormal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueueEntryClass.
+const (
+	QueueEntryClassCPU QueueEntryClass = "cpu"
+	QueueEntryClassGpu QueueEntryClass = "gpu"
+)
+
+// Valid indicates whether the value is a known member of the QueueEntryClass enum.
+func (e QueueEntryClass) Valid() bool {
+	switch e {
+	case QueueEntryClassCPU:
+		return true
+	case QueueEntryClassGpu:
 		return true
 	default:
 		return false
@@ -727,6 +787,9 @@ type BatchCreated struct {
 // BatchRequest defines model for BatchRequest.
 type BatchRequest struct {
 	Jobs []JobRequest `json:"jobs"`
+
+	// Priority The priority of every job of the batch that names none of its own.
+	Priority *Priority `json:"priority,omitempty"`
 }
 
 // BatchStatus `complete` once every job of the batch is `complete`, `failed` or `cancelled`.
@@ -1038,6 +1101,39 @@ type FFmpegInputs_AdditionalProperties struct {
 	union json.RawMessage
 }
 
+// FfmpegParams `ffmpeg` params: one command, or `steps`, a chain of 1 to 10 commands run in order in
+// one work directory. The whole chain is checked before anything runs: a name a step reads
+// must be an input or an output of an earlier step, and no step may write a name an input
+// holds or an earlier step wrote (each rejection names `params.steps[i]` and says
+// `step i+1 of n`). The job's `timeout`, its per-job byte and file caps, its progress and
+// its compute span all the steps; a failed step fails the job with a message starting
+// `step i of n:` and that step's stderr tail as `detail`, billed as any job is (the
+// compute used; a timeout is free). The job's outputs are the last step's, plus those
+// `keep` names.
+type FfmpegParams struct {
+	// Command An FFmpeg command starting with `ffmpeg`; give this or `steps`.
+	Command *string              `json:"command,omitempty"`
+	Compute *FfmpegParamsCompute `json:"compute,omitempty"`
+
+	// Inputs The job's `inputs`, given here instead of beside `params` (not both).
+	Inputs *map[string]interface{} `json:"inputs,omitempty"`
+
+	// Keep Outputs of steps before the last that are outputs of the job too: a name as the step
+	// wrote it, a numbered pattern (`frame_%03d.png`, every file of it), or an HLS or DASH
+	// manifest (with its segments). Needs `steps`.
+	Keep         *[]string `json:"keep,omitempty"`
+	OutputFormat *string   `json:"outputFormat,omitempty"`
+
+	// Steps FFmpeg commands run in order; a step reads earlier steps' outputs by name.
+	Steps *[]string `json:"steps,omitempty"`
+
+	// Timeout Seconds for the whole job, every step included.
+	Timeout *int64 `json:"timeout,omitempty"`
+}
+
+// FfmpegParamsCompute defines model for FfmpegParams.Compute.
+type FfmpegParamsCompute string
+
 // File defines model for File.
 type File struct {
 	Meta *struct {
@@ -1089,6 +1185,19 @@ type Job struct {
 
 	// Params The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`.
 	Params *map[string]interface{} `json:"params,omitempty"`
+
+	// Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
+	// on Free). Workers of every transport claim waiting jobs in this order:
+	// 1. higher priority first (`high`, `normal`, `low`);
+	// 2. then the job's turn: its rank among its own account's waiting jobs of that priority,
+	//    oldest first, so accounts take turns (each account's oldest, then each one's second...);
+	// 3. among jobs of the same turn, the account served least recently first: the one whose
+	//    latest job of the class was dispatched longest ago, an account never served first;
+	// 4. then the older job.
+	// One account's backlog thus delays another account's job by about one job per account
+	// waiting ahead of it, not by the backlog. A plan's concurrency cap still holds: a job of
+	// an account at its cap waits and the next in order goes.
+	Priority *Priority `json:"priority,omitempty"`
 
 	// ProcessedMs Present while `running` once the runner knows it: the media time written so far, in
 	// milliseconds. `progress` needs a length of the output, known from the command (`-t`,
@@ -1180,6 +1289,19 @@ type JobRequest struct {
 	// Params Options of the type; unknown, mistyped or out-of-range params are a VALIDATION_ERROR naming them.
 	Params *JobRequest_Params `json:"params,omitempty"`
 
+	// Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
+	// on Free). Workers of every transport claim waiting jobs in this order:
+	// 1. higher priority first (`high`, `normal`, `low`);
+	// 2. then the job's turn: its rank among its own account's waiting jobs of that priority,
+	//    oldest first, so accounts take turns (each account's oldest, then each one's second...);
+	// 3. among jobs of the same turn, the account served least recently first: the one whose
+	//    latest job of the class was dispatched longest ago, an account never served first;
+	// 4. then the older job.
+	// One account's backlog thus delays another account's job by about one job per account
+	// waiting ahead of it, not by the backlog. A plan's concurrency cap still holds: a job of
+	// an account at its cap waits and the next in order goes.
+	Priority *Priority `json:"priority,omitempty"`
+
 	// Type `ffmpeg`, `caption.burn`, `extract.metadata`, `captions.animate`, ...
 	Type string `json:"type"`
 }
@@ -1193,8 +1315,8 @@ type JobRequest_Inputs struct {
 	union json.RawMessage
 }
 
-// JobRequestParams2 `ffmpeg`: command, outputFormat, timeout, compute. `extract.metadata`: none.
-type JobRequestParams2 = map[string]interface{}
+// JobRequestParams3 `extract.metadata`: none.
+type JobRequestParams3 = map[string]interface{}
 
 // JobRequest_Params Options of the type; unknown, mistyped or out-of-range params are a VALIDATION_ERROR naming them.
 type JobRequest_Params struct {
@@ -1262,6 +1384,36 @@ type Output struct {
 	File  *File  `json:"file"`
 	Files []File `json:"files"`
 }
+
+// Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
+// on Free). Workers of every transport claim waiting jobs in this order:
+//  1. higher priority first (`high`, `normal`, `low`);
+//  2. then the job's turn: its rank among its own account's waiting jobs of that priority,
+//     oldest first, so accounts take turns (each account's oldest, then each one's second...);
+//  3. among jobs of the same turn, the account served least recently first: the one whose
+//     latest job of the class was dispatched longest ago, an account never served first;
+//  4. then the older job.
+//
+// One account's backlog thus delays another account's job by about one job per account
+// waiting ahead of it, not by the backlog. A plan's concurrency cap still holds: a job of
+// an account at its cap waits and the next in order goes.
+type Priority string
+
+// QueueEntry One of the caller's waiting jobs and its place in line.
+type QueueEntry struct {
+	Class QueueEntryClass `json:"class"`
+
+	// Job The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
+	// request (`type`, `inputs`, `params`), `progress` of a running job (0 to 1) and `processedMs`, `retryOf`, `batchId`,
+	// and the timestamps in Unix milliseconds.
+	Job Job `json:"job"`
+
+	// Position Its place among every account's waiting jobs of its class; 1 is claimed next.
+	Position int64 `json:"position"`
+}
+
+// QueueEntryClass defines model for QueueEntry.Class.
+type QueueEntryClass string
 
 // RunResult defines model for RunResult.
 type RunResult struct {
@@ -1594,6 +1746,27 @@ type SubmitJobParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// SetJobPriorityJSONBody defines parameters for SetJobPriority.
+type SetJobPriorityJSONBody struct {
+	// Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
+	// on Free). Workers of every transport claim waiting jobs in this order:
+	// 1. higher priority first (`high`, `normal`, `low`);
+	// 2. then the job's turn: its rank among its own account's waiting jobs of that priority,
+	//    oldest first, so accounts take turns (each account's oldest, then each one's second...);
+	// 3. among jobs of the same turn, the account served least recently first: the one whose
+	//    latest job of the class was dispatched longest ago, an account never served first;
+	// 4. then the older job.
+	// One account's backlog thus delays another account's job by about one job per account
+	// waiting ahead of it, not by the backlog. A plan's concurrency cap still holds: a job of
+	// an account at its cap waits and the next in order goes.
+	Priority Priority `json:"priority"`
+}
+
+// GetQueueParams defines parameters for GetQueue.
+type GetQueueParams struct {
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // CreateSessionJSONBody defines parameters for CreateSession.
 type CreateSessionJSONBody struct {
 	// APIKey An API key, `mj_...`.
@@ -1680,6 +1853,9 @@ type RunnerReportJSONRequestBody RunnerReportJSONBody
 
 // SubmitJobJSONRequestBody defines body for SubmitJob for application/json ContentType.
 type SubmitJobJSONRequestBody = JobRequest
+
+// SetJobPriorityJSONRequestBody defines body for SetJobPriority for application/json ContentType.
+type SetJobPriorityJSONRequestBody SetJobPriorityJSONBody
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody CreateSessionJSONBody
@@ -1962,22 +2138,48 @@ func (t *JobRequest_Params) MergeCaptionsAnimateParams(v CaptionsAnimateParams) 
 	return err
 }
 
-// AsJobRequestParams2 returns the union data inside the JobRequest_Params as a JobRequestParams2
-func (t JobRequest_Params) AsJobRequestParams2() (JobRequestParams2, error) {
-	var body JobRequestParams2
+// AsFfmpegParams returns the union data inside the JobRequest_Params as a FfmpegParams
+func (t JobRequest_Params) AsFfmpegParams() (FfmpegParams, error) {
+	var body FfmpegParams
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromJobRequestParams2 overwrites any union data inside the JobRequest_Params as the provided JobRequestParams2
-func (t *JobRequest_Params) FromJobRequestParams2(v JobRequestParams2) error {
+// FromFfmpegParams overwrites any union data inside the JobRequest_Params as the provided FfmpegParams
+func (t *JobRequest_Params) FromFfmpegParams(v FfmpegParams) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeJobRequestParams2 performs a merge with any union data inside the JobRequest_Params, using the provided JobRequestParams2
-func (t *JobRequest_Params) MergeJobRequestParams2(v JobRequestParams2) error {
+// MergeFfmpegParams performs a merge with any union data inside the JobRequest_Params, using the provided FfmpegParams
+func (t *JobRequest_Params) MergeFfmpegParams(v FfmpegParams) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsJobRequestParams3 returns the union data inside the JobRequest_Params as a JobRequestParams3
+func (t JobRequest_Params) AsJobRequestParams3() (JobRequestParams3, error) {
+	var body JobRequestParams3
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromJobRequestParams3 overwrites any union data inside the JobRequest_Params as the provided JobRequestParams3
+func (t *JobRequest_Params) FromJobRequestParams3(v JobRequestParams3) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeJobRequestParams3 performs a merge with any union data inside the JobRequest_Params, using the provided JobRequestParams3
+func (t *JobRequest_Params) MergeJobRequestParams3(v JobRequestParams3) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2573,6 +2775,30 @@ type ClientInterface interface {
 	// Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 	CancelJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetJobPriorityWithBody Change a waiting job's priority
+	//
+	// The job takes its place among the waiting jobs of its class by the new priority (see
+	// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+	// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+	// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+	SetJobPriorityWithBody(ctx context.Context, id JobID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetJobPriority Change a waiting job's priority
+	//
+	// The job takes its place among the waiting jobs of its class by the new priority (see
+	// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+	// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+	// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+	SetJobPriority(ctx context.Context, id JobID, body SetJobPriorityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RetryJob Retry a failed job
 	//
 	// Submits the failed job's request again as a new job, through the whole submit gate.
@@ -2587,6 +2813,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `Openapi` operationId).
 	Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetQueue The caller's waiting jobs in the order they will be claimed
+	//
+	// The caller's `waiting` jobs, `cpu` ones first, each class in the order workers claim
+	// them (see `Priority`), each with its `position` among every account's waiting jobs of
+	// its class: 1 is claimed next. Other accounts' jobs count in a position and are never
+	// shown. A position is a snapshot: jobs submitted, dispatched or reprioritised later move
+	// it, and a job of an account at its plan's concurrency cap waits in its place until a
+	// slot frees.
+	//
+	// Corresponds with GET /queue (the `GetQueue` operationId).
+	GetQueue(ctx context.Context, params *GetQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Readyz Readiness
 	//
@@ -3521,6 +3759,50 @@ func (c *Client) CancelJob(ctx context.Context, id JobID, reqEditors ...RequestE
 	return c.Client.Do(req)
 }
 
+// SetJobPriorityWithBody Change a waiting job's priority
+//
+// The job takes its place among the waiting jobs of its class by the new priority (see
+// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+func (c *Client) SetJobPriorityWithBody(ctx context.Context, id JobID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetJobPriorityRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetJobPriority Change a waiting job's priority
+//
+// The job takes its place among the waiting jobs of its class by the new priority (see
+// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+func (c *Client) SetJobPriority(ctx context.Context, id JobID, body SetJobPriorityJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetJobPriorityRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RetryJob Retry a failed job
 //
 // Submits the failed job's request again as a new job, through the whole submit gate.
@@ -3546,6 +3828,28 @@ func (c *Client) RetryJob(ctx context.Context, id JobID, reqEditors ...RequestEd
 // Corresponds with GET /openapi.json (the `Openapi` operationId).
 func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOpenapiRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetQueue The caller's waiting jobs in the order they will be claimed
+//
+// The caller's `waiting` jobs, `cpu` ones first, each class in the order workers claim
+// them (see `Priority`), each with its `position` among every account's waiting jobs of
+// its class: 1 is claimed next. Other accounts' jobs count in a position and are never
+// shown. A position is a snapshot: jobs submitted, dispatched or reprioritised later move
+// it, and a job of an account at its plan's concurrency cap waits in its place until a
+// slot frees.
+//
+// Corresponds with GET /queue (the `GetQueue` operationId).
+func (c *Client) GetQueue(ctx context.Context, params *GetQueueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetQueueRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5162,6 +5466,53 @@ func NewCancelJobRequest(server string, id JobID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewSetJobPriorityRequest calls the generic SetJobPriority builder with application/json body
+func NewSetJobPriorityRequest(server string, id JobID, body SetJobPriorityJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetJobPriorityRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSetJobPriorityRequestWithBody constructs an http.Request for the SetJobPriority method, with any body, and a specified content type
+func NewSetJobPriorityRequestWithBody(server string, id JobID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/jobs/%s/priority", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRetryJobRequest constructs an http.Request for the RetryJob method
 func NewRetryJobRequest(server string, id JobID) (*http.Request, error) {
 	var err error
@@ -5213,6 +5564,60 @@ func NewOpenapiRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetQueueRequest constructs an http.Request for the GetQueue method
+func NewGetQueueRequest(server string, params *GetQueueParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/queue")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6408,6 +6813,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 	CancelJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
 
+	// SetJobPriorityWithBodyWithResponse Change a waiting job's priority
+	//
+	// The job takes its place among the waiting jobs of its class by the new priority (see
+	// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+	// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+	// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+	SetJobPriorityWithBodyWithResponse(ctx context.Context, id JobID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetJobPriorityResponse, error)
+
+	// SetJobPriorityWithResponse Change a waiting job's priority
+	//
+	// The job takes its place among the waiting jobs of its class by the new priority (see
+	// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+	// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+	// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+	SetJobPriorityWithResponse(ctx context.Context, id JobID, body SetJobPriorityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetJobPriorityResponse, error)
+
 	// RetryJobWithResponse Retry a failed job
 	//
 	// Submits the failed job's request again as a new job, through the whole submit gate.
@@ -6426,6 +6855,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `Openapi` operationId).
 	OpenapiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenapiResponse, error)
+
+	// GetQueueWithResponse The caller's waiting jobs in the order they will be claimed
+	//
+	// The caller's `waiting` jobs, `cpu` ones first, each class in the order workers claim
+	// them (see `Priority`), each with its `position` among every account's waiting jobs of
+	// its class: 1 is claimed next. Other accounts' jobs count in a position and are never
+	// shown. A position is a snapshot: jobs submitted, dispatched or reprioritised later move
+	// it, and a job of an account at its plan's concurrency cap waits in its place until a
+	// slot frees.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /queue (the `GetQueue` operationId).
+	GetQueueWithResponse(ctx context.Context, params *GetQueueParams, reqEditors ...RequestEditorFn) (*GetQueueResponse, error)
 
 	// ReadyzWithResponse Readiness
 	//
@@ -9419,6 +9862,124 @@ func (r CancelJobResponse) ContentType() string {
 	return ""
 }
 
+// SetJobPriorityResponse401Headers the declared response headers of an HTTP 401 response for SetJobPriority
+type SetJobPriorityResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// SetJobPriorityResponse429Headers the declared response headers of an HTTP 429 response for SetJobPriority
+type SetJobPriorityResponse429Headers struct {
+	RetryAfter int64
+}
+
+// SetJobPriorityResponse503Headers the declared response headers of an HTTP 503 response for SetJobPriority
+type SetJobPriorityResponse503Headers struct {
+	RetryAfter int64
+}
+
+type SetJobPriorityResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JobEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetJobPriorityResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetJobPriorityResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetJobPriorityResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetJobPriorityResponse) GetJSON200() *JobEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetJobPriorityResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetJobPriorityResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetJobPriorityResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetJobPriorityResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetJobPriorityResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetJobPriorityResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetJobPriorityResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetJobPriorityResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetJobPriorityResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetJobPriorityResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetJobPriorityResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetJobPriorityResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RetryJobResponse201Headers the declared response headers of an HTTP 201 response for RetryJob
 type RetryJobResponse201Headers struct {
 	Location *string
@@ -9602,6 +10163,107 @@ func (r OpenapiResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r OpenapiResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetQueueResponse401Headers the declared response headers of an HTTP 401 response for GetQueue
+type GetQueueResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// GetQueueResponse429Headers the declared response headers of an HTTP 429 response for GetQueue
+type GetQueueResponse429Headers struct {
+	RetryAfter int64
+}
+
+// GetQueueResponse503Headers the declared response headers of an HTTP 503 response for GetQueue
+type GetQueueResponse503Headers struct {
+	RetryAfter int64
+}
+
+type GetQueueResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []QueueEntry `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetQueueResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetQueueResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetQueueResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetQueueResponse) GetJSON200() *struct {
+	Data []QueueEntry `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetQueueResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetQueueResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetQueueResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetQueueResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetQueueResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetQueueResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetQueueResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetQueueResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetQueueResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11829,6 +12491,42 @@ func (c *ClientWithResponses) CancelJobWithResponse(ctx context.Context, id JobI
 	return ParseCancelJobResponse(rsp)
 }
 
+// SetJobPriorityWithBodyWithResponse Change a waiting job's priority
+//
+// The job takes its place among the waiting jobs of its class by the new priority (see
+// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+func (c *ClientWithResponses) SetJobPriorityWithBodyWithResponse(ctx context.Context, id JobID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetJobPriorityResponse, error) {
+	rsp, err := c.SetJobPriorityWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetJobPriorityResponse(rsp)
+}
+
+// SetJobPriorityWithResponse Change a waiting job's priority
+//
+// The job takes its place among the waiting jobs of its class by the new priority (see
+// `Priority`). Only a `waiting` job's priority changes: any other status is 409
+// `CONFLICT`. A value other than `low`, `normal`, `high` is 400 `VALIDATION_ERROR` naming
+// `priority`; `high` on the Free plan is 403 `PLAN_LIMIT`. Another account's job is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /jobs/{id}/priority (the `SetJobPriority` operationId).
+func (c *ClientWithResponses) SetJobPriorityWithResponse(ctx context.Context, id JobID, body SetJobPriorityJSONRequestBody, reqEditors ...RequestEditorFn) (*SetJobPriorityResponse, error) {
+	rsp, err := c.SetJobPriority(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetJobPriorityResponse(rsp)
+}
+
 // RetryJobWithResponse Retry a failed job
 //
 // Submits the failed job's request again as a new job, through the whole submit gate.
@@ -11858,6 +12556,26 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseOpenapiResponse(rsp)
+}
+
+// GetQueueWithResponse The caller's waiting jobs in the order they will be claimed
+//
+// The caller's `waiting` jobs, `cpu` ones first, each class in the order workers claim
+// them (see `Priority`), each with its `position` among every account's waiting jobs of
+// its class: 1 is claimed next. Other accounts' jobs count in a position and are never
+// shown. A position is a snapshot: jobs submitted, dispatched or reprioritised later move
+// it, and a job of an account at its plan's concurrency cap waits in its place until a
+// slot frees.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /queue (the `GetQueue` operationId).
+func (c *ClientWithResponses) GetQueueWithResponse(ctx context.Context, params *GetQueueParams, reqEditors ...RequestEditorFn) (*GetQueueResponse, error) {
+	rsp, err := c.GetQueue(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetQueueResponse(rsp)
 }
 
 // ReadyzWithResponse Readiness
@@ -14805,6 +15523,121 @@ func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
 	return response, nil
 }
 
+// ParseSetJobPriorityResponse parses an HTTP response from a SetJobPriorityWithResponse call
+func ParseSetJobPriorityResponse(rsp *http.Response) (*SetJobPriorityResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetJobPriorityResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JobEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SetJobPriorityResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetJobPriorityResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetJobPriorityResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRetryJobResponse parses an HTTP response from a RetryJobWithResponse call
 func ParseRetryJobResponse(rsp *http.Response) (*RetryJobResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14966,6 +15799,102 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetQueueResponse parses an HTTP response from a GetQueueWithResponse call
+func ParseGetQueueResponse(rsp *http.Response) (*GetQueueResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetQueueResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []QueueEntry `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetQueueResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetQueueResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetQueueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

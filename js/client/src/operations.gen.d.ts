@@ -121,6 +121,8 @@ export type BatchCreated = {
 
 export type BatchRequest = {
   jobs: JobRequest[];
+  /** The priority of every job of the batch that names none of its own. */
+  priority?: Priority;
 };
 
 /** `complete` once every job of the batch is `complete`, `failed` or `cancelled`. */
@@ -317,6 +319,36 @@ export type FFmpegInputs = Record<string, string | {
   content: string;
 }>;
 
+/**
+ * `ffmpeg` params: one command, or `steps`, a chain of 1 to 10 commands run in order in
+ * one work directory. The whole chain is checked before anything runs: a name a step reads
+ * must be an input or an output of an earlier step, and no step may write a name an input
+ * holds or an earlier step wrote (each rejection names `params.steps[i]` and says
+ * `step i+1 of n`). The job's `timeout`, its per-job byte and file caps, its progress and
+ * its compute span all the steps; a failed step fails the job with a message starting
+ * `step i of n:` and that step's stderr tail as `detail`, billed as any job is (the
+ * compute used; a timeout is free). The job's outputs are the last step's, plus those
+ * `keep` names.
+ */
+export type FfmpegParams = {
+  /** An FFmpeg command starting with `ffmpeg`; give this or `steps`. */
+  command?: string;
+  compute?: 'auto' | 'cpu' | 'gpu';
+  /** The job's `inputs`, given here instead of beside `params` (not both). */
+  inputs?: Record<string, unknown>;
+  /**
+   * Outputs of steps before the last that are outputs of the job too: a name as the step
+   * wrote it, a numbered pattern (`frame_%03d.png`, every file of it), or an HLS or DASH
+   * manifest (with its segments). Needs `steps`.
+   */
+  keep?: string[];
+  outputFormat?: string;
+  /** FFmpeg commands run in order; a step reads earlier steps' outputs by name. */
+  steps?: string[];
+  /** Seconds for the whole job, every step included. */
+  timeout?: number;
+};
+
 export type File = {
   meta?: {
     durationMs?: number;
@@ -357,6 +389,7 @@ export type Job = {
   output?: Output;
   /** The request's `params` as submitted, with the URLs in `command` redacted as in `inputs`. */
   params?: Record<string, unknown> | null;
+  priority?: Priority;
   /**
    * Present while `running` once the runner knows it: the media time written so far, in
    * milliseconds. `progress` needs a length of the output, known from the command (`-t`,
@@ -421,7 +454,8 @@ export type JobRequest = {
    */
   inputs?: CaptionBurnInputs | CaptionsAnimateInputs | ExtractMetadataInputs | Record<string, unknown>;
   /** Options of the type; unknown, mistyped or out-of-range params are a VALIDATION_ERROR naming them. */
-  params?: CaptionBurnParams | CaptionsAnimateParams | Record<string, unknown>;
+  params?: CaptionBurnParams | CaptionsAnimateParams | FfmpegParams | Record<string, unknown>;
+  priority?: Priority;
   /** `ffmpeg`, `caption.burn`, `extract.metadata`, `captions.animate`, ... */
   type: string;
 };
@@ -463,6 +497,29 @@ export type Output = {
   /** The headline file (a single file or a stream manifest); null for data-only jobs and sets. */
   file: File | null;
   files: File[];
+};
+
+/**
+ * Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
+ * on Free). Workers of every transport claim waiting jobs in this order:
+ * 1. higher priority first (`high`, `normal`, `low`);
+ * 2. then the job's turn: its rank among its own account's waiting jobs of that priority,
+ *    oldest first, so accounts take turns (each account's oldest, then each one's second...);
+ * 3. among jobs of the same turn, the account served least recently first: the one whose
+ *    latest job of the class was dispatched longest ago, an account never served first;
+ * 4. then the older job.
+ * One account's backlog thus delays another account's job by about one job per account
+ * waiting ahead of it, not by the backlog. A plan's concurrency cap still holds: a job of
+ * an account at its cap waits and the next in order goes.
+ */
+export type Priority = 'low' | 'normal' | 'high';
+
+/** One of the caller's waiting jobs and its place in line. */
+export type QueueEntry = {
+  class: 'cpu' | 'gpu';
+  job: Job;
+  /** Its place among every account's waiting jobs of its class; 1 is claimed next. */
+  position: number;
 };
 
 export type RunResult = {
@@ -601,8 +658,10 @@ export type OperationId =
   | 'submitJob'
   | 'getJob'
   | 'cancelJob'
+  | 'setJobPriority'
   | 'retryJob'
   | 'openapi'
+  | 'getQueue'
   | 'readyz'
   | 'getSession'
   | 'createSession'
@@ -693,6 +752,10 @@ export interface SubmitJobOptions extends RequestOptions {
    * same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
    */
   idempotencyKey?: string;
+}
+
+export interface GetQueueOptions extends RequestOptions {
+  limit?: number;
 }
 
 export interface FindUploadsOptions extends RequestOptions {
@@ -860,12 +923,20 @@ export declare abstract class Operations {
   getJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
   /** Cancel a job (`POST /jobs/{id}/cancel`). */
   cancelJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
+  /** Change a waiting job's priority (`POST /jobs/{id}/priority`). */
+  setJobPriority(id: string, body: {
+    priority: Priority;
+  }, options?: RequestOptions): Promise<JobEnvelope>;
   /** Retry a failed job (`POST /jobs/{id}/retry`). */
   retryJob(id: string, options?: RequestOptions): Promise<{
     data: Created & unknown;
   }>;
   /** This document, as JSON (`GET /openapi.json`). */
   openapi(options?: RequestOptions): Promise<Record<string, unknown>>;
+  /** The caller's waiting jobs in the order they will be claimed (`GET /queue`). */
+  getQueue(options?: GetQueueOptions): Promise<{
+    data: QueueEntry[];
+  }>;
   /** Readiness (`GET /readyz`). */
   readyz(options?: RequestOptions): Promise<HealthEnvelope>;
   /** The session of the cookie, with its CSRF token (`GET /session`). */

@@ -32,8 +32,10 @@ export const operations = Object.freeze({
   submitJob: Object.freeze({"auth":true,"body":"json","header":{"idempotencyKey":"Idempotency-Key"},"method":"POST","path":"/jobs","response":"json"}),
   getJob: Object.freeze({"auth":true,"method":"GET","path":"/jobs/{id}","pathParams":{"id":"id"},"response":"json"}),
   cancelJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/cancel","pathParams":{"id":"id"},"response":"json"}),
+  setJobPriority: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/jobs/{id}/priority","pathParams":{"id":"id"},"response":"json"}),
   retryJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/retry","pathParams":{"id":"id"},"response":"json"}),
   openapi: Object.freeze({"auth":false,"method":"GET","path":"/openapi.json","response":"json"}),
+  getQueue: Object.freeze({"auth":true,"method":"GET","path":"/queue","query":{"limit":"limit"},"response":"json"}),
   readyz: Object.freeze({"auth":false,"method":"GET","path":"/readyz","response":"json"}),
   getSession: Object.freeze({"auth":true,"method":"GET","path":"/session","response":"json"}),
   createSession: Object.freeze({"auth":false,"body":"json","method":"POST","path":"/session","response":"json"}),
@@ -196,6 +198,11 @@ export class Operations {
     return this.request(operations.cancelJob, { options, path: { id } });
   }
 
+  // setJobPriority: POST /jobs/{id}/priority.
+  setJobPriority(id, body, options = {}) {
+    return this.request(operations.setJobPriority, { options, path: { id }, body });
+  }
+
   // retryJob: POST /jobs/{id}/retry.
   retryJob(id, options = {}) {
     return this.request(operations.retryJob, { options, path: { id } });
@@ -204,6 +211,11 @@ export class Operations {
   // openapi: GET /openapi.json.
   openapi(options = {}) {
     return this.request(operations.openapi, { options });
+  }
+
+  // getQueue: GET /queue.
+  getQueue(options = {}) {
+    return this.request(operations.getQueue, { options });
   }
 
   // readyz: GET /readyz.
