@@ -40,13 +40,8 @@ func (a *api) setPriority(w http.ResponseWriter, req bunrouter.Request) error {
 // queue answers the caller's waiting jobs in claim order with their positions.
 func (a *api) queue(w http.ResponseWriter, req bunrouter.Request) error {
 	q := req.URL.Query()
-	for name, vals := range q {
-		if name != "limit" {
-			return problem.Reject(problem.CodeValidation, "query parameter %q is not known; use limit", name)
-		}
-		if len(vals) > 1 {
-			return problem.Reject(problem.CodeValidation, "query parameter limit is given %d times; give it once", len(vals))
-		}
+	if err := onlyParam(q, "limit"); err != nil {
+		return err
 	}
 	limit := 0
 	if l := q.Get("limit"); l != "" {

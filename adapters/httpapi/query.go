@@ -48,3 +48,16 @@ func orList(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
+
+// onlyParam refuses a query that names a parameter other than name, or name more than once.
+func onlyParam(q url.Values, name string) error {
+	for n, vals := range q {
+		if n != name {
+			return problem.Reject(problem.CodeValidation, "query parameter %q is not known; use %s", n, name)
+		}
+		if len(vals) > 1 {
+			return problem.Reject(problem.CodeValidation, "query parameter %s is given %d times; give it once", name, len(vals))
+		}
+	}
+	return nil
+}

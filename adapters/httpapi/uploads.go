@@ -124,13 +124,8 @@ func (a *api) storeUpload(w http.ResponseWriter, req bunrouter.Request, name, fi
 // again. The hash is required: the listing is a lookup by content, not a browse.
 func (a *api) listUploads(w http.ResponseWriter, req bunrouter.Request) error {
 	q := req.URL.Query()
-	for name, vals := range q {
-		if name != "sha256" {
-			return problem.Reject(problem.CodeValidation, "query parameter %q is not known; use sha256", name)
-		}
-		if len(vals) > 1 {
-			return problem.Reject(problem.CodeValidation, "query parameter sha256 is given %d times; give it once", len(vals))
-		}
+	if err := onlyParam(q, "sha256"); err != nil {
+		return err
 	}
 	if !q.Has("sha256") {
 		return problem.Reject(problem.CodeValidation, "query parameter sha256 is required: the SHA-256 of the file to look for, 64 hex digits")
