@@ -11,9 +11,9 @@ import (
 // View is a job as clients read it over REST and MCP: the spec's fields, plus the request, the
 // progress of a running job and its timestamps (our additions).
 type View struct {
-	ID       string     `json:"id"`
-	Type     string     `json:"type"`
-	Status   job.Status `json:"status"`
+	ID     string     `json:"id"`
+	Type   string     `json:"type"`
+	Status job.Status `json:"status"`
 	// Priority orders the job among the waiting jobs of its class.
 	Priority job.Priority `json:"priority"`
 	Progress *float64     `json:"progress,omitempty"`
