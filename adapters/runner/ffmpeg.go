@@ -107,8 +107,12 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	made := map[string]int{}
 	staged := maps.Clone(inputs)
 	steps := len(checked.Plans)
+	alog := analysisLogFor(checked.Plans[steps-1]) // the job's answer when its last step measures
 	for i, plan := range checked.Plans {
 		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim}
+		if i == steps-1 {
+			st.stderr = alog.stderr()
+		}
 		if i > 0 {
 			bytes, files, err := workcap.Measure(work)
 			if err != nil {
@@ -145,6 +149,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
+	if alog != nil {
+		return f.analysisResult(a, alog, computeMs)
+	}
 	leftover := func(name string) bool {
 		i, ok := made[name]
 		return inputs[name] || ok && !checked.Kept(name, i)
@@ -165,6 +172,8 @@ type step struct {
 	before    time.Duration
 	// limits are the job's, less what the steps before it wrote.
 	limits sandbox.Limits
+	// stderr receives FFmpeg's log (Spec.Stderr), nil when no one reads it.
+	stderr io.Writer
 }
 
 // spent is the job's cap that the steps before the next used up, if one is: the job fails as a
@@ -246,7 +255,7 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 	}}
 	args = append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, args...)
 	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: st.timeout,
-		Limits: st.limits, Stdout: pw})
+		Limits: st.limits, Stdout: pw, Stderr: st.stderr})
 	<-probed // the probe reads the work directory, which goes when Execute returns
 	used := ran{computeMs: run.Wall.Milliseconds(), processed: time.Duration(lastUs.Load()) * time.Microsecond}
 	switch {
