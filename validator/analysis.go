@@ -1,10 +1,6 @@
 package validator
 
-import (
-	"slices"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Analysis commands and two-pass encoding. A command that measures rather than writes ends in
 // -f null -: the null muxer discards what it is given, and what the job answers is what the
@@ -103,29 +99,6 @@ func (st *state) addPassLogs() *Error {
 		}
 	}
 	return nil
-}
-
-// IsPassLog tells whether name is one of the files a pass writes from one of the -passlogfile
-// prefixes (FFmpeg's default "ffmpeg2pass" when prefixes is empty): PREFIX-N.log and the others
-// of passLogSuffixes.
-func IsPassLog(prefixes []string, name string) bool {
-	if len(prefixes) == 0 {
-		prefixes = []string{defaultPassLog}
-	}
-	for _, p := range prefixes {
-		rest, ok := strings.CutPrefix(name, p+"-")
-		if !ok {
-			continue
-		}
-		n := 0
-		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-			n++
-		}
-		if n > 0 && slices.Contains(passLogSuffixes, rest[n:]) {
-			return true
-		}
-	}
-	return false
 }
 
 // passLogStreams is how many output streams' logs addPassLogs checks against the inputs.

@@ -124,26 +124,3 @@ func TestAnalysisRefusals(t *testing.T) {
 		{name: "endless source measured", command: "ffmpeg -f lavfi -i anullsrc -af silencedetect -f null -", wantMsg: `output "-" never ends`},
 	})
 }
-
-func TestIsPassLog(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		prefixes []string
-		name     string
-		want     bool
-	}{
-		{[]string{"p"}, "p-0.log", true},
-		{[]string{"p"}, "p-12.log.mbtree", true},
-		{[]string{"p"}, "p-0.log.cutree.temp", true},
-		{nil, "ffmpeg2pass-0.log", true},
-		{[]string{"p"}, "ffmpeg2pass-0.log", false},
-		{[]string{"p"}, "p-.log", false},
-		{[]string{"p"}, "p-0.mp4", false},
-		{[]string{"p"}, "pp-0.log", false},
-		{[]string{"a", "b"}, "b-1.log", true},
-	} {
-		if got := IsPassLog(tt.prefixes, tt.name); got != tt.want {
-			t.Errorf("IsPassLog(%q, %q) = %v, want %v", tt.prefixes, tt.name, got, tt.want)
-		}
-	}
-}

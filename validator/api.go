@@ -75,10 +75,6 @@ type Plan struct {
 	// and what its filters print (loudnorm, ebur128, silencedetect, blackdetect, showinfo) is
 	// the answer. Pattern is then "data" and Outputs empty.
 	Analysis bool
-	// PassLogs are the -passlogfile prefixes of a command whose -pass 1 or 3 writes the pass
-	// log; empty with FFmpeg's default prefix or no pass log. IsPassLog(PassLogs, name) tells
-	// those files.
-	PassLogs []string
 	// SideFiles are the other names the command may write in the work directory: HLS and
 	// segment-list names, DASH templates, filter stats and log files. Every one is a bare name.
 	SideFiles []string

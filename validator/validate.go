@@ -238,9 +238,6 @@ func validate(command string, opts Options) (*Plan, []string, string, *state, *E
 	for _, f := range st.sideFiles {
 		plan.SideFiles = append(plan.SideFiles, f.name)
 	}
-	if st.passWrites {
-		plan.PassLogs = st.passLogs
-	}
 	return plan, args, format, st, nil
 }
 
