@@ -36,6 +36,7 @@ type limitsView struct {
 	Concurrency         int   `json:"concurrency"`
 	JobBytes            int64 `json:"jobBytes"`
 	JobFiles            int   `json:"jobFiles"`
+	StallSeconds        int   `json:"stallSeconds"`
 }
 
 // usageView is this month's spending: credits charged since the first of the month (UTC).
@@ -57,7 +58,7 @@ func (a *api) account(w http.ResponseWriter, req bunrouter.Request) error {
 	return writeData(w, http.StatusOK, accountView{ID: acct.ID, Plan: acct.Plan, CreatedAt: acct.CreatedAt.UnixMilli(),
 		Workers: workersView{CPU: caps[job.ClassCPU], GPU: caps[job.ClassGPU]},
 		Limits: limitsView{RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second),
-			GPU: l.GPU, Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles},
+			GPU: l.GPU, Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles, StallSeconds: l.StallSeconds},
 		Balance: billing.Cost(sum.Balance),
 		Usage:   usageView{Since: sum.MonthStart.UnixMilli(), Spent: billing.Cost(sum.SpentThisMonth)}})
 }

@@ -77,7 +77,7 @@ func TestAccount(t *testing.T) {
 		t.Fatalf("status %d, body %s", res.status, res.body)
 	}
 	want := `{"data":{"id":"acct_a","plan":"free","limits":{"requestsPerMinute":30,"executionCapSeconds":300,"gpu":false,"concurrency":1,` +
-		`"jobBytes":4294967296,"jobFiles":1000},` +
+		`"jobBytes":4294967296,"jobFiles":1000,"stallSeconds":60},` +
 		`"balance":{"amount":1000,"currency":"credits","formatted":"1000 credits"},"usage":{"since":` + jsonInt(billing.MonthStart(t0).UnixMilli()) +
 		`,"spent":{"amount":0,"currency":"credits","formatted":"0 credits"}},"workers":{"cpu":false,"gpu":false},"createdAt":` + jsonInt(t0.UnixMilli()) + `}}` + "\n"
 	if diff := cmp.Diff(want, string(res.body)); diff != "" {

@@ -15,7 +15,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		problem.CodeInsufficientCredits: 402, problem.CodeConflict: 409, problem.CodePayloadTooLarge: 413,
 		problem.CodeUnavailable: 503, problem.CodeInternal: 500, problem.CodeIdempotencyKeyReused: 409,
 		// Codes of failed jobs never reject a request; if one did, it is our fault.
-		problem.CodeRunnerError: 500, problem.CodeRunnerTimeout: 500, problem.CodeRunnerLost: 500,
+		problem.CodeRunnerError: 500, problem.CodeRunnerTimeout: 500, problem.CodeRunnerLost: 500, problem.CodeRunnerStalled: 500,
 		problem.CodeInputFetchFailed: 500, problem.CodeLimitExceeded: 500, problem.CodeCancelled: 500,
 	}
 	for _, c := range problem.Codes() {

@@ -113,7 +113,7 @@ func TestToolsAnswerAsREST(t *testing.T) {
 			var acct mcpserver.Account
 			mustSucceed(t, cs, "get_account", map[string]any{}, &acct)
 			want := mcpserver.Account{ID: b.acct.ID, Plan: "free", CreatedAt: b.acct.CreatedAt.UnixMilli(),
-				Limits:  mcpserver.Limits{RequestsPerMinute: 30, ExecutionCapSeconds: 300, Concurrency: 1, JobBytes: 4 << 30, JobFiles: 1000},
+				Limits:  mcpserver.Limits{RequestsPerMinute: 30, ExecutionCapSeconds: 300, Concurrency: 1, JobBytes: 4 << 30, JobFiles: 1000, StallSeconds: 60},
 				Balance: billing.Cost(600),
 				Usage:   mcpserver.Usage{Since: billing.MonthStart(b.h.Clock.Now()).UnixMilli(), Spent: billing.Cost(0)}}
 			if diff := cmp.Diff(want, acct); diff != "" {

@@ -266,7 +266,7 @@ func (h *Handler) getAccount(ctx context.Context, a account.Account, _ GetAccoun
 	l := sum.Limits
 	out := Account{ID: a.ID, Plan: a.Plan, CreatedAt: a.CreatedAt.UnixMilli(), Limits: Limits{
 		RequestsPerMinute: l.RequestsPerMinute, ExecutionCapSeconds: int(l.ExecutionCap / time.Second), GPU: l.GPU,
-		Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles},
+		Concurrency: l.Concurrency, JobBytes: l.JobBytes, JobFiles: l.JobFiles, StallSeconds: l.StallSeconds},
 		Balance: billing.Cost(sum.Balance),
 		Usage:   Usage{Since: sum.MonthStart.UnixMilli(), Spent: billing.Cost(sum.SpentThisMonth)}}
 	return out, fmt.Sprintf("Account %s on the %s plan: balance %s (%s spent this month); %d requests per minute, jobs up to %d s, %d at once, GPU %t.",

@@ -118,6 +118,7 @@ type Limits struct {
 	Concurrency         int   `json:"concurrency"`
 	JobBytes            int64 `json:"jobBytes"`
 	JobFiles            int   `json:"jobFiles"`
+	StallSeconds        int   `json:"stallSeconds"`
 }
 
 // Usage is the credits charged since the first of the month (UTC), Since in Unix ms.

@@ -21,6 +21,10 @@ func timeoutFail(msg string, stderr []byte) *workqueue.Failure {
 	return &workqueue.Failure{Kind: workqueue.KindTimeout, Message: msg, Detail: tail(stderr)}
 }
 
+func stalledFail(msg string, stderr []byte) *workqueue.Failure {
+	return &workqueue.Failure{Kind: workqueue.KindStalled, Message: msg, Detail: tail(stderr)}
+}
+
 func cancelled() *workqueue.Failure { return &workqueue.Failure{Kind: workqueue.KindCancelled} }
 
 func fetchFail(msg string) *workqueue.Failure {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -240,7 +241,15 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 			}
 		}()
 	}
-	pw := &progressWriter{report: func(outUs int64) {
+	// The stall watchdog: a run whose frames, media time and bytes written have not moved for
+	// the plan's stall time is stopped. A hang prints nothing at all (FFmpeg reports progress as
+	// it writes), which counts as no move.
+	stall := time.Duration(cmp.Or(a.Limits.StallSeconds, defaultStallSeconds)) * time.Second
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	dog := time.AfterFunc(stall, func() { stop(errStalled) })
+	defer dog.Stop()
+	pw := &progressWriter{moved: func() { dog.Reset(stall) }, report: func(outUs int64) {
 		lastUs.Store(outUs)
 		durMu.Lock()
 		d := durUs
@@ -254,13 +263,15 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}}
 	args = append([]string{"-hide_banner", "-nostdin", "-nostats", "-progress", "pipe:1"}, args...)
-	run, err := f.Sandbox.Run(ctx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: st.timeout,
+	run, err := f.Sandbox.Run(runCtx, sandbox.Spec{Dir: work, Program: sandbox.FFmpeg, Args: args, Timeout: st.timeout,
 		Limits: st.limits, Stdout: pw, Stderr: st.stderr})
 	<-probed // the probe reads the work directory, which goes when Execute returns
 	used := ran{computeMs: run.Wall.Milliseconds(), processed: time.Duration(lastUs.Load()) * time.Microsecond}
 	switch {
 	case run.LimitExceeded != nil:
 		return used, limitFail(run)
+	case errors.Is(context.Cause(runCtx), errStalled) && (err != nil || run.ExitCode != 0):
+		return used, stalledFail(fmt.Sprintf("ffmpeg wrote no frame, media time or byte for %d seconds and was stopped", int(stall/time.Second)), run.StderrTail)
 	case run.TimedOut:
 		return used, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds", int(st.total/time.Second)), run.StderrTail)
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
@@ -427,11 +438,25 @@ func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string
 	return n, err
 }
 
-// progressWriter reads FFmpeg's -progress key=value lines.
+// defaultStallSeconds is the stall time of an assignment that names none (a control plane of an
+// older version); the control plane sends its plan's, whose default is the same.
+const defaultStallSeconds = 60
+
+// errStalled is the cause a run is stopped with when the stall watchdog fires.
+var errStalled = errors.New("runner: no progress within the stall time")
+
+// progressWriter reads FFmpeg's -progress key=value lines: report gets each out_time_us, and
+// moved is called whenever the frames, the media time or the bytes written grew.
 type progressWriter struct {
 	report func(outUs int64)
+	moved  func()
 	buf    bytes.Buffer
+	// last holds the highest value seen of each key that measures progress.
+	last map[string]int64
 }
+
+// progressKeys are the -progress keys whose growth is progress.
+var progressKeys = map[string]bool{"frame": true, "out_time_us": true, "total_size": true}
 
 func (p *progressWriter) Write(b []byte) (int, error) {
 	p.buf.Write(b)
@@ -441,10 +466,25 @@ func (p *progressWriter) Write(b []byte) (int, error) {
 			p.buf.WriteString(line) // keep the partial line
 			return len(b), nil
 		}
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {
-			if us, err := strconv.ParseInt(v, 10, 64); err == nil && us > 0 {
-				p.report(us)
+		key, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || !progressKeys[key] {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue // N/A before the first frame
+		}
+		if p.last == nil {
+			p.last = map[string]int64{}
+		}
+		if n > p.last[key] {
+			p.last[key] = n
+			if p.moved != nil {
+				p.moved()
 			}
+		}
+		if key == "out_time_us" && n > 0 {
+			p.report(n)
 		}
 	}
 }

@@ -208,6 +208,7 @@ const (
 	CodeRATELIMITED          Code = "RATE_LIMITED"
 	CodeRUNNERERROR          Code = "RUNNER_ERROR"
 	CodeRUNNERLOST           Code = "RUNNER_LOST"
+	CodeRUNNERSTALLED        Code = "RUNNER_STALLED"
 	CodeRUNNERTIMEOUT        Code = "RUNNER_TIMEOUT"
 	CodeSERVICEUNAVAILABLE   Code = "SERVICE_UNAVAILABLE"
 	CodeUNAUTHORIZED         Code = "UNAUTHORIZED"
@@ -244,6 +245,8 @@ func (e Code) Valid() bool {
 	case CodeRUNNERERROR:
 		return true
 	case CodeRUNNERLOST:
+		return true
+	case CodeRUNNERSTALLED:
 		return true
 	case CodeRUNNERTIMEOUT:
 		return true
@@ -648,6 +651,9 @@ type Account struct {
 		// JobFiles The most files one job may write; past it the job fails `LIMIT_EXCEEDED`.
 		JobFiles          int64 `json:"jobFiles"`
 		RequestsPerMinute int64 `json:"requestsPerMinute"`
+
+		// StallSeconds How long a running job may write no frame, media time or byte before it is stopped, failing `RUNNER_STALLED` (free).
+		StallSeconds int64 `json:"stallSeconds"`
 	} `json:"limits"`
 	Plan AccountPlan `json:"plan"`
 

@@ -40,6 +40,9 @@ type Limits struct {
 	// JobBytes and JobFiles cap what one job may write: bytes in all, and files.
 	JobBytes int64 `json:"jobBytes"`
 	JobFiles int   `json:"jobFiles"`
+	// StallSeconds is how long a running job may make no progress before it fails
+	// RUNNER_STALLED.
+	StallSeconds int `json:"stallSeconds"`
 }
 
 // Account is a customer of the service.

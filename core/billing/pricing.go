@@ -2,6 +2,7 @@ package billing
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,14 @@ type Plan struct {
 	// the runner stops a job that passes either (LIMIT_EXCEEDED).
 	JobBytes int64 `json:"jobBytes"`
 	JobFiles int   `json:"jobFiles"`
+	// StallSeconds is how long a running FFmpeg may make no progress (frames, media time or
+	// bytes written) before it is stopped and the job fails RUNNER_STALLED, free; 0 is
+	// DefaultStallSeconds.
+	StallSeconds int `json:"stallSeconds"`
 }
+
+// DefaultStallSeconds is a plan's stall time when its pricing names none.
+const DefaultStallSeconds = 60
 
 // Pack is a credit pack sold on every plan.
 type Pack struct {
@@ -102,6 +110,9 @@ func (p *Pricing) validate() error {
 		if pl.RequestsPerMinute < 1 || pl.ExecutionCapSeconds < 1 || pl.Concurrency < 1 || pl.JobBytes < 1 || pl.JobFiles < 1 {
 			errs = append(errs, fmt.Errorf("plan %q: requestsPerMinute, executionCapSeconds, concurrency, jobBytes and jobFiles must be at least 1", name))
 		}
+		if pl.StallSeconds < 0 {
+			errs = append(errs, fmt.Errorf("plan %q: stallSeconds must not be negative (0 is the default, %d)", name, DefaultStallSeconds))
+		}
 		if pl.StarterGrant < 0 || pl.MonthlyCredits < 0 || pl.PackBonusPercent < 0 || pl.MonthlyFeeCents < 0 {
 			errs = append(errs, fmt.Errorf("plan %q: amounts must not be negative", name))
 		}
@@ -133,7 +144,7 @@ func (p *Pricing) Plan(name account.Plan) Plan {
 func (p *Pricing) Limits(name account.Plan) account.Limits {
 	pl := p.Plan(name)
 	return account.Limits{RequestsPerMinute: pl.RequestsPerMinute, ExecutionCap: time.Duration(pl.ExecutionCapSeconds) * time.Second,
-		GPU: pl.GPU, Concurrency: pl.Concurrency, JobBytes: pl.JobBytes, JobFiles: pl.JobFiles}
+		GPU: pl.GPU, Concurrency: pl.Concurrency, JobBytes: pl.JobBytes, JobFiles: pl.JobFiles, StallSeconds: cmp.Or(pl.StallSeconds, DefaultStallSeconds)}
 }
 
 // Concurrency maps each plan to its concurrency limit, as job.ClaimParams takes it.

@@ -42,7 +42,7 @@ var userCaused = map[problem.Code]bool{
 //   - complete: billed for the compute used.
 //   - failed with a user-caused code (RUNNER_ERROR, VALIDATION_ERROR found at run time,
 //     LIMIT_EXCEEDED): billed for the compute used.
-//   - failed with RUNNER_TIMEOUT: free (the spec).
+//   - failed with RUNNER_TIMEOUT: free (the spec); so is RUNNER_STALLED, a hang stopped early.
 //   - failed with any other code — service-side faults such as INPUT_FETCH_FAILED, RUNNER_LOST,
 //     INTERNAL_ERROR, or INSUFFICIENT_CREDITS before dispatch: free.
 //   - cancelled before its FFmpeg step started: free; cancelled while it ran: billed for the
@@ -65,6 +65,8 @@ func (p *Pricing) BillFor(o Outcome) Bill {
 		return billed("cancelled while running")
 	case o.Code == problem.CodeRunnerTimeout:
 		return Bill{Reason: "RUNNER_TIMEOUT is not charged"}
+	case o.Code == problem.CodeRunnerStalled:
+		return Bill{Reason: "RUNNER_STALLED is not charged"}
 	case userCaused[o.Code]:
 		return billed("failed with " + string(o.Code))
 	default:

@@ -37,6 +37,7 @@ func TestBillFor(t *testing.T) {
 		{"LIMIT_EXCEEDED: a per-job cap stopped it", job.StatusFailed, problem.CodeLimitExceeded, ran, 4100, job.ClassCPU, 5},
 		{"RUNNER_TIMEOUT is free", job.StatusFailed, problem.CodeRunnerTimeout, ran, 300000, job.ClassCPU, 0},
 		{"RUNNER_TIMEOUT on GPU is free", job.StatusFailed, problem.CodeRunnerTimeout, ran, 300000, job.ClassGPU, 0},
+		{"RUNNER_STALLED is free", job.StatusFailed, problem.CodeRunnerStalled, ran, 60000, job.ClassCPU, 0},
 		{"INPUT_FETCH_FAILED is free", job.StatusFailed, problem.CodeInputFetchFailed, notRan, 0, job.ClassCPU, 0},
 		{"RUNNER_LOST is free, even after compute ran", job.StatusFailed, problem.CodeRunnerLost, ran, 9000, job.ClassCPU, 0},
 		{"INTERNAL_ERROR (a full disk, storage) is free", job.StatusFailed, problem.CodeInternal, ran, 9000, job.ClassCPU, 0},

@@ -34,6 +34,9 @@ const (
 	CodeInternal            Code = "INTERNAL_ERROR"
 	// CodeIdempotencyKeyReused: an Idempotency-Key repeated with another body or operation.
 	CodeIdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	// CodeRunnerStalled: the program made no progress for the plan's stall time and was
+	// stopped; free and retryable, as a hang is not the user's doing.
+	CodeRunnerStalled Code = "RUNNER_STALLED"
 )
 
 // retryable is, per code, whether a job failed with it is retryable by default. A code missing
@@ -57,6 +60,7 @@ var retryable = map[Code]bool{
 	CodeUnavailable:          true,
 	CodeInternal:             true,
 	CodeIdempotencyKeyReused: false,
+	CodeRunnerStalled:        true,
 }
 
 // Codes lists every known code.

@@ -91,6 +91,7 @@ func TestBillingOutcomes(t *testing.T) {
 		{"minimum one second", `{}`, workqueue.Result{Files: file, ComputeMs: 0}, 1},
 		{"gpu rate", `{"gpu":true}`, workqueue.Result{Files: file, ComputeMs: 2001}, 30},
 		{"failed is billed", `{}`, workqueue.Result{ComputeMs: 4200, Failure: exitFailure("exit 1")}, 5},
+		{"a stall is free", `{}`, workqueue.Result{ComputeMs: 61000, Failure: &workqueue.Failure{Kind: workqueue.KindStalled}}, 0},
 		{"timeout is free", `{}`, workqueue.Result{ComputeMs: 300000, Failure: &workqueue.Failure{Kind: workqueue.KindTimeout}}, 0},
 		{"an input that failed to download is free", `{}`, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindFetch}}, 0},
 		{"a runner fault (a full disk) is free", `{}`, workqueue.Result{ComputeMs: 2000, Failure: &workqueue.Failure{Kind: workqueue.KindInternal}}, 0},

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -170,7 +171,7 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 		Lease:     workqueue.Lease{JobID: j.ID, Attempt: j.Attempt, Token: s.p.Tokens.Issue(j.ID, j.Attempt)},
 		AccountID: j.AccountID, Type: j.Type, Class: j.Class, Inputs: j.Inputs, Params: j.Params,
 		Timeout: j.Timeout, LeaseFor: s.p.Lease, AssetURLPrefix: s.p.AssetURLPrefix,
-		Limits: workqueue.Limits{Bytes: pl.JobBytes, Files: pl.JobFiles},
+		Limits: workqueue.Limits{Bytes: pl.JobBytes, Files: pl.JobFiles, StallSeconds: cmp.Or(pl.StallSeconds, billing.DefaultStallSeconds)},
 	}
 	if s.p.RunnerURL != "" {
 		a.OutputsURL = s.p.RunnerURL + "/internal/runner/jobs/" + url.PathEscape(j.ID) + "/outputs/"

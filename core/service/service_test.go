@@ -287,6 +287,8 @@ func TestFailureKindsBecomeCodes(t *testing.T) {
 	}{
 		{workqueue.Failure{Kind: workqueue.KindExit, Message: "ffmpeg exited with status 1", Detail: "x"}, problem.CodeRunnerError, false, "status 1"},
 		{workqueue.Failure{Kind: workqueue.KindTimeout}, problem.CodeRunnerTimeout, false, "time limit"},
+		{workqueue.Failure{Kind: workqueue.KindStalled, Message: "ffmpeg wrote no frame, media time or byte for 60 seconds and was stopped"}, problem.CodeRunnerStalled, true, "60 seconds"},
+		{workqueue.Failure{Kind: workqueue.KindStalled}, problem.CodeRunnerStalled, true, "no progress"},
 		{workqueue.Failure{Kind: workqueue.KindFetch, Message: "input https://x/a.mp4 could not be fetched: the server answered 404"}, problem.CodeInputFetchFailed, true, "404"},
 		{workqueue.Failure{Kind: workqueue.KindInvalid, Message: "flag -x is not allowed"}, problem.CodeValidation, false, "-x"},
 		{workqueue.Failure{Kind: workqueue.KindLimit, Limit: "job_bytes", Max: 1000}, problem.CodeLimitExceeded, false, "1000 bytes (job_bytes)"},

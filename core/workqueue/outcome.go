@@ -29,6 +29,9 @@ const (
 	// KindHandBack: the runner is stopping and gives the job back before it finished; the
 	// control plane queues it again (job.MaxRequeues) or, past that, fails it RUNNER_LOST.
 	KindHandBack Kind = "handback"
+	// KindStalled: the program made no progress (frames, media time or bytes written) for the
+	// job's stall time (Limits.StallSeconds) and was stopped.
+	KindStalled Kind = "stalled"
 	// KindInternal: the runner itself failed (its disk, its sandbox, storage). The runner logs
 	// the cause; clients see a generic message.
 	KindInternal Kind = "internal"
@@ -39,7 +42,7 @@ type Failure struct {
 	Kind Kind `json:"kind"`
 	// Message says what failed in the user's terms: "input in.mp4: the server answered 404".
 	Message string `json:"message,omitempty"`
-	// Detail is the program's stderr tail, for KindExit, KindTimeout and KindLimit.
+	// Detail is the program's stderr tail, for KindExit, KindTimeout, KindStalled and KindLimit.
 	Detail string `json:"detail,omitempty"`
 	// Limit names the cap of a KindLimit failure ("job_bytes", "job_files", "memory") and Max
 	// its value.
@@ -59,6 +62,8 @@ func (f *Failure) Error() *job.Error {
 		code, msg = problem.CodeRunnerError, orDefault(f.Message, "ffmpeg exited with an error")
 	case KindTimeout:
 		code, msg = problem.CodeRunnerTimeout, orDefault(f.Message, "the job ran past its time limit")
+	case KindStalled:
+		code, msg = problem.CodeRunnerStalled, orDefault(f.Message, "ffmpeg made no progress and was stopped")
 	case KindFetch:
 		code, msg = problem.CodeInputFetchFailed, orDefault(f.Message, "an input could not be fetched")
 	case KindInvalid:

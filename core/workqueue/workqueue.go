@@ -92,6 +92,9 @@ type Limits struct {
 	// Bytes is the most the job may write in all; Files the most files it may leave.
 	Bytes int64 `json:"bytes"`
 	Files int   `json:"files"`
+	// StallSeconds is how long the program may make no progress before it is stopped and the
+	// job fails RUNNER_STALLED; zero is the runner's default (60).
+	StallSeconds int `json:"stallSeconds,omitempty"`
 }
 
 // Beat is one heartbeat.

@@ -906,6 +906,7 @@ function creditsPage(main) {
       h('dt', {}, 'GPU'), h('dd', {}, l.gpu ? 'yes' : 'no'),
       h('dt', {}, 'Concurrent jobs'), h('dd', {}, l.concurrency),
       h('dt', {}, 'Per job'), h('dd', {}, `${bytes(l.jobBytes)}, ${l.jobFiles} files`),
+      h('dt', {}, 'Stopped when stalled'), h('dd', {}, `after ${duration(l.stallSeconds * 1000)} without progress`),
       h('dt', {}, 'Workers online'), h('dd', {}, `cpu: ${a.workers.cpu ? 'yes' : 'no'}, gpu: ${a.workers.gpu ? 'yes' : 'no'}`)));
   }, (e) => fail(e));
   page(null).catch((e) => fail(e));

@@ -16,6 +16,8 @@ export type Account = {
     /** The most files one job may write; past it the job fails `LIMIT_EXCEEDED`. */
     jobFiles: number;
     requestsPerMinute: number;
+    /** How long a running job may write no frame, media time or byte before it is stopped, failing `RUNNER_STALLED` (free). */
+    stallSeconds: number;
   };
   plan: 'free' | 'pro';
   /** This month's usage (UTC calendar month). `balance` is the sum of the ledger; charges in flight may take it below zero. */
@@ -186,7 +188,7 @@ export type CaptionsAnimateParams = CaptionBurnParams & ({
   [key: string]: unknown;
 });
 
-export type Code = 'VALIDATION_ERROR' | 'PLAN_LIMIT' | 'RATE_LIMITED' | 'RUNNER_ERROR' | 'RUNNER_TIMEOUT' | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'INSUFFICIENT_CREDITS' | 'CONFLICT' | 'PAYLOAD_TOO_LARGE' | 'RUNNER_LOST' | 'INPUT_FETCH_FAILED' | 'LIMIT_EXCEEDED' | 'CANCELLED' | 'SERVICE_UNAVAILABLE' | 'INTERNAL_ERROR' | 'IDEMPOTENCY_KEY_REUSED';
+export type Code = 'VALIDATION_ERROR' | 'PLAN_LIMIT' | 'RATE_LIMITED' | 'RUNNER_ERROR' | 'RUNNER_TIMEOUT' | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'INSUFFICIENT_CREDITS' | 'CONFLICT' | 'PAYLOAD_TOO_LARGE' | 'RUNNER_LOST' | 'INPUT_FETCH_FAILED' | 'LIMIT_EXCEEDED' | 'CANCELLED' | 'SERVICE_UNAVAILABLE' | 'INTERNAL_ERROR' | 'IDEMPOTENCY_KEY_REUSED' | 'RUNNER_STALLED';
 
 /** An amount of credits (see Billing and limits). */
 export type Cost = {
