@@ -146,8 +146,16 @@ func (w *Watcher) Close() (*Exceeded, error) {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
-	w.closeInotify()
+	// Closing an inotify instance waits for an RCU grace period in the kernel (about 10 ms,
+	// longer on a busy machine): the reader is woken by a deadline instead, and the instance
+	// closed in the background, off the run's path (it is close-on-exec, so no child gets it).
+	if w.inote != nil {
+		_ = w.inote.SetReadDeadline(time.Unix(1, 0))
+	}
 	w.wg.Wait()
+	if w.inote != nil {
+		go w.closeInotify()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.exceeded == nil && w.err == nil {
@@ -211,7 +219,7 @@ func (w *Watcher) follow() {
 	for {
 		n, err := w.inote.Read(buf)
 		if err != nil {
-			if !errors.Is(err, os.ErrClosed) {
+			if !errors.Is(err, os.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				w.mu.Lock()
 				w.failLocked(fmt.Errorf("read inotify: %w", err))
 				w.mu.Unlock()
