@@ -17,12 +17,13 @@ import (
 	"github.com/mediajobs/mediajobs/core/billing"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
 // toolNames are the spec's six tools and validate_command, in the order tools/list gives them:
 // by name.
-var toolNames = []string{"get_account", "get_job", "list_jobs", "probe_media", "submit_job", "upload_media", "validate_command"}
+var toolNames = []string{"get_account", "get_job", "get_queue", "list_jobs", "probe_media", "set_job_priority", "submit_job", "upload_media", "validate_command"}
 
 // call calls a tool and decodes its structured content into out (when not nil).
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
@@ -177,6 +178,93 @@ func TestToolsAnswerAsREST(t *testing.T) {
 	}
 }
 
+// TestPriorityToolsAnswerAsREST: submit_job takes priority, set_job_priority answers what
+// POST /jobs/{id}/priority does and get_queue what GET /queue does, in claim order. Each protocol
+// gets a service of its own, so the queue it reads is its own.
+func TestPriorityToolsAnswerAsREST(t *testing.T) {
+	t.Parallel()
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			cs := mustConnect(t, b.url, b.key, p.version)
+			submit := func(priority string) string {
+				t.Helper()
+				args := map[string]any{"type": "ffmpeg", "params": map[string]any{"command": "ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"}}
+				if priority != "" {
+					args["priority"] = priority
+				}
+				var sub mcpserver.SubmittedJob
+				mustSucceed(t, cs, "submit_job", args, &sub)
+				return sub.ID
+			}
+			first, low, second := submit(""), submit("low"), submit("normal")
+			for id, want := range map[string]job.Priority{first: job.PriorityNormal, low: job.PriorityLow, second: job.PriorityNormal} {
+				var got service.View
+				mustSucceed(t, cs, "get_job", map[string]any{"id": id}, &got)
+				if got.Priority != want {
+					t.Errorf("job %s has priority %q, want %q", id, got.Priority, want)
+				}
+			}
+
+			// low, raised to normal, is claimed after the two normal jobs older than it...
+			var raised map[string]any
+			res := mustSucceed(t, cs, "set_job_priority", map[string]any{"id": low, "priority": "normal"}, &raised)
+			rest, err := b.h.Jobs.Get(context.Background(), b.acct, low)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(asJSON(t, rest), raised); diff != "" {
+				t.Errorf("set_job_priority is not POST /jobs/{id}/priority's data (-rest +mcp):\n%s", diff)
+			}
+			if rest.Priority != job.PriorityNormal || !strings.Contains(text(res), "normal") {
+				t.Errorf("set_job_priority left %s at %q: %s", low, rest.Priority, text(res))
+			}
+			// ...and lowered again it goes behind them.
+			mustSucceed(t, cs, "set_job_priority", map[string]any{"id": first, "priority": "low"}, nil)
+
+			var q struct {
+				Data []map[string]any `json:"data"`
+			}
+			mustSucceed(t, cs, "get_queue", map[string]any{}, &q)
+			entries, err := b.h.Jobs.Queue(context.Background(), b.acct, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantQ []map[string]any
+			for _, e := range entries {
+				wantQ = append(wantQ, asJSON(t, e))
+			}
+			if diff := cmp.Diff(wantQ, q.Data); diff != "" {
+				t.Errorf("get_queue is not GET /queue's data (-rest +mcp):\n%s", diff)
+			}
+			var order []string
+			for _, e := range entries {
+				order = append(order, e.Job.ID)
+			}
+			if diff := cmp.Diff([]string{low, second, first}, order); diff != "" {
+				t.Errorf("queue order (-want +got):\n%s", diff)
+			}
+			mustSucceed(t, cs, "get_queue", map[string]any{"limit": 1}, &q)
+			if len(q.Data) != 1 || q.Data[0]["position"] != 1.0 {
+				t.Errorf("get_queue with limit 1 answered %v", q.Data)
+			}
+
+			// A job no longer waiting keeps its priority.
+			if _, err := b.h.Cancel.Cancel(context.Background(), b.acct, second); err != nil {
+				t.Fatal(err)
+			}
+			te := toolError(t, cs, "set_job_priority", map[string]any{"id": second, "priority": "low"})
+			if te.Code != problem.CodeConflict || !strings.Contains(te.Message, "cancelled") {
+				t.Errorf("set_job_priority on a cancelled job: %s: %s, want CONFLICT naming its status", te.Code, te.Message)
+			}
+			if v, _ := b.h.Jobs.Get(context.Background(), b.acct, second); v.Priority != job.PriorityNormal {
+				t.Errorf("the cancelled job's priority became %q", v.Priority)
+			}
+		})
+	}
+}
+
 func asJSON(t *testing.T, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -207,6 +295,17 @@ func TestToolErrors(t *testing.T) {
 		{"unknown param", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
 			"command": "ffmpeg -f lavfi -i testsrc out.mp4", "bogus": 1}}, problem.CodeValidation, "bogus"},
 		{"no job", "get_job", map[string]any{"id": "job_missing"}, problem.CodeNotFound, "job_missing"},
+		{"unknown priority", "submit_job", map[string]any{"type": "ffmpeg", "priority": "urgent", "params": map[string]any{
+			"command": "ffmpeg -f lavfi -i testsrc out.mp4"}}, problem.CodeValidation, `priority must be one of low, normal, high; got "urgent"`},
+		{"high priority on Free", "submit_job", map[string]any{"type": "ffmpeg", "priority": "high", "params": map[string]any{
+			"command": "ffmpeg -f lavfi -i testsrc out.mp4"}}, problem.CodePlanLimit, "priority high needs the Pro plan"},
+		{"priority of no job", "set_job_priority", map[string]any{"id": "job_missing", "priority": "low"}, problem.CodeNotFound, "job_missing"},
+		{"priority without id", "set_job_priority", map[string]any{"id": "", "priority": "low"}, problem.CodeValidation, "id is required"},
+		{"missing priority", "set_job_priority", map[string]any{"id": "job_missing"}, problem.CodeValidation, "priority"},
+		{"unknown priority change", "set_job_priority", map[string]any{"id": "job_missing", "priority": "urgent"}, problem.CodeValidation, `"urgent"`},
+		{"high priority change on Free", "set_job_priority", map[string]any{"id": "job_missing", "priority": "high"}, problem.CodePlanLimit, "Pro plan"},
+		{"queue limit too large", "get_queue", map[string]any{"limit": 1001}, problem.CodeValidation, "limit 1001 must be from 1 to 1000"},
+		{"queue limit negative", "get_queue", map[string]any{"limit": -1}, problem.CodeValidation, "limit -1"},
 		{"bad status", "list_jobs", map[string]any{"status": "done"}, problem.CodeValidation, `"done"`},
 		{"both sources", "upload_media", map[string]any{"url": "https://example.com/a", "content": "aGk="}, problem.CodeValidation, "exactly one"},
 		{"too large", "upload_media", map[string]any{"content": base64.StdEncoding.EncodeToString(make([]byte, 9))}, problem.CodePayloadTooLarge, "8 byte"},

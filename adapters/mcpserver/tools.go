@@ -34,6 +34,7 @@ import (
 
 const instructions = `mediajobs runs media work (FFmpeg commands, burned-in captions, metadata probes) asynchronously.
 Typical flow: upload_media for local bytes (or use any https URL directly) → submit_job → get_job every 1–2 seconds until status is complete, failed or cancelled → read output.file.url or output.files[].url (signed, valid one hour; get_job again mints fresh ones).
+A job may carry priority (low, normal or high; high on Pro): among waiting jobs higher priority goes first, and within a priority accounts take turns. get_queue shows this account's waiting jobs with their positions (1 runs next); set_job_priority changes a waiting job's priority.
 probe_media answers quickly with a file's streams, duration and format. A tool result with isError carries {code, message}: VALIDATION_ERROR means fix the request as the message says; retryAfterSeconds means wait that long and call again. A call answered HTTP 429 Too Many Requests spent the account's per-minute request budget (shared with REST): wait Retry-After seconds and call again.`
 
 const submitJobDescription = `Submit a media processing job; it runs asynchronously. Returns {id, status: "waiting"}. Then call get_job with the id every 1–2 seconds until status is complete, failed or cancelled.
@@ -45,6 +46,10 @@ Job types:
 - "captions.animate": animated word-level captions.
 
 Output patterns of a complete job (get_job's output): single file (output.file is the file, output.files has one entry), stream (output.file is the .m3u8/.mpd manifest typed playlist, output.files has every segment), set (image sequence, segments, ladders: output.file is null, output.files lists every member), data only (output.data is the answer, output.files is empty).`
+
+const setJobPriorityDescription = `Change a waiting job's priority (low, normal or high; high needs the Pro plan), as POST /jobs/{id}/priority does, and answer the job as get_job shows it. The job takes its place among the waiting jobs by the new priority: every waiting high job is claimed before any normal one, normal before low, and within a priority accounts take turns. A job no longer waiting keeps its priority and the call is refused with CONFLICT; a job of another account is NOT_FOUND.`
+
+const getQueueDescription = `Show this account's waiting jobs in the order they will be claimed, as GET /queue does: data is a list of {position, class, job}, cpu jobs first, where position counts every account's waiting jobs of that class (1 is claimed next; other accounts' jobs are counted, never shown) and job is as get_job shows it. limit is 1 to 1000, default 100. It is a snapshot: submits, claims and priority changes move it.`
 
 const getJobDescription = `Read a job: status (waiting, dispatched, running, complete, failed, cancelled), progress (0–1, while running), output (when complete: data, file, files, expiresAt), error (when failed: code, message, detail with FFmpeg's stderr tail, retryable) and cost. Poll every 1–2 seconds until status is complete, failed or cancelled. File URLs are signed and valid for one hour; calling get_job again mints fresh ones.`
 
@@ -73,6 +78,41 @@ func (h *Handler) addTools() {
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true), DestructiveHint: ptr(false)}}, h.uploadMedia)
 	add(h, &mcp.Tool{Name: "validate_command", Title: "Validate an FFmpeg command", Description: validateCommandDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.validateCommand)
+	add(h, &mcp.Tool{Name: "set_job_priority", Title: "Change a waiting job's priority", Description: setJobPriorityDescription,
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}}, h.setJobPriority)
+	add(h, &mcp.Tool{Name: "get_queue", Title: "Get the queue", Description: getQueueDescription,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.getQueue)
+}
+
+func (h *Handler) setJobPriority(ctx context.Context, a account.Account, in SetJobPriorityInput) (service.View, string, error) {
+	if in.ID == "" {
+		return service.View{}, "", problem.Reject(problem.CodeValidation, "id is required")
+	}
+	v, err := h.uc.Jobs.SetPriority(ctx, a, in.ID, in.Priority)
+	if err != nil {
+		return service.View{}, "", err
+	}
+	return v, fmt.Sprintf("Job %s is %s with priority %s; get_queue shows its position.", v.ID, v.Status, v.Priority), nil
+}
+
+func (h *Handler) getQueue(ctx context.Context, a account.Account, in GetQueueInput) (Queue, string, error) {
+	if in.Limit < 0 || in.Limit > job.MaxQueueLimit {
+		return Queue{}, "", problem.Reject(problem.CodeValidation, "limit %d must be from 1 to %d", in.Limit, job.MaxQueueLimit)
+	}
+	entries, err := h.uc.Jobs.Queue(ctx, a, in.Limit)
+	if err != nil {
+		return Queue{}, "", err
+	}
+	q := Queue{Data: entries}
+	if q.Data == nil {
+		q.Data = []service.QueueEntry{}
+	}
+	if len(q.Data) == 0 {
+		return q, "No waiting jobs.", nil
+	}
+	first := q.Data[0]
+	return q, fmt.Sprintf("%d waiting job(s); the first, %s (%s, %s), is at position %d of the %s queue.",
+		len(q.Data), first.Job.ID, first.Job.Priority, first.Class, first.Position, first.Class), nil
 }
 
 func (h *Handler) validateCommand(_ context.Context, _ account.Account, in ValidateCommandInput) (Validation, string, error) {

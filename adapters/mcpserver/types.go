@@ -18,9 +18,21 @@ import (
 
 // SubmitJobInput is the request of submit_job: the body of POST /jobs.
 type SubmitJobInput struct {
-	Type   string         `json:"type" jsonschema:"the job type: ffmpeg, caption.burn, extract.metadata or captions.animate"`
-	Inputs map[string]any `json:"inputs,omitempty" jsonschema:"input files by name. ffmpeg: each key is a bare file name staged in the work directory (the command refers to it by that name); each value is an https URL, an uploaded asset's content URL (see upload_media), {\"url\": \"...\"} or {\"content\": \"...\"} (inline text up to 64 KB: subtitles, concat lists). Inputs given directly as -i URLs in the command need no entry here. caption.burn: {\"source\": url, \"subtitles\": url (optional)}. extract.metadata: {\"source\": url}."`
-	Params map[string]any `json:"params,omitempty" jsonschema:"options of the job type. ffmpeg: {\"command\": \"ffmpeg ...\" (required), \"outputFormat\", \"timeout\" (seconds, 1-900, default 120), \"compute\" (auto, cpu or gpu; default auto)}. caption.burn: styling options, all optional. extract.metadata: none."`
+	Type     string         `json:"type" jsonschema:"the job type: ffmpeg, caption.burn, extract.metadata or captions.animate"`
+	Inputs   map[string]any `json:"inputs,omitempty" jsonschema:"input files by name. ffmpeg: each key is a bare file name staged in the work directory (the command refers to it by that name); each value is an https URL, an uploaded asset's content URL (see upload_media), {\"url\": \"...\"} or {\"content\": \"...\"} (inline text up to 64 KB: subtitles, concat lists). Inputs given directly as -i URLs in the command need no entry here. caption.burn: {\"source\": url, \"subtitles\": url (optional)}. extract.metadata: {\"source\": url}."`
+	Params   map[string]any `json:"params,omitempty" jsonschema:"options of the job type. ffmpeg: {\"command\": \"ffmpeg ...\" (required), \"outputFormat\", \"timeout\" (seconds, 1-900, default 120), \"compute\" (auto, cpu or gpu; default auto)}. caption.burn: styling options, all optional. extract.metadata: none."`
+	Priority string         `json:"priority,omitempty" jsonschema:"low, normal or high (default normal): the order among waiting jobs; high needs the Pro plan"`
+}
+
+// SetJobPriorityInput is the request of set_job_priority: POST /jobs/{id}/priority.
+type SetJobPriorityInput struct {
+	ID       string `json:"id" jsonschema:"the waiting job's id, job_..."`
+	Priority string `json:"priority" jsonschema:"low, normal or high; high needs the Pro plan"`
+}
+
+// GetQueueInput is the request of get_queue: the query of GET /queue.
+type GetQueueInput struct {
+	Limit int `json:"limit,omitempty" jsonschema:"how many waiting jobs to answer, 1 to 1000; default 100"`
 }
 
 // GetJobInput is the request of get_job.
@@ -79,6 +91,12 @@ type SubmittedJob struct {
 type JobPage struct {
 	Data       []service.View `json:"data"`
 	Pagination Pagination     `json:"pagination"`
+}
+
+// Queue is the output of get_queue: the body of GET /queue, the account's waiting jobs in the
+// order they are claimed, each with its position among every account's waiting jobs of its class.
+type Queue struct {
+	Data []service.QueueEntry `json:"data"`
 }
 
 // Pagination says where the next page starts.
@@ -157,6 +175,8 @@ func schemaFor[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {Types: []string{"object", "null"}},
 		reflect.TypeFor[job.Status]():      {Type: "string", Enum: statuses},
+		reflect.TypeFor[job.Class]():       {Type: "string", Enum: []any{string(job.ClassCPU), string(job.ClassGPU)}},
+		reflect.TypeFor[job.Priority]():    {Type: "string", Enum: []any{string(job.PriorityLow), string(job.PriorityNormal), string(job.PriorityHigh)}},
 		reflect.TypeFor[account.Plan]():    {Type: "string", Enum: plans},
 		reflect.TypeFor[job.FileType]():    {Type: "string", Description: "video, image, audio, captions, playlist, data or other; tolerate other values"},
 		reflect.TypeFor[problem.Code]():    {Type: "string"},
