@@ -171,7 +171,7 @@ type Delivery struct {
 	UpdatedAt     time.Time
 }
 
-// ClaimParams are what ClaimDeliveries needs.
+// ClaimParams are what ClaimJobDeliveries needs.
 type ClaimParams struct {
 	Limit int
 	// Lease is how long a claimed delivery is kept from other claimers.
@@ -197,14 +197,14 @@ type Store interface {
 	// problem.ErrNotFound.
 	DeleteDestination(ctx context.Context, id string) error
 
-	// CreateDelivery saves a job's delivery; a job that has one is problem.ErrConflict.
-	CreateDelivery(ctx context.Context, d Delivery) error
-	// GetDelivery returns a job's delivery, or problem.ErrNotFound.
-	GetDelivery(ctx context.Context, jobID string) (Delivery, error)
-	// UpdateDelivery changes a job's delivery through fn in a transaction that holds its row;
+	// CreateJobDelivery saves a job's delivery; a job that has one is problem.ErrConflict.
+	CreateJobDelivery(ctx context.Context, d Delivery) error
+	// GetJobDelivery returns a job's delivery, or problem.ErrNotFound.
+	GetJobDelivery(ctx context.Context, jobID string) (Delivery, error)
+	// UpdateJobDelivery changes a job's delivery through fn in a transaction that holds its row;
 	// fn's error is returned and nothing is written.
-	UpdateDelivery(ctx context.Context, jobID string, fn func(*Delivery) error) (Delivery, error)
-	// ClaimDeliveries returns up to Limit pending deliveries due at Now, oldest due first, and
+	UpdateJobDelivery(ctx context.Context, jobID string, fn func(*Delivery) error) (Delivery, error)
+	// ClaimJobDeliveries returns up to Limit pending deliveries due at Now, oldest due first, and
 	// moves their next attempt to Now+Lease; concurrent claimers get distinct deliveries.
-	ClaimDeliveries(ctx context.Context, p ClaimParams) ([]Delivery, error)
+	ClaimJobDeliveries(ctx context.Context, p ClaimParams) ([]Delivery, error)
 }

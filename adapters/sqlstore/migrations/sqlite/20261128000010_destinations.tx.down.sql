@@ -1,0 +1,3 @@
+DROP TABLE destination_deliveries;
+--bun:split
+DROP TABLE destinations;
