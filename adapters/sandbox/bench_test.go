@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 
@@ -41,6 +42,41 @@ func BenchmarkSandboxStart(b *testing.B) {
 					b.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkWarmStart is BenchmarkSandboxStart's production case (filter and memory cgroup on)
+// cold and warm: a Pool of one, refilled in the background between runs, against Sandbox.Run.
+func BenchmarkWarmStart(b *testing.B) {
+	sb := available(b, sandbox.Config{Programs: []string{"/usr/bin/true"}})
+	for _, warm := range []bool{false, true} {
+		b.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(b *testing.B) {
+			var r sandbox.Runner = sb
+			if warm {
+				r = newPool(b, sb, 1)
+			}
+			dir := b.TempDir()
+			if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+				b.Fatal(err)
+			}
+			var took time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				if warm {
+					if err := r.(*sandbox.Pool).WaitFull(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/true"})
+				took += time.Since(t0)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+				}
+			}
+			b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/run")
 		})
 	}
 }

@@ -340,3 +340,28 @@ func writeCgroupFile(file, value string) error {
 	}
 	return werr
 }
+
+// setLimit changes the memory limit of a job cgroup made ahead (a warm sandbox's) to the run's,
+// before the run's command is released. Under cgroup v1 the memory limit may not pass the
+// memory+swap limit, so the two are written in the order that keeps that true.
+func (j *jobCgroup) setLimit(limit int64) error {
+	if limit == j.limit {
+		return nil
+	}
+	n := strconv.FormatInt(limit, 10)
+	files := []string{"memory.max"}
+	if !j.v2 {
+		files = []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"}
+		if limit > j.limit {
+			files = []string{"memory.memsw.limit_in_bytes", "memory.limit_in_bytes"}
+		}
+	}
+	for _, f := range files {
+		err := writeCgroupFile(filepath.Join(j.dir, f), n)
+		if err != nil && !(f == "memory.memsw.limit_in_bytes" && errors.Is(err, os.ErrNotExist)) {
+			return fmt.Errorf("set %s of %s: %w", f, j.dir, err)
+		}
+	}
+	j.limit = limit
+	return nil
+}

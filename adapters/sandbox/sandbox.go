@@ -530,6 +530,8 @@ type runOpts struct {
 	seccompFDs   []int
 	blockFD      int
 	memoryCgroup bool
+	// launcher is the host path of a warm sandbox's launcher, bound read-only at launcherPath.
+	launcher string
 }
 
 // newJobCgroup makes the run's memory cgroup; nil where memory cgroups cannot be had, and
@@ -548,6 +550,24 @@ func (sb *Sandbox) newJobCgroup(lim Limits) (*jobCgroup, error) {
 // args is the bwrap command line. Every mount is listed here; anything not listed does not exist
 // inside: no /etc/passwd, /home, /root, /var (but the font cache), /sys, or host /tmp.
 func (sb *Sandbox) args(spec Spec, lim Limits, opts runOpts) []string {
+	a := append(sb.bwrapOptions(opts),
+		"--",
+		sb.cfg.Prlimit,
+		"--cpu="+strconv.FormatInt(lim.CPUSeconds, 10),
+		"--fsize="+strconv.FormatInt(min(lim.FileSizeBytes, lim.JobBytes), 10),
+		"--as="+sb.addressSpace(lim, opts.memoryCgroup),
+		"--nproc="+strconv.FormatInt(lim.Processes, 10),
+		"--nofile="+strconv.FormatInt(lim.OpenFiles, 10),
+		"--core=0",
+		"--",
+		spec.Program,
+	)
+	return append(a, spec.Args...)
+}
+
+// bwrapOptions is the bwrap command line up to the program: namespaces, environment, mounts,
+// and the run's descriptors (opts). A warm sandbox (Pool) adds its launcher's bind to it.
+func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 	a := []string{
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
@@ -593,6 +613,11 @@ func (sb *Sandbox) args(spec Spec, lim Limits, opts runOpts) []string {
 	a = append(a,
 		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
 		"--bind-fd", strconv.Itoa(workFD), WorkDir,
+	)
+	if opts.launcher != "" {
+		a = append(a, "--ro-bind", opts.launcher, launcherPath)
+	}
+	a = append(a,
 		"--remount-ro", "/",
 		"--chdir", WorkDir,
 		"--json-status-fd", strconv.Itoa(statusFD),
@@ -603,19 +628,7 @@ func (sb *Sandbox) args(spec Spec, lim Limits, opts runOpts) []string {
 	if opts.blockFD != 0 {
 		a = append(a, "--block-fd", strconv.Itoa(opts.blockFD))
 	}
-	a = append(a,
-		"--",
-		sb.cfg.Prlimit,
-		"--cpu="+strconv.FormatInt(lim.CPUSeconds, 10),
-		"--fsize="+strconv.FormatInt(min(lim.FileSizeBytes, lim.JobBytes), 10),
-		"--as="+sb.addressSpace(lim, opts.memoryCgroup),
-		"--nproc="+strconv.FormatInt(lim.Processes, 10),
-		"--nofile="+strconv.FormatInt(lim.OpenFiles, 10),
-		"--core=0",
-		"--",
-		spec.Program,
-	)
-	return append(a, spec.Args...)
+	return a
 }
 
 func (l Limits) withDefaults(timeout time.Duration) Limits {

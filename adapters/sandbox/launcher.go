@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// LauncherArg is the first argument that makes a binary act as a warm sandbox's launcher
+// (RunLauncher): the worker's own binary is the launcher, bound read-only into each warm
+// sandbox.
+const LauncherArg = "sandbox-launcher"
+
+// launcherPath is where the launcher appears inside a warm sandbox.
+const launcherPath = "/launcher"
+
+// launch is the one command a warm sandbox's launcher receives from the host: the program, its
+// arguments and the rlimits it runs under (what prlimit sets on a cold run).
+type launch struct {
+	Program string   `json:"program"`
+	Args    []string `json:"args"`
+	Rlimits []rlimit `json:"rlimits"`
+}
+
+type rlimit struct {
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"` // soft and hard alike
+}
+
+// rlimits are the limits of lim, as the cold run's prlimit sets them.
+func (sb *Sandbox) rlimits(lim Limits, memoryCgroup bool) []rlimit {
+	as := uint64(unix.RLIM_INFINITY)
+	if v, err := strconv.ParseUint(sb.addressSpace(lim, memoryCgroup), 10, 64); err == nil {
+		as = v
+	}
+	return []rlimit{
+		{syscall.RLIMIT_CPU, uint64(lim.CPUSeconds)},
+		{syscall.RLIMIT_FSIZE, uint64(min(lim.FileSizeBytes, lim.JobBytes))},
+		{syscall.RLIMIT_AS, as},
+		{unix.RLIMIT_NPROC, uint64(lim.Processes)},
+		{syscall.RLIMIT_NOFILE, uint64(lim.OpenFiles)},
+		{syscall.RLIMIT_CORE, 0},
+	}
+}
+
+// RunLauncher is the launcher's main, for a binary started with LauncherArg first: it returns
+// at once (false) otherwise. Inside a warm sandbox it reads one command from the descriptor
+// named by its next argument, checks the program against the allowlist that follows (both set
+// by the host on bubblewrap's command line), sets the rlimits and execs the program in its
+// place. It never returns when it was asked to launch: it exits on any error.
+func RunLauncher() bool {
+	if len(os.Args) < 3 || os.Args[1] != LauncherArg {
+		return false
+	}
+	err := launcherMain(os.Args[2], os.Args[3:])
+	fmt.Fprintf(os.Stderr, "sandbox launcher: %v\n", err)
+	os.Exit(126)
+	return true
+}
+
+func launcherMain(fdArg string, allowed []string) error {
+	fd, err := strconv.Atoi(fdArg)
+	if err != nil || fd < 3 {
+		return fmt.Errorf("bad command descriptor %q", fdArg)
+	}
+	f := os.NewFile(uintptr(fd), "command")
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close() // the program must not inherit the host's end of the command pipe
+	if err != nil {
+		return fmt.Errorf("read command: %w", err)
+	}
+	if len(data) == 0 {
+		return fmt.Errorf("no command: the sandbox was torn down unused")
+	}
+	var l launch
+	if err := json.Unmarshal(data, &l); err != nil {
+		return fmt.Errorf("decode command: %w", err)
+	}
+	if !slices.Contains(allowed, l.Program) {
+		return fmt.Errorf("program %q is not allowed", l.Program)
+	}
+	for _, r := range l.Rlimits {
+		lim := syscall.Rlimit{Cur: r.Value, Max: r.Value}
+		if err := syscall.Setrlimit(r.Resource, &lim); err != nil {
+			return fmt.Errorf("rlimit %d: %w", r.Resource, err)
+		}
+	}
+	return syscall.Exec(l.Program, append([]string{l.Program}, l.Args...), os.Environ())
+}

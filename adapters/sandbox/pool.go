@@ -1,0 +1,478 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Pool is a Runner that keeps sandboxes started ahead: namespaces made, mounts done, the
+// memory cgroup joined, and a launcher inside waiting on a pipe for its one command. Each is
+// used by exactly one run and then torn down, never reused. Run keeps Runner's contract: the
+// staged entries of Spec.Dir are moved (renamed) into the warm sandbox's own empty work
+// directory before the command is released, and everything there is moved back into Spec.Dir
+// after the run, so the caller finds its outputs where a cold run leaves them. Where no warm
+// sandbox is ready, or the work directory is on another filesystem than the pool's, the run
+// is a cold one (Sandbox.Run). The caps are those of a cold run: the same bwrap options and
+// seccomp filters, a memory cgroup set to the run's limit before release, the rlimits set by
+// the launcher as prlimit sets them, the caps' watcher, the deadline.
+type Pool struct {
+	sb       *Sandbox
+	launcher string // the launcher binary's copy in root, bound read-only
+	root     string
+	ready    chan *warm
+	refill   chan struct{}
+	full     chan struct{} // signalled each time fill has filled the pool
+	warmRuns atomic.Int64
+	stop     context.CancelFunc
+	done     sync.WaitGroup
+}
+
+var _ Runner = (*Pool)(nil)
+
+// PoolConfig sizes a pool.
+type PoolConfig struct {
+	// Size is how many sandboxes are kept started: the worker's concurrency.
+	Size int
+	// Root holds the warm sandboxes' work directories; it must be on the filesystem of the
+	// runs' work directories (a rename moves the staged files in) and reachable by
+	// Config.HostUID.
+	Root string
+	// Launcher is the binary that acts as the launcher when started with LauncherArg
+	// (RunLauncher); default this process's executable.
+	Launcher string
+}
+
+// NewPool starts a pool over sb and fills it in the background until Close.
+func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
+	if cfg.Size < 1 {
+		return nil, fmt.Errorf("sandbox: pool size %d is not positive", cfg.Size)
+	}
+	if sb.cfg.GPU != nil {
+		return nil, errors.New("sandbox: a GPU sandbox is not pooled")
+	}
+	if cfg.Launcher == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: find the launcher: %w", err)
+		}
+		cfg.Launcher = exe
+	}
+	if err := os.MkdirAll(cfg.Root, 0o711); err != nil {
+		return nil, fmt.Errorf("sandbox: pool root: %w", err)
+	}
+	// bubblewrap runs as Config.HostUID, which may not reach the launcher where it lies (a
+	// binary under /root): a copy in the pool's root, which it reaches, is what it binds.
+	launcher := filepath.Join(cfg.Root, "launcher")
+	if err := copyExecutable(cfg.Launcher, launcher); err != nil {
+		return nil, fmt.Errorf("sandbox: copy the launcher: %w", err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, ready: make(chan *warm, cfg.Size),
+		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop}
+	p.done.Go(func() { p.fill(ctx) })
+	return p, nil
+}
+
+// Close tears down the sandboxes still waiting and stops refilling.
+func (p *Pool) Close() {
+	p.stop()
+	p.done.Wait()
+	for {
+		select {
+		case w := <-p.ready:
+			w.teardown()
+		default:
+			_ = os.Remove(p.launcher)
+			return
+		}
+	}
+}
+
+// WaitFull waits until every sandbox of the pool is started and waiting, or ctx ends.
+func (p *Pool) WaitFull(ctx context.Context) error {
+	for len(p.ready) < cap(p.ready) {
+		select {
+		case <-p.full:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// WarmRuns is how many runs a warm sandbox took (the others started cold).
+func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
+
+// Available is the sandbox's.
+func (p *Pool) Available(ctx context.Context) error { return p.sb.Available(ctx) }
+
+// fill keeps the pool full, one start at a time, woken by each run that takes a sandbox.
+func (p *Pool) fill(ctx context.Context) {
+	for {
+		for len(p.ready) < cap(p.ready) && ctx.Err() == nil {
+			w, err := p.start()
+			if err != nil {
+				p.sb.cfg.Log.Warn("sandbox: a warm sandbox could not be started; runs start cold", "err", err)
+				break
+			}
+			p.ready <- w
+		}
+		if len(p.ready) == cap(p.ready) {
+			select {
+			case p.full <- struct{}{}:
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.refill:
+		}
+	}
+}
+
+// warm is one started sandbox, waiting for its command.
+type warm struct {
+	dir     string
+	cmd     *exec.Cmd
+	command *os.File // the host's end of the launcher's command pipe
+	status  *statusReader
+	statusC chan bwrapStatus
+	job     *jobCgroup
+	stdout  switchWriter
+	stderr  switchWriter
+	waited  chan error
+}
+
+// start starts one sandbox whose launcher waits for its command.
+func (p *Pool) start() (_ *warm, err error) {
+	sb := p.sb
+	dir, err := os.MkdirTemp(p.root, "warm-")
+	if err != nil {
+		return nil, err
+	}
+	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1)}
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+		if err != nil {
+			w.teardown()
+		}
+	}()
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+			return nil, err
+		}
+	}
+	work, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, work)
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, statusW)
+	commandR, commandW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	w.command = commandW
+	closers = append(closers, commandR)
+	extra := []*os.File{statusW, work}
+	nextFD := func(f *os.File) int {
+		extra = append(extra, f)
+		return 2 + len(extra)
+	}
+	var opts runOpts
+	if !sb.cfg.noSyscallFilter {
+		filters, err := filterFiles()
+		if err != nil {
+			statusR.Close()
+			return nil, err
+		}
+		for _, f := range filters {
+			opts.seccompFDs = append(opts.seccompFDs, nextFD(f))
+		}
+	}
+	if w.job, err = sb.newJobCgroup(Limits{}.withDefaults(DefaultTimeout)); err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	var blockW *os.File
+	if w.job != nil {
+		blockR, bw, err := os.Pipe()
+		if err != nil {
+			statusR.Close()
+			return nil, err
+		}
+		blockW = bw
+		closers = append(closers, blockR, blockW)
+		opts.blockFD, opts.memoryCgroup = nextFD(blockR), true
+	}
+	commandFD := nextFD(commandR)
+	opts.launcher = p.launcher
+	args := append(sb.bwrapOptions(opts), "--", launcherPath, LauncherArg, strconv.Itoa(commandFD))
+	args = append(args, sb.cfg.Programs...)
+	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
+	w.cmd.Env = []string{}
+	w.cmd.Dir = "/"
+	w.cmd.Stdout = &w.stdout
+	w.cmd.Stderr = &w.stderr
+	w.cmd.ExtraFiles = extra
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if os.Geteuid() == 0 {
+		w.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(sb.cfg.HostUID), Gid: uint32(sb.cfg.HostGID), Groups: []uint32{}}
+	}
+	w.cmd.WaitDelay = 5 * time.Second
+	if err := closeInheritedOnExec(); err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	if err := w.cmd.Start(); err != nil {
+		statusR.Close()
+		w.cmd = nil
+		return nil, fmt.Errorf("start bwrap: %w", err)
+	}
+	go func() { w.statusC <- w.status.read(statusR); statusR.Close() }()
+	go func() { w.waited <- w.cmd.Wait() }()
+	if w.job != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		pid, err := w.job.join(ctx, w.status)
+		cancel()
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("join the memory cgroup: pid %d: %v", pid, err)
+		}
+		blockW.Close()
+	}
+	return w, nil
+}
+
+// kill ends the sandbox: bwrap's group and its namespaced child, the pid namespace's init.
+func (w *warm) kill() {
+	if pid := w.status.childPID(2 * time.Second); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if w.cmd != nil && w.cmd.Process != nil {
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// teardown ends a sandbox that was never used, and removes its work directory.
+func (w *warm) teardown() {
+	w.end()
+	_ = os.RemoveAll(w.dir)
+}
+
+// end ends the sandbox and its memory cgroup, leaving its work directory.
+func (w *warm) end() {
+	if w.command != nil {
+		w.command.Close() // the launcher reads no command and exits
+	}
+	if w.cmd != nil {
+		w.kill()
+		<-w.waited
+	}
+	if w.job != nil {
+		_, _, _ = w.job.finish()
+	}
+}
+
+// Run runs spec in a warm sandbox, or a cold one where none is ready.
+func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
+	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
+		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
+	}
+	var w *warm
+	select {
+	case w = <-p.ready:
+		select {
+		case p.refill <- struct{}{}:
+		default:
+		}
+	default:
+		return p.sb.run(ctx, spec)
+	}
+	res, err, cold := p.runWarm(ctx, w, spec)
+	if cold {
+		return p.sb.run(ctx, spec)
+	}
+	p.warmRuns.Add(1)
+	return res, err
+}
+
+// runWarm runs spec in w; cold is true when w could not take it (nothing ran, spec.Dir is as
+// it was) and the run should start cold.
+func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err error, cold bool) {
+	sb := p.sb
+	if !filepath.IsAbs(spec.Dir) {
+		w.teardown()
+		return Result{}, fmt.Errorf("sandbox: work dir %q is not absolute", spec.Dir), false
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	lim := spec.Limits.withDefaults(spec.Timeout)
+	if os.Geteuid() == 0 {
+		if err := chownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+			w.teardown()
+			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
+		}
+	}
+	if err := moveEntries(spec.Dir, w.dir); err != nil {
+		_ = moveEntries(w.dir, spec.Dir)
+		w.teardown()
+		return Result{}, nil, true
+	}
+	// From here the staged files are in w.dir, and go back to spec.Dir whatever happens.
+	defer func() {
+		if merr := moveEntries(w.dir, spec.Dir); merr != nil && err == nil {
+			err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
+		}
+		_ = os.RemoveAll(w.dir)
+	}()
+	if w.job != nil {
+		if err := w.job.setLimit(lim.MemoryBytes); err != nil {
+			w.end()
+			return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	killCtx, kill := context.WithCancel(runCtx)
+	defer kill()
+	watcher, err := WatchCaps(w.dir, lim, kill)
+	if err != nil {
+		w.command.Close()
+		w.end()
+		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
+	}
+	stderr := NewTailWriter(StderrTailBytes)
+	w.stdout.set(spec.Stdout)
+	w.stderr.set(StderrWriter(stderr, spec.Stderr))
+	command, err := json.Marshal(launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil)})
+	if err != nil {
+		_, _ = watcher.Close()
+		w.end()
+		return Result{}, err, false
+	}
+	start := time.Now()
+	_, werr := w.command.Write(command)
+	w.command.Close()
+	w.command = nil
+	if werr != nil {
+		_, _ = watcher.Close()
+		w.end()
+		return Result{}, fmt.Errorf("%w: release the command: %v", ErrSetup, werr), false
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-killCtx.Done():
+			w.kill()
+		case <-stopped:
+		}
+	}()
+	waitErr := <-w.waited
+	close(stopped)
+	res = Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
+	if w.cmd.ProcessState != nil {
+		res.ExitCode = w.cmd.ProcessState.ExitCode()
+	}
+	if st := <-w.statusC; st.exitCode != nil {
+		res.ExitCode = *st.exitCode
+	}
+	var memory *Exceeded
+	if w.job != nil {
+		oomKilled, peak, err := w.job.finish()
+		if err != nil {
+			sb.cfg.Log.Warn("sandbox: memory cgroup left behind", "err", err)
+		}
+		if oomKilled && res.ExitCode != 0 {
+			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
+		}
+	}
+	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
+		return res, err, false
+	}
+	if memory != nil {
+		res.LimitExceeded = memory
+		return res, nil, false
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return res, fmt.Errorf("sandbox: wait: %w", waitErr), false
+	}
+	return res, nil, false
+}
+
+// moveEntries renames every entry of from into to (one filesystem). Renaming does not follow
+// the entries' symlinks, so what a run left there is moved, never read.
+func moveEntries(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// switchWriter writes to the writer set last; nothing before.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+func (s *switchWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return len(b), nil
+	}
+	return s.w.Write(b)
+}
+
+// copyExecutable copies the file at from to to, mode 0755.
+func copyExecutable(from, to string) error {
+	_ = os.Remove(to)
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
