@@ -123,7 +123,7 @@ var (
 // Deliverer copies bytes to a destination.
 type Deliverer interface {
 	// Put writes size bytes of r under key and returns the object's ETag.
-	Put(ctx context.Context, t Target, key string, r io.Reader, size int64) (etag string, err error)
+	Put(ctx context.Context, t Target, key string, r io.ReadSeeker, size int64) (etag string, err error)
 	// Check writes a small object under key and deletes it: the registration's test write.
 	Check(ctx context.Context, t Target, key string) error
 }
