@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -164,6 +166,7 @@ func TestRunUsage(t *testing.T) {
 		{name: "no command", args: []string{"--key", "mj_x"}, want: "usage: mediajobs run"},
 		{name: "bad compute", args: []string{"--key", "mj_x", "--compute", "tpu", "ffmpeg -i a b"}, want: `--compute "tpu": want auto, cpu or gpu`},
 		{name: "bad timeout", args: []string{"--key", "mj_x", "--timeout", "901", "ffmpeg -i a b"}, want: "--timeout 901: want 1 to 900 seconds"},
+		{name: "bad priority", args: []string{"--key", "mj_x", "--priority", "urgent", "ffmpeg -i a b"}, want: `--priority "urgent": want low, normal or high`},
 		{name: "no key", args: []string{"--key", "", "ffmpeg -i a b"}, want: "no API key"},
 		{name: "bad server", args: []string{"--key", "mj_x", "--server", "127.0.0.1:8080", "ffmpeg -i a b"}, want: `--server "127.0.0.1:8080": want an http:// or https:// URL`},
 		{name: "missing input file", args: []string{"--key", "mj_x", "--input", "in.mp4=" + dir + "/nope.mp4", "ffmpeg -i in.mp4 b.mp4"}, want: "not a file here, nor an https URL"},
@@ -178,6 +181,58 @@ func TestRunUsage(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestPriorityUsage: jobs priority and queue catch mistakes before anything is sent.
+func TestPriorityUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		run  func(context.Context, []string, io.Writer, io.Writer) int
+		args []string
+		want string
+	}{
+		{"unknown priority", runJobs, []string{"priority", "--key", "mj_x", "job_1", "urgent"}, `priority "urgent": want low, normal or high`},
+		{"priority without a value", runJobs, []string{"priority", "--key", "mj_x", "job_1"}, "want 2 argument(s), got 1"},
+		{"queue limit too large", runQueue, []string{"--key", "mj_x", "--limit", "1001"}, "--limit 1001: want 1 to 1000"},
+		{"queue limit zero", runQueue, []string{"--key", "mj_x", "--limit", "0"}, "--limit 0: want 1 to 1000"},
+		{"queue with an argument", runQueue, []string{"--key", "mj_x", "cpu"}, `want no arguments, got ["cpu"]`},
+		{"queue without a key", runQueue, []string{"--key", ""}, "no API key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			if code := tt.run(context.Background(), tt.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tt.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestPrintQueue(t *testing.T) {
+	t.Parallel()
+	now := time.UnixMilli(1_800_000_000_000)
+	high := client.PriorityHigh
+	params := map[string]any{"command": "ffmpeg -f lavfi -i testsrc out.mp4"}
+	entries := []client.QueueEntry{
+		{Position: 1, Class: "cpu", Job: client.Job{ID: "job_a", Priority: &high, CreatedAt: now.Add(-90 * time.Second).UnixMilli(), Params: &params}},
+		{Position: 7, Class: "gpu", Job: client.Job{ID: "job_b", CreatedAt: now.UnixMilli()}},
+	}
+	var out bytes.Buffer
+	printQueue(&out, entries, now)
+	want := `POSITION  CLASS  JOB    PRIORITY  AGE    SUMMARY
+1         cpu    job_a  high      1m30s  -f lavfi -i testsrc out.mp4
+7         gpu    job_b  normal    0s     -
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("queue table (-want +got):\n%s", diff)
+	}
+	out.Reset()
+	printQueue(&out, nil, now)
+	if out.String() != "no waiting jobs\n" {
+		t.Errorf("empty queue printed %q", out.String())
 	}
 }
 

@@ -23,10 +23,12 @@ const jobsUsage = `usage: mediajobs jobs list [--status S] [--type T] [--limit N
        mediajobs jobs get JOB_ID
        mediajobs jobs cancel JOB_ID
        mediajobs jobs wait JOB_ID
+       mediajobs jobs priority JOB_ID low|normal|high
 
 list prints a page of the account's jobs, newest first, as a table (--json: the API's answer);
 get and cancel print the job as JSON; wait follows the job until it ends (progress on stderr),
-then prints it. Every subcommand takes --server and --key (MEDIAJOBS_SERVER, MEDIAJOBS_API_KEY).
+then prints it; priority changes a waiting job's priority (high needs the Pro plan) and prints
+the job (mediajobs queue shows where it now stands). Every subcommand takes --server and --key (MEDIAJOBS_SERVER, MEDIAJOBS_API_KEY).
 
 Exit status: 0 done (wait: the job completed); 1 the service refused, or the waited job failed
 or was cancelled; 2 usage error; 130 interrupted (wait does not cancel the job).
@@ -59,7 +61,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&list.cursor, "cursor", "", "the `cursor` a previous page printed, for the next page")
 		fs.IntVar(&list.limit, "limit", 20, "jobs per page, 1 to 100")
 		fs.BoolVar(&list.json, "json", false, "print the API's answer, {data, pagination}")
-	case "get", "cancel", "wait":
+	case "get", "cancel", "wait", "priority":
 	case "-h", "--help", "help":
 		fs.Usage()
 		return 0
@@ -73,8 +75,11 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exit
 	}
 	want := 1
-	if sub == "list" {
+	switch sub {
+	case "list":
 		want = 0
+	case "priority":
+		want = 2
 	}
 	if len(positional) != want {
 		fmt.Fprintf(stderr, "mediajobs jobs %s: want %d argument(s), got %d: %q\n", sub, want, len(positional), positional)
@@ -89,6 +94,12 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mediajobs jobs %s: %s\n", sub, apiErrorText(err))
 		return 1
 	}
+	if sub == "priority" {
+		if err := checkPriority(positional[1]); err != nil {
+			fmt.Fprintf(stderr, "mediajobs jobs priority: %v\n", err)
+			return 2
+		}
+	}
 	switch sub {
 	case "list":
 		if list.limit < 1 || list.limit > 100 {
@@ -98,6 +109,19 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return listJobs(ctx, c, list, stdout, fail)
 	case "get":
 		resp, err := c.GetJobWithResponse(ctx, positional[0])
+		if err == nil {
+			err = client.ResponseError(resp.HTTPResponse, resp.Body)
+		}
+		if err == nil && resp.JSON200 == nil {
+			err = notJSON(resp.HTTPResponse)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		printIndented(stdout, resp.JSON200.Data)
+		return 0
+	case "priority":
+		resp, err := c.SetJobPriorityWithResponse(ctx, positional[0], client.SetJobPriorityJSONRequestBody{Priority: client.Priority(positional[1])})
 		if err == nil {
 			err = client.ResponseError(resp.HTTPResponse, resp.Body)
 		}
@@ -238,4 +262,12 @@ func notJSON(resp *http.Response) error {
 func printIndented(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
+}
+
+// checkPriority refuses a priority the service does not know, before anything is sent.
+func checkPriority(p string) error {
+	if !client.Priority(p).Valid() {
+		return fmt.Errorf("priority %q: want low, normal or high", p)
+	}
+	return nil
 }

@@ -95,6 +95,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	outDir := fs.String("output-dir", ".", "`directory` the job's files are downloaded into (made if missing)")
 	compute := fs.String("compute", "", "`auto`, cpu or gpu (default: the service's, auto)")
 	timeout := fs.Int("timeout", 0, "the job's time limit in `seconds`, 1 to 900 (default: the service's, 120)")
+	priority := fs.String("priority", "", "`low`, normal or high (high needs the Pro plan): the job's order among waiting jobs (default normal)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -127,6 +128,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *timeout != 0 && (*timeout < 1 || *timeout > 900) {
 		return usageErr("--timeout %d: want 1 to 900 seconds", *timeout)
+	}
+	if *priority != "" {
+		if err := checkPriority(*priority); err != nil {
+			return usageErr("--%v", err)
+		}
 	}
 	c, err := r.client()
 	if err != nil {
@@ -197,6 +203,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
 		return 1
+	}
+	if *priority != "" {
+		req.Priority = ptr(client.Priority(*priority))
 	}
 	var created *client.Created
 	// One key for every try: a retried submit can never make a second job.
