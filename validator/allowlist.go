@@ -51,3 +51,36 @@ func FlagGroups() []FlagGroup {
 	}
 	return out
 }
+
+// FlagValue is what the value of an allowed flag is, for a caller that places text there.
+type FlagValue uint8
+
+const (
+	// ValueNone: the flag is not allowed, or is a switch that takes no value.
+	ValueNone FlagValue = iota
+	// ValueGraph: a filter graph (-vf, -af, -filter:v, -filter_complex, -lavfi).
+	ValueGraph
+	// ValueFile: a file read or written, or a part of such a name (-i, -attach, -passlogfile,
+	// -hls_segment_filename, -master_pl_name, -hls_base_url, ...).
+	ValueFile
+	// ValueOther: a number, a name or an option string FFmpeg parses, never a file.
+	ValueOther
+)
+
+// ValueOf says what the value of flag, as typed with its dash and any stream specifier, is.
+func ValueOf(flag string) FlagValue {
+	if len(flag) < 2 || flag[0] != '-' {
+		return ValueNone
+	}
+	spec, _, err := lookupFlag(flag)
+	switch {
+	case err != nil || !spec.takesValue():
+		return ValueNone
+	case spec.kind == vGraph:
+		return ValueGraph
+	case spec.kind == vInput || spec.kind == vWrite || spec.kind == vWritePlain || spec.kind == vTemplate ||
+		spec.kind == vRead || spec.kind == vRelURL || spec.kind == vPassLog:
+		return ValueFile
+	}
+	return ValueOther
+}
