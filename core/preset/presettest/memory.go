@@ -45,8 +45,8 @@ func clone(p *preset.Preset) *preset.Preset {
 	return &c
 }
 
-// Create implements preset.Store.
-func (m *Memory) Create(_ context.Context, p *preset.Preset) error {
+// CreatePreset implements preset.Store.
+func (m *Memory) CreatePreset(_ context.Context, p *preset.Preset) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{p.AccountID, p.Name}
@@ -58,8 +58,8 @@ func (m *Memory) Create(_ context.Context, p *preset.Preset) error {
 	return nil
 }
 
-// Get implements preset.Store.
-func (m *Memory) Get(_ context.Context, accountID, name string) (*preset.Preset, error) {
+// GetPreset implements preset.Store.
+func (m *Memory) GetPreset(_ context.Context, accountID, name string) (*preset.Preset, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.presets[[2]string{accountID, name}]
@@ -69,8 +69,8 @@ func (m *Memory) Get(_ context.Context, accountID, name string) (*preset.Preset,
 	return clone(p), nil
 }
 
-// List implements preset.Store.
-func (m *Memory) List(_ context.Context, accountID string) ([]*preset.Preset, error) {
+// ListPresets implements preset.Store.
+func (m *Memory) ListPresets(_ context.Context, accountID string) ([]*preset.Preset, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := []*preset.Preset{}
@@ -83,8 +83,8 @@ func (m *Memory) List(_ context.Context, accountID string) ([]*preset.Preset, er
 	return out, nil
 }
 
-// Update implements preset.Store.
-func (m *Memory) Update(_ context.Context, p *preset.Preset, version int) error {
+// UpdatePreset implements preset.Store.
+func (m *Memory) UpdatePreset(_ context.Context, p *preset.Preset, version int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{p.AccountID, p.Name}
@@ -100,8 +100,8 @@ func (m *Memory) Update(_ context.Context, p *preset.Preset, version int) error 
 	return nil
 }
 
-// Delete implements preset.Store.
-func (m *Memory) Delete(_ context.Context, accountID, name string) error {
+// DeletePreset implements preset.Store.
+func (m *Memory) DeletePreset(_ context.Context, accountID, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{accountID, name}

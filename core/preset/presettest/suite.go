@@ -66,18 +66,18 @@ func diff(t *testing.T, want, got *preset.Preset) {
 func TestCreateAndGet(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
 	p := sample("acct_1", "web")
-	if err := s.Create(ctx, p); err != nil {
+	if err := s.CreatePreset(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	if p.Version != 1 {
 		t.Errorf("version %d after Create, want 1", p.Version)
 	}
-	got, err := s.Get(ctx, "acct_1", "web")
+	got, err := s.GetPreset(ctx, "acct_1", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
 	diff(t, p, got)
-	if _, err := s.Get(ctx, "acct_2", "web"); !errors.Is(err, problem.ErrNotFound) {
+	if _, err := s.GetPreset(ctx, "acct_2", "web"); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("another account's Get: %v, want ErrNotFound", err)
 	}
 }
@@ -85,13 +85,13 @@ func TestCreateAndGet(t *testing.T, open Constructor) {
 // TestCreateTakenName: a name is the account's once; another account may take it.
 func TestCreateTakenName(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
-	if err := s.Create(ctx, sample("acct_1", "web")); err != nil {
+	if err := s.CreatePreset(ctx, sample("acct_1", "web")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, sample("acct_1", "web")); !errors.Is(err, problem.ErrConflict) {
+	if err := s.CreatePreset(ctx, sample("acct_1", "web")); !errors.Is(err, problem.ErrConflict) {
 		t.Errorf("second Create: %v, want ErrConflict", err)
 	}
-	if err := s.Create(ctx, sample("acct_2", "web")); err != nil {
+	if err := s.CreatePreset(ctx, sample("acct_2", "web")); err != nil {
 		t.Errorf("another account's Create: %v", err)
 	}
 }
@@ -100,11 +100,11 @@ func TestCreateTakenName(t *testing.T, open Constructor) {
 func TestListByAccount(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
 	for _, k := range [][2]string{{"acct_1", "b"}, {"acct_2", "x"}, {"acct_1", "a"}} {
-		if err := s.Create(ctx, sample(k[0], k[1])); err != nil {
+		if err := s.CreatePreset(ctx, sample(k[0], k[1])); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.List(ctx, "acct_1")
+	got, err := s.ListPresets(ctx, "acct_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestListByAccount(t *testing.T, open Constructor) {
 	if d := cmp.Diff([]string{"a", "b"}, names); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
-	if got, err := s.List(ctx, "acct_3"); err != nil || got == nil || len(got) != 0 {
+	if got, err := s.ListPresets(ctx, "acct_3"); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("an account without presets: %v, %v; want an empty list", got, err)
 	}
 }
@@ -124,7 +124,7 @@ func TestListByAccount(t *testing.T, open Constructor) {
 // the creation time.
 func TestUpdateBumpsVersion(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
-	if err := s.Create(ctx, sample("acct_1", "web")); err != nil {
+	if err := s.CreatePreset(ctx, sample("acct_1", "web")); err != nil {
 		t.Fatal(err)
 	}
 	for v := 1; v <= 2; v++ {
@@ -132,19 +132,19 @@ func TestUpdateBumpsVersion(t *testing.T, open Constructor) {
 		p.Steps, p.Keep, p.Command = nil, nil, "ffmpeg -i in.mp4 -crf {{crf}} out.mp4"
 		p.UpdatedAt = now.Add(time.Duration(v) * time.Hour)
 		p.CreatedAt = time.Time{}
-		if err := s.Update(ctx, p, v); err != nil {
+		if err := s.UpdatePreset(ctx, p, v); err != nil {
 			t.Fatal(err)
 		}
 		if p.Version != v+1 || !p.CreatedAt.Equal(now) {
 			t.Errorf("after Update at %d: version %d created %v, want %d and %v", v, p.Version, p.CreatedAt, v+1, now)
 		}
-		got, err := s.Get(ctx, "acct_1", "web")
+		got, err := s.GetPreset(ctx, "acct_1", "web")
 		if err != nil {
 			t.Fatal(err)
 		}
 		diff(t, p, got)
 	}
-	if err := s.Update(ctx, sample("acct_1", "none"), 1); !errors.Is(err, problem.ErrNotFound) {
+	if err := s.UpdatePreset(ctx, sample("acct_1", "none"), 1); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("Update of a missing preset: %v, want ErrNotFound", err)
 	}
 }
@@ -152,18 +152,18 @@ func TestUpdateBumpsVersion(t *testing.T, open Constructor) {
 // TestUpdateStaleVersion: an update from a version other than the stored one changes nothing.
 func TestUpdateStaleVersion(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
-	if err := s.Create(ctx, sample("acct_1", "web")); err != nil {
+	if err := s.CreatePreset(ctx, sample("acct_1", "web")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(ctx, sample("acct_1", "web"), 1); err != nil {
+	if err := s.UpdatePreset(ctx, sample("acct_1", "web"), 1); err != nil {
 		t.Fatal(err)
 	}
 	stale := sample("acct_1", "web")
 	stale.Description = "stale"
-	if err := s.Update(ctx, stale, 1); !errors.Is(err, problem.ErrConflict) {
+	if err := s.UpdatePreset(ctx, stale, 1); !errors.Is(err, problem.ErrConflict) {
 		t.Fatalf("stale Update: %v, want ErrConflict", err)
 	}
-	got, err := s.Get(ctx, "acct_1", "web")
+	got, err := s.GetPreset(ctx, "acct_1", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,23 +176,23 @@ func TestUpdateStaleVersion(t *testing.T, open Constructor) {
 func TestDelete(t *testing.T, open Constructor) {
 	ctx, s := context.Background(), open(t)
 	for _, a := range []string{"acct_1", "acct_2"} {
-		if err := s.Create(ctx, sample(a, "web")); err != nil {
+		if err := s.CreatePreset(ctx, sample(a, "web")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Delete(ctx, "acct_1", "web"); err != nil {
+	if err := s.DeletePreset(ctx, "acct_1", "web"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get(ctx, "acct_1", "web"); !errors.Is(err, problem.ErrNotFound) {
+	if _, err := s.GetPreset(ctx, "acct_1", "web"); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 	}
-	if err := s.Delete(ctx, "acct_1", "web"); !errors.Is(err, problem.ErrNotFound) {
+	if err := s.DeletePreset(ctx, "acct_1", "web"); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Get(ctx, "acct_2", "web"); err != nil {
+	if _, err := s.GetPreset(ctx, "acct_2", "web"); err != nil {
 		t.Errorf("another account's preset: %v", err)
 	}
-	if err := s.Create(ctx, sample("acct_1", "web")); err != nil {
+	if err := s.CreatePreset(ctx, sample("acct_1", "web")); err != nil {
 		t.Errorf("Create after Delete: %v", err)
 	}
 }
