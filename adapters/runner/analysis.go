@@ -175,6 +175,27 @@ func (l *analysisLog) analysis() Analysis {
 	return a
 }
 
+// measured is loudnorm's measurement in the log, by the names {{measured.NAME}} takes
+// (ffmpegjob.MeasuredNames): the last loudnorm block's. A value loudnorm printed as text
+// ("-inf", for silence) is infinite, which the step that would use it refuses.
+func (l *analysisLog) measured() map[string]float64 {
+	blocks := l.analysis().Loudnorm
+	if len(blocks) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	for name, key := range map[string]string{"input_i": "inputI", "input_tp": "inputTp", "input_lra": "inputLra",
+		"input_thresh": "inputThresh", "target_offset": "targetOffset"} {
+		switch v := blocks[len(blocks)-1][key].(type) {
+		case float64:
+			out[name] = v
+		case string:
+			out[name] = math.Inf(-1)
+		}
+	}
+	return out
+}
+
 // data is the analysis as a job's data.
 func (l *analysisLog) data() (json.RawMessage, error) {
 	return json.Marshal(l.analysis())

@@ -108,12 +108,23 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	made := map[string]int{}
 	staged := maps.Clone(inputs)
 	steps := len(checked.Plans)
-	alog := analysisLogFor(checked.Plans[steps-1]) // the job's answer when its last step measures
+	var (
+		alog     *analysisLog       // the log of the last step that measured
+		measured map[string]float64 // what it measured, for the steps after it
+	)
 	for i, plan := range checked.Plans {
-		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim}
-		if i == steps-1 {
-			st.stderr = alog.stderr()
+		if checked.UsesMeasured(i) {
+			p, err := req.Resolve(checked, i, measured, f.env(a))
+			if err != nil {
+				fail := invalid(err.Error())
+				fail.Step, fail.Steps = i+1, steps
+				return workqueue.Result{ComputeMs: computeMs, Failure: fail}
+			}
+			plan = p
 		}
+		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim}
+		log := analysisLogFor(plan)
+		st.stderr = log.stderr()
 		if i > 0 {
 			bytes, files, err := workcap.Measure(work)
 			if err != nil {
@@ -137,6 +148,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 			}
 			return workqueue.Result{ComputeMs: computeMs, Failure: fail}
 		}
+		if log != nil {
+			alog, measured = log, log.measured()
+		}
 		if i < steps-1 {
 			entries, err := os.ReadDir(work)
 			if err != nil {
@@ -150,7 +164,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
-	if alog != nil {
+	if checked.Last().Analysis {
 		return f.analysisResult(a, alog, computeMs)
 	}
 	leftover := func(name string) bool {

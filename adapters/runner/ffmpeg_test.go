@@ -331,17 +331,27 @@ func TestInlineSubtitlesBurned(t *testing.T) {
 // output reads the stored output of that name (unique among the test's jobs).
 func (b testBundle) output(t *testing.T, name string) string {
 	t.Helper()
-	var found []byte
+	found, err := os.ReadFile(b.outputPath(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(found)
+}
+
+// outputPath is where the stored output of that name (unique among the test's jobs) lies.
+func (b testBundle) outputPath(t *testing.T, name string) string {
+	t.Helper()
+	var found []string
 	err := filepath.WalkDir(filepath.Join(b.root, "blobs"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(p) == name {
-			found, err = os.ReadFile(p)
+		if err == nil && !d.IsDir() && d.Name() == name {
+			found = append(found, p)
 		}
 		return err
 	})
-	if err != nil || found == nil {
-		t.Fatalf("output %s not found: %v", name, err)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("stored outputs called %s: %v (%v), want one", name, found, err)
 	}
-	return string(found)
+	return found[0]
 }
 
 func deref(s *string) string {

@@ -36,7 +36,9 @@ type Request struct {
 	// params.steps.
 	Steps []string
 	// Keep names outputs of steps before the last that are outputs of the job too.
-	Keep         []string
+	Keep []string
+	// chain tells params.steps, even of one command, from params.command: errors name the step.
+	chain        bool
 	OutputFormat string
 	Timeout      int
 	Compute      string
@@ -66,7 +68,7 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	req := Request{Steps: steps, Keep: p.Keep, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
+	req := Request{Steps: steps, Keep: p.Keep, chain: p.Steps != nil, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
 	if p.Timeout != nil {
 		req.Timeout = *p.Timeout
 	}

@@ -22,6 +22,16 @@ type Checked struct {
 	// keptSteps are the steps a kept HLS or DASH manifest comes from: every file such a step
 	// made is a part of it.
 	keptSteps map[int]bool
+	// measured are the steps that take values an earlier step measured (Resolve), and renames
+	// the download names each step's plan was given (renameDownload), which Resolve gives again.
+	measured map[int]bool
+	renames  map[int][]rename
+}
+
+// rename is a step's k-th download, fetched under name.
+type rename struct {
+	k    int
+	name string
 }
 
 // Last is the plan of the last step, whose outputs are the job's.
@@ -77,7 +87,7 @@ func rejectField(field, format string, args ...any) error {
 // be an output of an earlier step; no step writes a name an earlier step wrote or an input
 // holds; and one local name stands for one URL in every step.
 func (r Request) validateSteps(env jobtype.Env) (Checked, error) {
-	chain := len(r.Steps) > 1 || r.Keep != nil
+	chain := r.chain
 	opts := r.Options(env)
 	var c Checked
 	wrote := map[string]int{}      // output name → the index of the step that wrote it
@@ -86,6 +96,20 @@ func (r Request) validateSteps(env jobtype.Env) (Checked, error) {
 		field, where := "params.command", ""
 		if chain {
 			field, where = stepField(i), fmt.Sprintf("step %d of %d: ", i+1, len(r.Steps))
+		}
+		names, err := measuredIn(command)
+		if err != nil {
+			return c, rejectField(field, "%s%v", where, err)
+		}
+		if len(names) > 0 {
+			if !slices.ContainsFunc(c.Plans, func(p *validator.Plan) bool { return p.Analysis }) {
+				return c, rejectField(field, "%suses {{measured.%s}}, which needs an earlier step that measures (loudnorm=print_format=json ... -f null -)", where, names[0])
+			}
+			if c.measured == nil {
+				c.measured = map[int]bool{}
+			}
+			c.measured[i] = true
+			command = withMeasured(command, sampleMeasured)
 		}
 		res := validator.Validate(command, opts)
 		if !res.Valid {
@@ -126,8 +150,13 @@ func (r Request) validateSteps(env jobtype.Env) (Checked, error) {
 			if u, ok := fetched[d.Name]; ok && u != d.URL {
 				// The validator names a command's URL inputs input_0, input_1, ... in each step
 				// alike: a later step's other URL gets a name of its own.
-				plan = renameDownload(plan, k, fmt.Sprintf("step%d_%s", i+1, d.Name))
+				rn := rename{k, fmt.Sprintf("step%d_%s", i+1, d.Name)}
+				plan = renameDownload(plan, rn.k, rn.name)
 				d = plan.Downloads[k]
+				if c.renames == nil {
+					c.renames = map[int][]rename{}
+				}
+				c.renames[i] = append(c.renames[i], rn)
 			}
 			fetched[d.Name] = d.URL
 		}

@@ -2,6 +2,8 @@ package ffmpegjob_test
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,24 @@ func TestPrepareSteps(t *testing.T) {
 		{name: "assets of every step", params: steps("ffmpeg -i "+prefix+"ast_b/content a.mp4", "ffmpeg -i a.mp4 -i "+prefix+"ast_a/content -filter_complex hstack b.mp4"),
 			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Pattern: job.PatternSingle, Assets: []string{"ast_a", "ast_b"}}},
 
+		{name: "a second loudnorm pass takes the first's measurement", params: steps(
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=print_format=json -f null -",
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=I=-16:measured_I={{measured.input_i}}:measured_TP={{ measured.input_tp }}:measured_LRA={{measured.input_lra}}:measured_thresh={{measured.input_thresh}}:offset={{measured.target_offset}}:linear=true out.wav"),
+			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Pattern: job.PatternSingle}},
+		{name: "a measured value with no step that measures", params: steps("ffmpeg -f lavfi -i sine=d=3 -af loudnorm=measured_I={{measured.input_i}} out.wav"),
+			wantErr: "uses {{measured.input_i}}, which needs an earlier step that measures", wantField: "params.steps[0]"},
+		{name: "a measured value measured later", params: steps(
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=measured_I={{measured.input_i}} out.wav",
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=print_format=json -f null -"),
+			wantErr: "step 1 of 2: uses {{measured.input_i}}", wantField: "params.steps[0]"},
+		{name: "an unknown measured value", params: steps(
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=print_format=json -f null -",
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=measured_I={{measured.password}} out.wav"),
+			wantErr: "{{measured.password}} names no measured value", wantField: "params.steps[1]"},
+		{name: "a measured value as a flag", params: steps(
+			"ffmpeg -f lavfi -i sine=d=3 -af loudnorm=print_format=json -f null -",
+			"ffmpeg -f lavfi -i sine=d=3 -{{measured.input_i}} out.wav"),
+			wantErr: "step 2 of 2: ", wantField: "params.steps[1]"},
 		{name: "command and steps", params: `{"command":"` + encode + `","steps":["` + encode + `"]}`, wantErr: "params has both command and steps"},
 		{name: "no steps", params: `{"steps":[]}`, wantErr: "params.steps has 0 commands; give 1 to 10", wantField: "params.steps"},
 		{name: "eleven steps", params: steps(strings.Split(strings.Repeat(encode+"|", 11), "|")[:11]...), wantErr: "params.steps has 11 commands", wantField: "params.steps"},
@@ -164,6 +184,45 @@ func TestKept(t *testing.T) {
 	} {
 		if got := c.Kept(tc.name, tc.step); got != tc.want {
 			t.Errorf("Kept(%q, %d) = %v, want %v", tc.name, tc.step, got, tc.want)
+		}
+	}
+}
+
+// TestResolveMeasured: a step's measured placeholders take the numbers an earlier step
+// measured, as plain decimals, and the step is validated again with them; a value missing or
+// not finite is an error naming it.
+func TestResolveMeasured(t *testing.T) {
+	t.Parallel()
+	r, err := ffmpegjob.Parse(nil, json.RawMessage(`{"steps":[
+		"ffmpeg -i https://example.com/a.wav -af loudnorm=print_format=json -f null -",
+		"ffmpeg -i https://example.com/a.wav -af loudnorm=I=-16:measured_I={{measured.input_i}}:offset={{measured.target_offset}} out.wav"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Validate(jobtype.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UsesMeasured(0) || !c.UsesMeasured(1) {
+		t.Fatalf("UsesMeasured = %v, %v; want the second step only", c.UsesMeasured(0), c.UsesMeasured(1))
+	}
+	plan, err := r.Resolve(c, 1, map[string]float64{"input_i": -27.456, "target_offset": 0.4}, jobtype.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(plan.Args, "loudnorm=I=-16:measured_I=-27.46:offset=0.40") || !slices.Equal(plan.Downloads, c.Plans[1].Downloads) {
+		t.Errorf("resolved args %q, downloads %v; want the measured numbers in the filter and the checked downloads", plan.Args, plan.Downloads)
+	}
+	for _, tc := range []struct {
+		values map[string]float64
+		want   string
+	}{
+		{map[string]float64{"input_i": -27}, "{{measured.target_offset}} has no value"},
+		{nil, "{{measured.input_i}} has no value"},
+		{map[string]float64{"input_i": math.Inf(-1), "target_offset": 0}, "{{measured.input_i}} was measured as -Inf"},
+	} {
+		if _, err := r.Resolve(c, 1, tc.values, jobtype.Env{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Resolve(%v) = %v, want an error containing %q", tc.values, err, tc.want)
 		}
 	}
 }

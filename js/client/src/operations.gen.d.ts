@@ -345,7 +345,7 @@ export type FfmpegParams = {
    */
   keep?: string[];
   outputFormat?: string;
-  /** FFmpeg commands run in order; a step reads earlier steps' outputs by name. */
+  /** FFmpeg commands run in order; a step reads earlier steps' outputs by name, and may use `{{measured.input_i}}`, `{{measured.input_tp}}`, `{{measured.input_lra}}`, `{{measured.input_thresh}}`, `{{measured.target_offset}}`: the numbers an earlier `loudnorm=print_format=json ... -f null -` step measured. */
   steps?: string[];
   /** Seconds for the whole job, every step included. */
   timeout?: number;
@@ -492,7 +492,7 @@ export type MediaURL = string | {
 
 /** Present when `complete`; identical for every job type. */
 export type Output = {
-  /** The job type's computed answer; null for jobs that only write files. */
+  /** The job type's computed answer; null for jobs that only write files. An `ffmpeg` job whose command ends in `-f null -` (an analysis) answers here what its filters printed: `{loudnorm: [{inputI, inputTp, inputLra, inputThresh, outputI, ..., targetOffset}], ebur128: [{integrated, integratedThreshold, loudnessRange, loudnessRangeThreshold, loudnessRangeLow, loudnessRangeHigh, samplePeak?, truePeak?}], silences: [{start, end?, duration?}], blacks: [{start, end?, duration?}], frames: [{n, ptsTime}], volumes: [{meanVolume, maxVolume}], log, logTruncated, truncated}`, every list present (empty when the command has no such filter), `log` FFmpeg's stderr up to 1 MiB; docs/api.md, "Analysis jobs", tells each field. */
   data: Record<string, unknown> | null;
   /** Unix ms at which the file URLs expire; null for data-only jobs. */
   expiresAt: number | null;
