@@ -29,6 +29,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/preset/presettest"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
@@ -84,9 +85,11 @@ type Harness struct {
 	Cancel *service.Cancel
 	Runs   *service.Runs
 	// Workers authenticates remote runners: Options.WorkerToken, or a credential it issued.
-	Workers  *service.Workers
-	Uploads  *service.Uploads
-	Batches  *service.Batches
+	Workers *service.Workers
+	Uploads *service.Uploads
+	Batches *service.Batches
+	// Presets keeps presets in memory; the submit gate resolves jobs that name one through it.
+	Presets  *service.Presets
 	Credits  *service.Credits
 	Webhooks *service.Webhooks
 	FanOut   *service.FanOut
@@ -156,6 +159,10 @@ func Compose(o Options) (*Harness, error) {
 		Observer: o.Observer}
 	var errs []error
 	must := func(err error) { errs = append(errs, err) }
+	h.Presets, err = service.NewPresets(service.PresetsPorts{Presets: presettest.NewMemory(), Clock: h.Clock,
+		Env: jobtype.Env{AssetURLPrefix: prefix}})
+	must(err)
+	gate.Presets = h.Presets
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
 		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials})
@@ -315,6 +322,8 @@ func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Ha
 	h.Pricing.Plans[string(account.PlanPro)] = pro
 	acct, _ := h.Open(t, "", account.PlanPro, 100_000)
 	ctx := context.Background()
+	var mu sync.Mutex
+	accounts := map[string]account.Account{}
 	return workqueuetest.Harness{
 		Queue:  q,
 		Elapse: h.Clock.Advance,
@@ -340,6 +349,24 @@ func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Ha
 				t.Fatalf("Submit: %v", err)
 			}
 			// Claims are oldest first: keep the submit order the claim order.
+			h.Clock.Advance(time.Millisecond)
+			return j.ID
+		},
+		SubmitFor: func(t *testing.T, name string, p job.Priority) string {
+			t.Helper()
+			mu.Lock()
+			a, ok := accounts[name]
+			if !ok {
+				a, _ = h.Open(t, "", account.PlanPro, 100_000)
+				accounts[name] = a
+			}
+			mu.Unlock()
+			params, _ := json.Marshal(map[string]string{"command": "ffmpeg -f lavfi -i testsrc=duration=1 out.mp4"})
+			j, err := h.Submit.Submit(ctx, a, jobtype.Request{Type: "ffmpeg", Params: params, Priority: string(p)})
+			if err != nil {
+				t.Fatalf("Submit: %v", err)
+			}
+			// Age orders a turn's jobs: keep the submit order their age order.
 			h.Clock.Advance(time.Millisecond)
 			return j.ID
 		},

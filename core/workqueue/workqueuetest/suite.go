@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,9 @@ type Harness struct {
 	// its inputs, and returns its ID. Its account's plan caps a job at a few files and bytes
 	// (see Caps), so that the suite can pass them.
 	Submit func(t *testing.T, class job.Class, assets ...string) string
+	// SubmitFor saves a waiting cpu job of the priority for the account the name stands for (a
+	// Pro account, made on first use), and returns its ID; each job is younger than the last.
+	SubmitFor func(t *testing.T, account string, p job.Priority) string
 	// Upload stores an asset of the account of the jobs Submit makes and returns its ID.
 	Upload func(t *testing.T, content []byte) string
 	// Cancel cancels a job as its owner would.
@@ -74,6 +78,8 @@ func TestQueue(t *testing.T, f Features, newHarness Constructor) {
 		TestClaimOnceUnderConcurrency,
 		TestClaimTakesOnlyItsClass,
 		TestClaimWaitsForWork,
+		TestClaimOrderIsPriorityThenTurns,
+		TestClaimOrderHoldsUnderConcurrency,
 		TestAssignmentCarriesTheJob,
 		TestHeartbeatRunsAndKeepsTheJob,
 		TestCancelSeenThroughTheHeartbeat,
@@ -167,6 +173,80 @@ func TestClaimWaitsForWork(t *testing.T, f Features, newHarness Constructor) {
 	id := h.Submit(t, job.ClassCPU)
 	if as := <-got; len(as) != 1 || as[0].Lease.JobID != id {
 		t.Fatalf("the waiting claim got %v, %v", as, <-errc)
+	}
+}
+
+// TestClaimOrderIsPriorityThenTurns: claims hand jobs out in job.Order's order: every waiting
+// high job first, then the accounts' jobs by turns (the account served least recently first
+// within a turn), low last.
+func TestClaimOrderIsPriorityThenTurns(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	h := newHarness(t)
+	a1, a2, a3 := h.SubmitFor(t, "a", job.PriorityNormal), h.SubmitFor(t, "a", job.PriorityNormal), h.SubmitFor(t, "a", job.PriorityNormal)
+	b1, b2 := h.SubmitFor(t, "b", job.PriorityNormal), h.SubmitFor(t, "b", job.PriorityNormal)
+	bLow := h.SubmitFor(t, "b", job.PriorityLow)
+	aHigh := h.SubmitFor(t, "a", job.PriorityHigh)
+	// The high job, the youngest, overtakes them all. A, served by it, then waits for B's first
+	// turn although its own first job is older; in the second turn B, served before A, goes first.
+	want := []string{aHigh, b1, a1, b2, a2, a3, bLow}
+	var got []string
+	for range want {
+		got = append(got, claimOne(t, h).Lease.JobID)
+		// Served is when an account's job was dispatched: let each claim be later than the last.
+		h.Elapse(time.Millisecond)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("claim order %v, want %v (high, then turns, low last)", got, want)
+	}
+}
+
+// TestClaimOrderHoldsUnderConcurrency: concurrent claims take the head of the order between them:
+// with two accounts' backlogs (all of A's older) and a high job of each, each round of two claims
+// at once takes the two high jobs first, then one job of each account, never two of A's.
+func TestClaimOrderHoldsUnderConcurrency(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	owner := map[string]string{}
+	for _, acct := range []string{"a", "b"} {
+		for range 6 {
+			owner[h.SubmitFor(t, acct, job.PriorityNormal)] = acct
+		}
+	}
+	aHigh, bHigh := h.SubmitFor(t, "a", job.PriorityHigh), h.SubmitFor(t, "b", job.PriorityHigh)
+	for round := range 4 {
+		var (
+			mu  sync.Mutex
+			got []string
+			wg  sync.WaitGroup
+		)
+		for range 2 {
+			wg.Go(func() {
+				as, err := h.Queue.Claim(ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: "suite"})
+				if err != nil || len(as) != 1 {
+					t.Errorf("claim: %v, %v", as, err)
+					return
+				}
+				mu.Lock()
+				got = append(got, as[0].Lease.JobID)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		// Served is when an account's job was dispatched: the next round is later.
+		h.Elapse(time.Millisecond)
+		if len(got) != 2 {
+			t.Fatalf("round %d took %v", round+1, got)
+		}
+		if round == 0 {
+			if !slices.Contains(got, aHigh) || !slices.Contains(got, bHigh) {
+				t.Fatalf("the first two concurrent claims took %v, want the high jobs %s and %s", got, aHigh, bHigh)
+			}
+			continue
+		}
+		if owner[got[0]] == owner[got[1]] || owner[got[0]] == "" {
+			t.Fatalf("round %d: two concurrent claims took %v of accounts %q and %q, want one of each account", round+1, got, owner[got[0]], owner[got[1]])
+		}
 	}
 }
 
