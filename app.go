@@ -70,8 +70,15 @@ type Config struct {
 	AllowPrivate string
 	// SigningKey is the hex HMAC key of download URLs; empty: one kept in <data>/signing.key.
 	SigningKey string
-	Slots      int
-	MaxUpload  int64
+	// SecretKeys seal destinations' secrets: "id:64-hex,id:64-hex", the first sealing, all
+	// opening; empty: one key derived from the signing key (see docs/operations.md).
+	SecretKeys string
+	// DeliveryRetryDelays are the waits between the attempts of a delivery to a destination:
+	// comma-separated durations, or "none" to fail at the first error.
+	DeliveryRetryDelays string
+
+	Slots     int
+	MaxUpload int64
 	// URLTTL is how long file URLs are valid: one hour by the spec; shorter only for tests.
 	URLTTL time.Duration
 	// Runner runs the in-process runner agent (the embedded default).
@@ -139,6 +146,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", envInt("MEDIAJOBS_DB_MAX_CONNS", sqlstore.DefaultMaxConns), "PostgreSQL connections of this process at most; keep replicas × this under the server's max_connections (MEDIAJOBS_DB_MAX_CONNS)")
 	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
 	fs.StringVar(&c.SigningKey, "signing-key", env("MEDIAJOBS_SIGNING_KEY", ""), "hex key of download URL signatures; default one kept in <data>/signing.key (MEDIAJOBS_SIGNING_KEY)")
+	fs.StringVar(&c.SecretKeys, "secret-keys", env("MEDIAJOBS_SECRET_KEYS", ""), "keys sealing destinations' secrets, id:64-hex-digits comma-separated, the first sealing; empty: derived from the signing key (MEDIAJOBS_SECRET_KEYS)")
+	fs.StringVar(&c.DeliveryRetryDelays, "delivery-retry-delays", env("MEDIAJOBS_DELIVERY_RETRY_DELAYS", "5s,25s,125s"), "waits between the attempts of a delivery to a destination, or none (MEDIAJOBS_DELIVERY_RETRY_DELAYS)")
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
@@ -414,6 +423,10 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
+			// A complete job's delivery to its destination becomes due.
+			if err := uc.Destinations.HandleEvent(ctx, m); err != nil {
+				return err
+			}
 			if err := uc.FanOut.Handle(ctx, m); err != nil {
 				return err
 			}
@@ -463,7 +476,9 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	collect(err)
 	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk, Balances: store})
 	collect(err)
-	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker})
+	uc.Destinations, err = a.destinations(store, blobs, key)
+	collect(err)
+	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker, Destinations: uc.Destinations})
 	collect(err)
 	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
 	collect(err)
@@ -665,6 +680,7 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 			}}),
 		service.NewGrantService(a.UC.Credits, a.UC.Idempotency, service.GrantConfig{Log: a.Log}),
 		service.NewRelayService(a.Relay, service.RelayConfig{Wake: a.relayWake, Log: a.Log}),
+		service.NewDeliveryService(a.UC.Destinations, service.DeliveryConfig{Log: a.Log}),
 		a.Deliverer,
 	}
 	if a.Config.Runner {

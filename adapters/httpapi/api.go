@@ -111,6 +111,9 @@ type UseCases struct {
 	Uploads  *service.Uploads
 	Webhooks *service.Webhooks
 	Credits  *service.Credits
+	// Destinations serves /destinations, a job's delivery and POST /jobs/{id}/deliver; nil:
+	// those answer that the server delivers to no destination.
+	Destinations *service.Destinations
 	// Types lists the job types, for the type filter of listings.
 	Types *jobtype.Registry
 	// Runs is the control plane's side of the work queue: remote runners, and capacity.
@@ -156,6 +159,11 @@ func (a *api) routes() []route {
 		r(http.MethodPost, "/jobs/{id}/cancel", true, a.cancelJob),
 		r(http.MethodPost, "/jobs/{id}/retry", true, a.retryJob),
 		r(http.MethodPost, "/jobs/{id}/priority", true, a.setPriority),
+		r(http.MethodPost, "/jobs/{id}/deliver", true, a.deliverJob),
+		r(http.MethodPost, "/destinations", true, a.createDestination),
+		r(http.MethodGet, "/destinations", true, a.listDestinations),
+		r(http.MethodGet, "/destinations/{id}", true, a.getDestination),
+		r(http.MethodDelete, "/destinations/{id}", true, a.deleteDestination),
 		r(http.MethodGet, "/queue", true, a.queue),
 		r(http.MethodPost, "/batches", true, a.idempotentJSON("POST /batches", a.submitBatch)),
 		r(http.MethodGet, "/batches", true, a.listBatches),

@@ -54,7 +54,14 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeData(w, http.StatusOK, v)
+	if a.uc.Destinations == nil {
+		return writeData(w, http.StatusOK, v)
+	}
+	d, err := a.uc.Destinations.Status(req.Context(), caller(req), v.ID)
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, jobWithDelivery{View: v, Delivery: d})
 }
 
 // listPage is the answer of GET /jobs: { data: [...], pagination: { nextCursor } }.

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/destination"
 )
 
@@ -97,4 +98,18 @@ func classify(err error) error {
 		msg = "cannot connect: " + msg[i+2:]
 	}
 	return errors.New(msg)
+}
+
+// URLChecker vets a destination's endpoint before the registration's test write: http or
+// https, and every address its host resolves to allowed by the policy (public, or opened by
+// MEDIAJOBS_ALLOW_PRIVATE_NETWORKS). The client checks again at every connection.
+type URLChecker struct {
+	HTTP safehttp.Config
+}
+
+// CheckURL implements service.URLChecker.
+func (c URLChecker) CheckURL(ctx context.Context, rawURL string) error {
+	cfg := c.HTTP
+	cfg.AllowHTTP = true
+	return safehttp.CheckURL(ctx, rawURL, cfg)
 }

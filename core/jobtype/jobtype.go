@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediajobs/mediajobs/core/destination"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
@@ -22,6 +23,9 @@ type Request struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	// Priority is low, normal or high (job.Priority); empty is normal. The submit gate checks it.
 	Priority string `json:"priority,omitempty"`
+	// Destination, when set, names one of the account's destinations its outputs are copied
+	// to once it completes; the submit gate checks it.
+	Destination *destination.Request `json:"destination,omitempty"`
 }
 
 // Env is what a type needs to know of the service to validate a request.

@@ -84,31 +84,33 @@ func Parse(p *Preset) (*Compiled, error) {
 }
 
 // Substitute checks the values a job gives (absent ones take their defaults) and returns the
-// concrete commands, one per template. Errors name params.variables.<name>.
-func (c *Compiled) Substitute(given map[string]json.RawMessage) ([]string, error) {
+// concrete commands, one per template, and every variable's value as used. Errors name
+// params.variables.<name>.
+func (c *Compiled) Substitute(given map[string]json.RawMessage) ([]string, map[string]json.RawMessage, error) {
 	for _, name := range slices.Sorted(maps.Keys(given)) {
 		if _, ok := c.Preset.Variables[name]; !ok {
-			return nil, reject("params.variables."+name, "params.variables.%s is not a variable of preset %s (it has: %s)",
+			return nil, nil, reject("params.variables."+name, "params.variables.%s is not a variable of preset %s (it has: %s)",
 				name, c.Preset.Name, strings.Join(slices.Sorted(maps.Keys(c.Preset.Variables)), ", "))
 		}
 	}
 	values := make(map[string]string, len(c.Preset.Variables))
+	used := make(map[string]json.RawMessage, len(c.Preset.Variables))
 	for _, name := range slices.Sorted(maps.Keys(c.Preset.Variables)) {
 		v, field := c.Preset.Variables[name], "params.variables."+name
 		raw, ok := given[name]
 		if !ok {
 			if v.Default == nil {
-				return nil, reject(field, "%s is required: preset %s gives it no default", field, c.Preset.Name)
+				return nil, nil, reject(field, "%s is required: preset %s gives it no default", field, c.Preset.Name)
 			}
 			raw = v.Default
 		}
 		s, err := c.value(name, field, raw)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		values[name] = s
+		values[name], used[name] = s, raw
 	}
-	return c.render(values, nil), nil
+	return c.render(values, nil), used, nil
 }
 
 // value checks one value against its variable and against every place it stands in.

@@ -29,7 +29,7 @@ func FuzzTemplate(f *testing.F) {
 			return
 		}
 		raw, _ := json.Marshal(value)
-		out, err := c.Substitute(map[string]json.RawMessage{"v": raw})
+		out, _, err := c.Substitute(map[string]json.RawMessage{"v": raw})
 		if err != nil {
 			return
 		}

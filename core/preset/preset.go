@@ -79,6 +79,8 @@ func (p *Preset) Templates() []string {
 type Ref struct {
 	Name    string `json:"name"`
 	Version int    `json:"version"`
+	// Variables are the values the job was made with, defaults included.
+	Variables map[string]json.RawMessage `json:"variables"`
 }
 
 var (

@@ -131,7 +131,7 @@ func TestInjectionValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.Substitute(map[string]json.RawMessage{"text": json.RawMessage(tc.value)})
+			_, _, err = c.Substitute(map[string]json.RawMessage{"text": json.RawMessage(tc.value)})
 			wantField(t, err, "params.variables.text", tc.says)
 		})
 	}
@@ -173,7 +173,7 @@ func TestSubstitute(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.values), &given); err != nil {
 				t.Fatal(err)
 			}
-			got, err := c.Substitute(given)
+			got, _, err := c.Substitute(given)
 			if tc.field != "" {
 				wantField(t, err, tc.field, tc.field)
 				return
@@ -230,7 +230,7 @@ func TestBuiltins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, err := c.Substitute(nil)
+			steps, _, err := c.Substitute(nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mediajobs/mediajobs/core/account"
@@ -114,6 +115,18 @@ func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.
 		var err error
 		if prios[i], err = CheckPriority(a, fmt.Sprintf("jobs[%d].priority", i), req.Priority); err != nil {
 			return nil, nil, err
+		}
+		if req.Destination != nil {
+			// A batch's jobs are saved together in one change that has no room for their
+			// deliveries; refused rather than run without them.
+			return nil, nil, problem.Reject(problem.CodeValidation, "jobs[%d].destination: a batch's jobs cannot name a destination; submit the job alone", i)
+		}
+	}
+	reqs = slices.Clone(reqs)
+	for i := range reqs {
+		var err error
+		if reqs[i], err = s.gate.Presets.Resolve(ctx, a, reqs[i]); err != nil {
+			return nil, nil, atIndex(i, err)
 		}
 	}
 	specs := make([]jobtype.Spec, len(reqs))

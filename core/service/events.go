@@ -15,6 +15,9 @@ type Event struct {
 	Cost   *job.Cost   `json:"cost,omitempty"`
 	Error  *job.Error  `json:"error,omitempty"`
 	Timing job.Timing  `json:"timing"`
+	// Delivery is the copy of the outputs to the job's destination (job.delivered,
+	// job.delivery_failed).
+	Delivery *JobDelivery `json:"delivery,omitempty"`
 }
 
 // emit records a job event in the job's outbox: it is written with the change that caused it,

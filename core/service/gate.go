@@ -28,6 +28,9 @@ type GatePorts struct {
 	AllowPrivateNetworks []netip.Prefix
 	// Observer hears of saved jobs and refused requests (NoObserver to hear nothing).
 	Observer Observer
+	// Presets resolves the requests that name a preset (params.preset); an embedder without
+	// presets leaves it nil, and such a request is refused.
+	Presets *Presets
 }
 
 // gate is the submit gate after authentication and rate limiting: plan checks, the balance

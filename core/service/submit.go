@@ -18,6 +18,10 @@ type SubmitPorts struct {
 	Clock clock.Clock
 	// Waker wakes the runners of the job's class once the job is saved.
 	Waker Waker
+	// Destinations checks a job's destination and saves its delivery with it. An embedder
+	// without destinations leaves it nil: a job that names one is then refused, never run
+	// without its delivery.
+	Destinations *Destinations
 }
 
 // Submit is POST /jobs and POST /jobs/{id}/retry: the submit gate, then the job saved in
@@ -27,6 +31,7 @@ type Submit struct {
 	jobs  job.Store
 	clock clock.Clock
 	waker Waker
+	dests *Destinations
 }
 
 // NewSubmit returns the Submit use case.
@@ -36,11 +41,17 @@ func NewSubmit(p SubmitPorts) (*Submit, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Submit{gate: g, jobs: p.Jobs, clock: p.Clock, waker: p.Waker}, nil
+	return &Submit{gate: g, jobs: p.Jobs, clock: p.Clock, waker: p.Waker, dests: p.Destinations}, nil
 }
 
-// Submit passes a request through the gate and saves it as a waiting job.
+// Submit passes a request through the gate and saves it as a waiting job. A request that names a
+// preset is rewritten to the preset's concrete command first; a retry runs the stored one.
 func (s *Submit) Submit(ctx context.Context, a account.Account, req jobtype.Request) (*job.Job, error) {
+	req, err := s.gate.Presets.Resolve(ctx, a, req)
+	if err != nil {
+		observeRejected(s.gate.Observer, err)
+		return nil, err
+	}
 	return s.submit(ctx, a, req, "")
 }
 
@@ -68,12 +79,22 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 		observeRejected(s.gate.Observer, err)
 		return nil, err
 	}
+	delivery, err := s.dests.plan(ctx, a, req)
+	if err != nil {
+		observeRejected(s.gate.Observer, err)
+		return nil, err
+	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
 		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Priority: prio, Now: s.clock.Now(),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if delivery != nil {
+		if err := s.dests.attach(ctx, j, delivery); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.jobs.Create(ctx, j); err != nil {
 		return nil, err

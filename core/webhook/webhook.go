@@ -22,12 +22,17 @@ const (
 	EventJobFailed      = "job.failed"
 	EventJobCancelled   = "job.cancelled"
 	EventBatchCompleted = "batch.completed"
+	// EventJobDelivered and EventJobDeliveryFailed tell how a complete job's outputs were
+	// copied to its destination; they never change the job.
+	EventJobDelivered      = "job.delivered"
+	EventJobDeliveryFailed = "job.delivery_failed"
 	// EventTest is sent by SendTest only; it cannot be subscribed to.
 	EventTest = "webhook.test"
 )
 
 // Events are the names an endpoint may subscribe to.
-var Events = []string{EventJobCompleted, EventJobFailed, EventJobRunning, EventJobCancelled, EventBatchCompleted}
+var Events = []string{EventJobCompleted, EventJobFailed, EventJobRunning, EventJobCancelled, EventBatchCompleted,
+	EventJobDelivered, EventJobDeliveryFailed}
 
 // Limits of the spec.
 const (

@@ -52,6 +52,9 @@ type params struct {
 	Timeout      *int                       `json:"timeout"`
 	Compute      string                     `json:"compute"`
 	Inputs       map[string]json.RawMessage `json:"inputs"`
+	// Preset is the record of the preset the control plane made the command from ({name,
+	// version, variables}): the command is what runs.
+	Preset json.RawMessage `json:"preset"`
 }
 
 // Parse reads a job's inputs and params strictly. `inputs` may stand in the body or, as the

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/mediajobs/mediajobs/core/destination"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service"
+)
+
+// destinationRequest is the body of POST /destinations.
+type destinationRequest struct {
+	Name            string `json:"name"`
+	Endpoint        string `json:"endpoint"`
+	Bucket          string `json:"bucket"`
+	Region          string `json:"region"`
+	Prefix          string `json:"prefix"`
+	PathStyle       bool   `json:"pathStyle"`
+	AccessKeyID     string `json:"accessKeyId"`
+	SecretAccessKey string `json:"secretAccessKey"`
+}
+
+// destinationView is a destination as the API shows it: never its secret, and its access key
+// ID masked.
+type destinationView struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Endpoint    string `json:"endpoint"`
+	Bucket      string `json:"bucket"`
+	Region      string `json:"region"`
+	Prefix      string `json:"prefix"`
+	PathStyle   bool   `json:"pathStyle"`
+	AccessKeyID string `json:"accessKeyId"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+func viewDestination(d destination.Destination) destinationView {
+	return destinationView{ID: d.ID, Name: d.Name, Endpoint: d.Endpoint, Bucket: d.Bucket, Region: d.Region, Prefix: d.Prefix,
+		PathStyle: d.PathStyle, AccessKeyID: d.MaskedKeyID(), CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339)}
+}
+
+func (a *api) destinations() (*service.Destinations, error) {
+	if a.uc.Destinations == nil {
+		return nil, problem.Reject(problem.CodeNotFound, "this server delivers to no destination")
+	}
+	return a.uc.Destinations, nil
+}
+
+// createDestination answers 201 once the destination's test write and delete succeeded.
+func (a *api) createDestination(w http.ResponseWriter, req bunrouter.Request) error {
+	uc, err := a.destinations()
+	if err != nil {
+		return err
+	}
+	body, err := a.readJSON(w, req)
+	if err != nil {
+		return err
+	}
+	var dr destinationRequest
+	if err := jobtype.DecodeStrict(body, &dr); err != nil {
+		return err
+	}
+	d, err := uc.Create(req.Context(), caller(req), destination.Params(dr))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/destinations/"+url.PathEscape(d.ID))
+	return writeData(w, http.StatusCreated, viewDestination(d))
+}
+
+func (a *api) listDestinations(w http.ResponseWriter, req bunrouter.Request) error {
+	uc, err := a.destinations()
+	if err != nil {
+		return err
+	}
+	ds, err := uc.List(req.Context(), caller(req))
+	if err != nil {
+		return err
+	}
+	out := make([]destinationView, len(ds))
+	for i, d := range ds {
+		out[i] = viewDestination(d)
+	}
+	return writeData(w, http.StatusOK, out)
+}
+
+func (a *api) getDestination(w http.ResponseWriter, req bunrouter.Request) error {
+	uc, err := a.destinations()
+	if err != nil {
+		return err
+	}
+	d, err := uc.Get(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, viewDestination(d))
+}
+
+func (a *api) deleteDestination(w http.ResponseWriter, req bunrouter.Request) error {
+	uc, err := a.destinations()
+	if err != nil {
+		return err
+	}
+	if err := uc.Delete(req.Context(), caller(req), req.Param("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// deliverJob is POST /jobs/{id}/deliver: 202 with the delivery, pending again.
+func (a *api) deliverJob(w http.ResponseWriter, req bunrouter.Request) error {
+	uc, err := a.destinations()
+	if err != nil {
+		return err
+	}
+	v, err := uc.Redeliver(req.Context(), caller(req), req.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusAccepted, v)
+}
+
+// jobWithDelivery is GET /jobs/{id}: the job, and its delivery when it names a destination.
+type jobWithDelivery struct {
+	service.View
+	Delivery *service.JobDelivery `json:"delivery,omitempty"`
+}
