@@ -159,3 +159,10 @@ func Key(prefix string, t Template, v Vars) string {
 	}
 	return strings.TrimSuffix(prefix, "/") + "/" + k
 }
+
+// Request is a job's destination as a client names it: a destination's ID and a path
+// template (DefaultPath when empty).
+type Request struct {
+	ID   string `json:"id"`
+	Path string `json:"path,omitempty"`
+}
