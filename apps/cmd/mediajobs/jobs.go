@@ -109,43 +109,22 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return listJobs(ctx, c, list, stdout, fail)
 	case "get":
 		resp, err := c.GetJobWithResponse(ctx, positional[0])
-		if err == nil {
-			err = client.ResponseError(resp.HTTPResponse, resp.Body)
-		}
-		if err == nil && resp.JSON200 == nil {
-			err = notJSON(resp.HTTPResponse)
-		}
 		if err != nil {
 			return fail(err)
 		}
-		printIndented(stdout, resp.JSON200.Data)
-		return 0
+		return printJob(stdout, fail, resp.HTTPResponse, resp.Body, resp.JSON200)
 	case "priority":
 		resp, err := c.SetJobPriorityWithResponse(ctx, positional[0], client.SetJobPriorityJSONRequestBody{Priority: client.Priority(positional[1])})
-		if err == nil {
-			err = client.ResponseError(resp.HTTPResponse, resp.Body)
-		}
-		if err == nil && resp.JSON200 == nil {
-			err = notJSON(resp.HTTPResponse)
-		}
 		if err != nil {
 			return fail(err)
 		}
-		printIndented(stdout, resp.JSON200.Data)
-		return 0
+		return printJob(stdout, fail, resp.HTTPResponse, resp.Body, resp.JSON200)
 	case "cancel":
 		resp, err := c.CancelJobWithResponse(ctx, positional[0])
-		if err == nil {
-			err = client.ResponseError(resp.HTTPResponse, resp.Body)
-		}
-		if err == nil && resp.JSON200 == nil {
-			err = notJSON(resp.HTTPResponse)
-		}
 		if err != nil {
 			return fail(err)
 		}
-		printIndented(stdout, resp.JSON200.Data)
-		return 0
+		return printJob(stdout, fail, resp.HTTPResponse, resp.Body, resp.JSON200)
 	default: // wait
 		id := positional[0]
 		prog := newJobProgress(stderr, id)
@@ -262,6 +241,20 @@ func notJSON(resp *http.Response) error {
 func printIndented(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintf(w, "%s\n", b)
+}
+
+// printJob prints the job of an answer that carries one (get, cancel, priority), or fails with
+// the service's refusal.
+func printJob(stdout io.Writer, fail func(error) int, resp *http.Response, body []byte, env *client.JobEnvelope) int {
+	err := client.ResponseError(resp, body)
+	if err == nil && env == nil {
+		err = notJSON(resp)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	printIndented(stdout, env.Data)
+	return 0
 }
 
 // checkPriority refuses a priority the service does not know, before anything is sent.
