@@ -1,0 +1,485 @@
+package validator
+
+import (
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Split and stitch: an encode whose every output frame depends only on the same input frame can
+// be cut at the input's keyframes, the parts encoded apart (on other workers), and the encoded
+// parts joined with the concat demuxer without re-encoding; the audio is encoded once, whole,
+// and muxed in at the join. Splittable proves a command has that shape from its plan, and
+// SplitCommands writes the commands of the parts, of the audio and of the join.
+//
+// What is proved splittable, exactly:
+//   - one input read from its start to its end: no input option at all (no -ss, -t, -to,
+//     -sseof, -itsoffset, -stream_loop, -f, ...); a second input only when it is a still image
+//     (.png, .jpg, .jpeg, .bmp, .webp, no options) that -filter_complex overlays;
+//   - the filters of splitFilters, whose output frame is a function of the input frame alone;
+//     expressions that read the frame number (n, N, frame_num, %{n}, drawtext's timecode) are
+//     refused, since a part counts its frames from its own start; expressions and filters that
+//     read the time (t, %{pts}, enable=, subtitles, ass) are allowed in -vf, where the parts
+//     shift their timestamps back to the source's around the graph;
+//   - one output file, mp4, mkv or mov, with a video encoder of splitEncoders (or the
+//     container's default) and only the output options of splitOutputFlags: rate control is
+//     per part (a -b:v target holds per part), GOP and B-frame settings restart at each part,
+//     which begins with a keyframe anyway;
+//   - no -t, -to, -ss, -frames, -fs on the output, no -r, -fps_mode or -vsync (which frames a
+//     rate change keeps depends on where a part starts), no two-pass, no -shortest, no
+//     -force_key_frames, no -copyts, no stream copy of the video.
+
+// Split is the answer of Splittable: OK, or the sentence that says what prevents it.
+type Split struct {
+	OK     bool
+	Reason string
+}
+
+// splitEncoders are the video encoders whose parts are proved to join by stream copy.
+var splitEncoders = map[string]bool{
+	"libx264": true, "libx265": true, "libvpx-vp9": true, "libsvtav1": true, "mpeg4": true,
+}
+
+// splitContainers are the output containers of a split, by extension, with their -f names.
+var splitContainers = map[string][]string{
+	".mp4": {"mp4"}, ".mkv": {"matroska"}, ".mov": {"mov"},
+}
+
+// splitFilter says how one frame-by-frame filter is checked: which option values are
+// expressions evaluated per frame (read for t and n), and whether it reads the time by itself.
+type splitFilter struct {
+	exprs []string // named options that are expressions; "" stands for every positional value
+	timed bool     // the filter shows what belongs at the frame's time (subtitles)
+}
+
+// splitFilters are the filters proved to work frame by frame.
+var splitFilters = map[string]splitFilter{
+	"scale": {}, "pad": {}, "format": {}, "setsar": {}, "setdar": {}, "transpose": {},
+	"hflip": {}, "vflip": {}, "null": {}, "unsharp": {}, "lut3d": {}, "lut1d": {},
+	"drawbox":   {},
+	"crop":      {exprs: []string{"x", "y", ""}},
+	"eq":        {exprs: []string{"brightness", "contrast", "saturation", "gamma", ""}},
+	"hue":       {exprs: []string{"h", "s", "H", "b", ""}},
+	"overlay":   {exprs: []string{"x", "y", ""}},
+	"drawtext":  {exprs: []string{"x", "y", "alpha", "fontcolor_expr", "fontsize"}},
+	"subtitles": {timed: true},
+	"ass":       {timed: true},
+}
+
+// splitRateFilters change which frames there are or when they are shown: the refusal names
+// what they do.
+var splitRateFilters = map[string]bool{
+	"fps": true, "framerate": true, "select": true, "framestep": true, "setpts": true,
+	"settb": true, "minterpolate": true, "tblend": true, "tmix": true, "yadif": true,
+	"bwdif": true, "decimate": true, "mpdecimate": true, "trim": true, "tpad": true,
+	"loop": true, "reverse": true, "fade": true, "telecine": true, "interlace": true,
+	"tinterlace": true, "deshake": true, "zoompan": true,
+}
+
+// splitRole is what an output option is to a split: read by the parts' encode, by the audio
+// encode, by the join's muxer, or by both the parts and the join.
+type splitRole uint8
+
+const (
+	roleVideo splitRole = iota + 1
+	roleAudio
+	roleJoin
+	rolePartsAndJoin
+)
+
+// splitOutputFlags are the output options a split accepts, by flag name, with the role they
+// have when no stream specifier says otherwise (a :v specifier makes an option the parts', an
+// :a one the audio's). Anything else refuses the split by name.
+var splitOutputFlags = map[string]splitRole{
+	"crf": roleVideo, "preset": roleVideo, "tune": roleVideo, "profile": roleVideo,
+	"level": roleVideo, "pix_fmt": roleVideo, "b": roleVideo, "vb": roleVideo,
+	"maxrate": roleVideo, "minrate": roleVideo, "bufsize": roleVideo, "g": roleVideo,
+	"keyint_min": roleVideo, "sc_threshold": roleVideo, "bf": roleVideo, "refs": roleVideo,
+	"x264-params": roleVideo, "x265-params": roleVideo, "x264opts": roleVideo,
+	"svtav1-params": roleVideo, "qp": roleVideo, "qscale": roleVideo, "q": roleVideo,
+	"deadline": roleVideo, "cpu-used": roleVideo, "row-mt": roleVideo, "tile-columns": roleVideo,
+	"s": roleVideo, "aspect": roleVideo, "color_primaries": roleVideo, "color_trc": roleVideo,
+	"colorspace": roleVideo, "color_range": roleVideo, "sws_flags": roleVideo,
+	"threads": roleVideo, "vcodec": roleVideo, "vf": roleVideo,
+	"acodec": roleAudio, "ab": roleAudio, "ar": roleAudio, "ac": roleAudio, "aq": roleAudio,
+	"af": roleAudio, "sample_fmt": roleAudio, "channel_layout": roleAudio, "ch_layout": roleAudio,
+	"movflags": roleJoin, "metadata": roleJoin, "tag": rolePartsAndJoin,
+	"c": 0, "codec": 0, "filter": 0, // a stream specifier must say which stream
+	"an": roleAudio, "sn": roleVideo, "dn": roleVideo, "map": roleVideo,
+}
+
+// splitRefusals name why the output options a split cannot honour prevent it.
+var splitRefusals = map[string]string{
+	"t": "the output's -t cuts the output where a part cannot know it", "to": "the output's -to cuts the output where a part cannot know it",
+	"ss": "the output's -ss skips the start of the output", "frames": "the output's -frames counts frames over the whole output",
+	"vframes": "the output's -vframes counts frames over the whole output", "fs": "the output's -fs limits the size of the whole output",
+	"r":        "-r changes the frame rate: which frames a part keeps would depend on where it starts",
+	"fps_mode": "-fps_mode decides which frames are kept over the whole output", "vsync": "-vsync decides which frames are kept over the whole output",
+	"pass": "two-pass encoding needs the whole input in each pass", "passlogfile": "two-pass encoding needs the whole input in each pass",
+	"shortest": "-shortest ends the output with its shortest stream", "force_key_frames": "-force_key_frames places keyframes by the output's time",
+	"vn": "the output has no video (-vn): there is no video encode to split", "timecode": "-timecode counts frames from the output's start",
+	"map_metadata": "-map_metadata names inputs of the whole command", "disposition": "-disposition names streams of the whole command",
+}
+
+// splitGlobals are the global options that mean the same to each part, the audio and the join.
+var splitGlobals = map[string]bool{
+	"y": true, "n": true, "hide_banner": true, "nostdin": true, "stats": true, "nostats": true,
+	"loglevel": true, "v": true, "xerror": true, "stats_period": true, "filter_threads": true,
+	"filter_complex_threads": true,
+}
+
+// splitShape is an accepted command taken apart for a split.
+type splitShape struct {
+	input, still, output, ext string
+	global                    []string // the global options, given to every command
+	graphFlag, graph          string   // -vf (or -filter:v) or -filter_complex, and its graph
+	timed                     bool     // the graph reads the frame's time
+	video, audio, join        []string // output options of the parts, the audio and the join
+	noAudio                   bool     // -an, or -map without the input's audio
+}
+
+// Splittable says whether an accepted command's encode can be split into parts at the input's
+// keyframes, encoded apart and joined by stream copy with the same frames as the whole encode;
+// when not, Reason names what prevents it. plan is Result.Plan of an accepted command.
+func Splittable(plan *Plan) Split {
+	if _, reason := splitParse(plan); reason != "" {
+		return Split{Reason: reason}
+	}
+	return Split{OK: true}
+}
+
+type splitFlag struct {
+	word, base, spec, value string
+	hasValue                bool
+}
+
+// splitParse takes plan's arguments apart; the reason is empty when the command is splittable.
+func splitParse(plan *Plan) (*splitShape, string) {
+	if plan == nil {
+		return nil, "the command was not accepted"
+	}
+	switch {
+	case plan.Analysis || plan.Pattern == "data":
+		return nil, "the command measures (-f null) and writes no file to split"
+	case plan.Pattern == "stream":
+		return nil, "the output is a stream of files (HLS, DASH or segments), not one file"
+	case plan.Pattern != "single" || len(plan.Outputs) != 1:
+		return nil, "the command writes " + strconv.Itoa(len(plan.Outputs)) + " outputs or a numbered sequence, not one file"
+	}
+	sh := &splitShape{}
+	var inputs []string
+	var pending, outOpts []splitFlag
+	args := plan.Args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			if sh.output != "" {
+				return nil, "the command writes two outputs"
+			}
+			sh.output, outOpts, pending = a, pending, nil
+			continue
+		}
+		spec, base, err := lookupFlag(a)
+		if err != nil {
+			return nil, err.Message
+		}
+		f := splitFlag{word: a, base: base}
+		if _, s, ok := strings.Cut(a[1:], ":"); ok {
+			f.spec = s
+		}
+		if spec.takesValue() {
+			if i+1 >= len(args) {
+				return nil, "flag " + a + " has no value"
+			}
+			i++
+			f.value, f.hasValue = args[i], true
+		}
+		switch {
+		case base == "i":
+			if len(pending) > 0 {
+				return nil, "the input's option " + strings.TrimSpace(pending[0].word+" "+pending[0].value) + " changes what is read"
+			}
+			inputs = append(inputs, f.value)
+		case base == "filter_complex" || base == "lavfi":
+			if sh.graph != "" {
+				return nil, "the command has two filter graphs"
+			}
+			sh.graphFlag, sh.graph = "-filter_complex", f.value
+		case spec.global:
+			if !splitGlobals[base] {
+				return nil, "the global option " + a + " is not one a split is proved for"
+			}
+			sh.global = append(sh.global, a)
+			if spec.takesValue() {
+				sh.global = append(sh.global, f.value)
+			}
+		default:
+			pending = append(pending, f)
+		}
+	}
+	if len(pending) > 0 {
+		return nil, "option " + pending[0].word + " after the output"
+	}
+	if reason := sh.takeInputs(inputs); reason != "" {
+		return nil, reason
+	}
+	ext := strings.ToLower(path.Ext(sh.output))
+	formats, ok := splitContainers[ext]
+	if !ok {
+		return nil, "the output " + strconv.Quote(sh.output) + " is not mp4, mkv or mov"
+	}
+	sh.ext = ext
+	for _, f := range outOpts {
+		if reason := sh.takeOutputFlag(f, formats); reason != "" {
+			return nil, reason
+		}
+	}
+	if sh.graph != "" {
+		if reason := sh.checkGraph(); reason != "" {
+			return nil, reason
+		}
+	}
+	if sh.still != "" && sh.graphFlag != "-filter_complex" {
+		return nil, "two inputs: a second input is only proved splittable as an image -filter_complex overlays"
+	}
+	return sh, ""
+}
+
+// takeInputs accepts one input, or one and a still image.
+func (sh *splitShape) takeInputs(inputs []string) string {
+	switch len(inputs) {
+	case 1:
+	case 2:
+		switch strings.ToLower(path.Ext(inputs[1])) {
+		case ".png", ".jpg", ".jpeg", ".bmp", ".webp":
+			sh.still = inputs[1]
+		default:
+			return "two inputs: a split reads one video input (and at most a still image to overlay)"
+		}
+	default:
+		return strconv.Itoa(len(inputs)) + " inputs: a split reads one video input"
+	}
+	sh.input = inputs[0]
+	if strings.Contains(sh.input, "%") {
+		return "the input is an image sequence"
+	}
+	return ""
+}
+
+// takeOutputFlag files one output option under the commands that read it.
+func (sh *splitShape) takeOutputFlag(f splitFlag, formats []string) string {
+	if why, ok := splitRefusals[f.base]; ok {
+		return why
+	}
+	role, ok := splitOutputFlags[f.base]
+	if !ok && f.base != "f" {
+		return "the output option " + f.word + " is not one a split is proved for"
+	}
+	stream := ""
+	if f.spec != "" {
+		stream = f.spec[:1]
+		if f.spec != stream && f.spec != stream+":0" {
+			return f.word + " names one of several streams: a split reads one video and one audio stream"
+		}
+	}
+	switch {
+	case role == rolePartsAndJoin:
+	case stream == "v":
+		role = roleVideo
+	case stream == "a":
+		role = roleAudio
+	case stream != "":
+		return f.word + " is about a stream that is neither the video nor the audio"
+	}
+	switch f.base {
+	case "f":
+		if !contains(formats, f.value) {
+			return "the output format -f " + f.value + " is not mp4, mkv or mov"
+		}
+		return ""
+	case "c", "codec", "filter":
+		if stream == "" && f.value == "copy" {
+			return f.word + " copy copies the video: there is no encode to split"
+		}
+		if stream == "" {
+			return f.word + " without :v or :a is about every stream"
+		}
+	case "tag":
+		if stream != "v" {
+			return f.word + " without :v is not one a split is proved for"
+		}
+	case "metadata":
+		if f.spec != "" {
+			return f.word + " is about one stream of the whole output"
+		}
+	case "map":
+		return sh.takeMap(f.value)
+	case "an":
+		sh.noAudio = true
+		return ""
+	case "sn", "dn":
+		return ""
+	}
+	if role == roleVideo && (f.base == "c" || f.base == "codec" || f.base == "vcodec") {
+		if f.value == "copy" {
+			return "the video is copied (" + f.word + " copy): there is no encode to split"
+		}
+		if !splitEncoders[f.value] {
+			return "the video encoder " + f.value + " is not one a split is proved for (libx264, libx265, libvpx-vp9, libsvtav1, mpeg4)"
+		}
+	}
+	if role == roleVideo && (f.base == "vf" || f.base == "filter") {
+		if sh.graph != "" {
+			return "the command has two filter graphs"
+		}
+		sh.graphFlag, sh.graph = "-vf", f.value
+		return ""
+	}
+	if stream == "" && (f.base == "q" || f.base == "qscale") {
+		return f.word + " without :v or :a is about every stream"
+	}
+	pair := []string{f.word}
+	if f.hasValue {
+		pair = append(pair, f.value)
+	}
+	switch role {
+	case roleVideo:
+		sh.video = append(sh.video, pair...)
+	case roleAudio:
+		sh.audio = append(sh.audio, pair...)
+	case roleJoin:
+		sh.join = append(sh.join, pair...)
+	case rolePartsAndJoin:
+		sh.video = append(sh.video, pair...)
+		sh.join = append(sh.join, pair...)
+	}
+	return ""
+}
+
+// takeMap accepts the maps of the one video and the one audio stream (or the graph's output).
+func (sh *splitShape) takeMap(v string) string {
+	switch v {
+	case "0:v", "0:v:0", "0:V", "0:v?", "0:v:0?":
+	case "0:a", "0:a:0", "0:a?", "0:a:0?":
+		sh.audio = append(sh.audio, "-map", v)
+		return ""
+	default:
+		if !strings.HasPrefix(v, "[") {
+			return "-map " + v + " selects streams beyond one video and one audio stream"
+		}
+	}
+	sh.video = append(sh.video, "-map", v)
+	// A command that maps its streams keeps the audio only where it maps it.
+	if !contains(sh.audio, "-map") {
+		sh.noAudio = true
+	}
+	return ""
+}
+
+// checkGraph proves each filter of the graph frame-by-frame.
+func (sh *splitShape) checkGraph() string {
+	nodes, bad := parseGraph(sh.graph)
+	if bad != "" {
+		return "the filter graph does not parse: " + bad
+	}
+	overlay := false
+	for _, n := range nodes {
+		sf, ok := splitFilters[n.name]
+		if !ok {
+			if splitRateFilters[n.name] {
+				return "filter " + n.name + " changes which frames there are or when they show"
+			}
+			return "filter " + n.name + " is not one a split is proved to work frame by frame"
+		}
+		overlay = overlay || n.name == "overlay"
+		opts, bad := parseFilterOptions(n.args)
+		if bad != "" {
+			return "filter " + n.name + ": " + bad
+		}
+		if sf.timed {
+			sh.timed = true
+		}
+		for _, o := range opts {
+			if reason := sh.checkFilterValue(n.name, sf, o); reason != "" {
+				return reason
+			}
+		}
+	}
+	if sh.graphFlag == "-filter_complex" {
+		if sh.still == "" || !overlay {
+			return "-filter_complex is only proved splittable when it overlays a still image"
+		}
+		if sh.timed {
+			return "-filter_complex reads the frame's time: only -vf is shifted to the source's time"
+		}
+	}
+	return ""
+}
+
+// checkFilterValue refuses what reads the frame number and notes what reads the time.
+func (sh *splitShape) checkFilterValue(filter string, sf splitFilter, o filterOption) string {
+	if filter == "drawtext" {
+		switch o.key {
+		case "timecode", "tc24hmax", "rate", "r":
+			return "drawtext's timecode counts frames from the output's start"
+		case "text", "":
+			for rest := o.value; ; {
+				i := strings.Index(rest, "%{")
+				if i < 0 {
+					break
+				}
+				rest = rest[i+2:]
+				fn := strings.TrimLeft(rest, " ")
+				switch {
+				case strings.HasPrefix(fn, "pts"):
+					sh.timed = true
+				case strings.HasPrefix(fn, "n") || strings.HasPrefix(fn, "frame_num"):
+					return "drawtext's text expands the frame number"
+				default:
+					return "drawtext's text expands " + strconv.Quote("%{"+strings.SplitN(fn, "}", 2)[0]+"}") + ", which is not proved the same in a part"
+				}
+			}
+		}
+	}
+	expr := o.key == "enable"
+	for _, k := range sf.exprs {
+		expr = expr || o.key == k
+	}
+	if !expr {
+		return ""
+	}
+	for _, id := range exprIdentifiers(o.value) {
+		switch id {
+		case "n", "N", "frame_num", "pos", "random":
+			return "filter " + filter + " reads " + id + " in an expression, which differs in a part"
+		case "t", "T", "TS":
+			sh.timed = true
+		}
+	}
+	return ""
+}
+
+// exprIdentifiers are the names in an FFmpeg expression: runs of letters, digits and '_' that
+// do not start with a digit.
+func exprIdentifiers(s string) []string {
+	var ids []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !(isLetter(c) || c == '_') {
+			i++
+			if c >= '0' && c <= '9' || c == '.' {
+				for i < len(s) && (isLetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+					i++ // a number, with its SI suffix or exponent
+				}
+			}
+			continue
+		}
+		j := i
+		for j < len(s) && (isLetter(s[j]) || s[j] == '_' || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		ids = append(ids, s[i:j])
+		i = j
+	}
+	return ids
+}

@@ -1,0 +1,263 @@
+package validator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// splittableCorpus are the corpus commands proved splittable, by name: every other accepted
+// corpus command is refused a split with a reason.
+var splittableCorpus = []string{
+	"x264 crf aac", "x265 hvc1 tag", "vcodec acodec mov", "svtav1", "profile level pix_fmt",
+	"cbr bufsize", "gop settings", "x264-params", "x265-params", "x264opts", "tune film",
+	"lossless qp0", "size abbreviation", "vb ab", "codec long form", "10 bit hevc",
+	"quiet stats", "threads", "color tags", "sws flags option", "scale keep aspect",
+	"scale pad letterbox", "crop", "crop half", "crop square quoted", "scale quoted expr",
+	"scale flags", "hflip", "transpose", "unsharp", "eq", "grayscale hue", "drawbox",
+	"drawtext default font", "drawtext staged fontfile", "drawtext font family",
+	"drawtext pts expansion", "drawtext textfile box", "drawtext positional fontfile",
+	"drawtext instance name", "subtitles staged", "subtitles force_style",
+	"subtitles named filename", "subtitles quoted name", "subtitles remote staged", "ass staged",
+	"lut3d positional", "lut3d named interp", "lut1d", "overlay staged logo", "setsar setdar", "pad even", "format gray", "pixel art scale",
+	"filter v stream index", "instance and whitespace", "compute cpu x264", "compute gpu x264",
+	"asset https", "staged url input", "output format given", "backslash escapes in shell",
+	"subtitles unstaged", "drawtext fontfile unstaged", "escaped quote keeps textfile inside text",
+	"lut3d unstaged",
+}
+
+func TestSplittableCorpus(t *testing.T) {
+	t.Parallel()
+	var got []string
+	for _, c := range loadCorpus(t) {
+		r := Validate(c.Command, c.Options)
+		s := Splittable(r.Plan)
+		if s.OK == (s.Reason != "") {
+			t.Errorf("%s: Splittable = %+v, want OK or a reason, not both", c.Name, s)
+		}
+		if !c.Valid && s.OK {
+			t.Errorf("%s: a refused command is splittable", c.Name)
+		}
+		if s.OK {
+			got = append(got, c.Name)
+			continue
+		}
+		t.Logf("%s: %s", c.Name, s.Reason)
+	}
+	if diff := cmp.Diff(splittableCorpus, got); diff != "" {
+		t.Errorf("splittable corpus commands (-want +got):\n%s", diff)
+	}
+}
+
+func TestSplittableReasons(t *testing.T) {
+	t.Parallel()
+	const in = "ffmpeg -i https://cdn.example.com/in.mp4 "
+	tests := []struct{ command, reason string }{
+		{in + "-vf fps=30 -c:v libx264 out.mp4", "filter fps changes which frames there are"},
+		{in + "-i https://cdn.example.com/b.mp4 -c:v libx264 out.mp4", "two inputs"},
+		{in + "-c:v libx264 -t 5 out.mp4", "the output's -t"},
+		{in + "-c:v libx264 -to 5 out.mp4", "the output's -to"},
+		{in + "-c:v libx264 -frames:v 10 out.mp4", "the output's -frames"},
+		{"ffmpeg -ss 3 -i https://cdn.example.com/in.mp4 -c:v libx264 out.mp4", "the input's option -ss 3"},
+		{in + "-c:v libx264 -r 30 out.mp4", "-r changes the frame rate"},
+		{in + "-c:v libx264 -pass 2 out.mp4", "two-pass"},
+		{in + "-c:v libx264 out.webm", `the output "out.webm" is not mp4, mkv or mov`},
+		{in + "-c:v prores_ks out.mov", "the video encoder prores_ks"},
+		{in + "-c copy out.mp4", "-c copy copies the video"},
+		{in + "-c:v copy out.mp4", "the video is copied"},
+		{in + "-vf \"drawtext=text='%{n}':x=1:y=1\" out.mp4", "drawtext's text expands the frame number"},
+		{in + "-vf \"crop=100:100:n:0\" out.mp4", "filter crop reads n"},
+		{in + "-vf \"drawtext=text=a:x=w-mod(n\\,w):y=1\" out.mp4", "filter drawtext reads n"},
+		{in + "-vf rotate=PI/6 out.mp4", "filter rotate is not one a split is proved"},
+		{in + "-c:v libx264 -force_key_frames 0,5 out.mp4", "-force_key_frames"},
+		{in + "-c:v libx264 -shortest out.mp4", "-shortest"},
+		{in + "-map 0 -c:v libx264 out.mkv", "-map 0 selects streams"},
+		{in + "-c:v libx264 out_%03d.png", "numbered sequence"},
+		{in + "-c:v libx264 -f hls index.m3u8", "a stream of files"},
+		{in + "-c:v libx264 -f null -", "writes no file"},
+		{"ffmpeg -copyts -i https://cdn.example.com/in.mp4 -c:v libx264 out.mp4", "the global option -copyts"},
+		{in + "-q 2 out.mp4", "-q without :v or :a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.command, func(t *testing.T) {
+			t.Parallel()
+			r := Validate(tt.command, Options{})
+			if !r.Valid {
+				t.Fatalf("Validate: %s", r.Error)
+			}
+			s := Splittable(r.Plan)
+			if s.OK || !strings.Contains(s.Reason, tt.reason) {
+				t.Fatalf("Splittable = %+v, want a reason containing %q", s, tt.reason)
+			}
+		})
+	}
+	if s := Splittable(nil); s.OK || s.Reason == "" {
+		t.Errorf("Splittable(nil) = %+v, want a reason", s)
+	}
+}
+
+func TestSplitCommands(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		command string
+		opts    Options
+		cuts    []float64
+		audio   bool
+		want    SplitRun
+	}{
+		{
+			name:    "x264 with audio",
+			command: "ffmpeg -hide_banner -i https://cdn.example.com/in.mp4 -vf scale=640:-2 -c:v libx264 -crf 23 -c:a aac -b:a 128k -movflags +faststart out.mp4",
+			cuts:    []float64{2, 4.0333333333},
+			audio:   true,
+			want: SplitRun{
+				Parts: [][]string{
+					{"-hide_banner", "-to", "2.000000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_003.mp4"},
+				},
+				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
+				Audio:     []string{"-hide_banner", "-i", "input_0.mp4", "-vn", "-sn", "-dn", "-c:a", "aac", "-b:a", "128k", "split_audio.mp4"},
+				AudioName: "split_audio.mp4",
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\nfile 'split_part_003.mp4'\n",
+				Join:      []string{"-hide_banner", "-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "-movflags", "+faststart", "out.mp4"},
+			},
+		},
+		{
+			name:    "no audio in the input, hvc1 tag on parts and join",
+			command: "ffmpeg -i in.mov -c:v libx265 -tag:v hvc1 out.mov",
+			opts:    Options{Inputs: map[string]Input{"in.mov": {URL: "https://cdn.example.com/in.mov"}}},
+			cuts:    []float64{1.5},
+			want: SplitRun{
+				Parts: [][]string{
+					{"-to", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-an", "-sn", "-dn", "split_part_001.mov"},
+					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-an", "-sn", "-dn", "split_part_002.mov"},
+				},
+				PartNames: []string{"split_part_001.mov", "split_part_002.mov"},
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mov'\nfile 'split_part_002.mov'\n",
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "-tag:v", "hvc1", "out.mov"},
+			},
+		},
+		{
+			name:    "subtitles shifted to the source's time",
+			command: "ffmpeg -i https://cdn.example.com/in.mp4 -vf subtitles=subs.srt -an out.mkv",
+			opts:    Options{Inputs: map[string]Input{"subs.srt": {Inline: true, ContentSize: 10}}},
+			cuts:    []float64{3},
+			audio:   true,
+			want: SplitRun{
+				Parts: [][]string{
+					{"-to", "3.000000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-an", "-sn", "-dn", "split_part_001.mkv"},
+					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+				},
+				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mkv'\nfile 'split_part_002.mkv'\n",
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "out.mkv"},
+			},
+		},
+		{
+			name:    "still image overlay",
+			command: "ffmpeg -i https://cdn.example.com/in.mp4 -i logo.png -filter_complex \"[0:v][1:v]overlay=10:10\" -c:v libx264 out.mp4",
+			opts:    Options{Inputs: map[string]Input{"logo.png": {Inline: true, ContentSize: 10}}},
+			cuts:    []float64{2},
+			audio:   true,
+			want: SplitRun{
+				Parts: [][]string{
+					{"-to", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mp4"},
+				},
+				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
+				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "split_audio.mp4"},
+				AudioName: "split_audio.mp4",
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\n",
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "out.mp4"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := Validate(tt.command, tt.opts)
+			if !r.Valid {
+				t.Fatalf("Validate: %s", r.Error)
+			}
+			got, err := SplitCommands(r.Plan, tt.cuts, tt.audio)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&tt.want, got); diff != "" {
+				t.Fatalf("SplitCommands (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSplitCommandsRefusals(t *testing.T) {
+	t.Parallel()
+	ok := Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 out.mp4", Options{}).Plan
+	tests := []struct {
+		name string
+		plan *Plan
+		cuts []float64
+		want string
+	}{
+		{"not splittable", Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 -t 3 out.mp4", Options{}).Plan, []float64{1}, "the output's -t"},
+		{"cuts out of order", ok, []float64{2, 1}, "cut 1 is not a time after"},
+		{"cut at zero", ok, []float64{0}, "cut 0 is not a time after"},
+		{"name the split writes", Validate("ffmpeg -i split_audio.mp4 -c:v libx264 out.mp4", Options{}).Plan, []float64{1}, `"split_audio.mp4"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := SplitCommands(tt.plan, tt.cuts, true)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("SplitCommands error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzSplitCommands holds SplitCommands to its promise over any accepted command: it refuses or
+// writes commands the validator accepts (it checks them itself), one part per cut and one more,
+// every part writing a name of the list.
+func FuzzSplitCommands(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add(c.Command, 1.5, 3.25, true)
+	}
+	f.Fuzz(func(t *testing.T, command string, a, b float64, audio bool) {
+		r := Validate(command, Options{})
+		if !r.Valid {
+			return
+		}
+		run, err := SplitCommands(r.Plan, []float64{a, b}, audio)
+		if ok := Splittable(r.Plan).OK; !ok {
+			if err == nil {
+				t.Fatalf("SplitCommands(%q) split a command Splittable refuses", command)
+			}
+			return
+		}
+		if err != nil {
+			if a > 0 && b > a && b < 1e9 && !strings.Contains(err.Error(), "a name the split writes") && !strings.Contains(err.Error(), "more than one chain") {
+				t.Fatalf("SplitCommands(%q, %v, %v): %v", command, a, b, err)
+			}
+			return
+		}
+		if len(run.Parts) != 3 || len(run.PartNames) != 3 {
+			t.Fatalf("SplitCommands(%q) wrote %d parts for 2 cuts", command, len(run.Parts))
+		}
+		for i, p := range run.Parts {
+			if p[len(p)-1] != run.PartNames[i] || !strings.Contains(run.List, "'"+run.PartNames[i]+"'") {
+				t.Fatalf("part %d writes %q, not its listed name", i, p[len(p)-1])
+			}
+		}
+		if !slices.Equal(run.Join[len(run.Join)-1:], r.Plan.Outputs) {
+			t.Fatalf("the join writes %q, not the command's output %q", run.Join[len(run.Join)-1], r.Plan.Outputs)
+		}
+	})
+}
