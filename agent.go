@@ -50,20 +50,27 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	if err != nil {
 		return nil, err
 	}
+	rc := cfg.Runner
+	if pool := warmPool(sb, reach, work, cfg); pool != nil {
+		sb, rc.Stopped = pool, pool.Close
+	}
 	// The runner validates each job again with the ranges its fetcher may reach.
 	exec := &runner.FFmpeg{Sandbox: sb, Queue: queue, Log: cfg.Log, AllowPrivateNetworks: cfg.Fetch.AllowPrivate,
 		Fetch: runner.Fetcher{Client: safehttp.NewClient(cfg.Fetch), Queue: queue, MaxBytes: 2 << 30, Log: cfg.Log}}
-	rc := cfg.Runner
 	rc.Class, rc.Slots, rc.WorkRoot, rc.Log = cfg.Class, cfg.Slots, work, cfg.Log
 	if cfg.Worker != "" {
 		rc.Worker = cfg.Worker
 	}
-	return runner.New(rc, queue, map[string]runner.Executor{
+	agent, err := runner.New(rc, queue, map[string]runner.Executor{
 		ffmpegjob.Name:       exec,
 		extractmetadata.Name: &runner.Metadata{FFmpeg: exec},
 		captionburn.Name:     &runner.Captions{FFmpeg: exec, Transcriber: cfg.Transcriber},
 		captionsanimate.Name: &runner.Animate{FFmpeg: exec, Transcriber: cfg.Transcriber},
 	})
+	if err != nil && rc.Stopped != nil {
+		rc.Stopped()
+	}
+	return agent, err
 }
 
 // newSandbox is the configured sandbox, checked: it answers, and for the gpu class it passes
@@ -120,6 +127,24 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 		}
 	}
 	return sb, bw, nil
+}
+
+// warmPool is a pool of bubblewrap sandboxes started ahead for the runs of the agent, or nil
+// where it cannot be had: the Docker sandbox, a GPU worker, or an executable that does not act
+// as the launcher (sandbox.RunLauncher). Each slot runs a job and, beside it, the probe of its
+// input, so the pool holds two sandboxes a slot. Its root sits beside the work root (work.warm),
+// on the work directories' filesystem, so that staged files are linked in and outputs renamed
+// out, and apart from the job directories.
+func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) *sandbox.Pool {
+	if sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU || !sandbox.LauncherReady() {
+		return nil
+	}
+	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm"})
+	if err != nil {
+		cfg.Log.Warn("sandboxes start cold: the warm pool could not be made", "err", err)
+		return nil
+	}
+	return p
 }
 
 func orDefault(s, def string) string {

@@ -61,6 +61,9 @@ type Config struct {
 	ReportFor time.Duration
 	// OnRun, when set, hears how each run ended, once its result is settled (for metrics).
 	OnRun func(RunStats)
+	// Stopped, when set, is called once Run has returned its last report: it releases what
+	// the executors share, such as a pool of warm sandboxes.
+	Stopped func()
 	Log   *slog.Logger
 }
 
@@ -173,6 +176,9 @@ func (a *Agent) Running() int {
 // finish for up to DrainTimeout, stops and hands back those still running, and returns once
 // their reports are done.
 func (a *Agent) Run(ctx context.Context) {
+	if a.cfg.Stopped != nil {
+		defer a.cfg.Stopped()
+	}
 	a.loop(ctx)
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()

@@ -96,7 +96,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	if err != nil {
 		return workqueue.Result{Failure: f.internal(a.Lease.JobID, "measuring the work directory", err)}
 	}
-	h.Executing()
+	// The compute begins when the first step's FFmpeg starts, after its staged files are
+	// checked: a refusal before it is free.
+	executing := sync.OnceFunc(h.Executing)
 	deadline := time.Now().Add(a.Timeout)
 	var (
 		computeMs int64
@@ -122,7 +124,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 			}
 			plan = p
 		}
-		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim}
+		st := step{index: i, of: steps, timeout: time.Until(deadline), total: a.Timeout, before: processed, limits: lim, executing: executing}
 		log := analysisLogFor(plan)
 		st.stderr = log.stderr()
 		if i > 0 {
@@ -189,6 +191,8 @@ type step struct {
 	limits sandbox.Limits
 	// stderr receives FFmpeg's log (Spec.Stderr), nil when no one reads it.
 	stderr io.Writer
+	// executing tells the agent the job's compute begins; called once per job.
+	executing func()
 }
 
 // spent is the job's cap that the steps before the next used up, if one is: the job fails as a
@@ -230,6 +234,7 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 	if fail != nil {
 		return ran{}, fail
 	}
+	st.executing()
 	// Progress: FFmpeg's -progress lines give out_time_us, which a length of the output turns
 	// into a fraction. The length is the smallest bound known: the command's own (its -t, a
 	// lavfi source's duration, frames over a rate: commandDuration), known at once, and the

@@ -1,11 +1,13 @@
 package runner_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
@@ -149,5 +151,29 @@ func TestStepsShareTheJobCaps(t *testing.T) {
 				t.Fatalf("error %+v, want LIMIT_EXCEEDED in step 2 naming %s", e, tc.limit)
 			}
 		})
+	}
+}
+
+// TestStepsOnWarmSandboxes: a chain runs the same on warm sandboxes, which take the staged
+// files in and give the outputs back at each step.
+func TestStepsOnWarmSandboxes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sb := b.exec.Sandbox.(*sandbox.Sandbox)
+	root := filepath.Join(b.root, "warm")
+	pool, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: 2, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	b.exec.Sandbox = pool
+	for i := range 5 {
+		res := b.runParams(t, "", map[string]any{"steps": transcodeThumbPackage, "keep": []string{"thumb.jpg"}}, time.Minute, workqueue.Limits{})
+		if e := failed(res); e != nil {
+			t.Fatalf("run %d failed: %+v %s", i, e, deref(e.Detail))
+		}
+	}
+	if pool.WarmRuns() == 0 {
+		t.Fatal("no run took a warm sandbox")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,6 +57,7 @@ func (sb *Sandbox) rlimits(lim Limits, memoryCgroup bool) []rlimit {
 // place. It never returns when it was asked to launch: it exits on any error.
 func RunLauncher() bool {
 	if len(os.Args) < 3 || os.Args[1] != LauncherArg {
+		launcherReady.Store(true)
 		return false
 	}
 	err := launcherMain(os.Args[2], os.Args[3:])
@@ -63,6 +65,14 @@ func RunLauncher() bool {
 	os.Exit(126)
 	return true
 }
+
+// launcherReady is set once this process's main has called RunLauncher: its executable can
+// then serve as a warm sandbox's launcher.
+var launcherReady atomic.Bool
+
+// LauncherReady tells whether this process's executable acts as the launcher (its main called
+// RunLauncher first): a program that embeds the runner without doing so gets cold sandboxes.
+func LauncherReady() bool { return launcherReady.Load() }
 
 func launcherMain(fdArg string, allowed []string) error {
 	fd, err := strconv.Atoi(fdArg)

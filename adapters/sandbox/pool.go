@@ -20,11 +20,12 @@ import (
 // Pool is a Runner that keeps sandboxes started ahead: namespaces made, mounts done, the
 // memory cgroup joined, and a launcher inside waiting on a pipe for its one command. Each is
 // used by exactly one run and then torn down, never reused. Run keeps Runner's contract: the
-// staged entries of Spec.Dir are moved (renamed) into the warm sandbox's own empty work
-// directory before the command is released, and everything there is moved back into Spec.Dir
-// after the run, so the caller finds its outputs where a cold run leaves them. Where no warm
-// sandbox is ready, or the work directory is on another filesystem than the pool's, the run
-// is a cold one (Sandbox.Run). The caps are those of a cold run: the same bwrap options and
+// staged files of Spec.Dir are hard-linked into the warm sandbox's own empty work directory
+// before the command is released, and what the run made there is moved back into Spec.Dir
+// after it, so the caller finds its outputs where a cold run leaves them, and runs on the same
+// directory at once (a probe beside the job) each see every staged file. Where no warm sandbox
+// is ready, or the work directory is on another filesystem than the pool's or holds a
+// directory, the run is a cold one (Sandbox.Run). The caps are those of a cold run: the same bwrap options and
 // seccomp filters, a memory cgroup set to the run's limit before release, the rlimits set by
 // the launcher as prlimit sets them, the caps' watcher, the deadline.
 type Pool struct {
@@ -335,14 +336,15 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
-	if err := moveEntries(spec.Dir, w.dir); err != nil {
-		_ = moveEntries(w.dir, spec.Dir)
+	staged, lerr := linkEntries(spec.Dir, w.dir)
+	if lerr != nil {
 		w.teardown()
 		return Result{}, nil, true
 	}
-	// From here the staged files are in w.dir, and go back to spec.Dir whatever happens.
+	// From here the staged files are linked into w.dir, and what the run made there goes back
+	// to spec.Dir whatever happens.
 	defer func() {
-		if merr := moveEntries(w.dir, spec.Dir); merr != nil && err == nil {
+		if merr := returnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
 			err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
 		}
 		_ = os.RemoveAll(w.dir)
@@ -422,19 +424,73 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	return res, nil, false
 }
 
-// moveEntries renames every entry of from into to (one filesystem). Renaming does not follow
-// the entries' symlinks, so what a run left there is moved, never read.
-func moveEntries(from, to string) error {
+// linkEntries hard-links every entry of from into to (one filesystem), and returns the
+// links it made, by name, with their files' identities. Links, not moves: other runs on the
+// same directory at the same time (the probe of an input beside the job's FFmpeg, the probes
+// of its outputs) each see every staged file. A directory, which cannot be linked, or any
+// other failure undoes the links and answers an error: the run then starts cold.
+func linkEntries(from, to string) (map[string]fileID, error) {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return nil, err
+	}
+	linked := map[string]fileID{}
+	undo := func(err error) (map[string]fileID, error) {
+		for name := range linked {
+			_ = os.Remove(filepath.Join(to, name))
+		}
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			return undo(fmt.Errorf("%s is a directory", e.Name()))
+		}
+		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
+		if err := os.Link(src, dst); err != nil {
+			return undo(err)
+		}
+		id, err := idOf(dst)
+		if err != nil {
+			return undo(err)
+		}
+		linked[e.Name()] = id
+	}
+	return linked, nil
+}
+
+// returnEntries moves into to what the run left in from: its new entries are renamed (which
+// does not follow a symlink the run made), and the links linkEntries made that still name the
+// same file are removed. A staged name the run replaced with a file of its own is moved back
+// over the staged one, as the run would have replaced it in place.
+func returnEntries(from, to string, staged map[string]fileID) error {
 	entries, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, e := range entries {
-		if err := os.Rename(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
-			return err
+		src := filepath.Join(from, e.Name())
+		if id, ok := staged[e.Name()]; ok {
+			if now, err := idOf(src); err == nil && now == id {
+				errs = append(errs, os.Remove(src))
+				continue
+			}
 		}
+		errs = append(errs, os.Rename(src, filepath.Join(to, e.Name())))
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// fileID is a file's identity on its filesystem.
+type fileID struct{ dev, ino uint64 }
+
+// idOf is the identity of the entry at path, not following a symlink.
+func idOf(path string) (fileID, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
 // switchWriter writes to the writer set last; nothing before.

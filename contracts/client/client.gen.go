@@ -348,6 +348,27 @@ func (e JobCompletedEventEvent) Valid() bool {
 	}
 }
 
+// Defines values for JobDeliveryStatus.
+const (
+	JobDeliveryStatusDelivered JobDeliveryStatus = "delivered"
+	JobDeliveryStatusFailed    JobDeliveryStatus = "failed"
+	JobDeliveryStatusPending   JobDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the JobDeliveryStatus enum.
+func (e JobDeliveryStatus) Valid() bool {
+	switch e {
+	case JobDeliveryStatusDelivered:
+		return true
+	case JobDeliveryStatusFailed:
+		return true
+	case JobDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobFailedEventEvent.
 const (
 	JobFailedEventEventJobFailed JobFailedEventEvent = "job.failed"
@@ -457,6 +478,7 @@ const (
 	RunResultFailureKindInvalid   RunResultFailureKind = "invalid"
 	RunResultFailureKindLimit     RunResultFailureKind = "limit"
 	RunResultFailureKindNoOutput  RunResultFailureKind = "no_output"
+	RunResultFailureKindStalled   RunResultFailureKind = "stalled"
 	RunResultFailureKindTimeout   RunResultFailureKind = "timeout"
 )
 
@@ -478,6 +500,8 @@ func (e RunResultFailureKind) Valid() bool {
 	case RunResultFailureKindLimit:
 		return true
 	case RunResultFailureKindNoOutput:
+		return true
+	case RunResultFailureKindStalled:
 		return true
 	case RunResultFailureKindTimeout:
 		return true
@@ -536,11 +560,13 @@ func (e Status) Valid() bool {
 
 // Defines values for WebhookEvent.
 const (
-	WebhookEventBatchCompleted WebhookEvent = "batch.completed"
-	WebhookEventJobCancelled   WebhookEvent = "job.cancelled"
-	WebhookEventJobCompleted   WebhookEvent = "job.completed"
-	WebhookEventJobFailed      WebhookEvent = "job.failed"
-	WebhookEventJobRunning     WebhookEvent = "job.running"
+	WebhookEventBatchCompleted    WebhookEvent = "batch.completed"
+	WebhookEventJobCancelled      WebhookEvent = "job.cancelled"
+	WebhookEventJobCompleted      WebhookEvent = "job.completed"
+	WebhookEventJobDelivered      WebhookEvent = "job.delivered"
+	WebhookEventJobDeliveryFailed WebhookEvent = "job.delivery_failed"
+	WebhookEventJobFailed         WebhookEvent = "job.failed"
+	WebhookEventJobRunning        WebhookEvent = "job.running"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEvent enum.
@@ -551,6 +577,10 @@ func (e WebhookEvent) Valid() bool {
 	case WebhookEventJobCancelled:
 		return true
 	case WebhookEventJobCompleted:
+		return true
+	case WebhookEventJobDelivered:
+		return true
+	case WebhookEventJobDeliveryFailed:
 		return true
 	case WebhookEventJobFailed:
 		return true
@@ -717,6 +747,9 @@ type Assignment struct {
 	Limits   struct {
 		Bytes int64 `json:"bytes"`
 		Files int64 `json:"files"`
+
+		// StallSeconds How long the program may make no progress before it is stopped (RUNNER_STALLED); absent: 60.
+		StallSeconds *int64 `json:"stallSeconds,omitempty"`
 	} `json:"limits"`
 
 	// OutputsURL Where the job's outputs are written: + file name.
@@ -1008,6 +1041,57 @@ type DeliveryEnvelope struct {
 	Data Delivery `json:"data"`
 }
 
+// Destination defines model for Destination.
+type Destination struct {
+	// AccessKeyID Masked: all but its last four characters are *.
+	AccessKeyID string    `json:"accessKeyId"`
+	Bucket      string    `json:"bucket"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Endpoint    string    `json:"endpoint"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	PathStyle   bool      `json:"pathStyle"`
+	Prefix      string    `json:"prefix"`
+	Region      string    `json:"region"`
+}
+
+// DestinationEnvelope defines model for DestinationEnvelope.
+type DestinationEnvelope struct {
+	Data Destination `json:"data"`
+}
+
+// DestinationRef Where a complete job's outputs are copied: one of the caller's destinations, and the key
+// template of each file under its prefix. Placeholders: `{job_id}`, `{name}` (the output
+// file's name, which the template must use), `{ext}` (its extension without the dot),
+// `{date}` (the UTC day the job completed, YYYY-MM-DD), `{preset}` (the job's preset name;
+// empty for none, and an empty segment is dropped). An unknown placeholder, an absolute
+// path, a `..` or empty segment, or a destination not the caller's is 400 naming
+// `destination.path` or `destination.id`. Not accepted in a batch's jobs.
+type DestinationRef struct {
+	ID   string  `json:"id"`
+	Path *string `json:"path,omitempty"`
+}
+
+// DestinationRequest defines model for DestinationRequest.
+type DestinationRequest struct {
+	AccessKeyID string `json:"accessKeyId"`
+	Bucket      string `json:"bucket"`
+
+	// Endpoint http(s) base URL of the S3-compatible service, e.g. https://s3.eu-west-1.amazonaws.com; it must resolve to a public address.
+	Endpoint string `json:"endpoint"`
+	Name     string `json:"name"`
+
+	// PathStyle Address the bucket in the path rather than the host name (MinIO, versitygw).
+	PathStyle *bool `json:"pathStyle,omitempty"`
+
+	// Prefix Key prefix of every delivered file, relative, without '..'.
+	Prefix *string `json:"prefix,omitempty"`
+	Region string  `json:"region"`
+
+	// SecretAccessKey Stored encrypted; never shown again.
+	SecretAccessKey *string `json:"secretAccessKey,omitempty"`
+}
+
 // ErrorEnvelope defines model for ErrorEnvelope.
 type ErrorEnvelope struct {
 	Error struct {
@@ -1179,6 +1263,11 @@ type Job struct {
 	Cost      *Cost `json:"cost,omitempty"`
 	CreatedAt int64 `json:"createdAt"`
 
+	// Delivery The copy of a job's outputs to its destination. `pending` until the job completes and
+	// while attempts are made; `delivered` or `failed` after. It never changes the job's
+	// status or charge.
+	Delivery *JobDelivery `json:"delivery,omitempty"`
+
 	// Error Present when `failed`.
 	Error *JobError `json:"error,omitempty"`
 	ID    string    `json:"id"`
@@ -1251,6 +1340,27 @@ type JobCompletedEvent struct {
 // JobCompletedEventEvent defines model for JobCompletedEvent.Event.
 type JobCompletedEventEvent string
 
+// JobDelivery The copy of a job's outputs to its destination. `pending` until the job completes and
+// while attempts are made; `delivered` or `failed` after. It never changes the job's
+// status or charge.
+type JobDelivery struct {
+	Destination string  `json:"destination"`
+	Error       *string `json:"error"`
+	Files       []struct {
+		// Error Why this file was not delivered.
+		Error *string `json:"error,omitempty"`
+		Etag  *string `json:"etag,omitempty"`
+		Key   string  `json:"key"`
+		Name  string  `json:"name"`
+		Size  int64   `json:"size"`
+	} `json:"files"`
+	Path   string            `json:"path"`
+	Status JobDeliveryStatus `json:"status"`
+}
+
+// JobDeliveryStatus defines model for JobDelivery.Status.
+type JobDeliveryStatus string
+
 // JobEnvelope defines model for JobEnvelope.
 type JobEnvelope struct {
 	// Data The specification's fields (`id`, `status`, `output`, `error`, `cost`) plus ours: the
@@ -1288,6 +1398,15 @@ type JobFailedEventEvent string
 
 // JobRequest defines model for JobRequest.
 type JobRequest struct {
+	// Destination Where a complete job's outputs are copied: one of the caller's destinations, and the key
+	// template of each file under its prefix. Placeholders: `{job_id}`, `{name}` (the output
+	// file's name, which the template must use), `{ext}` (its extension without the dot),
+	// `{date}` (the UTC day the job completed, YYYY-MM-DD), `{preset}` (the job's preset name;
+	// empty for none, and an empty segment is dropped). An unknown placeholder, an absolute
+	// path, a `..` or empty segment, or a destination not the caller's is 400 naming
+	// `destination.path` or `destination.id`. Not accepted in a batch's jobs.
+	Destination *DestinationRef `json:"destination,omitempty"`
+
 	// Inputs Named sources, per type (a URL string, `{ url }` or `{ content }` for `ffmpeg`). The
 	// schemas below document the other types' inputs; each type checks its own strictly.
 	Inputs *JobRequest_Inputs `json:"inputs,omitempty"`
@@ -1431,6 +1550,12 @@ type RunResult struct {
 		Limit   *RunResultFailureLimit `json:"limit,omitempty"`
 		Max     *int64                 `json:"max,omitempty"`
 		Message *string                `json:"message,omitempty"`
+
+		// Step The failed command of a job of several (params.steps), from 1.
+		Step *int64 `json:"step,omitempty"`
+
+		// Steps How many commands the job has.
+		Steps *int64 `json:"steps,omitempty"`
 	} `json:"failure,omitempty"`
 	Files *[]File `json:"files,omitempty"`
 
@@ -1841,6 +1966,9 @@ type CreateAPIKeyJSONRequestBody = CreateAPIKeyJSONBody
 
 // SubmitBatchJSONRequestBody defines body for SubmitBatch for application/json ContentType.
 type SubmitBatchJSONRequestBody = BatchRequest
+
+// CreateDestinationJSONRequestBody defines body for CreateDestination for application/json ContentType.
+type CreateDestinationJSONRequestBody = DestinationRequest
 
 // ValidateFFmpegJSONRequestBody defines body for ValidateFFmpeg for application/json ContentType.
 type ValidateFFmpegJSONRequestBody ValidateFFmpegJSONBody
@@ -2527,6 +2655,53 @@ type ClientInterface interface {
 	// Corresponds with POST /deliveries/{id}/redeliver (the `Redeliver` operationId).
 	Redeliver(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListDestinations The caller's destinations, oldest first
+	//
+	// Corresponds with GET /destinations (the `ListDestinations` operationId).
+	ListDestinations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDestinationWithBody Register an S3-compatible bucket to deliver outputs to
+	//
+	// The destination is checked with a test write of a small object under `prefix` and its
+	// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+	// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+	// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+	// encrypted and never shown again; `accessKeyId` is shown masked.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /destinations (the `CreateDestination` operationId).
+	CreateDestinationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDestination Register an S3-compatible bucket to deliver outputs to
+	//
+	// The destination is checked with a test write of a small object under `prefix` and its
+	// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+	// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+	// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+	// encrypted and never shown again; `accessKeyId` is shown masked.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /destinations (the `CreateDestination` operationId).
+	CreateDestination(ctx context.Context, body CreateDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDestination Delete a destination
+	//
+	// A destination named by jobs whose delivery is still to be made (jobs waiting or running,
+	// or deliveries pending) is 409 `CONFLICT` and stays: delete it once they are delivered
+	// or failed. Deliveries already made keep naming it.
+	//
+	// Corresponds with DELETE /destinations/{id} (the `DeleteDestination` operationId).
+	DeleteDestination(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDestination Read a destination
+	//
+	// Another account's destination is 404.
+	//
+	// Corresponds with GET /destinations/{id} (the `GetDestination` operationId).
+	GetDestination(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DownloadFile Download the single file of a job
 	//
 	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
@@ -2780,6 +2955,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 	CancelJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeliverJob Deliver a complete job's outputs to its destination again
+	//
+	// A `complete` job whose delivery is `failed` (or `delivered`, to copy again) is delivered
+	// again, in a new round, with its retries; `job.delivered` or `job.delivery_failed`
+	// follows. A job of another status, a delivery still `pending`, or a job that names no
+	// destination is 409 `CONFLICT`. The job's status and charge never change. No body.
+	//
+	// Corresponds with POST /jobs/{id}/deliver (the `DeliverJob` operationId).
+	DeliverJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetJobPriorityWithBody Change a waiting job's priority
 	//
@@ -3281,6 +3466,103 @@ func (c *Client) Redeliver(ctx context.Context, id string, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
+// ListDestinations The caller's destinations, oldest first
+//
+// Corresponds with GET /destinations (the `ListDestinations` operationId).
+func (c *Client) ListDestinations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDestinationsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDestinationWithBody Register an S3-compatible bucket to deliver outputs to
+//
+// The destination is checked with a test write of a small object under `prefix` and its
+// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+// encrypted and never shown again; `accessKeyId` is shown masked.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /destinations (the `CreateDestination` operationId).
+func (c *Client) CreateDestinationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDestinationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDestination Register an S3-compatible bucket to deliver outputs to
+//
+// The destination is checked with a test write of a small object under `prefix` and its
+// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+// encrypted and never shown again; `accessKeyId` is shown masked.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /destinations (the `CreateDestination` operationId).
+func (c *Client) CreateDestination(ctx context.Context, body CreateDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDestinationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDestination Delete a destination
+//
+// A destination named by jobs whose delivery is still to be made (jobs waiting or running,
+// or deliveries pending) is 409 `CONFLICT` and stays: delete it once they are delivered
+// or failed. Deliveries already made keep naming it.
+//
+// Corresponds with DELETE /destinations/{id} (the `DeleteDestination` operationId).
+func (c *Client) DeleteDestination(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDestinationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDestination Read a destination
+//
+// Another account's destination is 404.
+//
+// Corresponds with GET /destinations/{id} (the `GetDestination` operationId).
+func (c *Client) GetDestination(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDestinationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DownloadFile Download the single file of a job
 //
 // No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
@@ -3755,6 +4037,26 @@ func (c *Client) GetJob(ctx context.Context, id JobID, reqEditors ...RequestEdit
 // Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 func (c *Client) CancelJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelJobRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeliverJob Deliver a complete job's outputs to its destination again
+//
+// A `complete` job whose delivery is `failed` (or `delivered`, to copy again) is delivered
+// again, in a new round, with its retries; `job.delivered` or `job.delivery_failed`
+// follows. A job of another status, a delivery still `pending`, or a job that names no
+// destination is 409 `CONFLICT`. The job's status and charge never change. No body.
+//
+// Corresponds with POST /jobs/{id}/deliver (the `DeliverJob` operationId).
+func (c *Client) DeliverJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeliverJobRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -4702,6 +5004,141 @@ func NewRedeliverRequest(server string, id string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListDestinationsRequest constructs an http.Request for the ListDestinations method
+func NewListDestinationsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/destinations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateDestinationRequest calls the generic CreateDestination builder with application/json body
+func NewCreateDestinationRequest(server string, body CreateDestinationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDestinationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateDestinationRequestWithBody constructs an http.Request for the CreateDestination method, with any body, and a specified content type
+func NewCreateDestinationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/destinations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteDestinationRequest constructs an http.Request for the DeleteDestination method
+func NewDeleteDestinationRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/destinations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDestinationRequest constructs an http.Request for the GetDestination method
+func NewGetDestinationRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/destinations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDownloadFileRequest constructs an http.Request for the DownloadFile method
 func NewDownloadFileRequest(server string, jobID DownloadJobID, params *DownloadFileParams) (*http.Request, error) {
 	var err error
@@ -5455,6 +5892,40 @@ func NewCancelJobRequest(server string, id JobID) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/jobs/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeliverJobRequest constructs an http.Request for the DeliverJob method
+func NewDeliverJobRequest(server string, id JobID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/jobs/%s/deliver", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6545,6 +7016,59 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /deliveries/{id}/redeliver (the `Redeliver` operationId).
 	RedeliverWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*RedeliverResponse, error)
 
+	// ListDestinationsWithResponse The caller's destinations, oldest first
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /destinations (the `ListDestinations` operationId).
+	ListDestinationsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListDestinationsResponse, error)
+
+	// CreateDestinationWithBodyWithResponse Register an S3-compatible bucket to deliver outputs to
+	//
+	// The destination is checked with a test write of a small object under `prefix` and its
+	// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+	// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+	// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+	// encrypted and never shown again; `accessKeyId` is shown masked.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /destinations (the `CreateDestination` operationId).
+	CreateDestinationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDestinationResponse, error)
+
+	// CreateDestinationWithResponse Register an S3-compatible bucket to deliver outputs to
+	//
+	// The destination is checked with a test write of a small object under `prefix` and its
+	// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+	// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+	// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+	// encrypted and never shown again; `accessKeyId` is shown masked.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /destinations (the `CreateDestination` operationId).
+	CreateDestinationWithResponse(ctx context.Context, body CreateDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDestinationResponse, error)
+
+	// DeleteDestinationWithResponse Delete a destination
+	//
+	// A destination named by jobs whose delivery is still to be made (jobs waiting or running,
+	// or deliveries pending) is 409 `CONFLICT` and stays: delete it once they are delivered
+	// or failed. Deliveries already made keep naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /destinations/{id} (the `DeleteDestination` operationId).
+	DeleteDestinationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteDestinationResponse, error)
+
+	// GetDestinationWithResponse Read a destination
+	//
+	// Another account's destination is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /destinations/{id} (the `GetDestination` operationId).
+	GetDestinationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetDestinationResponse, error)
+
 	// DownloadFileWithResponse Download the single file of a job
 	//
 	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
@@ -6818,6 +7342,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /jobs/{id}/cancel (the `CancelJob` operationId).
 	CancelJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*CancelJobResponse, error)
+
+	// DeliverJobWithResponse Deliver a complete job's outputs to its destination again
+	//
+	// A `complete` job whose delivery is `failed` (or `delivered`, to copy again) is delivered
+	// again, in a new round, with its retries; `job.delivered` or `job.delivery_failed`
+	// follows. A job of another status, a delivery still `pending`, or a job that names no
+	// destination is 409 `CONFLICT`. The job's status and charge never change. No body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /jobs/{id}/deliver (the `DeliverJob` operationId).
+	DeliverJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*DeliverJobResponse, error)
 
 	// SetJobPriorityWithBodyWithResponse Change a waiting job's priority
 	//
@@ -8301,6 +8837,391 @@ func (r RedeliverResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RedeliverResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDestinationsResponse401Headers the declared response headers of an HTTP 401 response for ListDestinations
+type ListDestinationsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// ListDestinationsResponse429Headers the declared response headers of an HTTP 429 response for ListDestinations
+type ListDestinationsResponse429Headers struct {
+	RetryAfter int64
+}
+
+// ListDestinationsResponse503Headers the declared response headers of an HTTP 503 response for ListDestinations
+type ListDestinationsResponse503Headers struct {
+	RetryAfter int64
+}
+
+type ListDestinationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Destination `json:"data"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDestinationsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDestinationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDestinationsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDestinationsResponse) GetJSON200() *struct {
+	Data []Destination `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDestinationsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDestinationsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDestinationsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDestinationsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDestinationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDestinationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDestinationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDestinationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateDestinationResponse401Headers the declared response headers of an HTTP 401 response for CreateDestination
+type CreateDestinationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// CreateDestinationResponse429Headers the declared response headers of an HTTP 429 response for CreateDestination
+type CreateDestinationResponse429Headers struct {
+	RetryAfter int64
+}
+
+// CreateDestinationResponse503Headers the declared response headers of an HTTP 503 response for CreateDestination
+type CreateDestinationResponse503Headers struct {
+	RetryAfter int64
+}
+
+type CreateDestinationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DestinationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateDestinationResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateDestinationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateDestinationResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateDestinationResponse) GetJSON201() *DestinationEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateDestinationResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateDestinationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateDestinationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateDestinationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateDestinationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDestinationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDestinationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDestinationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDestinationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteDestinationResponse401Headers the declared response headers of an HTTP 401 response for DeleteDestination
+type DeleteDestinationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// DeleteDestinationResponse429Headers the declared response headers of an HTTP 429 response for DeleteDestination
+type DeleteDestinationResponse429Headers struct {
+	RetryAfter int64
+}
+
+// DeleteDestinationResponse503Headers the declared response headers of an HTTP 503 response for DeleteDestination
+type DeleteDestinationResponse503Headers struct {
+	RetryAfter int64
+}
+
+type DeleteDestinationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteDestinationResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDestinationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteDestinationResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDestinationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteDestinationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteDestinationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteDestinationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteDestinationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteDestinationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDestinationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDestinationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDestinationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDestinationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDestinationResponse401Headers the declared response headers of an HTTP 401 response for GetDestination
+type GetDestinationResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// GetDestinationResponse429Headers the declared response headers of an HTTP 429 response for GetDestination
+type GetDestinationResponse429Headers struct {
+	RetryAfter int64
+}
+
+// GetDestinationResponse503Headers the declared response headers of an HTTP 503 response for GetDestination
+type GetDestinationResponse503Headers struct {
+	RetryAfter int64
+}
+
+type GetDestinationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DestinationEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDestinationResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDestinationResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDestinationResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDestinationResponse) GetJSON200() *DestinationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDestinationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDestinationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDestinationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDestinationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDestinationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDestinationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDestinationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDestinationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDestinationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9862,6 +10783,120 @@ func (r CancelJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeliverJobResponse401Headers the declared response headers of an HTTP 401 response for DeliverJob
+type DeliverJobResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// DeliverJobResponse429Headers the declared response headers of an HTTP 429 response for DeliverJob
+type DeliverJobResponse429Headers struct {
+	RetryAfter int64
+}
+
+// DeliverJobResponse503Headers the declared response headers of an HTTP 503 response for DeliverJob
+type DeliverJobResponse503Headers struct {
+	RetryAfter int64
+}
+
+type DeliverJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data The copy of a job's outputs to its destination. `pending` until the job completes and
+		// while attempts are made; `delivered` or `failed` after. It never changes the job's
+		// status or charge.
+		Data JobDelivery `json:"data"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeliverJobResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeliverJobResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeliverJobResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r DeliverJobResponse) GetJSON202() *struct {
+	// Data The copy of a job's outputs to its destination. `pending` until the job completes and
+	// while attempts are made; `delivered` or `failed` after. It never changes the job's
+	// status or charge.
+	Data JobDelivery `json:"data"`
+} {
+	return r.JSON202
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeliverJobResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeliverJobResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeliverJobResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeliverJobResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeliverJobResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeliverJobResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeliverJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeliverJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeliverJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeliverJobResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12085,6 +13120,89 @@ func (c *ClientWithResponses) RedeliverWithResponse(ctx context.Context, id stri
 	return ParseRedeliverResponse(rsp)
 }
 
+// ListDestinationsWithResponse The caller's destinations, oldest first
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /destinations (the `ListDestinations` operationId).
+func (c *ClientWithResponses) ListDestinationsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListDestinationsResponse, error) {
+	rsp, err := c.ListDestinations(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDestinationsResponse(rsp)
+}
+
+// CreateDestinationWithBodyWithResponse Register an S3-compatible bucket to deliver outputs to
+//
+// The destination is checked with a test write of a small object under `prefix` and its
+// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+// encrypted and never shown again; `accessKeyId` is shown masked.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /destinations (the `CreateDestination` operationId).
+func (c *ClientWithResponses) CreateDestinationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDestinationResponse, error) {
+	rsp, err := c.CreateDestinationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDestinationResponse(rsp)
+}
+
+// CreateDestinationWithResponse Register an S3-compatible bucket to deliver outputs to
+//
+// The destination is checked with a test write of a small object under `prefix` and its
+// delete: credentials the service refuses are 400 `VALIDATION_ERROR` naming
+// `accessKeyId/secretAccessKey`, a missing bucket names `bucket`, an endpoint that cannot
+// be reached (or resolves to a private address) names `endpoint`. The secret is stored
+// encrypted and never shown again; `accessKeyId` is shown masked.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /destinations (the `CreateDestination` operationId).
+func (c *ClientWithResponses) CreateDestinationWithResponse(ctx context.Context, body CreateDestinationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDestinationResponse, error) {
+	rsp, err := c.CreateDestination(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDestinationResponse(rsp)
+}
+
+// DeleteDestinationWithResponse Delete a destination
+//
+// A destination named by jobs whose delivery is still to be made (jobs waiting or running,
+// or deliveries pending) is 409 `CONFLICT` and stays: delete it once they are delivered
+// or failed. Deliveries already made keep naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /destinations/{id} (the `DeleteDestination` operationId).
+func (c *ClientWithResponses) DeleteDestinationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*DeleteDestinationResponse, error) {
+	rsp, err := c.DeleteDestination(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDestinationResponse(rsp)
+}
+
+// GetDestinationWithResponse Read a destination
+//
+// Another account's destination is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /destinations/{id} (the `GetDestination` operationId).
+func (c *ClientWithResponses) GetDestinationWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetDestinationResponse, error) {
+	rsp, err := c.GetDestination(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDestinationResponse(rsp)
+}
+
 // DownloadFileWithResponse Download the single file of a job
 //
 // No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
@@ -12495,6 +13613,24 @@ func (c *ClientWithResponses) CancelJobWithResponse(ctx context.Context, id JobI
 		return nil, err
 	}
 	return ParseCancelJobResponse(rsp)
+}
+
+// DeliverJobWithResponse Deliver a complete job's outputs to its destination again
+//
+// A `complete` job whose delivery is `failed` (or `delivered`, to copy again) is delivered
+// again, in a new round, with its retries; `job.delivered` or `job.delivery_failed`
+// follows. A job of another status, a delivery still `pending`, or a job that names no
+// destination is 409 `CONFLICT`. The job's status and charge never change. No body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /jobs/{id}/deliver (the `DeliverJob` operationId).
+func (c *ClientWithResponses) DeliverJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*DeliverJobResponse, error) {
+	rsp, err := c.DeliverJob(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeliverJobResponse(rsp)
 }
 
 // SetJobPriorityWithBodyWithResponse Change a waiting job's priority
@@ -14122,6 +15258,380 @@ func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
 	return response, nil
 }
 
+// ParseListDestinationsResponse parses an HTTP response from a ListDestinationsWithResponse call
+func ParseListDestinationsResponse(rsp *http.Response) (*ListDestinationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDestinationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Destination `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDestinationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDestinationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDestinationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateDestinationResponse parses an HTTP response from a CreateDestinationWithResponse call
+func ParseCreateDestinationResponse(rsp *http.Response) (*CreateDestinationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDestinationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest DestinationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateDestinationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateDestinationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateDestinationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDestinationResponse parses an HTTP response from a DeleteDestinationWithResponse call
+func ParseDeleteDestinationResponse(rsp *http.Response) (*DeleteDestinationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDestinationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteDestinationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteDestinationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteDestinationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDestinationResponse parses an HTTP response from a GetDestinationWithResponse call
+func ParseGetDestinationResponse(rsp *http.Response) (*GetDestinationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDestinationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DestinationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDestinationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDestinationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDestinationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDownloadFileResponse parses an HTTP response from a DownloadFileWithResponse call
 func ParseDownloadFileResponse(rsp *http.Response) (*DownloadFileResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15516,6 +17026,112 @@ func ParseCancelJobResponse(rsp *http.Response) (*CancelJobResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers CancelJobResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeliverJobResponse parses an HTTP response from a DeliverJobWithResponse call
+func ParseDeliverJobResponse(rsp *http.Response) (*DeliverJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeliverJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Data The copy of a job's outputs to its destination. `pending` until the job completes and
+			// while attempts are made; `delivered` or `failed` after. It never changes the job's
+			// status or charge.
+			Data JobDelivery `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeliverJobResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeliverJobResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeliverJobResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
 )
 
 // command is one subcommand. run returns the process exit status.
@@ -31,6 +33,10 @@ func register(c command) {
 }
 
 func main() {
+	// A warm sandbox starts this binary as its launcher (see sandbox.Pool): that is all it does.
+	if sandbox.RunLauncher() {
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr))

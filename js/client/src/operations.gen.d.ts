@@ -67,6 +67,8 @@ export type Assignment = {
   limits: {
     bytes: number;
     files: number;
+    /** How long the program may make no progress before it is stopped (RUNNER_STALLED); absent: 60. */
+    stallSeconds?: number;
   };
   /** Where the job's outputs are written: + file name. */
   outputsUrl?: string;
@@ -244,6 +246,52 @@ export type DeliveryEnvelope = {
   data: Delivery;
 };
 
+export type Destination = {
+  /** Masked: all but its last four characters are *. */
+  accessKeyId: string;
+  bucket: string;
+  createdAt: string;
+  endpoint: string;
+  id: string;
+  name: string;
+  pathStyle: boolean;
+  prefix: string;
+  region: string;
+};
+
+export type DestinationEnvelope = {
+  data: Destination;
+};
+
+/**
+ * Where a complete job's outputs are copied: one of the caller's destinations, and the key
+ * template of each file under its prefix. Placeholders: `{job_id}`, `{name}` (the output
+ * file's name, which the template must use), `{ext}` (its extension without the dot),
+ * `{date}` (the UTC day the job completed, YYYY-MM-DD), `{preset}` (the job's preset name;
+ * empty for none, and an empty segment is dropped). An unknown placeholder, an absolute
+ * path, a `..` or empty segment, or a destination not the caller's is 400 naming
+ * `destination.path` or `destination.id`. Not accepted in a batch's jobs.
+ */
+export type DestinationRef = {
+  id: string;
+  path?: string;
+};
+
+export type DestinationRequest = {
+  accessKeyId: string;
+  bucket: string;
+  /** http(s) base URL of the S3-compatible service, e.g. https://s3.eu-west-1.amazonaws.com; it must resolve to a public address. */
+  endpoint: string;
+  name: string;
+  /** Address the bucket in the path rather than the host name (MinIO, versitygw). */
+  pathStyle?: boolean;
+  /** Key prefix of every delivered file, relative, without '..'. */
+  prefix?: string;
+  region: string;
+  /** Stored encrypted; never shown again. */
+  secretAccessKey: string;
+};
+
 export type ErrorEnvelope = {
   error: {
     code: Code;
@@ -384,6 +432,7 @@ export type Job = {
   completedAt?: number;
   cost?: Cost;
   createdAt: number;
+  delivery?: JobDelivery;
   error?: JobError;
   id: string;
   /** The request's `inputs` as submitted, except that every http(s) URL has its query values replaced by `REDACTED` and its user information dropped (presigned URLs carry their secret there). */
@@ -427,6 +476,26 @@ export type JobCompletedEvent = {
   timing: EventTiming;
 };
 
+/**
+ * The copy of a job's outputs to its destination. `pending` until the job completes and
+ * while attempts are made; `delivered` or `failed` after. It never changes the job's
+ * status or charge.
+ */
+export type JobDelivery = {
+  destination: string;
+  error: string | null;
+  files: ({
+    /** Why this file was not delivered. */
+    error?: string;
+    etag?: string;
+    key: string;
+    name: string;
+    size: number;
+  })[];
+  path: string;
+  status: 'pending' | 'delivered' | 'failed';
+};
+
 export type JobEnvelope = {
   data: Job;
 };
@@ -450,6 +519,7 @@ export type JobFailedEvent = {
 };
 
 export type JobRequest = {
+  destination?: DestinationRef;
   /**
    * Named sources, per type (a URL string, `{ url }` or `{ content }` for `ffmpeg`). The
    * schemas below document the other types' inputs; each type checks its own strictly.
@@ -529,10 +599,14 @@ export type RunResult = {
   data?: unknown;
   failure?: {
     detail?: string;
-    kind: 'exit' | 'timeout' | 'fetch' | 'invalid' | 'limit' | 'no_output' | 'cancelled' | 'handback' | 'internal';
+    kind: 'exit' | 'timeout' | 'stalled' | 'fetch' | 'invalid' | 'limit' | 'no_output' | 'cancelled' | 'handback' | 'internal';
     limit?: 'job_bytes' | 'job_files';
     max?: number;
     message?: string;
+    /** The failed command of a job of several (params.steps), from 1. */
+    step?: number;
+    /** How many commands the job has. */
+    steps?: number;
   };
   files?: File[];
   /** The job's FFmpeg step began. */
@@ -605,7 +679,7 @@ export type WebhookEndpointEnvelope = {
   data: WebhookEndpoint;
 };
 
-export type WebhookEvent = 'job.completed' | 'job.failed' | 'job.running' | 'job.cancelled' | 'batch.completed';
+export type WebhookEvent = 'job.completed' | 'job.failed' | 'job.running' | 'job.cancelled' | 'batch.completed' | 'job.delivered' | 'job.delivery_failed';
 
 export type WorkerCredential = {
   /** The one class its workers may claim; omitted: any. */
@@ -643,6 +717,10 @@ export type OperationId =
   | 'submitBatch'
   | 'getBatch'
   | 'redeliver'
+  | 'listDestinations'
+  | 'createDestination'
+  | 'getDestination'
+  | 'deleteDestination'
   | 'downloadFile'
   | 'headDownloadFile'
   | 'listFFmpegFlags'
@@ -660,6 +738,7 @@ export type OperationId =
   | 'submitJob'
   | 'getJob'
   | 'cancelJob'
+  | 'deliverJob'
   | 'setJobPriority'
   | 'retryJob'
   | 'openapi'
@@ -834,6 +913,16 @@ export declare abstract class Operations {
   }>;
   /** Send a delivery again (`POST /deliveries/{id}/redeliver`). */
   redeliver(id: string, options?: RequestOptions): Promise<DeliveryEnvelope>;
+  /** The caller's destinations, oldest first (`GET /destinations`). */
+  listDestinations(options?: RequestOptions): Promise<{
+    data: Destination[];
+  }>;
+  /** Register an S3-compatible bucket to deliver outputs to (`POST /destinations`). */
+  createDestination(body: DestinationRequest, options?: RequestOptions): Promise<DestinationEnvelope>;
+  /** Read a destination (`GET /destinations/{id}`). */
+  getDestination(id: string, options?: RequestOptions): Promise<DestinationEnvelope>;
+  /** Delete a destination (`DELETE /destinations/{id}`). */
+  deleteDestination(id: string, options?: RequestOptions): Promise<void>;
   /** Download the single file of a job (`GET /dl/{job_id}`). */
   downloadFile(jobId: string, options: DownloadFileOptions): Promise<Response>;
   /** Headers of the single file of a job (`HEAD /dl/{job_id}`). */
@@ -925,6 +1014,10 @@ export declare abstract class Operations {
   getJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
   /** Cancel a job (`POST /jobs/{id}/cancel`). */
   cancelJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
+  /** Deliver a complete job's outputs to its destination again (`POST /jobs/{id}/deliver`). */
+  deliverJob(id: string, options?: RequestOptions): Promise<{
+    data: JobDelivery;
+  }>;
   /** Change a waiting job's priority (`POST /jobs/{id}/priority`). */
   setJobPriority(id: string, body: {
     priority: Priority;

@@ -15,6 +15,10 @@ export const operations = Object.freeze({
   submitBatch: Object.freeze({"auth":true,"body":"json","header":{"idempotencyKey":"Idempotency-Key"},"method":"POST","path":"/batches","response":"json"}),
   getBatch: Object.freeze({"auth":true,"method":"GET","path":"/batches/{id}","pathParams":{"id":"id"},"response":"json"}),
   redeliver: Object.freeze({"auth":true,"method":"POST","path":"/deliveries/{id}/redeliver","pathParams":{"id":"id"},"response":"json"}),
+  listDestinations: Object.freeze({"auth":true,"method":"GET","path":"/destinations","response":"json"}),
+  createDestination: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/destinations","response":"json"}),
+  getDestination: Object.freeze({"auth":true,"method":"GET","path":"/destinations/{id}","pathParams":{"id":"id"},"response":"json"}),
+  deleteDestination: Object.freeze({"auth":true,"method":"DELETE","path":"/destinations/{id}","pathParams":{"id":"id"},"response":"none"}),
   downloadFile: Object.freeze({"auth":false,"method":"GET","path":"/dl/{job_id}","pathParams":{"jobId":"job_id"},"query":{"token":"token"},"response":"raw"}),
   headDownloadFile: Object.freeze({"auth":false,"method":"HEAD","path":"/dl/{job_id}","pathParams":{"jobId":"job_id"},"query":{"token":"token"},"response":"raw"}),
   listFFmpegFlags: Object.freeze({"auth":false,"method":"GET","path":"/ffmpeg/flags","response":"json"}),
@@ -32,6 +36,7 @@ export const operations = Object.freeze({
   submitJob: Object.freeze({"auth":true,"body":"json","header":{"idempotencyKey":"Idempotency-Key"},"method":"POST","path":"/jobs","response":"json"}),
   getJob: Object.freeze({"auth":true,"method":"GET","path":"/jobs/{id}","pathParams":{"id":"id"},"response":"json"}),
   cancelJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/cancel","pathParams":{"id":"id"},"response":"json"}),
+  deliverJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/deliver","pathParams":{"id":"id"},"response":"json"}),
   setJobPriority: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/jobs/{id}/priority","pathParams":{"id":"id"},"response":"json"}),
   retryJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/retry","pathParams":{"id":"id"},"response":"json"}),
   openapi: Object.freeze({"auth":false,"method":"GET","path":"/openapi.json","response":"json"}),
@@ -111,6 +116,26 @@ export class Operations {
   // redeliver: POST /deliveries/{id}/redeliver.
   redeliver(id, options = {}) {
     return this.request(operations.redeliver, { options, path: { id } });
+  }
+
+  // listDestinations: GET /destinations.
+  listDestinations(options = {}) {
+    return this.request(operations.listDestinations, { options });
+  }
+
+  // createDestination: POST /destinations.
+  createDestination(body, options = {}) {
+    return this.request(operations.createDestination, { options, body });
+  }
+
+  // getDestination: GET /destinations/{id}.
+  getDestination(id, options = {}) {
+    return this.request(operations.getDestination, { options, path: { id } });
+  }
+
+  // deleteDestination: DELETE /destinations/{id}.
+  deleteDestination(id, options = {}) {
+    return this.request(operations.deleteDestination, { options, path: { id } });
   }
 
   // downloadFile: GET /dl/{job_id}.
@@ -196,6 +221,11 @@ export class Operations {
   // cancelJob: POST /jobs/{id}/cancel.
   cancelJob(id, options = {}) {
     return this.request(operations.cancelJob, { options, path: { id } });
+  }
+
+  // deliverJob: POST /jobs/{id}/deliver.
+  deliverJob(id, options = {}) {
+    return this.request(operations.deliverJob, { options, path: { id } });
   }
 
   // setJobPriority: POST /jobs/{id}/priority.
