@@ -64,7 +64,7 @@ type Config struct {
 	// Stopped, when set, is called once Run has returned its last report: it releases what
 	// the executors share, such as a pool of warm sandboxes.
 	Stopped func()
-	Log   *slog.Logger
+	Log     *slog.Logger
 }
 
 // RunStats is how one run ended, as this runner saw it.
