@@ -22,6 +22,9 @@ import (
 type AgentConfig struct {
 	Class job.Class
 	Slots int
+	// Warm keeps bubblewrap sandboxes started ahead, where the executable can be their
+	// launcher (warmPool).
+	Warm bool
 	// Data is the data directory (work directories go under it when the sandbox user can
 	// reach it); WorkDir chooses explicitly.
 	Data, WorkDir string
@@ -136,7 +139,7 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 // on the work directories' filesystem, so that staged files are linked in and outputs renamed
 // out, and apart from the job directories.
 func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) *sandbox.Pool {
-	if sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU || !sandbox.LauncherReady() {
+	if !cfg.Warm || sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU || !sandbox.LauncherReady() {
 		return nil
 	}
 	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm"})

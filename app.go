@@ -77,8 +77,11 @@ type Config struct {
 	// comma-separated durations, or "none" to fail at the first error.
 	DeliveryRetryDelays string
 
-	Slots     int
-	MaxUpload int64
+	Slots int
+	// WarmSandboxes keeps bubblewrap sandboxes started ahead for the in-process runner (see
+	// sandbox.Pool); off, every run starts its sandbox cold.
+	WarmSandboxes bool
+	MaxUpload     int64
 	// URLTTL is how long file URLs are valid: one hour by the spec; shorter only for tests.
 	URLTTL time.Duration
 	// Runner runs the in-process runner agent (the embedded default).
@@ -149,6 +152,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SecretKeys, "secret-keys", env("MEDIAJOBS_SECRET_KEYS", ""), "keys sealing destinations' secrets, id:64-hex-digits comma-separated, the first sealing; empty: derived from the signing key (MEDIAJOBS_SECRET_KEYS)")
 	fs.StringVar(&c.DeliveryRetryDelays, "delivery-retry-delays", env("MEDIAJOBS_DELIVERY_RETRY_DELAYS", "5s,25s,125s"), "waits between the attempts of a delivery to a destination, or none (MEDIAJOBS_DELIVERY_RETRY_DELAYS)")
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
+	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep bubblewrap sandboxes started ahead, two a slot, so a job does not wait for one (MEDIAJOBS_WARM_SANDBOXES)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
 	c.Transcription.Flags(fs)
@@ -782,7 +786,7 @@ func (a *App) runnerBroker() string {
 // newRunner makes the in-process runner agent: it takes work from this replica's Runs
 // directly, the embedded default's work queue.
 func (a *App) newRunner(ctx context.Context) (*runner.Agent, error) {
-	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
+	agent, err := NewAgent(ctx, AgentConfig{Class: job.ClassCPU, Slots: a.Config.Slots, Warm: a.Config.WarmSandboxes, Data: a.Config.Data, WorkDir: a.Config.WorkDir,
 		Transcriber: a.transcriber, Fetch: a.fetch, Log: a.Log,
 		// The claim waits in Runs itself, which a submit on this replica wakes directly.
 		Runner: runner.Config{DrainTimeout: a.Config.DrainTimeout, ClaimWait: 10 * time.Second}}, a.UC.Runs)
