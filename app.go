@@ -476,6 +476,10 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}, a.Log)}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
+	uc.Presets, err = service.NewPresets(service.PresetsPorts{Presets: store, Clock: clk,
+		Env: jobtype.Env{AssetURLPrefix: gate.AssetURLPrefix, AllowPrivateNetworks: gate.AllowPrivateNetworks}})
+	collect(err)
+	gate.Presets = uc.Presets
 	uc.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: store, Clock: clk})
 	collect(err)
 	uc.Auth, err = service.NewAuth(service.AuthPorts{Accounts: store, Clock: clk, Balances: store})

@@ -114,6 +114,9 @@ type UseCases struct {
 	// Destinations serves /destinations, a job's delivery and POST /jobs/{id}/deliver; nil:
 	// those answer that the server delivers to no destination.
 	Destinations *service.Destinations
+	// Presets serves /presets and resolves jobs that name one (through the gate); nil: /presets
+	// answers that the server keeps none.
+	Presets *service.Presets
 	// Types lists the job types, for the type filter of listings.
 	Types *jobtype.Registry
 	// Runs is the control plane's side of the work queue: remote runners, and capacity.
@@ -176,6 +179,12 @@ func (a *api) routes() []route {
 		r(http.MethodHead, "/assets/{id}/content", true, a.assetContent),
 		r(http.MethodGet, "/account", true, a.account),
 		r(http.MethodGet, "/account/ledger", true, a.ledger),
+		r(http.MethodPost, "/presets", true, a.createPreset),
+		r(http.MethodGet, "/presets", true, a.listPresets),
+		r(http.MethodGet, "/presets/thumbnail-sprite/index.vtt", true, a.spriteIndex),
+		r(http.MethodGet, "/presets/{name}", true, a.getPreset),
+		r(http.MethodPut, "/presets/{name}", true, a.updatePreset),
+		r(http.MethodDelete, "/presets/{name}", true, a.deletePreset),
 		r(http.MethodPost, "/webhook-endpoints", true, a.createEndpoint),
 		r(http.MethodGet, "/webhook-endpoints", true, a.listEndpoints),
 		r(http.MethodGet, "/webhook-endpoints/{id}", true, a.getEndpoint),

@@ -429,6 +429,30 @@ func (e LedgerEntryKind) Valid() bool {
 	}
 }
 
+// Defines values for PresetVariableType.
+const (
+	PresetVariableTypeEnum    PresetVariableType = "enum"
+	PresetVariableTypeInteger PresetVariableType = "integer"
+	PresetVariableTypeNumber  PresetVariableType = "number"
+	PresetVariableTypeString  PresetVariableType = "string"
+)
+
+// Valid indicates whether the value is a known member of the PresetVariableType enum.
+func (e PresetVariableType) Valid() bool {
+	switch e {
+	case PresetVariableTypeEnum:
+		return true
+	case PresetVariableTypeInteger:
+		return true
+	case PresetVariableTypeNumber:
+		return true
+	case PresetVariableTypeString:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Priority.
 const (
 	PriorityHigh   Priority = "high"
@@ -1214,11 +1238,21 @@ type FfmpegParams struct {
 	Keep         *[]string `json:"keep,omitempty"`
 	OutputFormat *string   `json:"outputFormat,omitempty"`
 
+	// Preset A preset's name (`GET /presets`), in place of `command`, `steps` and `keep`: the job
+	// is made from the preset's template with `variables`, and stored with the concrete
+	// command and `params.preset` as the record `{name, version, variables}` (defaults
+	// included). A value that breaks its variable's type or placement rules is 400 naming
+	// `params.variables.<name>`.
+	Preset *string `json:"preset,omitempty"`
+
 	// Steps FFmpeg commands run in order; a step reads earlier steps' outputs by name, and may use `{{measured.input_i}}`, `{{measured.input_tp}}`, `{{measured.input_lra}}`, `{{measured.input_thresh}}`, `{{measured.target_offset}}`: the numbers an earlier `loudnorm=print_format=json ... -f null -` step measured.
 	Steps *[]string `json:"steps,omitempty"`
 
 	// Timeout Seconds for the whole job, every step included.
 	Timeout *int64 `json:"timeout,omitempty"`
+
+	// Variables The preset's variables by name; absent ones take their defaults. Needs `preset`.
+	Variables *map[string]interface{} `json:"variables,omitempty"`
 }
 
 // FfmpegParamsCompute defines model for FfmpegParams.Compute.
@@ -1509,6 +1543,63 @@ type Output struct {
 	File  *File  `json:"file"`
 	Files []File `json:"files"`
 }
+
+// Preset defines model for Preset.
+type Preset struct {
+	// Builtin Built-ins are read-only and at version 1.
+	Builtin     bool       `json:"builtin"`
+	Command     *string    `json:"command,omitempty"`
+	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	Description *string    `json:"description,omitempty"`
+
+	// Inputs The names a job using the preset gives in its `inputs` (`in.mp4` for every built-in).
+	Inputs    []string                  `json:"inputs"`
+	Keep      *[]string                 `json:"keep,omitempty"`
+	Name      string                    `json:"name"`
+	Steps     *[]string                 `json:"steps,omitempty"`
+	UpdatedAt *time.Time                `json:"updatedAt,omitempty"`
+	Variables map[string]PresetVariable `json:"variables"`
+	Version   int64                     `json:"version"`
+}
+
+// PresetEnvelope defines model for PresetEnvelope.
+type PresetEnvelope struct {
+	Data Preset `json:"data"`
+}
+
+// PresetRequest `command` or `steps` (with `keep`), as in `FfmpegParams`, with `{{variable}}` placeholders.
+type PresetRequest struct {
+	Command     string    `json:"command"`
+	Description *string   `json:"description,omitempty"`
+	Keep        *[]string `json:"keep,omitempty"`
+
+	// Name Required at creation.
+	Name      *string                    `json:"name,omitempty"`
+	Steps     *[]string                  `json:"steps,omitempty"`
+	Variables *map[string]PresetVariable `json:"variables,omitempty"`
+
+	// Version PUT only: the version replaced, when `If-Match` does not say it.
+	Version *int64 `json:"version,omitempty"`
+}
+
+// PresetVariable A typed variable. `integer` and `number` need `min` and `max` (within ±1e9); `enum`
+// needs `values` (1 to 32 names such as `libx264`, never starting with `-`); `string`
+// may cap `maxLength` (256 at most) and never starts with `-`, holds no brace, newline or
+// control character, and where it stands as a filter option's value none of
+// “:,;[]='\"`$“ nor whitespace. Without `default` a job must give the variable.
+type PresetVariable struct {
+	// Default A value of the variable's type.
+	Default     interface{}        `json:"default,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	Max         *float64           `json:"max,omitempty"`
+	MaxLength   *int64             `json:"maxLength,omitempty"`
+	Min         *float64           `json:"min,omitempty"`
+	Type        PresetVariableType `json:"type"`
+	Values      *[]string          `json:"values,omitempty"`
+}
+
+// PresetVariableType defines model for PresetVariable.Type.
+type PresetVariableType string
 
 // Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
 // on Free). Workers of every transport claim waiting jobs in this order:
@@ -1893,6 +1984,20 @@ type SetJobPriorityJSONBody struct {
 	Priority Priority `json:"priority"`
 }
 
+// SpriteIndexParams defines parameters for SpriteIndex.
+type SpriteIndexParams struct {
+	Interval *int64 `form:"interval,omitempty" json:"interval,omitempty"`
+	Width    *int64 `form:"width,omitempty" json:"width,omitempty"`
+	Height   *int64 `form:"height,omitempty" json:"height,omitempty"`
+	Columns  *int64 `form:"columns,omitempty" json:"columns,omitempty"`
+	Rows     *int64 `form:"rows,omitempty" json:"rows,omitempty"`
+}
+
+// UpdatePresetParams defines parameters for UpdatePreset.
+type UpdatePresetParams struct {
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
 // GetQueueParams defines parameters for GetQueue.
 type GetQueueParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1990,6 +2095,12 @@ type SubmitJobJSONRequestBody = JobRequest
 
 // SetJobPriorityJSONRequestBody defines body for SetJobPriority for application/json ContentType.
 type SetJobPriorityJSONRequestBody SetJobPriorityJSONBody
+
+// CreatePresetJSONRequestBody defines body for CreatePreset for application/json ContentType.
+type CreatePresetJSONRequestBody = PresetRequest
+
+// UpdatePresetJSONRequestBody defines body for UpdatePreset for application/json ContentType.
+type UpdatePresetJSONRequestBody = PresetRequest
 
 // CreateSessionJSONRequestBody defines body for CreateSession for application/json ContentType.
 type CreateSessionJSONRequestBody CreateSessionJSONBody
@@ -3004,6 +3115,94 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `Openapi` operationId).
 	Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPresets The built-in presets, then the caller's, each by name
+	//
+	// Corresponds with GET /presets (the `ListPresets` operationId).
+	ListPresets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePresetWithBody Save a preset, a named FFmpeg template with typed variables
+	//
+	// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+	// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+	// filter option's value, never as a flag, a file name or filter syntax, and a string or
+	// enum stands alone there (see docs/security.md). The template is checked with sample
+	// values of each variable's type through the whole validator; a refusal is 400 naming
+	// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+	// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+	// a job using it gives in its `inputs`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /presets (the `CreatePreset` operationId).
+	CreatePresetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePreset Save a preset, a named FFmpeg template with typed variables
+	//
+	// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+	// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+	// filter option's value, never as a flag, a file name or filter syntax, and a string or
+	// enum stands alone there (see docs/security.md). The template is checked with sample
+	// values of each variable's type through the whole validator; a refusal is 400 naming
+	// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+	// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+	// a job using it gives in its `inputs`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /presets (the `CreatePreset` operationId).
+	CreatePreset(ctx context.Context, body CreatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SpriteIndex The WebVTT index of a thumbnail-sprite job's sprite.jpg
+	//
+	// FFmpeg writes no index of a sprite, and the index depends on the preset's values alone:
+	// give the job's `params.preset.variables` (`interval`, `width`, `height`, `columns`,
+	// `rows`) as query parameters, absent ones taking their defaults. One cue per tile, in
+	// time order: `[k×interval, (k+1)×interval)` → `sprite.jpg#xywh=x,y,w,h`. An unknown,
+	// repeated or out-of-range parameter is 400 naming it.
+	//
+	// Corresponds with GET /presets/thumbnail-sprite/index.vtt (the `SpriteIndex` operationId).
+	SpriteIndex(ctx context.Context, params *SpriteIndexParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePreset Delete one of the caller's presets
+	//
+	// Jobs made from it keep their concrete commands. A built-in is 403 `FORBIDDEN`.
+	//
+	// Corresponds with DELETE /presets/{name} (the `DeletePreset` operationId).
+	DeletePreset(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPreset Read a preset (the caller's or a built-in)
+	//
+	// Corresponds with GET /presets/{name} (the `GetPreset` operationId).
+	GetPreset(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePresetWithBody Replace a preset at the version read
+	//
+	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+	// is 403 `FORBIDDEN`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+	UpdatePresetWithBody(ctx context.Context, name string, params *UpdatePresetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePreset Replace a preset at the version read
+	//
+	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+	// is 403 `FORBIDDEN`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+	UpdatePreset(ctx context.Context, name string, params *UpdatePresetParams, body UpdatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetQueue The caller's waiting jobs in the order they will be claimed
 	//
@@ -4136,6 +4335,174 @@ func (c *Client) RetryJob(ctx context.Context, id JobID, reqEditors ...RequestEd
 // Corresponds with GET /openapi.json (the `Openapi` operationId).
 func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewOpenapiRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPresets The built-in presets, then the caller's, each by name
+//
+// Corresponds with GET /presets (the `ListPresets` operationId).
+func (c *Client) ListPresets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPresetsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePresetWithBody Save a preset, a named FFmpeg template with typed variables
+//
+// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+// filter option's value, never as a flag, a file name or filter syntax, and a string or
+// enum stands alone there (see docs/security.md). The template is checked with sample
+// values of each variable's type through the whole validator; a refusal is 400 naming
+// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+// a job using it gives in its `inputs`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /presets (the `CreatePreset` operationId).
+func (c *Client) CreatePresetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePresetRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePreset Save a preset, a named FFmpeg template with typed variables
+//
+// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+// filter option's value, never as a flag, a file name or filter syntax, and a string or
+// enum stands alone there (see docs/security.md). The template is checked with sample
+// values of each variable's type through the whole validator; a refusal is 400 naming
+// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+// a job using it gives in its `inputs`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /presets (the `CreatePreset` operationId).
+func (c *Client) CreatePreset(ctx context.Context, body CreatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePresetRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SpriteIndex The WebVTT index of a thumbnail-sprite job's sprite.jpg
+//
+// FFmpeg writes no index of a sprite, and the index depends on the preset's values alone:
+// give the job's `params.preset.variables` (`interval`, `width`, `height`, `columns`,
+// `rows`) as query parameters, absent ones taking their defaults. One cue per tile, in
+// time order: `[k×interval, (k+1)×interval)` → `sprite.jpg#xywh=x,y,w,h`. An unknown,
+// repeated or out-of-range parameter is 400 naming it.
+//
+// Corresponds with GET /presets/thumbnail-sprite/index.vtt (the `SpriteIndex` operationId).
+func (c *Client) SpriteIndex(ctx context.Context, params *SpriteIndexParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSpriteIndexRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePreset Delete one of the caller's presets
+//
+// Jobs made from it keep their concrete commands. A built-in is 403 `FORBIDDEN`.
+//
+// Corresponds with DELETE /presets/{name} (the `DeletePreset` operationId).
+func (c *Client) DeletePreset(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePresetRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPreset Read a preset (the caller's or a built-in)
+//
+// Corresponds with GET /presets/{name} (the `GetPreset` operationId).
+func (c *Client) GetPreset(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPresetRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePresetWithBody Replace a preset at the version read
+//
+// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+// the current one, and changes nothing. The preset is checked as at creation and stored
+// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+// is 403 `FORBIDDEN`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+func (c *Client) UpdatePresetWithBody(ctx context.Context, name string, params *UpdatePresetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePresetRequestWithBody(c.Server, name, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePreset Replace a preset at the version read
+//
+// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+// the current one, and changes nothing. The preset is checked as at creation and stored
+// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+// is 403 `FORBIDDEN`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+func (c *Client) UpdatePreset(ctx context.Context, name string, params *UpdatePresetParams, body UpdatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePresetRequest(c.Server, name, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6051,6 +6418,305 @@ func NewOpenapiRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListPresetsRequest constructs an http.Request for the ListPresets method
+func NewListPresetsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePresetRequest calls the generic CreatePreset builder with application/json body
+func NewCreatePresetRequest(server string, body CreatePresetJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePresetRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreatePresetRequestWithBody constructs an http.Request for the CreatePreset method, with any body, and a specified content type
+func NewCreatePresetRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSpriteIndexRequest constructs an http.Request for the SpriteIndex method
+func NewSpriteIndexRequest(server string, params *SpriteIndexParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets/thumbnail-sprite/index.vtt")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Width != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "width", *params.Width, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Height != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "height", *params.Height, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Columns != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "columns", *params.Columns, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rows != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rows", *params.Rows, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeletePresetRequest constructs an http.Request for the DeletePreset method
+func NewDeletePresetRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPresetRequest constructs an http.Request for the GetPreset method
+func NewGetPresetRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdatePresetRequest calls the generic UpdatePreset builder with application/json body
+func NewUpdatePresetRequest(server string, name string, params *UpdatePresetParams, body UpdatePresetJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePresetRequestWithBody(server, name, params, "application/json", bodyReader)
+}
+
+// NewUpdatePresetRequestWithBody constructs an http.Request for the UpdatePreset method, with any body, and a specified content type
+func NewUpdatePresetRequestWithBody(server string, name string, params *UpdatePresetParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/presets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetQueueRequest constructs an http.Request for the GetQueue method
 func NewGetQueueRequest(server string, params *GetQueueParams) (*http.Request, error) {
 	var err error
@@ -7397,6 +8063,102 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `Openapi` operationId).
 	OpenapiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenapiResponse, error)
+
+	// ListPresetsWithResponse The built-in presets, then the caller's, each by name
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /presets (the `ListPresets` operationId).
+	ListPresetsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPresetsResponse, error)
+
+	// CreatePresetWithBodyWithResponse Save a preset, a named FFmpeg template with typed variables
+	//
+	// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+	// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+	// filter option's value, never as a flag, a file name or filter syntax, and a string or
+	// enum stands alone there (see docs/security.md). The template is checked with sample
+	// values of each variable's type through the whole validator; a refusal is 400 naming
+	// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+	// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+	// a job using it gives in its `inputs`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /presets (the `CreatePreset` operationId).
+	CreatePresetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePresetResponse, error)
+
+	// CreatePresetWithResponse Save a preset, a named FFmpeg template with typed variables
+	//
+	// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+	// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+	// filter option's value, never as a flag, a file name or filter syntax, and a string or
+	// enum stands alone there (see docs/security.md). The template is checked with sample
+	// values of each variable's type through the whole validator; a refusal is 400 naming
+	// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+	// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+	// a job using it gives in its `inputs`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /presets (the `CreatePreset` operationId).
+	CreatePresetWithResponse(ctx context.Context, body CreatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePresetResponse, error)
+
+	// SpriteIndexWithResponse The WebVTT index of a thumbnail-sprite job's sprite.jpg
+	//
+	// FFmpeg writes no index of a sprite, and the index depends on the preset's values alone:
+	// give the job's `params.preset.variables` (`interval`, `width`, `height`, `columns`,
+	// `rows`) as query parameters, absent ones taking their defaults. One cue per tile, in
+	// time order: `[k×interval, (k+1)×interval)` → `sprite.jpg#xywh=x,y,w,h`. An unknown,
+	// repeated or out-of-range parameter is 400 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /presets/thumbnail-sprite/index.vtt (the `SpriteIndex` operationId).
+	SpriteIndexWithResponse(ctx context.Context, params *SpriteIndexParams, reqEditors ...RequestEditorFn) (*SpriteIndexResponse, error)
+
+	// DeletePresetWithResponse Delete one of the caller's presets
+	//
+	// Jobs made from it keep their concrete commands. A built-in is 403 `FORBIDDEN`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /presets/{name} (the `DeletePreset` operationId).
+	DeletePresetWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeletePresetResponse, error)
+
+	// GetPresetWithResponse Read a preset (the caller's or a built-in)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /presets/{name} (the `GetPreset` operationId).
+	GetPresetWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetPresetResponse, error)
+
+	// UpdatePresetWithBodyWithResponse Replace a preset at the version read
+	//
+	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+	// is 403 `FORBIDDEN`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+	UpdatePresetWithBodyWithResponse(ctx context.Context, name string, params *UpdatePresetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePresetResponse, error)
+
+	// UpdatePresetWithResponse Replace a preset at the version read
+	//
+	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+	// is 403 `FORBIDDEN`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+	UpdatePresetWithResponse(ctx context.Context, name string, params *UpdatePresetParams, body UpdatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePresetResponse, error)
 
 	// GetQueueWithResponse The caller's waiting jobs in the order they will be claimed
 	//
@@ -11210,6 +11972,628 @@ func (r OpenapiResponse) ContentType() string {
 	return ""
 }
 
+// ListPresetsResponse401Headers the declared response headers of an HTTP 401 response for ListPresets
+type ListPresetsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// ListPresetsResponse429Headers the declared response headers of an HTTP 429 response for ListPresets
+type ListPresetsResponse429Headers struct {
+	RetryAfter int64
+}
+
+// ListPresetsResponse503Headers the declared response headers of an HTTP 503 response for ListPresets
+type ListPresetsResponse503Headers struct {
+	RetryAfter int64
+}
+
+type ListPresetsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Preset `json:"data"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPresetsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPresetsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPresetsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPresetsResponse) GetJSON200() *struct {
+	Data []Preset `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPresetsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPresetsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPresetsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPresetsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPresetsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPresetsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPresetsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPresetsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePresetResponse201Headers the declared response headers of an HTTP 201 response for CreatePreset
+type CreatePresetResponse201Headers struct {
+	ETag     *string
+	Location *string
+}
+
+// CreatePresetResponse401Headers the declared response headers of an HTTP 401 response for CreatePreset
+type CreatePresetResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// CreatePresetResponse429Headers the declared response headers of an HTTP 429 response for CreatePreset
+type CreatePresetResponse429Headers struct {
+	RetryAfter int64
+}
+
+// CreatePresetResponse503Headers the declared response headers of an HTTP 503 response for CreatePreset
+type CreatePresetResponse503Headers struct {
+	RetryAfter int64
+}
+
+type CreatePresetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PresetEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePresetResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePresetResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePresetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePresetResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePresetResponse) GetJSON201() *PresetEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePresetResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePresetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePresetResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePresetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePresetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePresetResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePresetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePresetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePresetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePresetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SpriteIndexResponse401Headers the declared response headers of an HTTP 401 response for SpriteIndex
+type SpriteIndexResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// SpriteIndexResponse429Headers the declared response headers of an HTTP 429 response for SpriteIndex
+type SpriteIndexResponse429Headers struct {
+	RetryAfter int64
+}
+
+// SpriteIndexResponse503Headers the declared response headers of an HTTP 503 response for SpriteIndex
+type SpriteIndexResponse503Headers struct {
+	RetryAfter int64
+}
+
+type SpriteIndexResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SpriteIndexResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SpriteIndexResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SpriteIndexResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SpriteIndexResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SpriteIndexResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SpriteIndexResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SpriteIndexResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SpriteIndexResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SpriteIndexResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SpriteIndexResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SpriteIndexResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SpriteIndexResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeletePresetResponse401Headers the declared response headers of an HTTP 401 response for DeletePreset
+type DeletePresetResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// DeletePresetResponse429Headers the declared response headers of an HTTP 429 response for DeletePreset
+type DeletePresetResponse429Headers struct {
+	RetryAfter int64
+}
+
+// DeletePresetResponse503Headers the declared response headers of an HTTP 503 response for DeletePreset
+type DeletePresetResponse503Headers struct {
+	RetryAfter int64
+}
+
+type DeletePresetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeletePresetResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeletePresetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeletePresetResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeletePresetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeletePresetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeletePresetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeletePresetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeletePresetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeletePresetResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePresetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePresetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePresetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePresetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPresetResponse200Headers the declared response headers of an HTTP 200 response for GetPreset
+type GetPresetResponse200Headers struct {
+	ETag *string
+}
+
+// GetPresetResponse401Headers the declared response headers of an HTTP 401 response for GetPreset
+type GetPresetResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// GetPresetResponse429Headers the declared response headers of an HTTP 429 response for GetPreset
+type GetPresetResponse429Headers struct {
+	RetryAfter int64
+}
+
+// GetPresetResponse503Headers the declared response headers of an HTTP 503 response for GetPreset
+type GetPresetResponse503Headers struct {
+	RetryAfter int64
+}
+
+type GetPresetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PresetEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPresetResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPresetResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPresetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPresetResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPresetResponse) GetJSON200() *PresetEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPresetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPresetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPresetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPresetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPresetResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPresetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPresetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPresetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPresetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdatePresetResponse200Headers the declared response headers of an HTTP 200 response for UpdatePreset
+type UpdatePresetResponse200Headers struct {
+	ETag *string
+}
+
+// UpdatePresetResponse401Headers the declared response headers of an HTTP 401 response for UpdatePreset
+type UpdatePresetResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// UpdatePresetResponse429Headers the declared response headers of an HTTP 429 response for UpdatePreset
+type UpdatePresetResponse429Headers struct {
+	RetryAfter int64
+}
+
+// UpdatePresetResponse503Headers the declared response headers of an HTTP 503 response for UpdatePreset
+type UpdatePresetResponse503Headers struct {
+	RetryAfter int64
+}
+
+type UpdatePresetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PresetEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdatePresetResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdatePresetResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdatePresetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePresetResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdatePresetResponse) GetJSON200() *PresetEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdatePresetResponse) GetJSON400() *ValidationError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdatePresetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdatePresetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdatePresetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdatePresetResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdatePresetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdatePresetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdatePresetResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdatePresetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdatePresetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdatePresetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdatePresetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetQueueResponse401Headers the declared response headers of an HTTP 401 response for GetQueue
 type GetQueueResponse401Headers struct {
 	WWWAuthenticate string
@@ -13698,6 +15082,150 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseOpenapiResponse(rsp)
+}
+
+// ListPresetsWithResponse The built-in presets, then the caller's, each by name
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /presets (the `ListPresets` operationId).
+func (c *ClientWithResponses) ListPresetsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPresetsResponse, error) {
+	rsp, err := c.ListPresets(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPresetsResponse(rsp)
+}
+
+// CreatePresetWithBodyWithResponse Save a preset, a named FFmpeg template with typed variables
+//
+// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+// filter option's value, never as a flag, a file name or filter syntax, and a string or
+// enum stands alone there (see docs/security.md). The template is checked with sample
+// values of each variable's type through the whole validator; a refusal is 400 naming
+// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+// a job using it gives in its `inputs`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /presets (the `CreatePreset` operationId).
+func (c *ClientWithResponses) CreatePresetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePresetResponse, error) {
+	rsp, err := c.CreatePresetWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePresetResponse(rsp)
+}
+
+// CreatePresetWithResponse Save a preset, a named FFmpeg template with typed variables
+//
+// `{name, command, variables}` (or `steps` and `keep` in place of `command`), unknown fields
+// refused. Placeholders are written `{{name}}`; each stands alone as a flag's value or a
+// filter option's value, never as a flag, a file name or filter syntax, and a string or
+// enum stands alone there (see docs/security.md). The template is checked with sample
+// values of each variable's type through the whole validator; a refusal is 400 naming
+// the field (`command`, `steps[1]`, `variables.height`). A name the account has, or a
+// built-in's, is 409 `CONFLICT`. The preset starts at version 1; `inputs` lists the names
+// a job using it gives in its `inputs`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /presets (the `CreatePreset` operationId).
+func (c *ClientWithResponses) CreatePresetWithResponse(ctx context.Context, body CreatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePresetResponse, error) {
+	rsp, err := c.CreatePreset(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePresetResponse(rsp)
+}
+
+// SpriteIndexWithResponse The WebVTT index of a thumbnail-sprite job's sprite.jpg
+//
+// FFmpeg writes no index of a sprite, and the index depends on the preset's values alone:
+// give the job's `params.preset.variables` (`interval`, `width`, `height`, `columns`,
+// `rows`) as query parameters, absent ones taking their defaults. One cue per tile, in
+// time order: `[k×interval, (k+1)×interval)` → `sprite.jpg#xywh=x,y,w,h`. An unknown,
+// repeated or out-of-range parameter is 400 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /presets/thumbnail-sprite/index.vtt (the `SpriteIndex` operationId).
+func (c *ClientWithResponses) SpriteIndexWithResponse(ctx context.Context, params *SpriteIndexParams, reqEditors ...RequestEditorFn) (*SpriteIndexResponse, error) {
+	rsp, err := c.SpriteIndex(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSpriteIndexResponse(rsp)
+}
+
+// DeletePresetWithResponse Delete one of the caller's presets
+//
+// Jobs made from it keep their concrete commands. A built-in is 403 `FORBIDDEN`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /presets/{name} (the `DeletePreset` operationId).
+func (c *ClientWithResponses) DeletePresetWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeletePresetResponse, error) {
+	rsp, err := c.DeletePreset(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePresetResponse(rsp)
+}
+
+// GetPresetWithResponse Read a preset (the caller's or a built-in)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /presets/{name} (the `GetPreset` operationId).
+func (c *ClientWithResponses) GetPresetWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*GetPresetResponse, error) {
+	rsp, err := c.GetPreset(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPresetResponse(rsp)
+}
+
+// UpdatePresetWithBodyWithResponse Replace a preset at the version read
+//
+// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+// the current one, and changes nothing. The preset is checked as at creation and stored
+// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+// is 403 `FORBIDDEN`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+func (c *ClientWithResponses) UpdatePresetWithBodyWithResponse(ctx context.Context, name string, params *UpdatePresetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePresetResponse, error) {
+	rsp, err := c.UpdatePresetWithBody(ctx, name, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePresetResponse(rsp)
+}
+
+// UpdatePresetWithResponse Replace a preset at the version read
+//
+// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
+// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
+// the current one, and changes nothing. The preset is checked as at creation and stored
+// at version+1; jobs made from an earlier version keep its concrete command. A built-in
+// is 403 `FORBIDDEN`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /presets/{name} (the `UpdatePreset` operationId).
+func (c *ClientWithResponses) UpdatePresetWithResponse(ctx context.Context, name string, params *UpdatePresetParams, body UpdatePresetJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePresetResponse, error) {
+	rsp, err := c.UpdatePreset(ctx, name, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePresetResponse(rsp)
 }
 
 // GetQueueWithResponse The caller's waiting jobs in the order they will be claimed
@@ -17421,6 +18949,626 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListPresetsResponse parses an HTTP response from a ListPresetsWithResponse call
+func ParseListPresetsResponse(rsp *http.Response) (*ListPresetsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPresetsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Preset `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListPresetsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPresetsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPresetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePresetResponse parses an HTTP response from a CreatePresetWithResponse call
+func ParseCreatePresetResponse(rsp *http.Response) (*CreatePresetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePresetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PresetEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePresetResponse201Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePresetResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePresetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePresetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSpriteIndexResponse parses an HTTP response from a SpriteIndexWithResponse call
+func ParseSpriteIndexResponse(rsp *http.Response) (*SpriteIndexResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SpriteIndexResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SpriteIndexResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers SpriteIndexResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SpriteIndexResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeletePresetResponse parses an HTTP response from a DeletePresetWithResponse call
+func ParseDeletePresetResponse(rsp *http.Response) (*DeletePresetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePresetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeletePresetResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeletePresetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeletePresetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPresetResponse parses an HTTP response from a GetPresetWithResponse call
+func ParseGetPresetResponse(rsp *http.Response) (*GetPresetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPresetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PresetEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPresetResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPresetResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPresetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPresetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdatePresetResponse parses an HTTP response from a UpdatePresetWithResponse call
+func ParseUpdatePresetResponse(rsp *http.Response) (*UpdatePresetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdatePresetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PresetEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdatePresetResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdatePresetResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdatePresetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePresetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -204,3 +204,26 @@ func (s *Presets) Resolve(ctx context.Context, a account.Account, req jobtype.Re
 	req.Params, err = json.Marshal(fields)
 	return req, err
 }
+
+// SpriteIndex is the WebVTT index of the sprite.jpg the thumbnail-sprite built-in makes with
+// the given values (absent ones take their defaults): FFmpeg cannot write it, and it depends on
+// the values alone.
+func SpriteIndex(given map[string]json.RawMessage) (string, error) {
+	c, err := preset.Parse(preset.Builtin("thumbnail-sprite"))
+	if err != nil {
+		return "", err
+	}
+	_, used, err := c.Substitute(given)
+	if err != nil {
+		return "", err
+	}
+	n := map[string]int{}
+	for name, raw := range used {
+		var v int
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return "", fmt.Errorf("thumbnail-sprite %s: %w", name, err)
+		}
+		n[name] = v
+	}
+	return preset.SpriteIndex("sprite.jpg", n["interval"], n["width"], n["height"], n["columns"], n["rows"]), nil
+}

@@ -393,10 +393,20 @@ export type FfmpegParams = {
    */
   keep?: string[];
   outputFormat?: string;
+  /**
+   * A preset's name (`GET /presets`), in place of `command`, `steps` and `keep`: the job
+   * is made from the preset's template with `variables`, and stored with the concrete
+   * command and `params.preset` as the record `{name, version, variables}` (defaults
+   * included). A value that breaks its variable's type or placement rules is 400 naming
+   * `params.variables.<name>`.
+   */
+  preset?: string;
   /** FFmpeg commands run in order; a step reads earlier steps' outputs by name, and may use `{{measured.input_i}}`, `{{measured.input_tp}}`, `{{measured.input_lra}}`, `{{measured.input_thresh}}`, `{{measured.target_offset}}`: the numbers an earlier `loudnorm=print_format=json ... -f null -` step measured. */
   steps?: string[];
   /** Seconds for the whole job, every step included. */
   timeout?: number;
+  /** The preset's variables by name; absent ones take their defaults. Needs `preset`. */
+  variables?: Record<string, unknown>;
 };
 
 export type File = {
@@ -571,6 +581,57 @@ export type Output = {
   files: File[];
 };
 
+export type Preset = {
+  /** Built-ins are read-only and at version 1. */
+  builtin: boolean;
+  command?: string;
+  createdAt?: string;
+  description?: string;
+  /** The names a job using the preset gives in its `inputs` (`in.mp4` for every built-in). */
+  inputs: string[];
+  keep?: string[];
+  name: string;
+  steps?: string[];
+  updatedAt?: string;
+  variables: Record<string, PresetVariable>;
+  version: number;
+};
+
+export type PresetEnvelope = {
+  data: Preset;
+};
+
+/** `command` or `steps` (with `keep`), as in `FfmpegParams`, with `{{variable}}` placeholders. */
+export type PresetRequest = {
+  command: string;
+  description?: string;
+  keep?: string[];
+  /** Required at creation. */
+  name?: string;
+  steps?: string[];
+  variables?: Record<string, PresetVariable>;
+  /** PUT only: the version replaced, when `If-Match` does not say it. */
+  version?: number;
+};
+
+/**
+ * A typed variable. `integer` and `number` need `min` and `max` (within ±1e9); `enum`
+ * needs `values` (1 to 32 names such as `libx264`, never starting with `-`); `string`
+ * may cap `maxLength` (256 at most) and never starts with `-`, holds no brace, newline or
+ * control character, and where it stands as a filter option's value none of
+ * ``:,;[]='\"`$`` nor whitespace. Without `default` a job must give the variable.
+ */
+export type PresetVariable = {
+  /** A value of the variable's type. */
+  default?: unknown;
+  description?: string;
+  max?: number;
+  maxLength?: number;
+  min?: number;
+  type: 'integer' | 'number' | 'enum' | 'string';
+  values?: string[];
+};
+
 /**
  * Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
  * on Free). Workers of every transport claim waiting jobs in this order:
@@ -742,6 +803,12 @@ export type OperationId =
   | 'setJobPriority'
   | 'retryJob'
   | 'openapi'
+  | 'listPresets'
+  | 'createPreset'
+  | 'spriteIndex'
+  | 'getPreset'
+  | 'updatePreset'
+  | 'deletePreset'
   | 'getQueue'
   | 'readyz'
   | 'getSession'
@@ -833,6 +900,18 @@ export interface SubmitJobOptions extends RequestOptions {
    * same key and body answers the first response; another body is `409 IDEMPOTENCY_KEY_REUSED`.
    */
   idempotencyKey?: string;
+}
+
+export interface SpriteIndexOptions extends RequestOptions {
+  interval?: number;
+  width?: number;
+  height?: number;
+  columns?: number;
+  rows?: number;
+}
+
+export interface UpdatePresetOptions extends RequestOptions {
+  ifMatch?: string;
 }
 
 export interface GetQueueOptions extends RequestOptions {
@@ -1028,6 +1107,20 @@ export declare abstract class Operations {
   }>;
   /** This document, as JSON (`GET /openapi.json`). */
   openapi(options?: RequestOptions): Promise<Record<string, unknown>>;
+  /** The built-in presets, then the caller's, each by name (`GET /presets`). */
+  listPresets(options?: RequestOptions): Promise<{
+    data: Preset[];
+  }>;
+  /** Save a preset, a named FFmpeg template with typed variables (`POST /presets`). */
+  createPreset(body: PresetRequest, options?: RequestOptions): Promise<PresetEnvelope>;
+  /** The WebVTT index of a thumbnail-sprite job's sprite.jpg (`GET /presets/thumbnail-sprite/index.vtt`). */
+  spriteIndex(options?: SpriteIndexOptions): Promise<Response>;
+  /** Read a preset (the caller's or a built-in) (`GET /presets/{name}`). */
+  getPreset(name: string, options?: RequestOptions): Promise<PresetEnvelope>;
+  /** Replace a preset at the version read (`PUT /presets/{name}`). */
+  updatePreset(name: string, body: PresetRequest, options?: UpdatePresetOptions): Promise<PresetEnvelope>;
+  /** Delete one of the caller's presets (`DELETE /presets/{name}`). */
+  deletePreset(name: string, options?: RequestOptions): Promise<void>;
   /** The caller's waiting jobs in the order they will be claimed (`GET /queue`). */
   getQueue(options?: GetQueueOptions): Promise<{
     data: QueueEntry[];

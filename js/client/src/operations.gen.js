@@ -40,6 +40,12 @@ export const operations = Object.freeze({
   setJobPriority: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/jobs/{id}/priority","pathParams":{"id":"id"},"response":"json"}),
   retryJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/retry","pathParams":{"id":"id"},"response":"json"}),
   openapi: Object.freeze({"auth":false,"method":"GET","path":"/openapi.json","response":"json"}),
+  listPresets: Object.freeze({"auth":true,"method":"GET","path":"/presets","response":"json"}),
+  createPreset: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/presets","response":"json"}),
+  spriteIndex: Object.freeze({"auth":true,"method":"GET","path":"/presets/thumbnail-sprite/index.vtt","query":{"columns":"columns","height":"height","interval":"interval","rows":"rows","width":"width"},"response":"raw"}),
+  getPreset: Object.freeze({"auth":true,"method":"GET","path":"/presets/{name}","pathParams":{"name":"name"},"response":"json"}),
+  updatePreset: Object.freeze({"auth":true,"body":"json","header":{"ifMatch":"If-Match"},"method":"PUT","path":"/presets/{name}","pathParams":{"name":"name"},"response":"json"}),
+  deletePreset: Object.freeze({"auth":true,"method":"DELETE","path":"/presets/{name}","pathParams":{"name":"name"},"response":"none"}),
   getQueue: Object.freeze({"auth":true,"method":"GET","path":"/queue","query":{"limit":"limit"},"response":"json"}),
   readyz: Object.freeze({"auth":false,"method":"GET","path":"/readyz","response":"json"}),
   getSession: Object.freeze({"auth":true,"method":"GET","path":"/session","response":"json"}),
@@ -241,6 +247,36 @@ export class Operations {
   // openapi: GET /openapi.json.
   openapi(options = {}) {
     return this.request(operations.openapi, { options });
+  }
+
+  // listPresets: GET /presets.
+  listPresets(options = {}) {
+    return this.request(operations.listPresets, { options });
+  }
+
+  // createPreset: POST /presets.
+  createPreset(body, options = {}) {
+    return this.request(operations.createPreset, { options, body });
+  }
+
+  // spriteIndex: GET /presets/thumbnail-sprite/index.vtt.
+  spriteIndex(options = {}) {
+    return this.request(operations.spriteIndex, { options });
+  }
+
+  // getPreset: GET /presets/{name}.
+  getPreset(name, options = {}) {
+    return this.request(operations.getPreset, { options, path: { name } });
+  }
+
+  // updatePreset: PUT /presets/{name}.
+  updatePreset(name, body, options = {}) {
+    return this.request(operations.updatePreset, { options, path: { name }, body });
+  }
+
+  // deletePreset: DELETE /presets/{name}.
+  deletePreset(name, options = {}) {
+    return this.request(operations.deletePreset, { options, path: { name } });
   }
 
   // getQueue: GET /queue.

@@ -1,0 +1,150 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mediajobs/mediajobs/core/preset"
+	"github.com/mediajobs/mediajobs/core/problem"
+)
+
+// TestPresets drives /presets through the handlers: create, list, get, update at a version
+// (If-Match or the body's), delete, the refusals of each with their status and field, and a
+// job that names the preset.
+func TestPresets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	call := func(method, path, body string, header map[string]string) response {
+		var raw []byte
+		if body != "" {
+			raw = []byte(body)
+		}
+		return b.do(t, request{method: method, path: path, key: b.key, body: raw, header: header})
+	}
+	refused := func(name string, r response, status int, code problem.Code, want string) {
+		t.Helper()
+		if got, msg := r.errorBody(t); r.status != status || got != code || !strings.Contains(msg, want) {
+			t.Errorf("%s: %d %s %q; want %d %s containing %q", name, r.status, got, msg, status, code, want)
+		}
+	}
+	small := `{"name":"small","command":"ffmpeg -i in.mp4 -vf scale=-2:{{height}} -crf {{crf}} out.mp4",` +
+		`"variables":{"height":{"type":"integer","default":144,"min":72,"max":720},"crf":{"type":"integer","min":18,"max":40}}}`
+
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		code       problem.Code
+		want       string
+	}{
+		{"NoCommand", `{"name":"x"}`, 400, problem.CodeValidation, "command is required"},
+		{"BadName", `{"name":"-x","command":"ffmpeg -i in.mp4 out.mp4"}`, 400, problem.CodeValidation, "name"},
+		{"Unknown", `{"name":"x","command":"ffmpeg -i in.mp4 out.mp4","inputs":["in.mp4"]}`, 400, problem.CodeValidation, "inputs"},
+		{"Version", `{"name":"x","command":"ffmpeg -i in.mp4 out.mp4","version":1}`, 400, problem.CodeValidation, "version"},
+		{"AsFlag", `{"name":"x","command":"ffmpeg -i in.mp4 -{{c}} 1 out.mp4","variables":{"c":{"type":"integer","min":1,"max":2}}}`, 400, problem.CodeValidation, "{{c}}"},
+		{"AsPath", `{"name":"x","command":"ffmpeg -i in.mp4 {{c}}.mp4","variables":{"c":{"type":"integer","min":1,"max":2}}}`, 400, problem.CodeValidation, "{{c}}"},
+		{"Undeclared", `{"name":"x","command":"ffmpeg -i in.mp4 -crf {{c}} out.mp4"}`, 400, problem.CodeValidation, "not a declared variable"},
+		{"Builtin", `{"name":"web-mp4","command":"ffmpeg -i in.mp4 out.mp4"}`, 409, problem.CodeConflict, "built-in"},
+	} {
+		refused(tt.name, call(http.MethodPost, "/presets", tt.body, nil), tt.status, tt.code, tt.want)
+	}
+
+	r := call(http.MethodPost, "/presets", small, nil)
+	var p preset.Preset
+	r.data(t, &p)
+	if r.status != http.StatusCreated || p.Version != 1 || p.Builtin || r.header.Get("ETag") != `"1"` ||
+		r.header.Get("Location") != "/presets/small" || strings.Join(p.Inputs, ",") != "in.mp4" {
+		t.Fatalf("created %d %v %+v", r.status, r.header, p)
+	}
+	refused("Twice", call(http.MethodPost, "/presets", small, nil), 409, problem.CodeConflict, "exists")
+
+	var list []preset.Preset
+	call(http.MethodGet, "/presets", "", nil).data(t, &list)
+	var names []string
+	for _, p := range list {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, " "); got != "gif-preview hls-ladder loudness-r128 thumbnail-sprite web-mp4 small" {
+		t.Errorf("listed %s", got)
+	}
+	var other []preset.Preset
+	b.do(t, request{method: http.MethodGet, path: "/presets", key: b.otherKey}).data(t, &other)
+	if len(other) != 5 {
+		t.Errorf("another account lists %d presets, want the 5 built-ins", len(other))
+	}
+	refused("OtherAccount", b.do(t, request{method: http.MethodGet, path: "/presets/small", key: b.otherKey}), 404, problem.CodeNotFound, "small")
+	call(http.MethodGet, "/presets/web-mp4", "", nil).data(t, &p)
+	if !p.Builtin || p.Version != 1 || p.Variables["height"].Type != preset.Integer {
+		t.Errorf("web-mp4: %+v", p)
+	}
+
+	changed := strings.Replace(small, "-crf", "-tune fastdecode -crf", 1)
+	refused("NoVersion", call(http.MethodPut, "/presets/small", changed, nil), 400, problem.CodeValidation, "version is required")
+	refused("BadIfMatch", call(http.MethodPut, "/presets/small", changed, map[string]string{"If-Match": "abc"}), 400, problem.CodeValidation, "If-Match")
+	refused("Rename", call(http.MethodPut, "/presets/small", strings.Replace(changed, `"small"`, `"big"`, 1), map[string]string{"If-Match": `"1"`}), 400, problem.CodeValidation, "renamed")
+	refused("Missing", call(http.MethodPut, "/presets/nope", strings.Replace(changed, `"small"`, `"nope"`, 1), map[string]string{"If-Match": `"1"`}), 404, problem.CodeNotFound, "nope")
+	r = call(http.MethodPut, "/presets/small", changed, map[string]string{"If-Match": `"1"`})
+	r.data(t, &p)
+	if r.status != http.StatusOK || p.Version != 2 || r.header.Get("ETag") != `"2"` || !strings.Contains(p.Command, "fastdecode") {
+		t.Errorf("updated %d %+v", r.status, p)
+	}
+	refused("Stale", call(http.MethodPut, "/presets/small", strings.Replace(changed, "{", `{"version":1,`, 1), nil), 409, problem.CodeConflict, "version 2, not 1")
+	refused("BuiltinPut", call(http.MethodPut, "/presets/web-mp4", changed, map[string]string{"If-Match": `"1"`}), 403, problem.CodeForbidden, "read-only")
+	refused("BuiltinDelete", call(http.MethodDelete, "/presets/web-mp4", "", nil), 403, problem.CodeForbidden, "read-only")
+
+	submit := func(params string) response {
+		return call(http.MethodPost, "/jobs", `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":`+params+`}`, nil)
+	}
+	refused("ValueOutOfRange", submit(`{"preset":"small","variables":{"crf":99}}`), 400, problem.CodeValidation, "params.variables.crf")
+	refused("ValueRequired", submit(`{"preset":"small"}`), 400, problem.CodeValidation, "params.variables.crf")
+	refused("ValueAsFlag", submit(`{"preset":"web-mp4","variables":{"speed":"-i /etc/passwd"}}`), 400, problem.CodeValidation, "params.variables.speed")
+	refused("NoSuchPreset", submit(`{"preset":"nope"}`), 400, problem.CodeValidation, "params.preset")
+	refused("PresetAndCommand", submit(`{"preset":"small","command":"ffmpeg -i in.mp4 out.mp4"}`), 400, problem.CodeValidation, "params.command")
+	r = submit(`{"preset":"small","variables":{"crf":30}}`)
+	var created struct{ ID string }
+	r.data(t, &created)
+	r = call(http.MethodGet, "/jobs/"+created.ID, "", nil)
+	var j struct {
+		Params struct {
+			Command string     `json:"command"`
+			Preset  preset.Ref `json:"preset"`
+		} `json:"params"`
+	}
+	r.data(t, &j)
+	if j.Params.Preset.Name != "small" || j.Params.Preset.Version != 2 ||
+		string(j.Params.Preset.Variables["height"]) != "144" || !strings.Contains(j.Params.Command, "scale=-2:144") {
+		t.Errorf("job from a preset: %d %s", r.status, r.body)
+	}
+
+	r = call(http.MethodDelete, "/presets/small", "", nil)
+	if r.status != http.StatusNoContent {
+		t.Errorf("delete: %d %s", r.status, r.body)
+	}
+	refused("Deleted", call(http.MethodGet, "/presets/small", "", nil), 404, problem.CodeNotFound, "small")
+	refused("DeleteAgain", call(http.MethodDelete, "/presets/small", "", nil), 404, problem.CodeNotFound, "small")
+}
+
+// TestSpriteIndex answers the thumbnail-sprite index from query values, and names a bad one.
+func TestSpriteIndex(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	get := func(query string) response {
+		return b.do(t, request{method: http.MethodGet, path: "/presets/thumbnail-sprite/index.vtt" + query, key: b.key})
+	}
+	r := get("?interval=2&columns=2&rows=1")
+	want := "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nsprite.jpg#xywh=0,0,160,90\n\n00:00:02.000 --> 00:00:04.000\nsprite.jpg#xywh=160,0,160,90\n"
+	if r.status != http.StatusOK || string(r.body) != want || !strings.HasPrefix(r.header.Get("Content-Type"), "text/vtt") {
+		t.Errorf("index: %d %q", r.status, r.body)
+	}
+	for _, tt := range []struct{ query, want string }{
+		{"?interval=0", "query parameter interval"},
+		{"?rows=x", "query parameter rows"},
+		{"?depth=1", "query parameter depth"},
+		{"?rows=1&rows=2", "rows"},
+	} {
+		r := get(tt.query)
+		if code, msg := r.errorBody(t); r.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.want) {
+			t.Errorf("%s: %d %s %q; want 400 naming %q", tt.query, r.status, code, msg, tt.want)
+		}
+	}
+}
