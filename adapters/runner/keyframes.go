@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+)
+
+// Keyframes reads the presentation times, in seconds and in order, of the keyframes of a file's
+// first video stream, with ffprobe in the sandbox as Probe does. It reads packets and their K
+// flag, not frames, so nothing is decoded: a long input takes as long as reading its index.
+// These are the times validator.SplitCommands may cut at: seeking on the input side to one
+// lands on that keyframe.
+func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]float64, error) {
+	var out bytes.Buffer
+	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 60 * time.Second, Stdout: &out,
+		Args: []string{"-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+			"-of", "csv=p=0", "file:" + name}})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
+	}
+	keys, err := parseKeyframes(out.String())
+	if err != nil {
+		return nil, fmt.Errorf("ffprobe %s: %w", name, err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s has no video keyframes", name)
+	}
+	return keys, nil
+}
+
+// parseKeyframes reads ffprobe's "pts_time,flags" lines: the times of the packets flagged K,
+// sorted, each once. A packet without a time (N/A) cannot be cut at and is left out; a packet
+// with side data ends its line with a comma and puts the side data on lines of their own.
+func parseKeyframes(csv string) ([]float64, error) {
+	var keys []float64
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) < 2 || !strings.HasPrefix(f[1], "K") || f[0] == "N/A" {
+			continue
+		}
+		t, err := strconv.ParseFloat(f[0], 64)
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("packet time %q is not a number", f[0])
+		}
+		keys = append(keys, t)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
+}
+
+// PlanCuts chooses where to cut an input of duration seconds, whose keyframes are at keys, into
+// at most n parts: the cuts, keyframe times in order, that make the longest part as short as
+// the keyframes allow, since the longest part is how long the split encode takes when every
+// part has a worker. It takes no more parts than that needs, so it may return fewer than n-1
+// cuts (none when the keyframes leave nothing to balance).
+func PlanCuts(keys []float64, duration float64, n int) []float64 {
+	var inside []float64
+	for _, k := range keys {
+		if k > 0 && k < duration && (len(inside) == 0 || k > inside[len(inside)-1]) {
+			inside = append(inside, k)
+		}
+	}
+	if n < 2 || len(inside) == 0 || !(duration > 0) {
+		return nil
+	}
+	// The longest part is at least the longest stretch between keyframes and at most the whole;
+	// halve the range between until it is tight to a millionth of a second.
+	lo, prev := 0.0, 0.0
+	for _, k := range append(inside, duration) {
+		lo = math.Max(lo, k-prev)
+		prev = k
+	}
+	hi := duration
+	for hi-lo > 1e-6 {
+		mid := (lo + hi) / 2
+		if len(greedyCuts(inside, duration, mid)) < n {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return greedyCuts(inside, duration, hi)
+}
+
+// greedyCuts cuts each part at the last keyframe that keeps it within longest seconds.
+func greedyCuts(inside []float64, duration, longest float64) []float64 {
+	var cuts []float64
+	start := 0.0
+	for i := 0; duration-start > longest; {
+		j := i
+		for j < len(inside) && inside[j]-start <= longest {
+			j++
+		}
+		if j == i {
+			// No keyframe within reach (longest is below a gap between keyframes): every
+			// keyframe left is a cut, more than any n that longest was tried for.
+			return append(cuts, inside[i:]...)
+		}
+		start = inside[j-1]
+		cuts = append(cuts, start)
+		i = j
+	}
+	return cuts
+}

@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/testenv"
+)
+
+func TestKeyframes(t *testing.T) {
+	t.Parallel()
+	if err := sandbox.Available(); err != nil {
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Keyframes every 40 frames at 30 fps: every 4/3 s, times that are not whole microseconds.
+	gen := func(name string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ffmpeg", append(append([]string{"-v", "error", "-y"}, args...), filepath.Join(dir, name))...).CombinedOutput(); err != nil {
+			t.Fatalf("making %s: %v\n%s", name, err, out)
+		}
+	}
+	x264 := []string{"-c:v", "libx264", "-preset", "ultrafast", "-g", "40", "-keyint_min", "40", "-sc_threshold", "0"}
+	src := []string{"-f", "lavfi", "-i", "testsrc2=s=160x120:r=30:d=6"}
+	gen("gop40.mp4", append(append(src, "-f", "lavfi", "-i", "sine=d=6", "-c:a", "aac", "-shortest"), x264...)...)
+	// Without audio: Matroska would start the video at the AAC encoder's priming delay.
+	gen("gop40.mkv", append(append([]string{}, src...), x264...)...)
+	gen("sound.m4a", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac")
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0, 4.0 / 3, 8.0 / 3, 4, 16.0 / 3}
+	for _, name := range []string{"gop40.mp4", "gop40.mkv"} {
+		got, err := Keyframes(context.Background(), sb, dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// mp4 keeps the times to the microsecond as ffprobe prints them; Matroska to the
+		// millisecond it stores.
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 0.0011)); diff != "" {
+			t.Errorf("Keyframes(%s) (-want +got):\n%s", name, diff)
+		}
+	}
+	if keys, err := Keyframes(context.Background(), sb, dir, "sound.m4a"); err == nil {
+		t.Errorf("Keyframes of a file without video = %v, want an error", keys)
+	}
+	if keys, err := Keyframes(context.Background(), sb, dir, "missing.mp4"); err == nil {
+		t.Errorf("Keyframes of a missing file = %v, want an error", keys)
+	}
+}
+
+func TestParseKeyframes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, csv string
+		want      []float64
+		bad       bool
+	}{
+		{"key and non-key packets", "0.000000,K__\n0.033333,___\n1.333333,K__\n", []float64{0, 1.333333}, false},
+		{"side data line and trailing comma", "0.000000,K_,\n\nside_data\n2.000000,K_\n", []float64{0, 2}, false},
+		{"decode order, repeated", "2.000000,K_\n0.000000,K_\n2.000000,K_\n", []float64{0, 2}, false},
+		{"no time", "N/A,K_\n1.000000,K_\n", []float64{1}, false},
+		{"junk time", "abc,K_\n", nil, true},
+		{"nothing", "", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseKeyframes(tt.csv)
+			if (err != nil) != tt.bad {
+				t.Fatalf("parseKeyframes error = %v, want error %v", err, tt.bad)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("parseKeyframes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanCuts(t *testing.T) {
+	t.Parallel()
+	every := func(step, until float64) []float64 {
+		var k []float64
+		for x := 0.0; x < until; x += step {
+			k = append(k, x)
+		}
+		return k
+	}
+	tests := []struct {
+		name     string
+		keys     []float64
+		duration float64
+		n        int
+		want     []float64
+	}{
+		{"two parts on a 2 s grid", every(2, 20), 20, 2, []float64{10}},
+		{"four parts on a 2 s grid", every(2, 20), 20, 4, []float64{6, 12, 18}},
+		{"three parts, no even share on the grid", every(2, 20), 20, 3, []float64{8, 16}},
+		{"uneven keyframes", []float64{0, 1, 7, 8, 9, 15}, 16, 2, []float64{8}},
+		{"a long GOP bounds the parts", []float64{0, 9, 10}, 12, 4, []float64{9}},
+		{"one part", every(2, 20), 20, 1, nil},
+		{"only the first keyframe", []float64{0}, 20, 4, nil},
+		{"keyframes past the end ignored", []float64{0, 5, 25}, 10, 2, []float64{5}},
+		{"no duration", every(2, 20), 0, 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := PlanCuts(tt.keys, tt.duration, tt.n)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("PlanCuts(%v, %v, %d) (-want +got):\n%s", tt.keys, tt.duration, tt.n, diff)
+			}
+		})
+	}
+}
+
+// TestPlanCutsLongestPart holds PlanCuts to its promise on grids of every step: no more than n
+// parts, every cut a keyframe, and the longest part no longer than any choice of n-1 keyframes
+// could make it (the ideal share rounded up to the grid).
+func TestPlanCutsLongestPart(t *testing.T) {
+	t.Parallel()
+	for _, step := range []float64{0.5, 1, 4.0 / 3, 2, 2.5} {
+		for n := 2; n <= 8; n++ {
+			var keys []float64
+			for i := 0; float64(i)*step < 30; i++ {
+				keys = append(keys, float64(i)*step)
+			}
+			cuts := PlanCuts(keys, 30, n)
+			if len(cuts) > n-1 {
+				t.Fatalf("step %v, n %d: %d cuts", step, n, len(cuts))
+			}
+			longest, prev := 0.0, 0.0
+			for _, c := range append(append([]float64{}, cuts...), 30) {
+				longest, prev = math.Max(longest, c-prev), c
+			}
+			best := math.Ceil(30/float64(n)/step-1e-9) * step
+			if longest > best+1e-6 {
+				t.Errorf("step %v, n %d: cuts %v make a %v s part, %v s is possible", step, n, cuts, longest, best)
+			}
+		}
+	}
+}
