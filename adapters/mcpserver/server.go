@@ -32,6 +32,8 @@ type UseCases struct {
 	Jobs    *service.Jobs
 	Uploads *service.Uploads
 	Credits *service.Credits
+	// Presets serves list_presets, get_preset and save_preset; nil: those tools are not offered.
+	Presets *service.Presets
 	Types   *jobtype.Registry
 	// RateLimit is the request budget: the same gate REST calls, so one budget per account
 	// covers both, with one behaviour when its backend fails.

@@ -40,7 +40,7 @@ probe_media answers quickly with a file's streams, duration and format. A tool r
 const submitJobDescription = `Submit a media processing job; it runs asynchronously. Returns {id, status: "waiting"}. Then call get_job with the id every 1–2 seconds until status is complete, failed or cancelled.
 
 Job types:
-- "ffmpeg": params.command is a real FFmpeg command line starting with "ffmpeg". Inputs are -i https URLs written in the command, or files staged by name through "inputs" (the command then refers to the bare name, e.g. -i clip.mp4). Files read by filters (subtitles=subs.srt, lut3d=, drawtext fontfile=, concat lists) must be given in "inputs", e.g. {"subs.srt": {"content": "1\n00:00:00,000 --> ..."}}. The output is every file the command writes, named in the command (e.g. out.mp4). Optional params: outputFormat (mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt; default inferred from the output name), timeout (seconds, 1–900, default 120; plan caps: Free 300, Pro 900), compute (auto, cpu or gpu; default auto: h264_nvenc, hevc_nvenc and av1_nvenc go to a GPU, which needs the Pro plan). About 120 flags are allowed (-i -f -c:v -c:a -vf -af -filter_complex -map -ss -t -r -s -b:v -b:a -crf -preset -an -vn -y -movflags -strict ...); any other flag, and filters or formats that read files, use the network or run code, are rejected with VALIDATION_ERROR naming them. Synthetic sources work too: -f lavfi -i testsrc=duration=2:size=320x240:rate=25. To run several commands as one job, give params.steps (1 to 10 command strings) instead of params.command: they run in order in one work directory, a step reads earlier steps' outputs by bare name (-i web.mp4), the timeout covers them all, a failure says which step, and the outputs are the last step's plus those params.keep lists (e.g. "keep": ["poster.jpg"]).
+- "ffmpeg": params.command is a real FFmpeg command line starting with "ffmpeg". Inputs are -i https URLs written in the command, or files staged by name through "inputs" (the command then refers to the bare name, e.g. -i clip.mp4). Files read by filters (subtitles=subs.srt, lut3d=, drawtext fontfile=, concat lists) must be given in "inputs", e.g. {"subs.srt": {"content": "1\n00:00:00,000 --> ..."}}. The output is every file the command writes, named in the command (e.g. out.mp4). Optional params: outputFormat (mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt; default inferred from the output name), timeout (seconds, 1–900, default 120; plan caps: Free 300, Pro 900), compute (auto, cpu or gpu; default auto: h264_nvenc, hevc_nvenc and av1_nvenc go to a GPU, which needs the Pro plan). About 120 flags are allowed (-i -f -c:v -c:a -vf -af -filter_complex -map -ss -t -r -s -b:v -b:a -crf -preset -an -vn -y -movflags -strict ...); any other flag, and filters or formats that read files, use the network or run code, are rejected with VALIDATION_ERROR naming them. Synthetic sources work too: -f lavfi -i testsrc=duration=2:size=320x240:rate=25. To run several commands as one job, give params.steps (1 to 10 command strings) instead of params.command: they run in order in one work directory, a step reads earlier steps' outputs by bare name (-i web.mp4), the timeout covers them all, a failure says which step, and the outputs are the last step's plus those params.keep lists (e.g. "keep": ["poster.jpg"]). Or run a preset (list_presets shows them: web-mp4, hls-ladder, thumbnail-sprite, loudness-r128, gif-preview and the account's own): give preset and variables in place of params.command, with the inputs the preset reads, e.g. {"preset": "web-mp4", "variables": {"height": 480}, "inputs": {"in.mp4": url}}; a bad value is refused naming params.variables.<name>.
 - "caption.burn": burn subtitles into a video. inputs: {"source": video URL, "subtitles": SRT/VTT/ASS URL (optional; without it the audio is transcribed)}. params (all optional): language (ISO-639-1 or auto), fontFamily (Inter), fontSize (48, 8–400), fontColor (#FFFFFF), bold (true), italic, outlineColor (#000000), outlineWidth (2, 0–20), shadow (1, 0–20), boxEnabled (false), boxColor, boxOpacity (0.6), position (bottom, center, top), alignment (left, center, right), marginV (60, 0–2000).
 - "extract.metadata": inputs: {"source": media URL}; no params. Its answer is in output.data (prefer probe_media, which waits for it).
 - "captions.animate": animated word-level captions.
@@ -82,6 +82,7 @@ func (h *Handler) addTools() {
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}}, h.setJobPriority)
 	add(h, &mcp.Tool{Name: "get_queue", Title: "Get the queue", Description: getQueueDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.getQueue)
+	h.addPresetTools()
 }
 
 func (h *Handler) setJobPriority(ctx context.Context, a account.Account, in SetJobPriorityInput) (service.View, string, error) {
@@ -140,6 +141,10 @@ func (h *Handler) validateCommand(_ context.Context, _ account.Account, in Valid
 func ptr[T any](v T) *T { return &v }
 
 func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJobInput) (SubmittedJob, string, error) {
+	in, err := in.withPreset()
+	if err != nil {
+		return SubmittedJob{}, "", err
+	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		return SubmittedJob{}, "", err

@@ -18,10 +18,12 @@ import (
 
 // SubmitJobInput is the request of submit_job: the body of POST /jobs.
 type SubmitJobInput struct {
-	Type     string         `json:"type" jsonschema:"the job type: ffmpeg, caption.burn, extract.metadata or captions.animate"`
-	Inputs   map[string]any `json:"inputs,omitempty" jsonschema:"input files by name. ffmpeg: each key is a bare file name staged in the work directory (the command refers to it by that name); each value is an https URL, an uploaded asset's content URL (see upload_media), {\"url\": \"...\"} or {\"content\": \"...\"} (inline text up to 64 KB: subtitles, concat lists). Inputs given directly as -i URLs in the command need no entry here. caption.burn: {\"source\": url, \"subtitles\": url (optional)}. extract.metadata: {\"source\": url}."`
-	Params   map[string]any `json:"params,omitempty" jsonschema:"options of the job type. ffmpeg: {\"command\": \"ffmpeg ...\" (required), \"outputFormat\", \"timeout\" (seconds, 1-900, default 120), \"compute\" (auto, cpu or gpu; default auto)}. caption.burn: styling options, all optional. extract.metadata: none."`
-	Priority string         `json:"priority,omitempty" jsonschema:"low, normal or high (default normal): the order among waiting jobs; high needs the Pro plan"`
+	Type      string         `json:"type" jsonschema:"the job type: ffmpeg, caption.burn, extract.metadata or captions.animate"`
+	Inputs    map[string]any `json:"inputs,omitempty" jsonschema:"input files by name. ffmpeg: each key is a bare file name staged in the work directory (the command refers to it by that name); each value is an https URL, an uploaded asset's content URL (see upload_media), {\"url\": \"...\"} or {\"content\": \"...\"} (inline text up to 64 KB: subtitles, concat lists). Inputs given directly as -i URLs in the command need no entry here. caption.burn: {\"source\": url, \"subtitles\": url (optional)}. extract.metadata: {\"source\": url}."`
+	Params    map[string]any `json:"params,omitempty" jsonschema:"options of the job type. ffmpeg: {\"command\": \"ffmpeg ...\" (required), \"outputFormat\", \"timeout\" (seconds, 1-900, default 120), \"compute\" (auto, cpu or gpu; default auto)}. caption.burn: styling options, all optional. extract.metadata: none."`
+	Priority  string         `json:"priority,omitempty" jsonschema:"low, normal or high (default normal): the order among waiting jobs; high needs the Pro plan"`
+	Preset    string         `json:"preset,omitempty" jsonschema:"a preset's name (list_presets), in place of params.command (type ffmpeg): the job runs the preset's template with variables; inputs give the preset's inputs (in.mp4 for the built-ins)"`
+	Variables map[string]any `json:"variables,omitempty" jsonschema:"the preset's variables by name, e.g. {\"height\": 480}; absent ones take their defaults; a value is one typed argument, never a flag or a path"`
 }
 
 // SetJobPriorityInput is the request of set_job_priority: POST /jobs/{id}/priority.
