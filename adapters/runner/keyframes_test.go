@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/testenv"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 func TestKeyframes(t *testing.T) {
@@ -152,5 +154,102 @@ func TestPlanCutsLongestPart(t *testing.T) {
 				t.Errorf("step %v, n %d: cuts %v make a %v s part, %v s is possible", step, n, cuts, longest, best)
 			}
 		}
+	}
+}
+
+// TestSplitInSandbox runs a split the way the runner will: the keyframes probed in the
+// sandbox, the cuts planned, and every part, the audio and the join run as FFmpeg commands in
+// the sandbox, each in a work directory of its own holding only what it reads; the stitched
+// output has the whole encode's frame count.
+func TestSplitInSandbox(t *testing.T) {
+	t.Parallel()
+	if err := sandbox.Available(); err != nil {
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
+	}
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workDir := func() string {
+		dir := t.TempDir()
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	src := workDir()
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=8",
+		"-f", "lavfi", "-i", "sine=d=8", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac",
+		"-shortest", filepath.Join(src, "input_0.mp4")).CombinedOutput(); err != nil {
+		t.Fatalf("making the source: %v\n%s", err, out)
+	}
+	r := validator.Validate("ffmpeg -i https://cdn.example.com/in.mp4 -vf scale=96:-2 -c:v libx264 -preset ultrafast -c:a aac out.mp4", validator.Options{})
+	if !r.Valid {
+		t.Fatal(r.Error)
+	}
+	ctx := context.Background()
+	keys, err := Keyframes(ctx, sb, src, "input_0.mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := PlanCuts(keys, 8, 3)
+	if len(cuts) != 2 {
+		t.Fatalf("PlanCuts(%v, 8, 3) = %v, want 2 cuts", keys, cuts)
+	}
+	run, err := validator.SplitCommands(r.Plan, cuts, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ffmpeg runs args in a fresh work directory holding the named files of from, and returns
+	// the directory.
+	ffmpeg := func(args []string, from string, names ...string) string {
+		t.Helper()
+		dir := workDir()
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join(from, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Args: append([]string{"-v", "error", "-y"}, args...)})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("ffmpeg %v in the sandbox: %v, exit %d\n%s", args, err, res.ExitCode, res.StderrTail)
+		}
+		return dir
+	}
+	join := workDir()
+	if err := os.WriteFile(filepath.Join(join, run.ListName), []byte(run.List), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stage := func(dir, name string) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(join, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range run.Parts {
+		stage(ffmpeg(p, src, "input_0.mp4"), run.PartNames[i])
+	}
+	stage(ffmpeg(run.Audio, src, "input_0.mp4"), run.AudioName)
+	stitched := ffmpeg(run.Join, join, append([]string{run.ListName, run.AudioName}, run.PartNames...)...)
+	whole := ffmpeg(r.Plan.Args, src, "input_0.mp4")
+	frames := func(dir string) string {
+		out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+			"stream=nb_read_packets", "-of", "csv=p=0", filepath.Join(dir, "out.mp4")).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if w, s := frames(whole), frames(stitched); w != s || w != "200" {
+		t.Fatalf("video frames: whole %s, stitched %s, want 200", w, s)
 	}
 }
