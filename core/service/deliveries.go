@@ -191,13 +191,46 @@ func (s *Destinations) plan(ctx context.Context, a account.Account, req jobtype.
 	if _, err := destination.ParseTemplate(path); err != nil {
 		return nil, reject("destination.path", "%v", err)
 	}
-	var params struct {
-		Preset string `json:"preset"`
-	}
-	_ = json.Unmarshal(req.Params, &params) // a job without params, or params.preset, has no preset
 	now := s.p.Clock.Now().UTC().Truncate(time.Microsecond)
-	return &destination.Delivery{AccountID: a.ID, DestinationID: d.ID, Path: path, Preset: params.Preset,
+	return &destination.Delivery{AccountID: a.ID, DestinationID: d.ID, Path: path, Preset: presetName(req.Params),
 		State: destination.StateAwaiting, Round: 1, CreatedAt: now, UpdatedAt: now}, nil
+}
+
+// presetName is the {preset} of a job's params: params.preset as a client names it (a string),
+// or as a stored job records it ({name, version, variables}), which a retry submits again.
+// A job without one has "".
+func presetName(params json.RawMessage) string {
+	var p struct {
+		Preset json.RawMessage `json:"preset"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Preset) == 0 {
+		return ""
+	}
+	var name string
+	if json.Unmarshal(p.Preset, &name) == nil {
+		return name
+	}
+	var rec struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(p.Preset, &rec) // anything else names no preset
+	return rec.Name
+}
+
+// carried is the destination request of a job being retried: the one its failed job named,
+// with the same path, or nil.
+func (s *Destinations) carried(ctx context.Context, jobID string) (*destination.Request, error) {
+	if s == nil {
+		return nil, nil
+	}
+	d, err := s.p.Store.GetJobDelivery(ctx, jobID)
+	if errors.Is(err, problem.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &destination.Request{ID: d.DestinationID, Path: d.Path}, nil
 }
 
 // Attach saves a job's delivery before the job itself, so that a job is never saved without
@@ -320,9 +353,9 @@ func (s *Destinations) signal() {
 
 var errSkip = errors.New("nothing to change")
 
-// deliverDue copies the outputs of the deliveries due now; it returns how many it finished
-// (delivered or failed for good).
-func (s *Destinations) deliverDue(ctx context.Context) (int, error) {
+// DeliverDue copies the outputs of the deliveries due now, one pass of the DeliveryService;
+// it returns how many it finished (delivered or failed for good).
+func (s *Destinations) DeliverDue(ctx context.Context) (int, error) {
 	ds, err := s.p.Store.ClaimJobDeliveries(ctx, destination.ClaimParams{Limit: 8, Lease: 10 * time.Minute, Now: s.p.Clock.Now()})
 	if err != nil {
 		return 0, err
@@ -362,17 +395,7 @@ func (s *Destinations) deliver(ctx context.Context, d destination.Delivery) (fin
 	case d.Attempts <= len(s.p.RetryDelays) && fatal == "":
 		next := now.Add(s.p.RetryDelays[d.Attempts-1])
 		d.Error, d.NextAttemptAt = failureText(fatal, files), &next
-		_, err := s.p.Store.UpdateJobDelivery(ctx, d.JobID, func(cur *destination.Delivery) error {
-			if cur.Round != d.Round {
-				return errSkip // a POST /deliver began a new round meanwhile
-			}
-			*cur = d
-			return nil
-		})
-		if errors.Is(err, errSkip) {
-			err = nil
-		}
-		return false, err
+		return false, s.save(ctx, d)
 	default:
 		d.State, d.Error, d.NextAttemptAt = destination.StateFailed, failureText(fatal, files), nil
 		event = webhook.EventJobDeliveryFailed
@@ -389,7 +412,17 @@ func (s *Destinations) deliver(ctx context.Context, d destination.Delivery) (fin
 	}); err != nil {
 		return false, err
 	}
-	_, err = s.p.Store.UpdateJobDelivery(ctx, d.JobID, func(cur *destination.Delivery) error {
+	err = s.save(ctx, d)
+	if event == webhook.EventJobDeliveryFailed {
+		s.p.Log.Warn("delivery to a destination failed", "job", j.ID, "destination", d.DestinationID, "err", d.Error)
+	}
+	return err == nil, err
+}
+
+// save writes an attempt's outcome, unless a POST /jobs/{id}/deliver began a new round
+// meanwhile: that round's attempts own the delivery now.
+func (s *Destinations) save(ctx context.Context, d destination.Delivery) error {
+	_, err := s.p.Store.UpdateJobDelivery(ctx, d.JobID, func(cur *destination.Delivery) error {
 		if cur.Round != d.Round {
 			return errSkip
 		}
@@ -397,12 +430,9 @@ func (s *Destinations) deliver(ctx context.Context, d destination.Delivery) (fin
 		return nil
 	})
 	if errors.Is(err, errSkip) {
-		err = nil
+		return nil
 	}
-	if event == webhook.EventJobDeliveryFailed {
-		s.p.Log.Warn("delivery to a destination failed", "job", j.ID, "destination", d.DestinationID, "err", d.Error)
-	}
-	return err == nil, err
+	return err
 }
 
 func failureText(fatal string, files []destination.File) string {
@@ -528,4 +558,4 @@ func (s *DeliveryService) Run(ctx context.Context) {
 		failureAdvisory: "deliveries are tried again when the store answers"}.run(ctx)
 }
 
-func (s *DeliveryService) runOnce(ctx context.Context) (int, error) { return s.d.deliverDue(ctx) }
+func (s *DeliveryService) runOnce(ctx context.Context) (int, error) { return s.d.DeliverDue(ctx) }

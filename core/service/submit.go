@@ -65,7 +65,13 @@ func (s *Submit) Retry(ctx context.Context, a account.Account, id string) (*job.
 	if old.Status != job.StatusFailed {
 		return nil, problem.Reject(problem.CodeConflict, "job %s is %s; only failed jobs can be retried", id, old.Status)
 	}
-	return s.submit(ctx, a, jobtype.Request{Type: old.Type, Inputs: old.Inputs, Params: old.Params, Priority: string(old.Priority)}, old.ID)
+	// The retry delivers where the failed job would have: its destination, checked again.
+	dest, err := s.dests.carried(ctx, old.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.submit(ctx, a, jobtype.Request{Type: old.Type, Inputs: old.Inputs, Params: old.Params, Priority: string(old.Priority),
+		Destination: dest}, old.ID)
 }
 
 func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Request, retryOf string) (*job.Job, error) {

@@ -25,6 +25,8 @@ import (
 	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
+	"github.com/mediajobs/mediajobs/core/destination"
+	"github.com/mediajobs/mediajobs/core/destination/destinationtest"
 	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/idempotency/idempotencytest"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -61,6 +63,9 @@ type Options struct {
 	// WorkerToken is the shared token Workers accepts besides the credentials it issues;
 	// default none.
 	WorkerToken string
+	// DeliveryRetryDelays are Destinations' waits between a delivery's attempts; default one
+	// second and two.
+	DeliveryRetryDelays []time.Duration
 }
 
 // Harness is every use case over in-memory adapters.
@@ -92,8 +97,13 @@ type Harness struct {
 	Presets  *service.Presets
 	Credits  *service.Credits
 	Webhooks *service.Webhooks
-	FanOut   *service.FanOut
-	Relay    *service.Relay
+	// Destinations keeps destinations in DestinationStore and copies outputs through
+	// Deliverer, a fake: DeliverDue makes one pass.
+	Destinations     *service.Destinations
+	DestinationStore *destinationtest.Memory
+	Deliverer        *FakeDeliverer
+	FanOut           *service.FanOut
+	Relay            *service.Relay
 	// Idempotency is the Idempotency-Key guard over an in-memory key store.
 	Idempotency *idempotency.Guard
 
@@ -145,6 +155,9 @@ func Compose(o Options) (*Harness, error) {
 	if o.Observer == nil {
 		o.Observer = service.NoObserver{}
 	}
+	if o.DeliveryRetryDelays == nil {
+		o.DeliveryRetryDelays = []time.Duration{time.Second, 2 * time.Second}
+	}
 	tokens, err := workqueue.NewTokens([]byte(strings.Repeat("k", 32)))
 	if err != nil {
 		return nil, err
@@ -177,7 +190,15 @@ func Compose(o Options) (*Harness, error) {
 	must(err)
 	h.Idempotency, err = idempotency.NewGuard(idempotency.GuardPorts{Store: idempotencytest.NewMemory(), Clock: h.Clock})
 	must(err)
-	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints})
+	h.DestinationStore, h.Deliverer = destinationtest.NewMemory(), NewFakeDeliverer()
+	keys, err := destination.NewKeyring(destination.SecretKey{ID: "test", Secret: []byte(strings.Repeat("s", 32))})
+	must(err)
+	h.Destinations, err = service.NewDestinations(service.DestinationsPorts{Store: h.DestinationStore, Jobs: h.Store, Blobs: h.Blobs,
+		Deliverer: h.Deliverer, Keys: keys, URLs: o.URLs, Clock: h.Clock, Log: o.Log,
+		RetryDelays: o.DeliveryRetryDelays})
+	must(err)
+	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints,
+		Destinations: h.Destinations})
 	must(err)
 	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
 	must(err)
@@ -202,6 +223,9 @@ func Compose(o Options) (*Harness, error) {
 			h.mu.Lock()
 			h.events = append(h.events, string(m.Payload))
 			h.mu.Unlock()
+			if err := h.Destinations.HandleEvent(ctx, m); err != nil {
+				return err
+			}
 			return h.FanOut.Handle(ctx, m)
 		},
 	}}
