@@ -104,7 +104,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	_, b.otherKey = h.Open(t, "acct_b", account.PlanFree, 1000)
 
 	handler = httpapi.New(httpapi.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Cancel: h.Cancel, Batches: h.Batches,
-		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Presets: h.Presets, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency}, httpapi.Options{
+		Uploads: h.Uploads, Webhooks: h.Webhooks, Credits: h.Credits, Presets: h.Presets, Destinations: h.Destinations, Types: types, Runs: h.Runs, Workers: workers, Idempotency: h.Idempotency}, httpapi.Options{
 		Verifier:             signer,
 		Validate:             validator.Validate,
 		MaxJSONBody:          cmp.Or(o.maxJSONBody, 4<<10),
