@@ -19,15 +19,7 @@ import (
 
 func TestKeyframes(t *testing.T) {
 	t.Parallel()
-	if err := sandbox.Available(); err != nil {
-		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
-	}
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sb, dir := newSandbox(t), sandboxDir(t)
 	// Keyframes every 40 frames at 30 fps: every 4/3 s, times that are not whole microseconds.
 	gen := func(name string, args ...string) {
 		t.Helper()
@@ -41,10 +33,6 @@ func TestKeyframes(t *testing.T) {
 	// Without audio: Matroska would start the video at the AAC encoder's priming delay.
 	gen("gop40.mkv", append(append([]string{}, src...), x264...)...)
 	gen("sound.m4a", "-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac")
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []float64{0, 4.0 / 3, 8.0 / 3, 4, 16.0 / 3}
 	for _, name := range []string{"gop40.mp4", "gop40.mkv"} {
 		got, err := Keyframes(context.Background(), sb, dir, name)
@@ -63,6 +51,31 @@ func TestKeyframes(t *testing.T) {
 	if keys, err := Keyframes(context.Background(), sb, dir, "missing.mp4"); err == nil {
 		t.Errorf("Keyframes of a missing file = %v, want an error", keys)
 	}
+}
+
+// newSandbox is the bubblewrap sandbox the runner uses.
+func newSandbox(t *testing.T) sandbox.Runner {
+	t.Helper()
+	if err := sandbox.Available(); err != nil {
+		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
+	}
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
+// sandboxDir is a work directory the sandbox's user can reach: it and its parent 0711.
+func sandboxDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func TestParseKeyframes(t *testing.T) {
@@ -163,23 +176,8 @@ func TestPlanCutsLongestPart(t *testing.T) {
 // output has the whole encode's frame count.
 func TestSplitInSandbox(t *testing.T) {
 	t.Parallel()
-	if err := sandbox.Available(); err != nil {
-		testenv.Missing(t, "the bubblewrap sandbox (scripts/deps.sh installs bubblewrap)", err)
-	}
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	workDir := func() string {
-		dir := t.TempDir()
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			if err := os.Chmod(d, 0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
-	}
-	src := workDir()
+	sb := newSandbox(t)
+	src := sandboxDir(t)
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=8",
 		"-f", "lavfi", "-i", "sine=d=8", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac",
 		"-shortest", filepath.Join(src, "input_0.mp4")).CombinedOutput(); err != nil {
@@ -206,7 +204,7 @@ func TestSplitInSandbox(t *testing.T) {
 	// the directory.
 	ffmpeg := func(args []string, from string, names ...string) string {
 		t.Helper()
-		dir := workDir()
+		dir := sandboxDir(t)
 		for _, n := range names {
 			b, err := os.ReadFile(filepath.Join(from, n))
 			if err != nil {
@@ -222,7 +220,7 @@ func TestSplitInSandbox(t *testing.T) {
 		}
 		return dir
 	}
-	join := workDir()
+	join := sandboxDir(t)
 	if err := os.WriteFile(filepath.Join(join, run.ListName), []byte(run.List), 0o644); err != nil {
 		t.Fatal(err)
 	}
