@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/contracts"
 	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/destination"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
@@ -19,8 +21,9 @@ import (
 )
 
 // TestEventBodiesMatchTheDocument runs jobs to every event the service sends — running,
-// completed, failed, cancelled, and a batch's completion — through the real use cases, and
-// checks each delivery body against its schema in openapi.yaml (components and `webhooks`).
+// completed, failed, cancelled, a batch's completion, a delivery to a destination and its
+// failure — through the real use cases, and checks each delivery body against its schema in
+// openapi.yaml (components and `webhooks`).
 func TestEventBodiesMatchTheDocument(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,7 +35,7 @@ func TestEventBodiesMatchTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := servicetest.New(t, servicetest.Options{Types: types})
+	h := servicetest.New(t, servicetest.Options{Types: types, DeliveryRetryDelays: []time.Duration{}})
 	acct, _ := h.Open(t, "", account.PlanPro, 1000)
 	if _, err := h.Webhooks.CreateWebhookEndpoint(ctx, acct, service.WebhookEndpointParams{Name: "all", URL: "https://hooks.example/in",
 		SubscribedEvents: webhook.Events}); err != nil {
@@ -81,13 +84,40 @@ func TestEventBodiesMatchTheDocument(t *testing.T) {
 	if err := h.Runs.Report(ctx, a.Lease, workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 10, Started: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Two jobs that name a destination: one delivered, one whose delivery fails (no retries).
+	dest, err := h.Destinations.Create(ctx, acct, destination.Params{Name: "own", Endpoint: "https://s3.example.com", Bucket: "exports",
+		Region: "us-east-1", AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fail := range []error{nil, errors.New("S3 answered NoSuchBucket")} {
+		h.Deliverer.Fail(fail)
+		delivered := req
+		delivered.Destination = &destination.Request{ID: dest.ID, Path: "{job_id}/{name}"}
+		if _, err := h.Submit.Submit(ctx, acct, delivered); err != nil {
+			t.Fatal(err)
+		}
+		a := claim()
+		if _, err := h.Runs.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(make([]byte, 10)), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Runs.Report(ctx, a.Lease, workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: 10}},
+			ComputeMs: 10, Started: true}); err != nil {
+			t.Fatal(err)
+		}
+		h.Drain(t)
+		if _, err := h.Destinations.DeliverDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for range 3 {
 		h.Drain(t)
 	}
 
 	schemas := map[string]string{webhook.EventJobRunning: "JobRunningEvent", webhook.EventJobCompleted: "JobCompletedEvent",
 		webhook.EventJobFailed: "JobFailedEvent", webhook.EventJobCancelled: "JobCancelledEvent",
-		webhook.EventBatchCompleted: "BatchCompletedEvent"}
+		webhook.EventBatchCompleted: "BatchCompletedEvent", webhook.EventJobDelivered: "JobDeliveredEvent",
+		webhook.EventJobDeliveryFailed: "JobDeliveryFailedEvent"}
 	endpoints, _ := h.Hooks.ListEndpoints(ctx, acct.ID)
 	page, err := h.Hooks.ListDeliveries(ctx, webhook.ListParams{EndpointID: endpoints[0].ID, Limit: 100})
 	if err != nil {

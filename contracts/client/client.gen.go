@@ -348,6 +348,21 @@ func (e JobCompletedEventEvent) Valid() bool {
 	}
 }
 
+// Defines values for JobDeliveredEventEvent.
+const (
+	JobDeliveredEventEventJobDelivered JobDeliveredEventEvent = "job.delivered"
+)
+
+// Valid indicates whether the value is a known member of the JobDeliveredEventEvent enum.
+func (e JobDeliveredEventEvent) Valid() bool {
+	switch e {
+	case JobDeliveredEventEventJobDelivered:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobDeliveryStatus.
 const (
 	JobDeliveryStatusDelivered JobDeliveryStatus = "delivered"
@@ -363,6 +378,21 @@ func (e JobDeliveryStatus) Valid() bool {
 	case JobDeliveryStatusFailed:
 		return true
 	case JobDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobDeliveryFailedEventEvent.
+const (
+	JobDeliveryFailedEventEventJobDeliveryFailed JobDeliveryFailedEventEvent = "job.delivery_failed"
+)
+
+// Valid indicates whether the value is a known member of the JobDeliveryFailedEventEvent enum.
+func (e JobDeliveryFailedEventEvent) Valid() bool {
+	switch e {
+	case JobDeliveryFailedEventEventJobDeliveryFailed:
 		return true
 	default:
 		return false
@@ -1374,6 +1404,24 @@ type JobCompletedEvent struct {
 // JobCompletedEventEvent defines model for JobCompletedEvent.Event.
 type JobCompletedEventEvent string
 
+// JobDeliveredEvent Body of `job.delivered` (our addition): `delivery.files` names each output file, the key
+// it was written under in the destination's bucket, its size in bytes and the ETag the
+// service answered.
+type JobDeliveredEvent struct {
+	// Delivery The copy of a job's outputs to its destination. `pending` until the job completes and
+	// while attempts are made; `delivered` or `failed` after. It never changes the job's
+	// status or charge.
+	Delivery JobDelivery            `json:"delivery"`
+	Event    JobDeliveredEventEvent `json:"event"`
+	JobID    string                 `json:"jobId"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobDeliveredEventEvent defines model for JobDeliveredEvent.Event.
+type JobDeliveredEventEvent string
+
 // JobDelivery The copy of a job's outputs to its destination. `pending` until the job completes and
 // while attempts are made; `delivered` or `failed` after. It never changes the job's
 // status or charge.
@@ -1394,6 +1442,23 @@ type JobDelivery struct {
 
 // JobDeliveryStatus defines model for JobDelivery.Status.
 type JobDeliveryStatus string
+
+// JobDeliveryFailedEvent Body of `job.delivery_failed` (our addition): `delivery.error` says why, and each file of
+// `delivery.files` that was not written has its own `error`.
+type JobDeliveryFailedEvent struct {
+	// Delivery The copy of a job's outputs to its destination. `pending` until the job completes and
+	// while attempts are made; `delivered` or `failed` after. It never changes the job's
+	// status or charge.
+	Delivery JobDelivery                 `json:"delivery"`
+	Event    JobDeliveryFailedEventEvent `json:"event"`
+	JobID    string                      `json:"jobId"`
+
+	// Timing A job's lifecycle in Unix ms; `startedAt` and `completedAt` are null until reached.
+	Timing EventTiming `json:"timing"`
+}
+
+// JobDeliveryFailedEventEvent defines model for JobDeliveryFailedEvent.Event.
+type JobDeliveryFailedEventEvent string
 
 // JobEnvelope defines model for JobEnvelope.
 type JobEnvelope struct {
@@ -2122,6 +2187,12 @@ type JobCancelledJSONRequestBody = JobCancelledEvent
 
 // JobCompletedJSONRequestBody defines body for JobCompleted for application/json ContentType.
 type JobCompletedJSONRequestBody = JobCompletedEvent
+
+// JobDeliveredJSONRequestBody defines body for JobDelivered for application/json ContentType.
+type JobDeliveredJSONRequestBody = JobDeliveredEvent
+
+// JobDeliveryFailedJSONRequestBody defines body for JobDeliveryFailed for application/json ContentType.
+type JobDeliveryFailedJSONRequestBody = JobDeliveryFailedEvent
 
 // JobFailedJSONRequestBody defines body for JobFailed for application/json ContentType.
 type JobFailedJSONRequestBody = JobFailedEvent
@@ -21306,6 +21377,16 @@ type WebhookInitiatorInterface interface {
 
 	JobCompleted(ctx context.Context, targetURL string, body JobCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// JobDeliveredWithBody fires the job.delivered webhook with any body
+	JobDeliveredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobDelivered(ctx context.Context, targetURL string, body JobDeliveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// JobDeliveryFailedWithBody fires the job.delivery_failed webhook with any body
+	JobDeliveryFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	JobDeliveryFailed(ctx context.Context, targetURL string, body JobDeliveryFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// JobFailedWithBody fires the job.failed webhook with any body
 	JobFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -21379,6 +21460,54 @@ func (p *WebhookInitiator) JobCompletedWithBody(ctx context.Context, targetURL s
 
 func (p *WebhookInitiator) JobCompleted(ctx context.Context, targetURL string, body JobCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewJobCompletedWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobDeliveredWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobDeliveredWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobDelivered(ctx context.Context, targetURL string, body JobDeliveredJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobDeliveredWebhookRequest(targetURL, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobDeliveryFailedWithBody(ctx context.Context, targetURL string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobDeliveryFailedWebhookRequestWithBody(targetURL, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) JobDeliveryFailed(ctx context.Context, targetURL string, body JobDeliveryFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewJobDeliveryFailedWebhookRequest(targetURL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -21512,6 +21641,68 @@ func NewJobCompletedWebhookRequest(targetURL string, body JobCompletedJSONReques
 
 // NewJobCompletedWebhookRequestWithBody builds a POST request for the job.completed webhook with any body
 func NewJobCompletedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobDeliveredWebhookRequest builds a application/json POST request for the job.delivered webhook
+func NewJobDeliveredWebhookRequest(targetURL string, body JobDeliveredJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobDeliveredWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobDeliveredWebhookRequestWithBody builds a POST request for the job.delivered webhook with any body
+func NewJobDeliveredWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewJobDeliveryFailedWebhookRequest builds a application/json POST request for the job.delivery_failed webhook
+func NewJobDeliveryFailedWebhookRequest(targetURL string, body JobDeliveryFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewJobDeliveryFailedWebhookRequestWithBody(targetURL, "application/json", bodyReader)
+}
+
+// NewJobDeliveryFailedWebhookRequestWithBody builds a POST request for the job.delivery_failed webhook with any body
+func NewJobDeliveryFailedWebhookRequestWithBody(targetURL string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -487,6 +487,18 @@ export type JobCompletedEvent = {
 };
 
 /**
+ * Body of `job.delivered` (our addition): `delivery.files` names each output file, the key
+ * it was written under in the destination's bucket, its size in bytes and the ETag the
+ * service answered.
+ */
+export type JobDeliveredEvent = {
+  delivery: JobDelivery;
+  event: 'job.delivered';
+  jobId: string;
+  timing: EventTiming;
+};
+
+/**
  * The copy of a job's outputs to its destination. `pending` until the job completes and
  * while attempts are made; `delivered` or `failed` after. It never changes the job's
  * status or charge.
@@ -504,6 +516,17 @@ export type JobDelivery = {
   })[];
   path: string;
   status: 'pending' | 'delivered' | 'failed';
+};
+
+/**
+ * Body of `job.delivery_failed` (our addition): `delivery.error` says why, and each file of
+ * `delivery.files` that was not written has its own `error`.
+ */
+export type JobDeliveryFailedEvent = {
+  delivery: JobDelivery;
+  event: 'job.delivery_failed';
+  jobId: string;
+  timing: EventTiming;
 };
 
 export type JobEnvelope = {
