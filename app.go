@@ -413,7 +413,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	}
 	// MCP drives the same use cases as REST, with the same rate-limit gate.
 	mux.Handle("/mcp", logctx.Middleware(mcpserver.New(mcpserver.UseCases{Auth: uc.Auth, Submit: uc.Submit, Jobs: uc.Jobs, Uploads: uc.Uploads,
-		Credits: uc.Credits, Presets: uc.Presets, Types: types, RateLimit: uc.RateLimit},
+		Credits: uc.Credits, Presets: uc.Presets, Destinations: uc.Destinations, Types: types, RateLimit: uc.RateLimit},
 		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow,
 			AuthFailed: httpapi.NewAuthFailureGate(failures, cfg.Log).Failed})))
 	a.Handler = mux

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/uptrace/bunrouter"
 
@@ -23,25 +22,6 @@ type destinationRequest struct {
 	PathStyle       bool   `json:"pathStyle"`
 	AccessKeyID     string `json:"accessKeyId"`
 	SecretAccessKey string `json:"secretAccessKey"`
-}
-
-// destinationView is a destination as the API shows it: never its secret, and its access key
-// ID masked.
-type destinationView struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Endpoint    string `json:"endpoint"`
-	Bucket      string `json:"bucket"`
-	Region      string `json:"region"`
-	Prefix      string `json:"prefix"`
-	PathStyle   bool   `json:"pathStyle"`
-	AccessKeyID string `json:"accessKeyId"`
-	CreatedAt   string `json:"createdAt"`
-}
-
-func viewDestination(d destination.Destination) destinationView {
-	return destinationView{ID: d.ID, Name: d.Name, Endpoint: d.Endpoint, Bucket: d.Bucket, Region: d.Region, Prefix: d.Prefix,
-		PathStyle: d.PathStyle, AccessKeyID: d.MaskedKeyID(), CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
 func (a *api) destinations() (*service.Destinations, error) {
@@ -70,7 +50,7 @@ func (a *api) createDestination(w http.ResponseWriter, req bunrouter.Request) er
 		return err
 	}
 	w.Header().Set("Location", "/destinations/"+url.PathEscape(d.ID))
-	return writeData(w, http.StatusCreated, viewDestination(d))
+	return writeData(w, http.StatusCreated, service.ViewDestination(d))
 }
 
 func (a *api) listDestinations(w http.ResponseWriter, req bunrouter.Request) error {
@@ -82,9 +62,9 @@ func (a *api) listDestinations(w http.ResponseWriter, req bunrouter.Request) err
 	if err != nil {
 		return err
 	}
-	out := make([]destinationView, len(ds))
+	out := make([]service.DestinationView, len(ds))
 	for i, d := range ds {
-		out[i] = viewDestination(d)
+		out[i] = service.ViewDestination(d)
 	}
 	return writeData(w, http.StatusOK, out)
 }
@@ -98,7 +78,7 @@ func (a *api) getDestination(w http.ResponseWriter, req bunrouter.Request) error
 	if err != nil {
 		return err
 	}
-	return writeData(w, http.StatusOK, viewDestination(d))
+	return writeData(w, http.StatusOK, service.ViewDestination(d))
 }
 
 func (a *api) deleteDestination(w http.ResponseWriter, req bunrouter.Request) error {

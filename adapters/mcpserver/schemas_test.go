@@ -22,8 +22,8 @@ const schemaDir = "../../contracts/mcp"
 func TestMCPToolSchemas(t *testing.T) {
 	t.Parallel()
 	tools := mcpserver.Tools()
-	if len(tools) != 12 {
-		t.Fatalf("the MCP server has %d tools, want the spec's six, validate_command, set_job_priority, get_queue, list_presets, get_preset and save_preset", len(tools))
+	if len(tools) != 13 {
+		t.Fatalf("the MCP server has %d tools, want the spec's six, validate_command, set_job_priority, get_queue, list_presets, get_preset, save_preset and list_destinations", len(tools))
 	}
 	for _, tool := range tools {
 		for kind, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {

@@ -34,7 +34,10 @@ type UseCases struct {
 	Credits *service.Credits
 	// Presets serves list_presets, get_preset and save_preset; nil: those tools are not offered.
 	Presets *service.Presets
-	Types   *jobtype.Registry
+	// Destinations serves list_destinations and submit_job's destination; nil: they answer
+	// that the server delivers to no destination.
+	Destinations *service.Destinations
+	Types        *jobtype.Registry
 	// RateLimit is the request budget: the same gate REST calls, so one budget per account
 	// covers both, with one behaviour when its backend fails.
 	RateLimit *ratelimit.Gate

@@ -23,7 +23,7 @@ import (
 
 // toolNames are the spec's six tools and validate_command, in the order tools/list gives them:
 // by name.
-var toolNames = []string{"get_account", "get_job", "get_preset", "get_queue", "list_jobs", "list_presets", "probe_media", "save_preset", "set_job_priority", "submit_job", "upload_media", "validate_command"}
+var toolNames = []string{"get_account", "get_job", "get_preset", "get_queue", "list_destinations", "list_jobs", "list_presets", "probe_media", "save_preset", "set_job_priority", "submit_job", "upload_media", "validate_command"}
 
 // call calls a tool and decodes its structured content into out (when not nil).
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {

@@ -94,7 +94,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	}
 	gate := ratelimit.NewGate(limiter, func(account.Account) int { return perMinute }, slog.New(slog.DiscardHandler))
 	mux.Handle("/mcp", mcpserver.New(mcpserver.UseCases{Auth: h.Auth, Submit: h.Submit, Jobs: h.Jobs, Uploads: h.Uploads,
-		Credits: h.Credits, Presets: h.Presets, Types: types, RateLimit: gate},
+		Credits: h.Credits, Presets: h.Presets, Destinations: h.Destinations, Types: types, RateLimit: gate},
 		mcpserver.Options{Fetch: fetch, AllowPrivateNetworks: allowed, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond,
 			AuthFailed: o.authFailed}))
 	handler = mux

@@ -45,6 +45,8 @@ Job types:
 - "extract.metadata": inputs: {"source": media URL}; no params. Its answer is in output.data (prefer probe_media, which waits for it).
 - "captions.animate": animated word-level captions.
 
+To have the outputs copied to the account's own bucket once the job completes, give destination: {"id": "dst_..." (list_destinations), "path": "{job_id}/{name}"} (the key template may use {job_id}, {name} (required), {ext}, {date}, {preset}). The copy never changes the job's status or cost; the job.delivered or job.delivery_failed webhook tells how it went.
+
 Output patterns of a complete job (get_job's output): single file (output.file is the file, output.files has one entry), stream (output.file is the .m3u8/.mpd manifest typed playlist, output.files has every segment), set (image sequence, segments, ladders: output.file is null, output.files lists every member), data only (output.data is the answer, output.files is empty).`
 
 const setJobPriorityDescription = `Change a waiting job's priority (low, normal or high; high needs the Pro plan), as POST /jobs/{id}/priority does, and answer the job as get_job shows it. The job takes its place among the waiting jobs by the new priority: every waiting high job is claimed before any normal one, normal before low, and within a priority accounts take turns. A job no longer waiting keeps its priority and the call is refused with CONFLICT; a job of another account is NOT_FOUND.`
@@ -83,6 +85,7 @@ func (h *Handler) addTools() {
 	add(h, &mcp.Tool{Name: "get_queue", Title: "Get the queue", Description: getQueueDescription,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}}, h.getQueue)
 	h.addPresetTools()
+	h.addDestinationTools()
 }
 
 func (h *Handler) setJobPriority(ctx context.Context, a account.Account, in SetJobPriorityInput) (service.View, string, error) {

@@ -24,6 +24,8 @@ type SubmitJobInput struct {
 	Priority  string         `json:"priority,omitempty" jsonschema:"low, normal or high (default normal): the order among waiting jobs; high needs the Pro plan"`
 	Preset    string         `json:"preset,omitempty" jsonschema:"a preset's name (list_presets), in place of params.command (type ffmpeg): the job runs the preset's template with variables; inputs give the preset's inputs (in.mp4 for the built-ins)"`
 	Variables map[string]any `json:"variables,omitempty" jsonschema:"the preset's variables by name, e.g. {\"height\": 480}; absent ones take their defaults; a value is one typed argument, never a flag or a path"`
+	// Destination is the job's destination: its outputs are copied there once it completes.
+	Destination *DestinationRef `json:"destination,omitempty" jsonschema:"one of your destinations (list_destinations) to copy the outputs to once the job completes, with the key template; the job's status and cost never depend on the copy"`
 }
 
 // SetJobPriorityInput is the request of set_job_priority: POST /jobs/{id}/priority.

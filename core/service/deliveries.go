@@ -109,6 +109,26 @@ func mustTemplate(s string) destination.Template {
 	return t
 }
 
+// DestinationView is a destination as REST and MCP show it: never its secret, and its access
+// key ID masked.
+type DestinationView struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Endpoint    string `json:"endpoint"`
+	Bucket      string `json:"bucket"`
+	Region      string `json:"region"`
+	Prefix      string `json:"prefix"`
+	PathStyle   bool   `json:"pathStyle"`
+	AccessKeyID string `json:"accessKeyId"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+// ViewDestination is d as the API shows it.
+func ViewDestination(d destination.Destination) DestinationView {
+	return DestinationView{ID: d.ID, Name: d.Name, Endpoint: d.Endpoint, Bucket: d.Bucket, Region: d.Region, Prefix: d.Prefix,
+		PathStyle: d.PathStyle, AccessKeyID: d.MaskedKeyID(), CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339)}
+}
+
 // List returns the account's destinations.
 func (s *Destinations) List(ctx context.Context, a account.Account) ([]destination.Destination, error) {
 	return s.p.Store.ListDestinations(ctx, a.ID)
