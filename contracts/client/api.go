@@ -98,11 +98,21 @@ type FFmpegJob struct {
 	Timeout int
 	// Compute is "auto", "cpu" or "gpu"; empty leaves the default (auto).
 	Compute string
+	// Preset names a preset (GET /presets) to run in place of Command, with Variables, its
+	// values by name (absent ones take their defaults).
+	Preset    string
+	Variables map[string]any
 }
 
 // Request builds the JobRequest of POST /jobs.
 func (f FFmpegJob) Request() (JobRequest, error) {
 	params := map[string]any{"command": f.Command}
+	if f.Preset != "" {
+		params = map[string]any{"preset": f.Preset}
+		if f.Variables != nil {
+			params["variables"] = f.Variables
+		}
+	}
 	if f.OutputFormat != "" {
 		params["outputFormat"] = f.OutputFormat
 	}

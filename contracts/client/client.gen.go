@@ -1634,7 +1634,7 @@ type PresetEnvelope struct {
 
 // PresetRequest `command` or `steps` (with `keep`), as in `FfmpegParams`, with `{{variable}}` placeholders.
 type PresetRequest struct {
-	Command     string    `json:"command"`
+	Command     *string   `json:"command,omitempty"`
 	Description *string   `json:"description,omitempty"`
 	Keep        *[]string `json:"keep,omitempty"`
 

@@ -27,6 +27,7 @@ func init() {
 
 const runUsage = `usage: mediajobs run [flags] 'ffmpeg -i in.mp4 ... out.mp4'
        mediajobs run [flags] -- ffmpeg -i in.mp4 ... out.mp4
+       mediajobs run [flags] --preset NAME [-v VAR=VALUE ...] FILE_OR_URL ...
 
 Runs an FFmpeg command on the service as if FFmpeg were local: the service checks the command
 (POST /ffmpeg/validate; a refused command uploads nothing), local input files are uploaded
@@ -39,6 +40,13 @@ An -i argument that names a file here is uploaded and staged under its base name
 --input; anything else (https URLs, lavfi sources) goes to the service as written. --input
 NAME=PATH stages a file under a name the command uses for something other than -i (subtitles=,
 concat lists); --input NAME=https://... stages a URL.
+
+--preset NAME runs a preset (mediajobs presets list) instead of a command: each -v VAR=VALUE
+gives one of its variables, typed as the preset declares it (absent ones take their defaults),
+and the arguments are its inputs: the preset's inputs (presets get lists them; in.mp4 for every
+built-in) take the arguments in that order, one each, a local file uploaded as the input's
+name whatever its own name, so 'run --preset web-mp4 -v height=480 clip.mp4' stages clip.mp4
+as in.mp4. --input NAME=PATH gives an input by its name; the other arguments fill the rest.
 
 Ctrl-C cancels the job on the service and exits.
 
@@ -96,6 +104,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compute := fs.String("compute", "", "`auto`, cpu or gpu (default: the service's, auto)")
 	timeout := fs.Int("timeout", 0, "the job's time limit in `seconds`, 1 to 900 (default: the service's, 120)")
 	priority := fs.String("priority", "", "`low`, normal or high (high needs the Pro plan): the job's order among waiting jobs (default normal)")
+	presetName := fs.String("preset", "", "run the preset `NAME` instead of a command; the arguments are its input files")
+	var vars varFlags
+	fs.Var(&vars, "v", "a preset's variable `VAR=VALUE`; repeatable")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
@@ -109,11 +120,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var command string
-	switch len(positional) {
-	case 0:
+	switch {
+	case *presetName == "" && len(vars) > 0:
+		return usageErr("-v %s=%s: variables are a preset's; give --preset", vars[0].name, vars[0].value)
+	case *presetName != "":
+	case len(positional) == 0:
 		fs.Usage()
 		return 2
-	case 1:
+	case len(positional) == 1:
 		command = positional[0]
 	default:
 		var err error
@@ -139,6 +153,25 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 
+	var variables map[string]any
+	if *presetName != "" {
+		var p *client.Preset
+		err := retryRateLimited(ctx, stderr, func() (err error) {
+			p, err = fetchPreset(ctx, c, *presetName)
+			return err
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs run: preset %s: %s\n", *presetName, apiErrorText(err))
+			return 1
+		}
+		if inputs, err = presetInputs(p, inputs, positional); err != nil {
+			return usageErr("%v", err)
+		}
+		if variables, err = presetVariables(p, vars); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+
 	// Every input is checked before anything is uploaded, so a typo costs no upload.
 	jobInputs := map[string]any{}
 	taken := map[string]bool{}
@@ -155,32 +188,36 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		uploads = append(uploads, upload{in.name, in.value})
 	}
-	command, found := findLocalInputs(command, taken, isRegularFile)
-	for _, f := range found {
-		uploads = append(uploads, upload{f.name, f.path})
-	}
-	// The service checks the command before anything is uploaded, so a refused command costs
-	// no upload.
-	staged := make([]string, 0, len(uploads))
-	for _, u := range uploads {
-		staged = append(staged, u.name)
-	}
-	var refusal string
-	err = retryRateLimited(ctx, stderr, func() (err error) {
-		refusal, err = checkCommand(ctx, c, command, jobInputs, staged)
-		return err
-	})
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
-		return exitInterrupted
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mediajobs run: validate: %s\n", apiErrorText(err))
-		return 1
-	}
-	if refusal != "" {
-		fmt.Fprintf(stderr, "mediajobs run: VALIDATION_ERROR: %s (nothing was uploaded)\n", refusal)
-		return 1
+	// A preset's command is checked by the service at submit, with the values.
+	if *presetName == "" {
+		var found []localInput
+		command, found = findLocalInputs(command, taken, isRegularFile)
+		for _, f := range found {
+			uploads = append(uploads, upload{f.name, f.path})
+		}
+		// The service checks the command before anything is uploaded, so a refused command
+		// costs no upload.
+		staged := make([]string, 0, len(uploads))
+		for _, u := range uploads {
+			staged = append(staged, u.name)
+		}
+		var refusal string
+		err = retryRateLimited(ctx, stderr, func() (err error) {
+			refusal, err = checkCommand(ctx, c, command, jobInputs, staged)
+			return err
+		})
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
+			return exitInterrupted
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs run: validate: %s\n", apiErrorText(err))
+			return 1
+		}
+		if refusal != "" {
+			fmt.Fprintf(stderr, "mediajobs run: VALIDATION_ERROR: %s (nothing was uploaded)\n", refusal)
+			return 1
+		}
 	}
 	for _, u := range uploads {
 		var url string
@@ -199,7 +236,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		jobInputs[u.name] = url
 	}
 
-	req, err := client.FFmpegJob{Command: command, Inputs: jobInputs, Timeout: *timeout, Compute: *compute}.Request()
+	req, err := client.FFmpegJob{Command: command, Inputs: jobInputs, Timeout: *timeout, Compute: *compute,
+		Preset: *presetName, Variables: variables}.Request()
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
 		return 1

@@ -626,7 +626,7 @@ export type PresetEnvelope = {
 
 /** `command` or `steps` (with `keep`), as in `FfmpegParams`, with `{{variable}}` placeholders. */
 export type PresetRequest = {
-  command: string;
+  command?: string;
   description?: string;
   keep?: string[];
   /** Required at creation. */
