@@ -35,7 +35,7 @@ const (
 	splitSourceGOP = 40
 )
 
-// splitSource makes the source once: 10 s of testsrc2 at 320x240 and a sine, keyframes every
+// splitSource makes the source once: 8 s of testsrc2 at 320x240 and a sine, keyframes every
 // 40 frames; a still logo and a subtitle file for the commands that read them.
 var splitSource = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "split-source-")
@@ -43,7 +43,7 @@ var splitSource = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i",
-		"testsrc2=s=320x240:r="+strconv.Itoa(splitSourceFPS)+":d=10", "-f", "lavfi", "-i", "sine=f=440:d=10",
+		"testsrc2=s=320x240:r="+strconv.Itoa(splitSourceFPS)+":d=8", "-f", "lavfi", "-i", "sine=f=440:d=8",
 		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "12", "-g", strconv.Itoa(splitSourceGOP),
 		"-keyint_min", strconv.Itoa(splitSourceGOP), "-sc_threshold", "0", "-pix_fmt", "yuv420p",
 		"-c:a", "aac", "-shortest", filepath.Join(dir, "source.mp4")).CombinedOutput(); err != nil {
@@ -68,7 +68,7 @@ func TestSplitQuality(t *testing.T) {
 		cases[c.Name] = c
 	}
 	keys := splitKeyframes(t, filepath.Join(src, "source.mp4"))
-	cuts := splitCutsNear(keys, 10, 3)
+	cuts := splitCutsNear(keys, 8, 3)
 	for _, name := range splitQualityCommands {
 		c, ok := cases[name]
 		if !ok {
