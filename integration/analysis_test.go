@@ -124,9 +124,9 @@ func TestAnalysisJobs(t *testing.T) {
 			t.Parallel()
 			c := newClient(t, srv, c.Key)
 			for command, want := range map[string]string{
-				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -f null out.wav":               "null",
-				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -":                             "-",
-				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -f null - out.wav":             "out.wav",
+				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -f null out.wav":              "null",
+				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -":                            "-",
+				"ffmpeg -f lavfi -i sine=d=1 -af ebur128 -f null - out.wav":            "out.wav",
 				"ffmpeg -f lavfi -i testsrc=d=1 -pass 1 -passlogfile ../p -f null -":   "../p",
 				"ffmpeg -f lavfi -i testsrc=d=1 -pass 1 -passlogfile /tmp/p -f null -": "/tmp/p",
 			} {
