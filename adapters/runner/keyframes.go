@@ -13,16 +13,17 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 )
 
-// Keyframes reads the presentation times, in seconds and in order, of the keyframes of a file's
-// first video stream, with ffprobe in the sandbox as Probe does. It reads packets and their K
-// flag, not frames, so nothing is decoded: a long input takes as long as reading its index.
-// These are the times validator.SplitCommands may cut at: seeking on the input side to one
-// lands on that keyframe.
+// Keyframes reads the times of the keyframes of a file's first video stream, in seconds from
+// the file's start and in order, with ffprobe in the sandbox as Probe does. It reads packets and
+// their K flag, not frames, so nothing is decoded: a long input takes as long as reading its
+// index. These are the times validator.SplitCommands may cut at: FFmpeg's -ss and -to before an
+// -i count from the file's start time (1.4 s into an MPEG-TS file, say), so the times are
+// counted from it too, and seeking to one lands on that keyframe.
 func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]float64, error) {
 	var out bytes.Buffer
 	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 60 * time.Second, Stdout: &out,
-		Args: []string{"-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
-			"-of", "csv=p=0", "file:" + name}})
+		Args: []string{"-v", "error", "-select_streams", "v:0", "-show_entries",
+			"packet=pts_time,flags:format=start_time", "-of", "csv=p=1", "file:" + name}})
 	if err != nil {
 		return nil, err
 	}
@@ -39,24 +40,44 @@ func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]floa
 	return keys, nil
 }
 
-// parseKeyframes reads ffprobe's "pts_time,flags" lines: the times of the packets flagged K,
-// sorted, each once. A packet without a time (N/A) cannot be cut at and is left out; a packet
-// with side data ends its line with a comma and puts the side data on lines of their own.
+// parseKeyframes reads ffprobe's "packet,PTS_TIME,FLAGS[,side_data,...]" and
+// "format,START_TIME" lines: the times of the packets flagged K less the start time, sorted,
+// each once. A packet without a time (N/A) cannot be cut at and is left out, and so is the
+// start time when there is none.
 func parseKeyframes(csv string) ([]float64, error) {
 	var keys []float64
+	start := 0.0
 	for _, line := range strings.Split(csv, "\n") {
 		f := strings.Split(strings.TrimSpace(line), ",")
-		if len(f) < 2 || !strings.HasPrefix(f[1], "K") || f[0] == "N/A" {
-			continue
+		switch {
+		case len(f) >= 2 && f[0] == "format" && f[1] != "N/A":
+			t, err := probeTime(f[1])
+			if err != nil {
+				return nil, err
+			}
+			start = t
+		case len(f) >= 3 && f[0] == "packet" && strings.HasPrefix(f[2], "K") && f[1] != "N/A":
+			t, err := probeTime(f[1])
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, t)
 		}
-		t, err := strconv.ParseFloat(f[0], 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("packet time %q is not a number", f[0])
-		}
-		keys = append(keys, t)
+	}
+	for i := range keys {
+		keys[i] -= start
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys), nil
+}
+
+// probeTime reads a time ffprobe printed, which may be negative.
+func probeTime(s string) (float64, error) {
+	t, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+		return 0, fmt.Errorf("time %q is not a number", s)
+	}
+	return t, nil
 }
 
 // PlanCuts chooses where to cut an input of duration seconds, whose keyframes are at keys, into
