@@ -260,3 +260,82 @@ func emptyBucket(t *testing.T, c *s3.Client, bucket string) {
 		}
 	}
 }
+
+// TestDestinationsOverCLI: mediajobs destinations add (refusing wrong credentials and missing
+// flags, the secret read from the environment), list and remove, and mediajobs run
+// --destination --path, whose outputs land in the bucket under the template's key; the secret
+// is in nothing the CLI prints.
+func TestDestinationsOverCLI(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s3srv := s3test.Start(t)
+		s := startServer(t, serverOpts{Backend: b, Env: map[string]string{"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8"}})
+		acct := createAccount(t, s, "free")
+		c := newClient(t, s, acct.APIKey)
+		env := []string{"MEDIAJOBS_SERVER=" + s.Base, "MEDIAJOBS_API_KEY=" + acct.APIKey}
+		var printed []string
+		cli := func(secret string, args ...string) cliResult {
+			t.Helper()
+			e := env
+			if secret != "" {
+				e = append(append([]string(nil), env...), "MEDIAJOBS_DESTINATION_SECRET="+secret)
+			}
+			r := mediajobs(t, t.TempDir(), e, args...)
+			printed = append(printed, r.stdout, r.stderr)
+			return r
+		}
+		add := []string{"destinations", "add", "--name", "own", "--endpoint", s3srv.Endpoint, "--bucket", s3srv.Bucket,
+			"--region", s3test.Region, "--path-style", "--access-key-id", s3srv.AccessKey}
+
+		if r := cli("not-"+s3srv.SecretKey, add...); r.code != 1 || !strings.Contains(r.stderr, "accessKeyId/secretAccessKey") {
+			t.Fatalf("add with a wrong secret: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := cli(s3srv.SecretKey, add[:len(add)-2]...); r.code != 2 || !strings.Contains(r.stderr, "--access-key-id is required") {
+			t.Fatalf("add without --access-key-id: exit %d\n%s", r.code, r.stderr)
+		}
+		r := cli(s3srv.SecretKey, add...)
+		id, _, _ := strings.Cut(r.stdout, "\n")
+		if r.code != 0 || !strings.HasPrefix(id, "dst_") {
+			t.Fatalf("add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		masked := strings.Repeat("*", len(s3srv.AccessKey)-4) + s3srv.AccessKey[len(s3srv.AccessKey)-4:]
+		if r := cli("", "destinations", "list"); r.code != 0 || !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, masked) {
+			t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+
+		if r := cli("", "run", "--path", "{name}", "ffmpeg -f lavfi -i testsrc=duration=1 out.png"); r.code != 2 || !strings.Contains(r.stderr, "--destination") {
+			t.Fatalf("run --path without --destination: exit %d\n%s", r.code, r.stderr)
+		}
+		r = cli("", "run", "--destination", id, "--path", "cli/{job_id}.{ext}/{name}",
+			"ffmpeg -f lavfi -i testsrc=duration=1:size=32x32:rate=5 -frames:v 1 out.png")
+		jobID, _, _ := strings.Cut(r.stderr, " submitted")
+		if r.code != 0 || !strings.HasPrefix(jobID, "job_") {
+			t.Fatalf("run --destination: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			call := func(method, target string, body any) response { return c.do(method, target, body, nil) }
+			if st := jobDelivery(t, call, jobID); st == "delivered" {
+				break
+			} else if st == "failed" || time.Now().After(deadline) {
+				t.Fatalf("job %s delivery %q; want delivered", jobID, st)
+			}
+			time.Sleep(100 * time.Millisecond) // the poll interval of a wait on the delivery
+		}
+		objs := bucketObjects(t, s3srv.Client(), s3srv.Bucket)
+		if len(objs) != 1 || objs[0].key != "cli/"+jobID+".png/out.png" {
+			t.Fatalf("bucket holds %+v; want cli/%s.png/out.png", objs, jobID)
+		}
+
+		if r := cli("", "destinations", "remove", id); r.code != 0 {
+			t.Fatalf("remove: exit %d\n%s", r.code, r.stderr)
+		}
+		if r := cli("", "destinations", "list"); r.code != 0 || !strings.Contains(r.stdout, "no destinations") {
+			t.Fatalf("list after remove: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, out := range printed {
+			if strings.Contains(out, s3srv.SecretKey) {
+				t.Fatalf("the CLI printed the secret: %s", out)
+			}
+		}
+	})
+}

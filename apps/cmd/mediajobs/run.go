@@ -50,6 +50,11 @@ as in.mp4. --input NAME=PATH gives an input by its name; the other arguments fil
 
 Ctrl-C cancels the job on the service and exits.
 
+--destination ID copies the outputs, once the job completes, to one of the account's own
+buckets (mediajobs destinations add); --path TEMPLATE is each file's key there, made of
+{job_id}, {name} (required), {ext}, {date} and {preset} (default {job_id}/{name}). The copy
+never changes the job's status or cost; GET /jobs/{id} shows how it went.
+
 Exit status: 0 complete; 1 the job failed or was cancelled (its error code and message are
 printed) or the service refused it; 2 usage error; 130 interrupted.
 
@@ -101,6 +106,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var inputs inputFlags
 	fs.Var(&inputs, "input", "stage `NAME=PATH_OR_URL`: a local file (uploaded) or an https URL; repeatable")
 	outDir := fs.String("output-dir", ".", "`directory` the job's files are downloaded into (made if missing)")
+	destinationID := fs.String("destination", "", "copy the outputs to the destination `ID` (mediajobs destinations list) once the job completes")
+	destinationPath := fs.String("path", "", "with --destination, the key `TEMPLATE` of each file: {job_id}, {name}, {ext}, {date}, {preset} (default {job_id}/{name})")
 	compute := fs.String("compute", "", "`auto`, cpu or gpu (default: the service's, auto)")
 	timeout := fs.Int("timeout", 0, "the job's time limit in `seconds`, 1 to 900 (default: the service's, 120)")
 	priority := fs.String("priority", "", "`low`, normal or high (high needs the Pro plan): the job's order among waiting jobs (default normal)")
@@ -118,6 +125,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mediajobs run: "+format+"\n", a...)
 		return 2
+	}
+	if *destinationPath != "" && *destinationID == "" {
+		return usageErr("--path %s: a destination's key template; give --destination too", *destinationPath)
 	}
 	var command string
 	switch {
@@ -244,6 +254,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *priority != "" {
 		req.Priority = ptr(client.Priority(*priority))
+	}
+	if *destinationID != "" {
+		req.Destination = &client.DestinationRef{ID: *destinationID}
+		if *destinationPath != "" {
+			req.Destination.Path = destinationPath
+		}
 	}
 	var created *client.Created
 	// One key for every try: a retried submit can never make a second job.
