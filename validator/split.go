@@ -136,6 +136,7 @@ type splitShape struct {
 	timed                     bool     // the graph reads the frame's time
 	video, audio, join        []string // output options of the parts, the audio and the join
 	noAudio                   bool     // -an, or -map without the input's audio
+	mapped, audioMapped       bool     // a -map of the video or the graph's output; of the audio
 }
 
 // Splittable says whether an accepted command's encode can be split into parts at the input's
@@ -234,6 +235,11 @@ func splitParse(plan *Plan) (*splitShape, string) {
 			return nil, reason
 		}
 	}
+	if sh.audioMapped && !sh.mapped {
+		return nil, "-map selects the audio but not the video"
+	}
+	// A command that maps its streams keeps the audio only where it maps it.
+	sh.noAudio = sh.noAudio || sh.mapped && !sh.audioMapped
 	if sh.graph != "" {
 		if reason := sh.checkGraph(); reason != "" {
 			return nil, reason
@@ -362,6 +368,7 @@ func (sh *splitShape) takeMap(v string) string {
 	case "0:v", "0:v:0", "0:V", "0:v?", "0:v:0?":
 	case "0:a", "0:a:0", "0:a?", "0:a:0?":
 		sh.audio = append(sh.audio, "-map", v)
+		sh.audioMapped = true
 		return ""
 	default:
 		if !strings.HasPrefix(v, "[") {
@@ -369,10 +376,7 @@ func (sh *splitShape) takeMap(v string) string {
 		}
 	}
 	sh.video = append(sh.video, "-map", v)
-	// A command that maps its streams keeps the audio only where it maps it.
-	if !contains(sh.audio, "-map") {
-		sh.noAudio = true
-	}
+	sh.mapped = true
 	return ""
 }
 

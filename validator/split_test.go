@@ -79,6 +79,7 @@ func TestSplittableReasons(t *testing.T) {
 		{in + "-c:v libx264 -f null -", "writes no file"},
 		{"ffmpeg -copyts -i https://cdn.example.com/in.mp4 -c:v libx264 out.mp4", "the global option -copyts"},
 		{in + "-q 2 out.mp4", "-q without :v or :a"},
+		{in + "-map 0:a -c:v libx264 out.mp4", "-map selects the audio but not the video"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
@@ -141,6 +142,40 @@ func TestSplitCommands(t *testing.T) {
 				ListName:  "split_parts.txt",
 				List:      "file 'split_part_001.mov'\nfile 'split_part_002.mov'\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "-tag:v", "hvc1", "out.mov"},
+			},
+		},
+		{
+			name:    "maps of the video and the audio, in either order",
+			command: "ffmpeg -i https://cdn.example.com/in.mp4 -map 0:v -map 0:a? -c:v libx264 -c:a copy out.mkv",
+			cuts:    []float64{4},
+			audio:   true,
+			want: SplitRun{
+				Parts: [][]string{
+					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mkv"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mkv"},
+				},
+				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
+				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "-map", "0:a?", "-c:a", "copy", "split_audio.mkv"},
+				AudioName: "split_audio.mkv",
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mkv'\nfile 'split_part_002.mkv'\n",
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mkv", "-map", "0:v", "-map", "1:a", "-c", "copy", "out.mkv"},
+			},
+		},
+		{
+			name:    "a map of the video alone drops the audio",
+			command: "ffmpeg -i https://cdn.example.com/in.mp4 -map 0:v:0 -c:v libx264 out.mp4",
+			cuts:    []float64{4},
+			audio:   true,
+			want: SplitRun{
+				Parts: [][]string{
+					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mp4"},
+				},
+				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
+				ListName:  "split_parts.txt",
+				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\n",
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "out.mp4"},
 			},
 		},
 		{
