@@ -50,18 +50,21 @@ var splitContainers = map[string][]string{
 type splitFilter struct {
 	exprs []string // named options that are expressions; "" stands for every positional value
 	timed bool     // the filter shows what belongs at the frame's time (subtitles)
+	// positional names the options positional values go to, in FFmpeg's order, where the
+	// check needs to know (drawtext: fontfile, text, textfile).
+	positional []string
 }
 
 // splitFilters are the filters proved to work frame by frame.
 var splitFilters = map[string]splitFilter{
-	"scale": {}, "pad": {}, "format": {}, "setsar": {}, "setdar": {}, "transpose": {},
+	"scale": {exprs: []string{"w", "h", "width", "height", ""}}, "pad": {}, "format": {}, "setsar": {}, "setdar": {}, "transpose": {},
 	"hflip": {}, "vflip": {}, "null": {}, "unsharp": {}, "lut3d": {}, "lut1d": {},
 	"drawbox":   {},
 	"crop":      {exprs: []string{"x", "y", ""}},
 	"eq":        {exprs: []string{"brightness", "contrast", "saturation", "gamma", ""}},
 	"hue":       {exprs: []string{"h", "s", "H", "b", ""}},
 	"overlay":   {exprs: []string{"x", "y", ""}},
-	"drawtext":  {exprs: []string{"x", "y", "alpha", "fontcolor_expr", "fontsize"}},
+	"drawtext":  {exprs: []string{"x", "y", "alpha", "fontcolor_expr", "fontsize"}, positional: []string{"fontfile", "text", "textfile"}},
 	"subtitles": {timed: true},
 	"ass":       {timed: true},
 }
@@ -403,10 +406,23 @@ func (sh *splitShape) checkGraph() string {
 		if sf.timed {
 			sh.timed = true
 		}
-		for _, o := range opts {
+		textfile, unexpanded := false, false
+		for i, o := range opts {
+			// A positional value is the option FFmpeg gives it: drawtext's third is textfile.
+			if o.key == "" && sf.positional != nil {
+				if i >= len(sf.positional) {
+					return "filter " + n.name + " has more positional values than a split is proved for"
+				}
+				o.key = sf.positional[i]
+			}
+			textfile = textfile || o.key == "textfile"
+			unexpanded = unexpanded || o.key == "expansion" && o.value == "none"
 			if reason := sh.checkFilterValue(n.name, sf, o); reason != "" {
 				return reason
 			}
+		}
+		if textfile && !unexpanded {
+			return "drawtext's textfile may expand the frame number (%{n}); with expansion=none it does not"
 		}
 	}
 	if sh.graphFlag == "-filter_complex" {
@@ -426,7 +442,7 @@ func (sh *splitShape) checkFilterValue(filter string, sf splitFilter, o filterOp
 		switch o.key {
 		case "timecode", "tc24hmax", "rate", "r":
 			return "drawtext's timecode counts frames from the output's start"
-		case "text", "":
+		case "text", "fontcolor_expr":
 			for rest := o.value; ; {
 				i := strings.Index(rest, "%{")
 				if i < 0 {
@@ -456,7 +472,7 @@ func (sh *splitShape) checkFilterValue(filter string, sf splitFilter, o filterOp
 		switch id {
 		case "n", "N", "frame_num", "pos", "random":
 			return "filter " + filter + " reads " + id + " in an expression, which differs in a part"
-		case "t", "T", "TS":
+		case "t", "T", "TS", "pts", "PTS":
 			sh.timed = true
 		}
 	}

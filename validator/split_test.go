@@ -18,7 +18,7 @@ var splittableCorpus = []string{
 	"scale pad letterbox", "crop", "crop half", "crop square quoted", "scale quoted expr",
 	"scale flags", "hflip", "transpose", "unsharp", "eq", "grayscale hue", "drawbox",
 	"drawtext default font", "drawtext staged fontfile", "drawtext font family",
-	"drawtext pts expansion", "drawtext textfile box", "drawtext positional fontfile",
+	"drawtext pts expansion", "drawtext positional fontfile",
 	"drawtext instance name", "subtitles staged", "subtitles force_style",
 	"subtitles named filename", "subtitles quoted name", "subtitles remote staged", "ass staged",
 	"lut3d positional", "lut3d named interp", "lut1d", "overlay staged logo", "setsar setdar", "pad even", "format gray", "pixel art scale",
@@ -80,6 +80,10 @@ func TestSplittableReasons(t *testing.T) {
 		{"ffmpeg -copyts -i https://cdn.example.com/in.mp4 -c:v libx264 out.mp4", "the global option -copyts"},
 		{in + "-q 2 out.mp4", "-q without :v or :a"},
 		{in + "-map 0:a -c:v libx264 out.mp4", "-map selects the audio but not the video"},
+		{in + "-vf drawtext=textfile=t.txt:x=1:y=1 out.mp4", "drawtext's textfile may expand the frame number"},
+		{in + "-vf drawtext=f.ttf:hi:t.txt out.mp4", "drawtext's textfile may expand the frame number"},
+		{in + "-vf \"scale=w='iw+mod(n\\,2)':h=-2:eval=frame\" out.mp4", "filter scale reads n"},
+		{in + "-vf \"hue=H=2*PI*n/100\" out.mp4", "filter hue reads n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
@@ -96,6 +100,27 @@ func TestSplittableReasons(t *testing.T) {
 	}
 	if s := Splittable(nil); s.OK || s.Reason == "" {
 		t.Errorf("Splittable(nil) = %+v, want a reason", s)
+	}
+}
+
+func TestSplittableAccepts(t *testing.T) {
+	t.Parallel()
+	const in = "ffmpeg -i https://cdn.example.com/in.mp4 "
+	for _, command := range []string{
+		in + "-vf drawtext=textfile=t.txt:expansion=none:x=1:y=1 out.mp4",
+		in + "-vf \"drawtext=text=hi:x=10*t:y=1:enable='gte(t,2)'\" out.mp4",
+		in + "-vf \"crop=100:100:'mod(t*10,50)':0\" out.mp4",
+		in + "-map 0:v -map 0:a -c:v libx265 -crf 30 -x265-params log-level=error -c:a aac -b:a 96k out.mov",
+		in + "-vf scale=640:-2,setsar=1,format=yuv420p -c:v libvpx-vp9 -b:v 1M -row-mt 1 out.mkv",
+		in + "-c:v mpeg4 -q:v 3 -an out.mkv",
+	} {
+		r := Validate(command, Options{})
+		if !r.Valid {
+			t.Fatalf("Validate(%q): %s", command, r.Error)
+		}
+		if s := Splittable(r.Plan); !s.OK {
+			t.Errorf("Splittable(%q) = %+v, want OK", command, s)
+		}
 	}
 }
 
