@@ -17,10 +17,11 @@ import (
 //     -sseof, -itsoffset, -stream_loop, -f, ...); a second input only when it is a still image
 //     (.png, .jpg, .jpeg, .bmp, .webp, no options) that -filter_complex overlays;
 //   - the filters of splitFilters, whose output frame is a function of the input frame alone;
-//     expressions that read the frame number (n, N, frame_num, %{n}, drawtext's timecode) are
-//     refused, since a part counts its frames from its own start; expressions and filters that
-//     read the time (t, %{pts}, enable=, subtitles, ass) are allowed in -vf, where the parts
-//     shift their timestamps back to the source's around the graph;
+//     expressions that read the frame number (n, N, frame_num, pos, random, %{n}, drawtext's
+//     timecode, a drawtext textfile unless expansion=none) are refused, since a part counts its
+//     frames from its own start; expressions and filters that read the time (t, pts, %{pts},
+//     enable=, subtitles, ass) are allowed in -vf, where the parts shift their timestamps back
+//     to the source's around the graph;
 //   - one output file, mp4, mkv or mov, with a video encoder of splitEncoders (or the
 //     container's default) and only the output options of splitOutputFlags: rate control is
 //     per part (a -b:v target holds per part), GOP and B-frame settings restart at each part,
