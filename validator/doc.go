@@ -19,6 +19,10 @@
 // pattern); image sequences and segment-muxer outputs (the
 // set pattern) report the format of their members ("png", "ts").
 //
+// Splittable says whether an accepted command's encode can be split at the input's keyframes,
+// the parts encoded apart and joined by stream copy with the same frames (or names what
+// prevents it), and SplitCommands writes those parts', audio's and join's commands (split.go).
+//
 // Validate is deterministic: the same command and options give the same Result everywhere, which
 // the corpora in testdata (corpus.jsonl, realworld.jsonl with each command's source, attacks.jsonl)
 // and the address table (validatortest.Addresses) check natively, through the WASM builds and
