@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,19 +38,9 @@ Flags:
 `
 
 func runDestinations(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := func() { fmt.Fprint(stderr, destinationsUsage) }
-	if len(args) == 0 {
-		usage()
+	sub, args, fs, r, ok := subcommandFlags("destinations", destinationsUsage, args, stderr)
+	if !ok {
 		return 2
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("mediajobs destinations "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var r remote
-	r.flags(fs)
-	fs.Usage = func() {
-		usage()
-		fs.PrintDefaults()
 	}
 	var req client.DestinationRequest
 	var prefix string
@@ -75,7 +64,7 @@ func runDestinations(ctx context.Context, args []string, stdout, stderr io.Write
 		return 0
 	default:
 		fmt.Fprintf(stderr, "mediajobs destinations: unknown subcommand %q\n\n", sub)
-		usage()
+		fmt.Fprint(stderr, destinationsUsage)
 		return 2
 	}
 	positional, exit, ok := parseCommand(fs, args)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,21 +36,9 @@ Flags:
 `
 
 func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprint(stderr, jobsUsage)
-	}
-	if len(args) == 0 {
-		usage()
+	sub, args, fs, r, ok := subcommandFlags("jobs", jobsUsage, args, stderr)
+	if !ok {
 		return 2
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("mediajobs jobs "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var r remote
-	r.flags(fs)
-	fs.Usage = func() {
-		usage()
-		fs.PrintDefaults()
 	}
 	var list listFlags
 	switch sub {
@@ -67,7 +54,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	default:
 		fmt.Fprintf(stderr, "mediajobs jobs: unknown subcommand %q\n\n", sub)
-		usage()
+		fmt.Fprint(stderr, jobsUsage)
 		return 2
 	}
 	positional, exit, ok := parseCommand(fs, args)

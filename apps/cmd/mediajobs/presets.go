@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -42,19 +41,9 @@ Flags:
 `
 
 func runPresets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := func() { fmt.Fprint(stderr, presetsUsage) }
-	if len(args) == 0 {
-		usage()
+	sub, args, fs, r, ok := subcommandFlags("presets", presetsUsage, args, stderr)
+	if !ok {
 		return 2
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("mediajobs presets "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var r remote
-	r.flags(fs)
-	fs.Usage = func() {
-		usage()
-		fs.PrintDefaults()
 	}
 	asJSON, version := new(bool), new(int)
 	switch sub {
@@ -68,7 +57,7 @@ func runPresets(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	default:
 		fmt.Fprintf(stderr, "mediajobs presets: unknown subcommand %q\n\n", sub)
-		usage()
+		fmt.Fprint(stderr, presetsUsage)
 		return 2
 	}
 	positional, exit, ok := parseCommand(fs, args)

@@ -49,6 +49,25 @@ func (r *remote) client() (*client.ClientWithResponses, error) {
 	return client.New(r.server, r.key)
 }
 
+// subcommandFlags splits a client command's subcommand off args and makes its flag set, with
+// --server and --key and -h printing usage; ok is false, usage printed, when no subcommand is
+// given.
+func subcommandFlags(command, usage string, args []string, stderr io.Writer) (sub string, rest []string, fs *flag.FlagSet, r *remote, ok bool) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return "", nil, nil, nil, false
+	}
+	fs = flag.NewFlagSet("mediajobs "+command+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	r = &remote{}
+	r.flags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return args[0], args[1:], fs, r, true
+}
+
 // isTerminal reports whether w is a terminal, where a progress bar may redraw itself; anywhere
 // else (a file, a pipe, a CI log) progress is printed as plain lines.
 func isTerminal(w io.Writer) bool {
