@@ -14,13 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 	"github.com/mediajobs/mediajobs/validator"
 )
 
 func TestKeyframes(t *testing.T) {
 	t.Parallel()
-	sb, dir := newSandbox(t), sandboxDir(t)
+	sb, dir := newSandbox(t), sandboxtest.WorkDir(t)
 	// Keyframes every 40 frames at 30 fps: every 4/3 s, times that are not whole microseconds.
 	gen := func(name string, args ...string) {
 		t.Helper()
@@ -76,18 +77,6 @@ func newSandbox(t *testing.T) sandbox.Runner {
 		t.Fatal(err)
 	}
 	return sb
-}
-
-// sandboxDir is a work directory the sandbox's user can reach: it and its parent 0711.
-func sandboxDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 func TestParseKeyframes(t *testing.T) {
@@ -203,7 +192,7 @@ func TestSplitInSandbox(t *testing.T) {
 		t.Run(ext, func(t *testing.T) {
 			t.Parallel()
 			in, audio := "input_0."+ext, ext == "mp4"
-			src := sandboxDir(t)
+			src := sandboxtest.WorkDir(t)
 			gen := []string{"-v", "error", "-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=8"}
 			if audio {
 				gen = append(gen, "-f", "lavfi", "-i", "sine=d=8", "-c:a", "aac", "-shortest")
@@ -233,7 +222,7 @@ func TestSplitInSandbox(t *testing.T) {
 			// the directory.
 			ffmpeg := func(args []string, from string, names ...string) string {
 				t.Helper()
-				dir := sandboxDir(t)
+				dir := sandboxtest.WorkDir(t)
 				for _, n := range names {
 					b, err := os.ReadFile(filepath.Join(from, n))
 					if err != nil {
@@ -249,7 +238,7 @@ func TestSplitInSandbox(t *testing.T) {
 				}
 				return dir
 			}
-			join := sandboxDir(t)
+			join := sandboxtest.WorkDir(t)
 			if err := os.WriteFile(filepath.Join(join, run.ListName), []byte(run.List), 0o644); err != nil {
 				t.Fatal(err)
 			}
