@@ -359,6 +359,63 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
+	t.Run("PresetForm", func(t *testing.T) {
+		clip := filepath.Join(t.TempDir(), "clip.mp4")
+		gen := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=duration=1:size=320x240:rate=10",
+			"-c:v", "libx264", "-pix_fmt", "yuv420p", clip)
+		if out, err := gen.CombinedOutput(); err != nil {
+			t.Fatalf("make the clip: %v\n%s", err, out)
+		}
+		b.c.do(http.MethodPost, "/presets", map[string]any{"name": "tuned", "command": "ffmpeg -i in.mp4 -c:v libx264 -tune {{tune}} out.mp4",
+			"variables": map[string]any{"tune": map[string]any{"type": "string", "maxLength": 20}}}, nil).decode(t, http.StatusCreated, nil)
+		choose := func(name string) chromedp.Action[chromedp.Void] {
+			return js(fmt.Sprintf(`{ const s = document.querySelector('#new-preset select[name=preset]'); s.value = %q; s.dispatchEvent(new Event('change')) }`, name))
+		}
+		b.goTo(t, "#/new", `#new-ffmpeg`)
+		b.run(t, "choose a preset", 20*time.Second,
+			js(`{ const s = document.querySelector('select[name=type]'); s.value = 'preset'; s.dispatchEvent(new Event('change')) }`),
+			chromedp.WaitVisible(css(`#new-preset[data-presets=ready]`)), choose("web-mp4"),
+			chromedp.WaitVisible(css(`#new-preset [data-preset-input="in.mp4"]`)))
+		// Each variable is a field of its type, holding its default.
+		if got := eval[string](t, b, `[...document.querySelectorAll('#new-preset [data-variable]')].map((e) => e.dataset.variable + ':' + e.tagName + ':' + (e.type || '') + ':' + (e.min || '') + '-' + (e.max || '') + ':' + e.value).join(' ')`); got != "audioKbps:INPUT:number:32-320:128 crf:INPUT:number:16-35:23 height:INPUT:number:144-2160:720 speed:SELECT:select-one:-:veryfast" {
+			t.Errorf("web-mp4's fields: %s", got)
+		}
+		b.run(t, "upload the clip as in.mp4 and set the values", 60*time.Second,
+			chromedp.SetUploadFiles(css(`#new-preset [data-preset-input="in.mp4"] input[type=file]`), []string{clip}),
+			wait(`document.querySelector('#new-preset input[data-input="in.mp4"]').value.includes('/assets/')`, 50*time.Second),
+			chromedp.SetValue(css(`#new-preset [data-variable=height]`), "144"),
+			chromedp.SetValue(css(`#new-preset [data-variable=speed]`), "ultrafast"))
+		b.screenshot(t, "preset-form")
+		b.run(t, "submit and watch", 120*time.Second,
+			chromedp.Click(css(`#new-preset button[type=submit]`)),
+			wait(`location.hash.startsWith('#/jobs/job_')`, 10*time.Second),
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 100*time.Second))
+		id := strings.TrimPrefix(eval[string](t, b, `location.hash`), "#/jobs/")
+		var pj presetJob
+		b.c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(t, http.StatusOK, &pj)
+		if pj.Status != "complete" || pj.Params.Preset.Name != "web-mp4" || string(pj.Params.Preset.Variables["height"]) != "144" ||
+			string(pj.Params.Preset.Variables["speed"]) != `"ultrafast"` || pj.Output.File == nil || pj.Output.File.Meta == nil || pj.Output.File.Meta.Height != 144 {
+			t.Errorf("the console's preset job: %+v %+v", pj.jobView, pj.Params)
+		}
+
+		// A value the server refuses is named, and its field marked; no job is made.
+		b.goTo(t, "#/new", `#new-ffmpeg`)
+		b.run(t, "a flag for a string variable", 30*time.Second,
+			js(`{ const s = document.querySelector('select[name=type]'); s.value = 'preset'; s.dispatchEvent(new Event('change')) }`),
+			chromedp.WaitVisible(css(`#new-preset[data-presets=ready]`)), choose("tuned"),
+			chromedp.WaitVisible(css(`#new-preset [data-variable=tune]`)),
+			chromedp.SetValue(css(`#new-preset input[data-input="in.mp4"]`), "https://example.com/a.mp4"),
+			js(`document.querySelector('#new-preset input[data-input="in.mp4"]').dispatchEvent(new Event('input'))`),
+			chromedp.SetValue(css(`#new-preset [data-variable=tune]`), "-i"),
+			chromedp.Click(css(`#new-preset button[type=submit]`)),
+			wait(`document.querySelector('#preset-error').textContent.includes('params.variables.tune')`, 10*time.Second))
+		if !eval[bool](t, b, `document.querySelector('#new-preset [data-variable=tune]').getAttribute('aria-invalid') === 'true' && location.hash === '#/new'`) {
+			t.Error("the refused variable's field is not marked, or the page left the form")
+		}
+		b.screenshot(t, "preset-refused")
+		b.noErrors(t)
+	})
+
 	t.Run("ImageSetAudioAndMetadata", func(t *testing.T) {
 		set := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=4 frame_%02d.png", nil, nil))
 		b.goTo(t, "#/jobs/"+set, `#job-status`)

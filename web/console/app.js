@@ -410,9 +410,11 @@ function dropZone(label, multiple, onFiles) {
 }
 
 function newJobPage(main) {
-  const kind = h('select', { name: 'type' }, h('option', { value: 'ffmpeg' }, 'FFmpeg command'), h('option', { value: 'caption.burn' }, 'Burn captions (caption.burn)'));
+  const kind = h('select', { name: 'type' }, h('option', { value: 'ffmpeg' }, 'FFmpeg command'), h('option', { value: 'preset' }, 'FFmpeg preset'),
+    h('option', { value: 'caption.burn' }, 'Burn captions (caption.burn)'));
   const holder = h('div', {});
-  const show = () => holder.replaceChildren(kind.value === 'ffmpeg' ? ffmpegForm() : captionForm());
+  const forms = { ffmpeg: ffmpegForm, preset: presetForm, 'caption.burn': captionForm };
+  const show = () => holder.replaceChildren(forms[kind.value]());
   kind.addEventListener('change', show);
   main.replaceChildren(h('h1', {}, 'New job'), field('Job type', kind), holder);
   show();
@@ -666,6 +668,99 @@ function captionForm() {
     h('label', { class: 'inline', for: box.id }, box, 'Box behind the text')),
   err, h('div', { class: 'actions' }, submit));
   srcURL.addEventListener('input', () => { source = null; });
+  return form;
+}
+
+// presetForm runs a preset (GET /presets: the built-ins, then the account's): each variable a
+// field of its type (a number within its range, an enum's choices, a string), each input the
+// preset reads uploaded or given by URL under its name. The server checks the values at submit
+// and names a refused one (params.variables.<name>): that field is marked.
+function presetForm() {
+  const pick = h('select', { name: 'preset' });
+  const about = h('p', { class: 'muted', id: 'preset-about' });
+  const vars = h('fieldset', {}, h('legend', {}, 'Variables'));
+  const ins = h('fieldset', {}, h('legend', {}, 'Inputs'));
+  const err = h('p', { class: 'error', role: 'alert', id: 'preset-error' });
+  const submit = h('button', { type: 'submit', disabled: true }, 'Submit job');
+  let presets = [];
+  let controls = new Map(); // variable name -> {control, v}
+  let inputs = new Map(); // input name -> URL
+  const current = () => presets.find((p) => p.name === pick.value);
+  const ready = () => { submit.disabled = !current() || current().inputs.some((n) => !inputs.has(n)); };
+
+  const variableField = (name, v) => {
+    const attrs = { name: `var-${name}`, 'data-variable': name, required: v.default === undefined };
+    let control;
+    if (v.type === 'enum') control = h('select', attrs, v.values.map((x) => h('option', { value: x }, x)));
+    else if (v.type === 'integer' || v.type === 'number') control = h('input', { ...attrs, type: 'number', min: String(v.min), max: String(v.max), step: v.type === 'integer' ? '1' : 'any' });
+    else control = h('input', { ...attrs, type: 'text', maxlength: String(v.maxLength || 256), spellcheck: 'false' });
+    if (v.default !== undefined) control.value = String(v.default);
+    controls.set(name, { control, v });
+    const range = v.type === 'integer' || v.type === 'number' ? `, ${v.min} to ${v.max}` : '';
+    const hint = [v.description, v.default === undefined ? 'required' : null].filter(Boolean).join('; ');
+    return h('div', {}, field(`${name} (${v.type}${range})`, control), hint ? h('p', { class: 'muted' }, hint) : null);
+  };
+  const inputItem = (name) => {
+    const status = h('ul', { class: 'muted', 'aria-live': 'polite' });
+    const url = h('input', { type: 'url', placeholder: 'https://…', size: 36, 'aria-label': `URL of ${name}`, 'data-input': name });
+    url.addEventListener('input', () => {
+      if (url.value.trim()) inputs.set(name, url.value.trim());
+      else inputs.delete(name);
+      ready();
+    });
+    return h('div', { 'data-preset-input': name }, h('strong', { class: 'mono' }, name),
+      dropZone(`choose the file for ${name}`, false, (files) => uploadAll(files.slice(0, 1), status, (a) => {
+        inputs.set(name, a.url);
+        url.value = a.url;
+        ready();
+      })), field(`URL of ${name}`, url), status);
+  };
+  const draw = () => {
+    const p = current();
+    controls = new Map();
+    inputs = new Map();
+    err.textContent = '';
+    about.textContent = p ? `${p.description || ''} Version ${p.version}${p.builtin ? ', built in' : ''}.` : '';
+    vars.replaceChildren(h('legend', {}, 'Variables'), ...(p ? Object.keys(p.variables).sort().map((n) => variableField(n, p.variables[n])) : []));
+    ins.replaceChildren(h('legend', {}, 'Inputs'), h('p', { class: 'muted' }, 'The preset reads these inputs by name: a file is staged under that name, whatever its own.'),
+      ...(p ? p.inputs.map(inputItem) : []));
+    ready();
+  };
+  pick.addEventListener('change', draw);
+
+  const form = h('form', { id: 'new-preset', onsubmit: async (e) => {
+    e.preventDefault();
+    err.textContent = '';
+    const p = current();
+    const variables = {};
+    for (const [name, { control, v }] of controls) {
+      control.removeAttribute('aria-invalid');
+      const raw = control.value.trim();
+      if (raw === '') continue; // absent: the preset's default, or the server names it as required
+      variables[name] = v.type === 'integer' || v.type === 'number' ? Number(raw) : control.value;
+    }
+    submit.disabled = true;
+    try {
+      const { data } = await api('POST', '/jobs', { type: 'ffmpeg', inputs: Object.fromEntries(inputs), params: { preset: p.name, variables } });
+      location.hash = `#/jobs/${data.id}`;
+    } catch (e2) {
+      err.textContent = errorText(e2);
+      const m = /params\.variables\.([A-Za-z0-9_]+)/.exec(e2.message || '');
+      const bad = m && controls.get(m[1]);
+      if (bad) {
+        bad.control.setAttribute('aria-invalid', 'true');
+        bad.control.focus();
+      }
+      submit.disabled = false;
+    }
+  } }, field('Preset', pick), about, vars, ins, err, h('div', { class: 'actions' }, submit));
+
+  api('GET', '/presets').then(({ data }) => {
+    presets = data;
+    pick.replaceChildren(...data.map((p) => h('option', { value: p.name }, p.builtin ? `${p.name} (built in)` : p.name)));
+    draw();
+    form.dataset.presets = 'ready';
+  }, (e) => { err.textContent = errorText(e); });
   return form;
 }
 
