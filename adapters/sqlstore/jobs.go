@@ -379,8 +379,8 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		if err != nil {
 			return err
 		}
-		for _, j := range jobs {
-			if err := j.Dispatch(p.Now, p.Lease); err != nil {
+		for i, j := range jobs {
+			if err := p.Dispatch(j, i); err != nil {
 				return err
 			}
 			j.Worker = p.Worker

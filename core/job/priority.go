@@ -69,6 +69,8 @@ func (j *Job) Reprioritise(p Priority, now time.Time) error {
 //  3. then, among jobs of the same turn, the account served least recently first: served
 //     is when the account's latest job of the class was dispatched (an account never served
 //     goes first), so an account that just had a job does not win the next turn on age alone;
+//     the jobs of one claim are dispatched a microsecond apart in its order
+//     (ClaimParams.Dispatch), so the accounts it served do not tie;
 //  4. then the older job (created at, then ID).
 //
 // served maps account IDs to that time; a missing account was never served.

@@ -72,6 +72,23 @@ type ClaimParams struct {
 	Worker string
 }
 
+// Dispatch dispatches the i-th job (from 0, in claim order) of one claim to p.Worker, leased
+// until Now plus Lease. It is dispatched at Now plus i microseconds, the stores' precision: the
+// jobs of one claim thus keep the order they were handed out in, as claims of one job each
+// would, and Order's "served least recently" tells which account of a claim was served last.
+// Were they all dispatched at Now, the accounts of the claim would tie on it, and age, the last
+// rule, would give the next turn to the account with the oldest backlog every time: claims of
+// two among three accounts would serve it in every claim and the two others in every other.
+func (p ClaimParams) Dispatch(j *Job, i int) error {
+	if err := j.Dispatch(p.Now, p.Lease); err != nil {
+		return err
+	}
+	at := stamp(p.Now.Add(time.Duration(i) * time.Microsecond))
+	j.DispatchedAt = &at
+	j.Worker = p.Worker
+	return nil
+}
+
 // QueueParams selects an account's waiting jobs for Store.Queue.
 type QueueParams struct {
 	AccountID string

@@ -257,11 +257,10 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 	}
 	waiting = kept
 	out := make([]*job.Job, 0, len(waiting))
-	for _, j := range waiting {
-		if err := j.Dispatch(p.Now, p.Lease); err != nil {
+	for i, j := range waiting {
+		if err := p.Dispatch(j, i); err != nil {
 			return nil, err
 		}
-		j.Worker = p.Worker
 		out = append(out, j.Clone())
 	}
 	return out, nil

@@ -79,6 +79,36 @@ func TestClaimByPriorityThenTurns(t *testing.T, f Features, newStore Constructor
 	}
 }
 
+// TestClaimsOfManyRotateAccounts: the accounts served by one claim are served in its order,
+// not all at one instant, so the next claim's turn goes to the one served first: claims of two
+// among three accounts (the first with the oldest jobs) serve each in turn, as claims of one
+// do, instead of the oldest account in every claim, on a tie of served broken by age.
+func TestClaimsOfManyRotateAccounts(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	for _, step := range []int{1, 2} {
+		s, ctx := newStore(t), context.Background()
+		jobs := map[string][]string{}
+		for i, acc := range []string{"acc_a", "acc_b", "acc_c"} {
+			for k := range 4 {
+				jobs[acc] = append(jobs[acc], prioritised(t, s, acc, time.Duration(i*10+k)*time.Second, job.PriorityNormal, job.ClassCPU))
+			}
+		}
+		var got []string
+		for i := 0; len(got) < 8; i++ {
+			js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: step, Lease: time.Minute, Now: base.Add(time.Hour + time.Duration(i)*time.Minute)})
+			if err != nil || len(js) != step {
+				t.Fatalf("claim of %d: %v %v", step, ids(js), err)
+			}
+			got = append(got, ids(js)...)
+		}
+		a, b, c := jobs["acc_a"], jobs["acc_b"], jobs["acc_c"]
+		want := []string{a[0], b[0], c[0], a[1], b[1], c[1], a[2], b[2]}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("claims of %d: order (-want +got):\n%s", step, d)
+		}
+	}
+}
+
 // TestConcurrentClaimersKeepPriorityAndTurns: claimers at once still hand out the high job in
 // their first round and the other account's single job in their second, each job once.
 func TestConcurrentClaimersKeepPriorityAndTurns(t *testing.T, f Features, newStore Constructor) {

@@ -47,6 +47,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestClaimSkipsAccountsAtTheirConcurrency,
 		TestConcurrentClaimersKeepTheCap,
 		TestClaimByPriorityThenTurns,
+		TestClaimsOfManyRotateAccounts,
 		TestConcurrentClaimersKeepPriorityAndTurns,
 		TestQueuePositionsAndReprioritise,
 		TestExpiredLeases,
