@@ -28,6 +28,13 @@ var splitQualityCommands = []string{
 	"subtitles staged", "overlay staged logo",
 }
 
+// splitQualityExtra are commands beyond the corpus, for the encoders a split accepts that no
+// splittable corpus command uses: VP9 (fast settings, in mkv) and MPEG-4 part 2 with B-frames.
+var splitQualityExtra = []corpusCase{
+	{Name: "vp9 mkv", Command: "ffmpeg -i https://cdn.example.com/media/input.mp4 -c:v libvpx-vp9 -b:v 400k -deadline realtime -cpu-used 8 -row-mt 1 -c:a libopus out.mkv"},
+	{Name: "mpeg4 b-frames mov", Command: "ffmpeg -i https://cdn.example.com/media/input.mp4 -c:v mpeg4 -q:v 4 -bf 2 -c:a aac out.mov"},
+}
+
 const (
 	splitSourceFPS = 30
 	// splitSourceGOP puts keyframes every 4/3 s, times that are not whole microseconds: the
@@ -67,9 +74,17 @@ func TestSplitQuality(t *testing.T) {
 	for _, c := range loadCorpus(t) {
 		cases[c.Name] = c
 	}
+	// The encoders a split accepts that no splittable corpus command uses.
+	for _, c := range splitQualityExtra {
+		cases[c.Name] = c
+	}
 	keys := splitKeyframes(t, filepath.Join(src, "source.mp4"))
 	cuts := splitCutsNear(keys, 8, 3)
-	for _, name := range splitQualityCommands {
+	names := append([]string{}, splitQualityCommands...)
+	for _, c := range splitQualityExtra {
+		names = append(names, c.Name)
+	}
+	for _, name := range names {
 		c, ok := cases[name]
 		if !ok {
 			t.Fatalf("no corpus command %q", name)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -357,7 +358,6 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	}
 	var out []*job.Job
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		var rows []jobRow
 		ranked := s.ranked(tx, p.Class)
 		if len(p.Concurrency) > 0 {
 			if err := s.lockClaims(ctx, tx); err != nil {
@@ -365,16 +365,32 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 			}
 			ranked = withinCaps(tx, ranked, p)
 		}
-		// The status is checked on the row itself as well: PostgreSQL checks a row it waited
-		// for again against the locked table's own conditions only, not the subquery's.
-		q := tx.NewSelect().Model(&rows).Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
+		// Only the IDs are ordered and locked, then the chosen rows read: ordering whole rows
+		// (their inputs and params) of every waiting job spilled a backlog's sort to disk. The
+		// status is checked on the row itself as well: PostgreSQL checks a row it waited for
+		// again against the locked table's own conditions only, not the subquery's.
+		var ids []string
+		q := tx.NewSelect().TableExpr("jobs AS job_row").ColumnExpr("job_row.id").
+			Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
 			Where("job_row.status = ?", string(job.StatusWaiting)).OrderExpr(claimOrder).Limit(int64(p.Limit))
 		if s.postgres {
 			q = q.For("UPDATE OF job_row SKIP LOCKED")
 		}
-		if err := q.Scan(ctx); err != nil {
+		if err := q.Scan(ctx, &ids); err != nil {
 			return mapErr("claim jobs", err)
 		}
+		if len(ids) == 0 {
+			return nil
+		}
+		var rows []jobRow
+		if err := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+			return mapErr("claim jobs", err)
+		}
+		place := make(map[string]int, len(ids))
+		for i, id := range ids {
+			place[id] = i
+		}
+		slices.SortFunc(rows, func(a, b jobRow) int { return place[a.ID] - place[b.ID] })
 		jobs, err := rowsJobs(rows)
 		if err != nil {
 			return err
@@ -383,7 +399,6 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 			if err := p.Dispatch(j, i); err != nil {
 				return err
 			}
-			j.Worker = p.Worker
 			if err := s.write(ctx, tx, j); err != nil {
 				return err
 			}
@@ -405,10 +420,17 @@ const claimOrder = "o.priority DESC, o.turn, CASE WHEN o.served IS NULL THEN 0 E
 // among its account's waiting jobs of its priority, and served, the account's latest dispatch
 // of the class.
 func (s *Store) ranked(tx bun.IDB, class job.Class) *bun.SelectQuery {
-	return tx.NewSelect().TableExpr("jobs AS w").
-		ColumnExpr("w.id, w.account_id, w.priority, w.created_at").
+	// served is looked up once for each account with waiting jobs (an index probe of
+	// jobs_served), not once for each of their waiting jobs: a backlog of 10,000 made that
+	// 10,000 probes a claim.
+	// The grouping keeps PostgreSQL from pulling the lookup up into the join, where it ran once
+	// a row again.
+	served := tx.NewSelect().TableExpr("jobs AS a").ColumnExpr("a.account_id").
+		ColumnExpr("(SELECT MAX(d.dispatched_at) FROM jobs AS d WHERE d.account_id = a.account_id AND d.class = ?) AS served", string(class)).
+		Where("a.status = ?", string(job.StatusWaiting)).Where("a.class = ?", string(class)).GroupExpr("a.account_id")
+	return tx.NewSelect().TableExpr("jobs AS w").Join("JOIN (?) AS s ON s.account_id = w.account_id", served).
+		ColumnExpr("w.id, w.account_id, w.priority, w.created_at, s.served").
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY w.account_id, w.priority ORDER BY w.created_at, w.id) AS turn").
-		ColumnExpr("(SELECT MAX(d.dispatched_at) FROM jobs AS d WHERE d.account_id = w.account_id AND d.class = w.class) AS served").
 		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class))
 }
 
@@ -429,8 +451,11 @@ func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.Sele
 		ColumnExpr("r.*").
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY r.account_id ORDER BY r.priority DESC, r.created_at, r.id) AS rn").
 		ColumnExpr(caps+" AS cap", args...).
-		ColumnExpr("(SELECT COUNT(*) FROM jobs AS x WHERE x.account_id = r.account_id AND x.status IN (?)) AS active",
-			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)}))
+		// Each account's active jobs are counted once, not once for each of its waiting jobs.
+		Join("LEFT JOIN (?) AS x ON x.account_id = r.account_id", tx.NewSelect().TableExpr("jobs AS x").
+			ColumnExpr("x.account_id, COUNT(*) AS n").Where("x.status IN (?)",
+			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).GroupExpr("x.account_id")).
+		ColumnExpr("COALESCE(x.n, 0) AS active")
 	return tx.NewSelect().TableExpr("(?) AS c", capped).ColumnExpr("c.*").Where("c.cap IS NULL OR c.active + c.rn <= c.cap")
 }
 
