@@ -105,9 +105,3 @@ func (a *api) deliverJob(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	return writeData(w, http.StatusAccepted, v)
 }
-
-// jobWithDelivery is GET /jobs/{id}: the job, and its delivery when it names a destination.
-type jobWithDelivery struct {
-	service.View
-	Delivery *service.JobDelivery `json:"delivery,omitempty"`
-}

@@ -54,14 +54,11 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	if a.uc.Destinations == nil {
-		return writeData(w, http.StatusOK, v)
-	}
-	d, err := a.uc.Destinations.Status(req.Context(), caller(req), v.ID)
+	withDelivery, err := a.uc.Destinations.WithDelivery(req.Context(), caller(req), v)
 	if err != nil {
 		return err
 	}
-	return writeData(w, http.StatusOK, jobWithDelivery{View: v, Delivery: d})
+	return writeData(w, http.StatusOK, withDelivery)
 }
 
 // listPage is the answer of GET /jobs: { data: [...], pagination: { nextCursor } }.

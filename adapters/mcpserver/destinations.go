@@ -52,3 +52,18 @@ func (h *Handler) listDestinations(ctx context.Context, a account.Account, _ Lis
 	}
 	return out, fmt.Sprintf("%d destinations: %s. Name one in submit_job's destination.", len(ds), strings.Join(names, ", ")), nil
 }
+
+// deliverySummary says in a sentence how a job's copy to its destination stands; "" for a job
+// without one.
+func deliverySummary(d *service.JobDelivery) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Status == "delivered":
+		return fmt.Sprintf(" Its %d file(s) were delivered to %s (delivery.files has each key).", len(d.Files), d.Destination)
+	case d.Status == "failed" && d.Error != nil:
+		return fmt.Sprintf(" Its delivery to %s failed: %s.", d.Destination, *d.Error)
+	default:
+		return fmt.Sprintf(" Its delivery to %s is %s.", d.Destination, d.Status)
+	}
+}

@@ -16,7 +16,8 @@ import (
 
 // TestDestinationToolsAnswerAsREST: list_destinations answers GET /destinations' data (no
 // secret, the key ID masked), and submit_job's destination makes the delivery POST /jobs
-// makes, with the same refusals naming destination.id or destination.path.
+// makes, with the same refusals naming destination.id or destination.path; get_job shows the
+// delivery as GET /jobs/{id} does.
 func TestDestinationToolsAnswerAsREST(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -73,5 +74,19 @@ func TestDestinationToolsAnswerAsREST(t *testing.T) {
 	st, err := b.h.Destinations.Status(ctx, b.acct, sub.ID)
 	if err != nil || st == nil || st.Destination != d.ID || st.Path != "{date}/{job_id}/{name}" || st.Status != "pending" {
 		t.Fatalf("the submitted job's delivery: %+v, %v", st, err)
+	}
+	// get_job answers GET /jobs/{id}'s data: the job with its delivery.
+	var got map[string]any
+	res = mustSucceed(t, cs, "get_job", map[string]any{"id": sub.ID}, &got)
+	v, err := b.h.Jobs.Get(ctx, b.acct, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := b.h.Destinations.WithDelivery(ctx, b.acct, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(asJSON(t, rest), got); diff != "" || !strings.Contains(text(res), "delivery to "+d.ID+" is pending") {
+		t.Errorf("get_job is not GET /jobs/{id}'s data (-rest +mcp):\n%s\n%s", diff, text(res))
 	}
 }

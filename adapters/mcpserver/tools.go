@@ -165,15 +165,19 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 		fmt.Sprintf("Job %s (%s) is %s. Call get_job with id %q every 1–2 seconds until it is complete, failed or cancelled.", j.ID, j.Type, j.Status, j.ID), nil
 }
 
-func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput) (service.View, string, error) {
+func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput) (service.JobWithDelivery, string, error) {
 	if in.ID == "" {
-		return service.View{}, "", problem.Reject(problem.CodeValidation, "id is required")
+		return service.JobWithDelivery{}, "", problem.Reject(problem.CodeValidation, "id is required")
 	}
 	v, err := h.uc.Jobs.Get(ctx, a, in.ID)
 	if err != nil {
-		return service.View{}, "", err
+		return service.JobWithDelivery{}, "", err
 	}
-	return v, summarize(v), nil
+	out, err := h.uc.Destinations.WithDelivery(ctx, a, v)
+	if err != nil {
+		return service.JobWithDelivery{}, "", err
+	}
+	return out, summarize(v) + deliverySummary(out.Delivery), nil
 }
 
 // summarize says in a line where a job stands and what to do next.

@@ -287,6 +287,22 @@ func jobDelivery(d destination.Delivery) JobDelivery {
 	return v
 }
 
+// JobWithDelivery is a job as GET /jobs/{id} and MCP get_job show it: the job, and its
+// delivery when it names a destination.
+type JobWithDelivery struct {
+	View
+	Delivery *JobDelivery `json:"delivery,omitempty"`
+}
+
+// WithDelivery is v with its delivery; s may be nil (a server that delivers nowhere).
+func (s *Destinations) WithDelivery(ctx context.Context, a account.Account, v View) (JobWithDelivery, error) {
+	if s == nil {
+		return JobWithDelivery{View: v}, nil
+	}
+	d, err := s.Status(ctx, a, v.ID)
+	return JobWithDelivery{View: v, Delivery: d}, err
+}
+
 // Status is the delivery of one of the account's jobs; nil for a job without a destination.
 func (s *Destinations) Status(ctx context.Context, a account.Account, jobID string) (*JobDelivery, error) {
 	d, err := s.p.Store.GetJobDelivery(ctx, jobID)
