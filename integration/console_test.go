@@ -311,6 +311,65 @@ func TestConsole(t *testing.T) {
 		b.noErrors(t)
 	})
 
+	t.Run("PriorityAndQueue", func(t *testing.T) {
+		// A GPU job waits: this server has no GPU worker.
+		id := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1 -c:v libx264 -pix_fmt yuv420p gpu.mp4", nil, map[string]any{"compute": "gpu"}))
+		b.goTo(t, "#/jobs/"+id, `#job-reprioritise select`)
+		if got := text(t, b, `#job-priority`); got != "normal" {
+			t.Fatalf("the job page shows priority %q, want normal", got)
+		}
+		choose := func(p string) chromedp.Action[chromedp.Void] {
+			return js(fmt.Sprintf(`{ const s = document.querySelector('#job-reprioritise select'); s.value = %q; s.dispatchEvent(new Event('change')) }`, p))
+		}
+		b.run(t, "raise the priority", 20*time.Second, choose("high"),
+			wait(`document.querySelector('#job-priority')?.textContent === 'high'`, 10*time.Second))
+		var got struct {
+			Priority string `json:"priority"`
+		}
+		b.c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(t, http.StatusOK, &got)
+		if got.Priority != "high" {
+			t.Fatalf("the API says the job's priority is %q, want high", got.Priority)
+		}
+		b.screenshot(t, "job-priority")
+
+		// The queue and the list show it.
+		b.goTo(t, "#/queue", `#queue`)
+		b.run(t, "see the queue", 20*time.Second,
+			wait(fmt.Sprintf(`(() => { const r = document.querySelector('#queue tr[data-job=%q]'); return r !== null && r.querySelector('td.priority').textContent === 'high' && r.cells[1].textContent === 'gpu' && Number(r.dataset.position) >= 1 })()`, id), 10*time.Second))
+		b.screenshot(t, "queue")
+		b.goTo(t, "#/jobs", `#jobs`)
+		b.run(t, "see the priority in the list", 20*time.Second,
+			wait(fmt.Sprintf(`document.querySelector('#jobs tr[data-job=%q] td.priority')?.textContent === 'high'`, id), 10*time.Second))
+
+		// A job that left the queue meanwhile: the API's CONFLICT shows, and the select goes.
+		b.goTo(t, "#/jobs/"+id, `#job-reprioritise select`)
+		b.c.do(http.MethodPost, "/jobs/"+id+"/cancel", nil, nil).decode(t, http.StatusOK, nil)
+		b.run(t, "change a cancelled job's priority", 20*time.Second, choose("low"),
+			wait(`document.querySelector('#flash').textContent.startsWith('CONFLICT: ')`, 10*time.Second),
+			wait(`document.querySelector('#job-reprioritise').hidden && document.querySelector('#job-priority').textContent === 'high'`, 10*time.Second))
+
+		// On Free, high is the API's PLAN_LIMIT, shown in the new-job form, and nothing is stored.
+		free := createAccount(t, b.s, "free")
+		b.signOut(t)
+		b.signIn(t, free.APIKey)
+		b.goTo(t, "#/new", `#new-ffmpeg[data-validator=ready]`)
+		b.run(t, "submit a high job on Free", 20*time.Second,
+			chromedp.SendKeys(css(`#new-ffmpeg textarea[name=command]`), "ffmpeg -f lavfi -i testsrc=duration=1 -c:v libx264 -pix_fmt yuv420p free.mp4"),
+			wait(`document.querySelector('#check').dataset.state === 'valid'`, 10*time.Second),
+			js(`document.querySelector('#new-ffmpeg select[name=priority]').value = 'high'`),
+			chromedp.Click(css(`#new-ffmpeg button[type=submit]`)),
+			wait(`document.querySelector('#check').textContent.includes('PLAN_LIMIT: priority high needs the Pro plan')`, 10*time.Second))
+		b.screenshot(t, "priority-plan-limit")
+		var jobs []map[string]any
+		b.c.as(free.APIKey).do(http.MethodGet, "/jobs", nil, nil).decode(t, http.StatusOK, &jobs)
+		if len(jobs) != 0 {
+			t.Fatalf("the refused submit stored %d jobs", len(jobs))
+		}
+		b.signOut(t)
+		b.signIn(t, b.key)
+		b.noErrors(t)
+	})
+
 	t.Run("HLSPlays", func(t *testing.T) {
 		id := b.c.submit(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=3:size=320x240:rate=25 -c:v libx264 -pix_fmt yuv420p -g 25 "+
 			"-f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename seg_%03d.ts index.m3u8", nil, nil))

@@ -150,6 +150,17 @@ function signInPage(main) {
 
 const STATUSES = ['waiting', 'dispatched', 'running', 'complete', 'failed', 'cancelled'];
 const TYPES = ['ffmpeg', 'caption.burn', 'extract.metadata', 'captions.animate'];
+// A job's priority orders the waiting jobs of its class (docs/api.md, Priority and fair share);
+// high needs the Pro plan, which the API says (403 PLAN_LIMIT) rather than the console.
+const PRIORITIES = ['low', 'normal', 'high'];
+const priorityOf = (j) => j.priority ?? 'normal';
+
+// prioritySelect picks a job's priority, normal first chosen.
+function prioritySelect(value = 'normal') {
+  const s = h('select', { name: 'priority' }, PRIORITIES.map((p) => h('option', { value: p }, p)));
+  s.value = value;
+  return s;
+}
 
 // progressOf shows how far a running job has got: a bar and a percentage when the length of its
 // output is known, else the media time it has written (processedMs).
@@ -175,7 +186,7 @@ function jobRow(j) {
   if (p) status.append(...p);
   return h('tr', { 'data-job': j.id, 'data-status': j.status },
     h('td', { class: 'mono id' }, h('a', { href: `#/jobs/${j.id}` }, j.id)),
-    h('td', {}, j.type), status,
+    h('td', {}, j.type), status, h('td', { class: 'priority' }, priorityOf(j)),
     h('td', { class: 'mono summary', title: jobSummary(j) }, jobSummary(j)),
     h('td', { class: 'wide' }, when(j.createdAt)),
     h('td', {}, jobDuration(j)),
@@ -221,7 +232,7 @@ function jobsPage(main, gen) {
     h('div', { class: 'row' }, field('Status', status), field('Type', type),
       h('a', { class: 'button', href: '#/new' }, 'New job')),
     h('div', { class: 'table-wrap' }, h('table', { id: 'jobs' },
-      h('thead', {}, h('tr', {}, ['ID', 'Type', 'Status', 'Command or output'].map((x) => h('th', { scope: 'col' }, x)),
+      h('thead', {}, h('tr', {}, ['ID', 'Type', 'Status', 'Priority', 'Command or output'].map((x) => h('th', { scope: 'col' }, x)),
         h('th', { scope: 'col', class: 'wide' }, 'Created'), h('th', { scope: 'col' }, 'Duration'), h('th', { scope: 'col' }, 'Cost'))),
       body)),
     info, more);
@@ -325,7 +336,23 @@ function jobPage(main, gen, jobID) {
   let last = null;
   const head = h('div', {});
   const rest = h('div', {});
-  main.replaceChildren(h('h1', {}, 'Job ', h('span', { class: 'mono' }, jobID)), head, rest);
+  // A waiting job's priority can change. The select stays one element, outside what the poll
+  // draws again, so that it keeps its focus and an open list while the page refreshes.
+  const priority = prioritySelect();
+  const reprioritise = h('div', { id: 'job-reprioritise', class: 'row', hidden: true }, field('Change priority', priority));
+  priority.addEventListener('change', async () => {
+    priority.disabled = true;
+    try {
+      await api('POST', `/jobs/${jobID}/priority`, { priority: priority.value });
+      flash(`Priority set to ${priority.value}.`);
+    } catch (e) {
+      fail(e);
+    }
+    priority.disabled = false;
+    // Whatever the answer, the page shows the job's priority as the API has it.
+    await refresh(true).catch((e) => fail(e));
+  });
+  main.replaceChildren(h('h1', {}, 'Job ', h('span', { class: 'mono' }, jobID)), head, reprioritise, rest);
 
   const act = async (path) => {
     try {
@@ -349,6 +376,7 @@ function jobPage(main, gen, jobID) {
         progressOf(j, 'progress')),
       h('dl', { class: 'facts' },
         h('dt', {}, 'Type'), h('dd', {}, j.type),
+        h('dt', {}, 'Priority'), h('dd', { id: 'job-priority' }, priorityOf(j)),
         h('dt', {}, 'Created'), h('dd', {}, when(j.createdAt)),
         h('dt', {}, 'Started'), h('dd', {}, when(j.startedAt)),
         h('dt', {}, 'Finished'), h('dd', {}, when(j.completedAt)),
@@ -380,6 +408,8 @@ function jobPage(main, gen, jobID) {
   const refresh = async (force) => {
     const { data: j } = await api('GET', `/jobs/${jobID}`);
     drawHead(j);
+    reprioritise.hidden = j.status !== 'waiting';
+    if (document.activeElement !== priority || force) priority.value = priorityOf(j);
     // The rest (players above all) is drawn again only when the status changes.
     if (force || !last || last.status !== j.status) drawRest(j);
     last = j;
@@ -390,6 +420,34 @@ function jobPage(main, gen, jobID) {
   }, (e) => {
     main.replaceChildren(h('h1', {}, 'Job'), h('p', { class: 'error' }, errorText(e)));
   });
+}
+
+// ---- queue -------------------------------------------------------------------------------------
+
+// queuePage is GET /queue: the account's waiting jobs in the order they are claimed, cpu first,
+// each with its place among every account's waiting jobs of its class (others' never shown).
+function queuePage(main, gen) {
+  const body = h('tbody', {});
+  const info = h('p', { class: 'muted', role: 'status' });
+  const draw = (entries) => {
+    body.replaceChildren(...entries.map((e) => h('tr', { 'data-job': e.job.id, 'data-position': String(e.position) },
+      h('td', {}, String(e.position)), h('td', {}, e.class),
+      h('td', { class: 'mono id' }, h('a', { href: `#/jobs/${e.job.id}` }, e.job.id)),
+      h('td', { class: 'priority' }, priorityOf(e.job)),
+      h('td', { class: 'mono summary', title: jobSummary(e.job) }, jobSummary(e.job)),
+      h('td', { class: 'wide' }, when(e.job.createdAt)))));
+    info.textContent = entries.length ? '' : 'No job of yours is waiting.';
+  };
+  const load = async () => draw((await api('GET', '/queue?limit=100')).data);
+  main.replaceChildren(h('h1', {}, 'Queue'),
+    h('p', { class: 'muted' }, 'Your waiting jobs in the order workers take them. Position 1 goes next; it counts every account\'s waiting jobs of the class, high priority first, then the accounts taking turns.'),
+    h('div', { class: 'table-wrap' }, h('table', { id: 'queue' },
+      h('thead', {}, h('tr', {}, ['Position', 'Class', 'Job', 'Priority', 'Command or output'].map((x) => h('th', { scope: 'col' }, x)),
+        h('th', { scope: 'col', class: 'wide' }, 'Created'))),
+      body)),
+    info);
+  load().catch((e) => fail(e));
+  poller(gen, 2000, load);
 }
 
 // ---- new job -----------------------------------------------------------------------------------
@@ -452,6 +510,7 @@ function ffmpegForm() {
   let requiredKey = '';
   const preview = h('pre', { id: 'command-preview', hidden: true, 'aria-label': 'where the error is' });
   const submit = h('button', { type: 'submit', disabled: true }, 'Submit job');
+  const priority = prioritySelect();
   const list = h('tbody', {});
   const uploads = h('ul', { class: 'muted', 'aria-live': 'polite' });
   const form = h('form', { id: 'new-ffmpeg' });
@@ -584,7 +643,7 @@ function ffmpegForm() {
     e.preventDefault();
     if (!valid) return;
     submit.disabled = true;
-    const body = { type: 'ffmpeg', params: { command: command.value } };
+    const body = { type: 'ffmpeg', priority: priority.value, params: { command: command.value } };
     if (inputs.size) body.inputs = Object.fromEntries([...inputs].map(([k, v]) => [k, v.url ? v.url : { content: v.content }]));
     try {
       const { data } = await api('POST', '/jobs', body);
@@ -615,7 +674,7 @@ function ffmpegForm() {
           addInput(textName.value.trim(), { content: textValue.value });
           textName.value = textValue.value = '';
         } }, 'Add inline text'))),
-    h('div', { class: 'actions' }, submit));
+    field('Priority', priority), h('div', { class: 'actions' }, submit));
   form.querySelector('tbody').replaceWith(list);
   return form;
 }
@@ -633,6 +692,7 @@ function captionForm() {
   const fontColor = h('input', { type: 'color', name: 'fontColor', value: '#ffffff' });
   const position = h('select', { name: 'position' }, ['bottom', 'center', 'top'].map((p) => h('option', { value: p }, p)));
   const alignment = h('select', { name: 'alignment' }, ['center', 'left', 'right'].map((p) => h('option', { value: p }, p)));
+  const priority = prioritySelect();
   const box = h('input', { type: 'checkbox', name: 'boxEnabled', id: id('box') });
   const err = h('p', { class: 'error', role: 'alert' });
   const submit = h('button', { type: 'submit' }, 'Burn captions');
@@ -644,7 +704,7 @@ function captionForm() {
       err.textContent = 'inputs.source: upload a video or give its URL';
       return;
     }
-    const body = { type: 'caption.burn', inputs: { source: src }, params: {
+    const body = { type: 'caption.burn', priority: priority.value, inputs: { source: src }, params: {
       fontSize: Number(fontSize.value), outlineWidth: Number(outlineWidth.value), marginV: Number(marginV.value),
       fontColor: fontColor.value.toUpperCase(), position: position.value, alignment: alignment.value, boxEnabled: box.checked } };
     if (subtitles) body.inputs.subtitles = subtitles;
@@ -666,7 +726,7 @@ function captionForm() {
       field('Outline width (0–20)', outlineWidth), field('Vertical margin (px)', marginV),
       field('Position', position), field('Alignment', alignment)),
     h('label', { class: 'inline', for: box.id }, box, 'Box behind the text')),
-  err, h('div', { class: 'actions' }, submit));
+  field('Priority', priority), err, h('div', { class: 'actions' }, submit));
   srcURL.addEventListener('input', () => { source = null; });
   return form;
 }
@@ -1013,6 +1073,7 @@ const routes = [
   [/^#\/jobs\/(job_[A-Za-z0-9]+)$/, jobPage],
   [/^#\/jobs$/, jobsPage],
   [/^#\/new$/, newJobPage],
+  [/^#\/queue$/, queuePage],
   [/^#\/webhooks\/(we_[A-Za-z0-9]+)$/, endpointPage],
   [/^#\/webhooks$/, webhooksPage],
   [/^#\/keys$/, keysPage],
