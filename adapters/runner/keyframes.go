@@ -40,6 +40,56 @@ func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]floa
 	return keys, nil
 }
 
+// SplitSource is what a split needs to know of its input beyond the command: where it may be
+// cut, how long it is, whether it has audio for SplitCommands to encode, and, when it cannot be
+// split whatever the command, why.
+type SplitSource struct {
+	Keyframes []float64 // as Keyframes reads them
+	Duration  float64   // seconds
+	Audio     bool
+	// Reason is set when the input is not split: it has no video stream, or a subtitle stream,
+	// which the whole command would carry into its output by FFmpeg's default stream selection
+	// while the parts and the audio encode drop it (refused even where the command's -sn or
+	// -map would drop it too: the plan is not read here).
+	Reason string
+}
+
+// ProbeSplit reads a split's SplitSource with ffprobe in the sandbox: the streams and the
+// duration in one run, the keyframes (Keyframes) in another.
+func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (SplitSource, error) {
+	var out bytes.Buffer
+	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 20 * time.Second, Stdout: &out,
+		Args: []string{"-v", "error", "-show_entries", "stream=codec_type:format=duration", "-of", "csv=p=1", "file:" + name}})
+	if err != nil {
+		return SplitSource{}, err
+	}
+	if res.ExitCode != 0 {
+		return SplitSource{}, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
+	}
+	var src SplitSource
+	video := false
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		switch {
+		case len(f) >= 2 && f[0] == "stream" && f[1] == "video":
+			video = true
+		case len(f) >= 2 && f[0] == "stream" && f[1] == "audio":
+			src.Audio = true
+		case len(f) >= 2 && f[0] == "stream" && f[1] == "subtitle" && src.Reason == "":
+			src.Reason = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
+		case len(f) >= 2 && f[0] == "format":
+			src.Duration = parseSeconds(f[1])
+		}
+	}
+	if !video {
+		return SplitSource{Reason: "the input has no video stream"}, nil
+	}
+	if src.Keyframes, err = Keyframes(ctx, sb, dir, name); err != nil {
+		return SplitSource{}, err
+	}
+	return src, nil
+}
+
 // parseKeyframes reads ffprobe's "packet,PTS_TIME,FLAGS[,side_data,...]" and
 // "format,START_TIME" lines: the times of the packets flagged K less the start time, sorted,
 // each once. A packet without a time (N/A) cannot be cut at and is left out, and so is the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +64,54 @@ func TestKeyframes(t *testing.T) {
 	}
 	if keys, err := Keyframes(context.Background(), sb, dir, "missing.mp4"); err == nil {
 		t.Errorf("Keyframes of a missing file = %v, want an error", keys)
+	}
+}
+
+func TestProbeSplit(t *testing.T) {
+	t.Parallel()
+	sb, dir := newSandbox(t), sandboxtest.WorkDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "subs.srt"), []byte("1\n00:00:00,500 --> 00:00:01,500\nhi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	video := []string{"-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=4"}
+	sine := []string{"-f", "lavfi", "-i", "sine=d=4"}
+	x264 := []string{"-c:v", "libx264", "-preset", "ultrafast", "-g", "50"}
+	for name, args := range map[string][]string{
+		"av.mp4":    slices.Concat(video, sine, x264, []string{"-c:a", "aac", "-shortest"}),
+		"mute.mp4":  slices.Concat(video, x264),
+		"subs.mkv":  slices.Concat(video, []string{"-i", filepath.Join(dir, "subs.srt")}, x264, []string{"-c:s", "srt"}),
+		"sound.m4a": slices.Concat(sine, []string{"-c:a", "aac"}),
+	} {
+		if out, err := exec.Command("ffmpeg", slices.Concat([]string{"-v", "error", "-y"}, args, []string{filepath.Join(dir, name)})...).CombinedOutput(); err != nil {
+			t.Fatalf("making %s: %v\n%s", name, err, out)
+		}
+	}
+	tests := []struct {
+		name   string
+		want   SplitSource
+		reason string
+	}{
+		{"av.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, Audio: true}, ""},
+		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4}, ""},
+		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4}, "a subtitle stream"},
+		{"sound.m4a", SplitSource{}, "no video stream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ProbeSplit(context.Background(), sb, dir, tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(got.Reason, tt.reason) || (tt.reason == "") != (got.Reason == "") {
+				t.Fatalf("ProbeSplit(%s) reason %q, want one containing %q", tt.name, got.Reason, tt.reason)
+			}
+			got.Reason = ""
+			// AAC's frames make the container's duration a few hundredths over the 4 s asked.
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateApprox(0, 0.05)); diff != "" {
+				t.Fatalf("ProbeSplit(%s) (-want +got):\n%s", tt.name, diff)
+			}
+		})
 	}
 }
 
@@ -179,10 +228,10 @@ func TestPlanCutsLongestPart(t *testing.T) {
 	}
 }
 
-// TestSplitInSandbox runs a split the way the runner will: the keyframes probed in the
-// sandbox, the cuts planned, and every part, the audio and the join run as FFmpeg commands in
-// the sandbox, each in a work directory of its own holding only what it reads; the stitched
-// output has the whole encode's frame count.
+// TestSplitInSandbox runs a split the way the runner will: the input probed in the sandbox,
+// the cuts planned, and every part, the audio and the join run as FFmpeg commands in the
+// sandbox, each in a work directory of its own holding only what it reads; the stitched output
+// has the whole encode's frame count.
 func TestSplitInSandbox(t *testing.T) {
 	t.Parallel()
 	sb := newSandbox(t)
@@ -206,15 +255,15 @@ func TestSplitInSandbox(t *testing.T) {
 				t.Fatal(r.Error)
 			}
 			ctx := context.Background()
-			keys, err := Keyframes(ctx, sb, src, in)
-			if err != nil {
-				t.Fatal(err)
+			probe, err := ProbeSplit(ctx, sb, src, in)
+			if err != nil || probe.Reason != "" || probe.Audio != audio {
+				t.Fatalf("ProbeSplit = %+v, %v; want no reason and audio %v", probe, err, audio)
 			}
-			cuts, reason := PlanCuts(keys, 8, 3)
+			cuts, reason := PlanCuts(probe.Keyframes, probe.Duration, 3)
 			if len(cuts) != 2 {
-				t.Fatalf("PlanCuts(%v, 8, 3) = %v (%s), want 2 cuts", keys, cuts, reason)
+				t.Fatalf("PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
 			}
-			run, err := validator.SplitCommands(r.Plan, cuts, audio)
+			run, err := validator.SplitCommands(r.Plan, cuts, probe.Audio)
 			if err != nil {
 				t.Fatal(err)
 			}
