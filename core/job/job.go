@@ -1,11 +1,13 @@
 package job
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -135,6 +137,14 @@ func New(p NewParams) (*Job, error) {
 // had rows); the random part keeps IDs unguessable from one another.
 func NewID(prefix string) string { return newID(prefix, time.Now()) }
 
+// lastID is the last ID this process made: IDs made within one millisecond continue from it, so
+// that a process's IDs sort in the order it made them (an account's jobs submitted in the same
+// millisecond keep their order in the queue and in lists).
+var lastID struct {
+	sync.Mutex
+	b [16]byte
+}
+
 func newID(prefix string, now time.Time) string {
 	var b [16]byte
 	ms := uint64(now.UnixMilli())
@@ -142,6 +152,20 @@ func newID(prefix string, now time.Time) string {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
 	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms.
+	lastID.Lock()
+	if bytes.Equal(b[:6], lastID.b[:6]) {
+		// The same millisecond: one past the last ID's random part, which is 80 bits wide, so
+		// it does not run out within a millisecond.
+		b = lastID.b
+		for i := 15; i >= 6; i-- {
+			b[i]++
+			if b[i] != 0 {
+				break
+			}
+		}
+	}
+	lastID.b = b
+	lastID.Unlock()
 	return prefix + "_" + idEncoding.EncodeToString(b[:])
 }
 
