@@ -42,7 +42,7 @@ const (
 	splitSourceGOP = 40
 )
 
-// splitSource makes the source once: 8 s of testsrc2 at 320x240 and a sine, keyframes every
+// splitSource makes the source once: 4 s of testsrc2 at 320x240 and a sine, keyframes every
 // 40 frames; a still logo and a subtitle file for the commands that read them.
 var splitSource = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "split-source-")
@@ -50,7 +50,7 @@ var splitSource = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i",
-		"testsrc2=s=320x240:r="+strconv.Itoa(splitSourceFPS)+":d=8", "-f", "lavfi", "-i", "sine=f=440:d=8",
+		"testsrc2=s=320x240:r="+strconv.Itoa(splitSourceFPS)+":d=4", "-f", "lavfi", "-i", "sine=f=440:d=4",
 		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "12", "-g", strconv.Itoa(splitSourceGOP),
 		"-keyint_min", strconv.Itoa(splitSourceGOP), "-sc_threshold", "0", "-pix_fmt", "yuv420p",
 		"-c:a", "aac", "-shortest", filepath.Join(dir, "source.mp4")).CombinedOutput(); err != nil {
@@ -60,7 +60,7 @@ var splitSource = sync.OnceValues(func() (string, error) {
 		"-frames:v", "1", filepath.Join(dir, "logo.png")).CombinedOutput(); err != nil {
 		return "", &exec.Error{Name: "ffmpeg logo: " + string(out), Err: err}
 	}
-	srt := "1\n00:00:01,000 --> 00:00:04,500\nfirst line\n\n2\n00:00:05,200 --> 00:00:09,000\nsecond line\n"
+	srt := "1\n00:00:00,500 --> 00:00:02,200\nfirst line\n\n2\n00:00:02,600 --> 00:00:04,500\nsecond line\n"
 	return dir, os.WriteFile(filepath.Join(dir, "subs.srt"), []byte(srt), 0o644)
 })
 
@@ -79,7 +79,7 @@ func TestSplitQuality(t *testing.T) {
 		cases[c.Name] = c
 	}
 	keys := splitKeyframes(t, filepath.Join(src, "source.mp4"))
-	cuts := splitCutsNear(keys, 8, 3)
+	cuts := splitCutsNear(keys, 4, 3)
 	names := append([]string{}, splitQualityCommands...)
 	for _, c := range splitQualityExtra {
 		names = append(names, c.Name)
