@@ -2,8 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,18 +21,7 @@ func BenchmarkCreateJob(b *testing.B) {
 	}
 	defer s.Close()
 	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	newJob := func(i int) *job.Job {
-		j, err := job.New(job.NewParams{
-			ID: job.NewID("job"), AccountID: "acc_bench", Type: "ffmpeg",
-			Inputs: json.RawMessage(`{"in.mp4":{"url":"https://example.com/in.mp4"}}`),
-			Params: json.RawMessage(fmt.Sprintf(`{"command":"ffmpeg -i in.mp4 -vf scale=320:-2 out%d.mp4"}`, i)),
-			Class:  job.ClassCPU, Timeout: 120 * time.Second, Now: base.Add(time.Duration(i) * time.Microsecond),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return j
-	}
+	newJob := func(i int) *job.Job { return benchJob(b, "acc_bench", i, base.Add(time.Duration(i)*time.Microsecond)) }
 
 	b.Run("Serial", func(b *testing.B) {
 		i := 0

@@ -76,16 +76,7 @@ func benchClaim(b *testing.B, s *sqlstore.Store, n, perAcc int, analyze func()) 
 	seq := 0
 	newJob := func(acc string) *job.Job {
 		seq++
-		j, err := job.New(job.NewParams{
-			ID: job.NewID("job"), AccountID: acc, Type: "ffmpeg",
-			Inputs: json.RawMessage(`{"in.mp4":{"url":"https://example.com/in.mp4"}}`),
-			Params: json.RawMessage(fmt.Sprintf(`{"command":"ffmpeg -i in.mp4 -vf scale=320:-2 out%d.mp4"}`, seq)),
-			Class:  job.ClassCPU, Timeout: 120 * time.Second, Now: base.Add(time.Duration(seq) * time.Millisecond),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return j
+		return benchJob(b, acc, seq, base.Add(time.Duration(seq)*time.Millisecond))
 	}
 	accounts := make([]string, n)
 	for i := range accounts {
@@ -137,4 +128,19 @@ func benchClaim(b *testing.B, s *sqlstore.Store, n, perAcc int, analyze func()) 
 			b.StartTimer()
 		}
 	}
+}
+
+// benchJob is the i-th waiting cpu job of a benchmark: a small FFmpeg command of its own,
+// created at the time given.
+func benchJob(b *testing.B, account string, i int, at time.Time) *job.Job {
+	j, err := job.New(job.NewParams{
+		ID: job.NewID("job"), AccountID: account, Type: "ffmpeg",
+		Inputs: json.RawMessage(`{"in.mp4":{"url":"https://example.com/in.mp4"}}`),
+		Params: json.RawMessage(fmt.Sprintf(`{"command":"ffmpeg -i in.mp4 -vf scale=320:-2 out%d.mp4"}`, i)),
+		Class:  job.ClassCPU, Timeout: 120 * time.Second, Now: at,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return j
 }
