@@ -41,8 +41,11 @@ export function createGate({ origin, validator, assetUrlPrefix, fetch: fetchImpl
     if (job === null || typeof job !== 'object' || job.type !== 'ffmpeg') return forward(request, text);
     const params = job.params;
     if (params === null || typeof params !== 'object') return refuse('params is required with params.command');
+    // A chain of commands (params.steps) or a preset is checked whole by the origin: a step may
+    // read what an earlier one writes, which one command's check cannot know.
+    if (params.command === undefined && (params.steps !== undefined || params.preset !== undefined)) return forward(request, text);
     if (typeof params.command !== 'string' || params.command.trim() === '') {
-      return refuse('params.command is required: an FFmpeg command starting with ffmpeg');
+      return refuse('params.command is required: an FFmpeg command starting with ffmpeg (or params.steps, a list of them)');
     }
     const options = { assetUrlPrefix: assets };
     if (typeof params.outputFormat === 'string') options.outputFormat = params.outputFormat;

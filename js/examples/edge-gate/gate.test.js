@@ -62,6 +62,15 @@ describe('the edge gate', () => {
     });
   }
 
+  test('a chain of steps goes to the origin, which checks it whole', async () => {
+    const before = await submits();
+    const res = await post(gateURL, { type: 'ffmpeg', params: { steps: [
+      'ffmpeg -f lavfi -i testsrc=duration=1:size=32x32:rate=5 -frames:v 1 a.png',
+      'ffmpeg -i a.png -vf scale=16:16 b.png'] } });
+    assert.equal(res.status, 201);
+    assert.equal(await submits(), before + 1);
+  });
+
   test('a body that is not JSON is refused at the gate', async () => {
     const before = await submits();
     const res = await post(gateURL, '{"type": "ffmpeg",');
