@@ -199,6 +199,18 @@ func (j *jobCgroup) remove() {
 	}
 }
 
+// counters reads whether the cgroup's OOM killer ended a process of the run, and the run's peak
+// memory, while processes may still be in it: after its program exited, before the teardown.
+func (j *jobCgroup) counters() (oomKilled bool, peak int64) {
+	events, peakFile := "memory.oom_control", "memory.max_usage_in_bytes"
+	if j.v2 {
+		events, peakFile = "memory.events", "memory.peak"
+	}
+	oomKilled = cgroupCounter(filepath.Join(j.dir, events), "oom_kill") > 0
+	peak, _ = strconv.ParseInt(readTrimmed(filepath.Join(j.dir, peakFile)), 10, 64)
+	return oomKilled, peak
+}
+
 // finish ends what is left of the run in the cgroup, reads whether the kernel killed for
 // memory and the most the run held, and removes the cgroup. A run ends with its pid namespace,
 // but a sandbox killed from outside may still be dying when Run's wait returns.
@@ -226,12 +238,7 @@ func (j *jobCgroup) finish() (oomKilled bool, peak int64, err error) {
 		}
 		<-tick.C
 	}
-	events, peakFile := "memory.oom_control", "memory.max_usage_in_bytes"
-	if j.v2 {
-		events, peakFile = "memory.events", "memory.peak"
-	}
-	oomKilled = cgroupCounter(filepath.Join(j.dir, events), "oom_kill") > 0
-	peak, _ = strconv.ParseInt(readTrimmed(filepath.Join(j.dir, peakFile)), 10, 64)
+	oomKilled, peak = j.counters()
 	if err := os.Remove(j.dir); err != nil {
 		return oomKilled, peak, fmt.Errorf("remove memory cgroup: %w", err)
 	}

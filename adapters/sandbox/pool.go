@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
 
 // Pool is a Runner that keeps sandboxes started ahead: namespaces made, mounts done, the
@@ -38,6 +43,8 @@ type Pool struct {
 	warmRuns atomic.Int64
 	stop     context.CancelFunc
 	done     sync.WaitGroup
+	// cleanups are the teardowns of sandboxes whose run has returned.
+	cleanups sync.WaitGroup
 }
 
 var _ Runner = (*Pool)(nil)
@@ -90,6 +97,7 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 func (p *Pool) Close() {
 	p.stop()
 	p.done.Wait()
+	p.cleanups.Wait()
 	for {
 		select {
 		case w := <-p.ready:
@@ -154,7 +162,9 @@ type warm struct {
 	job     *jobCgroup
 	stdout  switchWriter
 	stderr  switchWriter
-	waited  chan error
+	// outEnd and errEnd find the launcher's end marks in the output (launch.End).
+	outEnd, errEnd endWriter
+	waited         chan error
 }
 
 // start starts one sandbox whose launcher waits for its command.
@@ -234,8 +244,9 @@ func (p *Pool) start() (_ *warm, err error) {
 	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
 	w.cmd.Env = []string{}
 	w.cmd.Dir = "/"
-	w.cmd.Stdout = &w.stdout
-	w.cmd.Stderr = &w.stderr
+	w.outEnd.next, w.errEnd.next = &w.stdout, &w.stderr
+	w.cmd.Stdout = &w.outEnd
+	w.cmd.Stderr = &w.errEnd
 	w.cmd.ExtraFiles = extra
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() == 0 {
@@ -368,7 +379,9 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	stderr := NewTailWriter(StderrTailBytes)
 	w.stdout.set(spec.Stdout)
 	w.stderr.set(StderrWriter(stderr, spec.Stderr))
-	command, err := json.Marshal(launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil)})
+	end := newEndMark()
+	ended := w.expectEnd(end)
+	command, err := json.Marshal(launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
 	if err != nil {
 		_, _ = watcher.Close()
 		w.end()
@@ -391,8 +404,18 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		case <-stopped:
 		}
 	}()
-	waitErr := <-w.waited
+	var waitErr error
+	select {
+	case <-ended:
+		// The program has exited and its output is all read: the run's result is known. The
+		// sandbox's teardown goes on in the background.
+		close(stopped)
+		return p.finishEarly(ctx, runCtx, w, start, stderr, lim, watcher)
+	case waitErr = <-w.waited:
+	}
 	close(stopped)
+	w.outEnd.flush()
+	w.errEnd.flush()
 	res = Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if w.cmd.ProcessState != nil {
 		res.ExitCode = w.cmd.ProcessState.ExitCode()
@@ -420,6 +443,26 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return res, fmt.Errorf("sandbox: wait: %w", waitErr), false
+	}
+	return res, nil, false
+}
+
+// finishEarly settles a run whose launcher reported the program's exit: its memory cgroup's
+// counters are read now and the sandbox is torn down in the background (Close waits for it).
+func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time, stderr *TailWriter, lim Limits, watcher *workcap.Watcher) (Result, error, bool) {
+	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.errEnd.exitCode()}
+	var memory *Exceeded
+	if w.job != nil {
+		if oomKilled, peak := w.job.counters(); oomKilled && res.ExitCode != 0 {
+			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
+		}
+	}
+	p.cleanups.Go(w.end)
+	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
+		return res, err, false
+	}
+	if memory != nil {
+		res.LimitExceeded = memory
 	}
 	return res, nil, false
 }
@@ -491,6 +534,116 @@ func idOf(path string) (fileID, error) {
 		return fileID{}, err
 	}
 	return fileID{uint64(st.Dev), st.Ino}, nil
+}
+
+// newEndMark is a run's end mark (launch.End): random, unprintable, never in a program's output
+// by chance, and unknown to the program.
+func newEndMark() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "\x00mediajobs-end-" + hex.EncodeToString(b[:]) + "\x00"
+}
+
+// expectEnd arms both output streams with the run's end mark, and returns a channel closed once
+// both marks came: every byte the program wrote is then read, and its exit code known.
+func (w *warm) expectEnd(mark string) <-chan struct{} {
+	out, errs := w.outEnd.expect(mark, false), w.errEnd.expect(mark, true)
+	ended := make(chan struct{})
+	go func() {
+		<-out
+		<-errs
+		close(ended)
+	}()
+	return ended
+}
+
+// endWriter passes a stream on to next up to the launcher's end mark, which it takes out; on
+// stderr the mark is followed by the exit code and a newline. Until a mark is expected it passes
+// everything on; it holds back only the few bytes that could be the start of the mark.
+type endWriter struct {
+	mu       sync.Mutex
+	next     io.Writer
+	mark     []byte
+	withCode bool
+	held     []byte
+	seen     bool
+	code     []byte
+	done     chan struct{}
+	closed   bool
+}
+
+// expect arms w with mark; the channel closes once the mark (and its code) came.
+func (e *endWriter) expect(mark string, withCode bool) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mark, e.withCode, e.done = []byte(mark), withCode, make(chan struct{})
+	return e.done
+}
+
+func (e *endWriter) Write(b []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := len(b)
+	switch {
+	case e.mark == nil:
+		_, _ = e.next.Write(b)
+	case !e.seen:
+		data := append(e.held, b...)
+		if i := bytes.Index(data, e.mark); i >= 0 {
+			_, _ = e.next.Write(data[:i])
+			e.seen, e.held = true, nil
+			e.afterMark(data[i+len(e.mark):])
+			break
+		}
+		keep := min(len(data), len(e.mark)-1)
+		_, _ = e.next.Write(data[:len(data)-keep])
+		e.held = append([]byte(nil), data[len(data)-keep:]...)
+	default:
+		e.afterMark(b)
+	}
+	return n, nil
+}
+
+// afterMark reads what follows the mark: the exit code up to a newline, on stderr.
+func (e *endWriter) afterMark(b []byte) {
+	if e.closed {
+		return
+	}
+	if e.withCode {
+		e.code = append(e.code, b...)
+		if len(e.code) > 16 || bytes.IndexByte(e.code, '\n') >= 0 {
+			e.close()
+		}
+		return
+	}
+	e.close()
+}
+
+func (e *endWriter) close() {
+	e.closed = true
+	close(e.done)
+}
+
+// exitCode is the code that followed the mark; -1 when it was not a number.
+func (e *endWriter) exitCode() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	line, _, _ := bytes.Cut(e.code, []byte("\n"))
+	n, err := strconv.Atoi(string(line))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// flush passes on what was held back, when the run ended without its mark.
+func (e *endWriter) flush() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.held) > 0 {
+		_, _ = e.next.Write(e.held)
+		e.held = nil
+	}
 }
 
 // switchWriter writes to the writer set last; nothing before.
