@@ -19,16 +19,7 @@ const prefix = "https://api.test/assets/"
 
 func TestPrepare(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		inputs   string
-		params   string
-		want     jobtype.Spec
-		wantErr  string
-		wantCode problem.Code
-		// allow is the operator's Env.AllowPrivateNetworks.
-		allow []netip.Prefix
-	}{
+	tests := []prepareCase{
 		{name: "lavfi to mp4", params: `{"command":"ffmpeg -f lavfi -i testsrc=d=1 out.mp4"}`,
 			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Pattern: job.PatternSingle}},
 		{name: "timeout and url shorthand", inputs: `{"in.mp4":"https://example.com/a.mp4"}`,
@@ -93,29 +84,45 @@ func TestPrepare(t *testing.T) {
 		{name: "path-unsafe input name", inputs: `{"../a.srt":{"content":"x"}}`, params: `{"command":"ffmpeg -f lavfi -i testsrc out.mp4"}`, wantErr: "../a.srt"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			req := jobtype.Request{Type: ffmpegjob.Name}
-			if tc.inputs != "" {
-				req.Inputs = json.RawMessage(tc.inputs)
-			}
-			if tc.params != "" {
-				req.Params = json.RawMessage(tc.params)
-			}
-			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix, AllowPrivateNetworks: tc.allow})
-			if tc.wantErr != "" {
-				if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Prepare: %v", err)
-			}
-			if d := cmp.Diff(tc.want, spec); d != "" {
-				t.Fatalf("spec (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// prepareCase is one request for Prepare and what it must answer: a spec, or a VALIDATION_ERROR
+// whose message holds wantErr (and whose Field is wantField, when given).
+type prepareCase struct {
+	name, inputs, params string
+	want                 jobtype.Spec
+	wantErr, wantField   string
+	// allow is the operator's Env.AllowPrivateNetworks.
+	allow []netip.Prefix
+}
+
+func (tc prepareCase) run(t *testing.T) {
+	t.Parallel()
+	req := jobtype.Request{Type: ffmpegjob.Name}
+	if tc.inputs != "" {
+		req.Inputs = json.RawMessage(tc.inputs)
+	}
+	if tc.params != "" {
+		req.Params = json.RawMessage(tc.params)
+	}
+	spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix, AllowPrivateNetworks: tc.allow})
+	if tc.wantErr != "" {
+		p, ok := problem.As(err)
+		if !ok || p.Code != problem.CodeValidation || !strings.Contains(p.Message, tc.wantErr) {
+			t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
+		}
+		if tc.wantField != "" && p.Field != tc.wantField {
+			t.Errorf("field %q, want %q", p.Field, tc.wantField)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if d := cmp.Diff(tc.want, spec); d != "" {
+		t.Fatalf("spec (-want +got):\n%s", d)
 	}
 }
 

@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
-	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // TestPrepareSteps: params.steps is checked whole before anything runs, each refusal naming the
@@ -25,14 +22,7 @@ func TestPrepareSteps(t *testing.T) {
 		return `{"steps":` + string(b) + `}`
 	}
 	const encode = "ffmpeg -f lavfi -i testsrc=d=2 -c:v libx264 a.mp4"
-	tests := []struct {
-		name      string
-		inputs    string
-		params    string
-		want      jobtype.Spec
-		wantErr   string
-		wantField string
-	}{
+	tests := []prepareCase{
 		{name: "transcode, thumbnail, package", params: steps(encode, "ffmpeg -i a.mp4 -frames:v 1 thumb.jpg", "ffmpeg -i a.mp4 -c copy -f hls index.m3u8"),
 			want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Pattern: job.PatternStream}},
 		{name: "one step", params: steps(encode), want: jobtype.Spec{Class: job.ClassCPU, Timeout: 120 * time.Second, Pattern: job.PatternSingle}},
@@ -90,30 +80,7 @@ func TestPrepareSteps(t *testing.T) {
 			wantErr: `params.keep names "b.mp4"`, wantField: "params.keep"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			req := jobtype.Request{Type: ffmpegjob.Name, Params: json.RawMessage(tc.params)}
-			if tc.inputs != "" {
-				req.Inputs = json.RawMessage(tc.inputs)
-			}
-			spec, err := ffmpegjob.Type{}.Prepare(req, jobtype.Env{AssetURLPrefix: prefix})
-			if tc.wantErr != "" {
-				p, ok := problem.As(err)
-				if !ok || p.Code != problem.CodeValidation || !strings.Contains(p.Message, tc.wantErr) {
-					t.Fatalf("got %v, want VALIDATION_ERROR containing %q", err, tc.wantErr)
-				}
-				if tc.wantField != "" && p.Field != tc.wantField {
-					t.Errorf("field %q, want %q", p.Field, tc.wantField)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Prepare: %v", err)
-			}
-			if d := cmp.Diff(tc.want, spec); d != "" {
-				t.Fatalf("spec (-want +got):\n%s", d)
-			}
-		})
+		t.Run(tc.name, tc.run)
 	}
 }
 
