@@ -358,19 +358,22 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	}
 	var out []*job.Job
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		ranked := s.ranked(tx, p.Class)
+		// Claims take turns (on PostgreSQL; SQLite's single writer serialises them already): a
+		// claim looks only at each account's first p.Limit jobs of each priority, so one that
+		// skipped another claim's locked rows could miss the jobs behind them.
+		if err := s.lockClaims(ctx, tx); err != nil {
+			return err
+		}
+		groups, ranked := s.candidates(tx, p.Class, p.Limit)
 		if len(p.Concurrency) > 0 {
-			if err := s.lockClaims(ctx, tx); err != nil {
-				return err
-			}
 			ranked = withinCaps(tx, ranked, p)
 		}
 		// Only the IDs are ordered and locked, then the chosen rows read: ordering whole rows
-		// (their inputs and params) of every waiting job spilled a backlog's sort to disk. The
-		// status is checked on the row itself as well: PostgreSQL checks a row it waited for
-		// again against the locked table's own conditions only, not the subquery's.
+		// (their inputs and params) spilled a backlog's sort to disk. The status is checked on
+		// the row itself as well: PostgreSQL checks a row it waited for again against the
+		// locked table's own conditions only, not the subquery's.
 		var ids []string
-		q := tx.NewSelect().TableExpr("jobs AS job_row").ColumnExpr("job_row.id").
+		q := tx.NewSelect().With("grp", groups).TableExpr("jobs AS job_row").ColumnExpr("job_row.id").
 			Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
 			Where("job_row.status = ?", string(job.StatusWaiting)).OrderExpr(claimOrder).Limit(int64(p.Limit))
 		if s.postgres {
@@ -434,10 +437,48 @@ func (s *Store) ranked(tx bun.IDB, class job.Class) *bun.SelectQuery {
 		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class))
 }
 
-// withinCaps keeps the ranked jobs that fit their account's concurrency cap: the account's
+// candidates is what a claim of up to limit jobs of a class chooses from, with what job.Order
+// and the caps sort and filter them by. Only each account's oldest limit waiting jobs of each
+// priority can be among the first limit in claim order: a later one has limit jobs of its own
+// account and priority ahead of it, each ahead of it in the order and within the cap whenever
+// it is. So a claim reads those, from the index jobs_waiting, and not every waiting job of the
+// class: a backlog of 10,000 made each claim rank all 10,000.
+//
+// groups (the CTE grp) has one row for each account and priority with waiting jobs: n, their
+// number; served, the account's latest dispatch of the class; and (bc, bi), the created_at and
+// ID of its limit-th oldest job, or of its newest when it has fewer. The candidates carry turn
+// (the job's rank in its group, which is its turn: its group's older jobs are all candidates)
+// and higher, the account's waiting jobs of the class of a higher priority.
+func (s *Store) candidates(tx bun.IDB, class job.Class, limit int) (groups, cands *bun.SelectQuery) {
+	// boundary is the created_at or ID of a group's offset-th oldest waiting job (from 0), or
+	// of its newest where dir is DESC.
+	boundary := func(col, dir string, offset int) *bun.SelectQuery {
+		return tx.NewSelect().TableExpr("jobs AS x").ColumnExpr(col).
+			Where("x.status = ?", string(job.StatusWaiting)).Where("x.class = ?", string(class)).
+			Where("x.account_id = g.account_id").Where("x.priority = g.priority").
+			OrderExpr("x.created_at " + dir + ", x.id " + dir).Limit(1).Offset(int64(offset))
+	}
+	groups = tx.NewSelect().TableExpr("jobs AS g").
+		ColumnExpr("g.account_id, g.priority, COUNT(*) AS n").
+		ColumnExpr("(SELECT MAX(d.dispatched_at) FROM jobs AS d WHERE d.account_id = g.account_id AND d.class = ?) AS served", string(class)).
+		ColumnExpr("COALESCE((?), (?)) AS bc", boundary("x.created_at", "", limit-1), boundary("x.created_at", "DESC", 0)).
+		ColumnExpr("COALESCE((?), (?)) AS bi", boundary("x.id", "", limit-1), boundary("x.id", "DESC", 0)).
+		Where("g.status = ?", string(job.StatusWaiting)).Where("g.class = ?", string(class)).
+		GroupExpr("g.account_id, g.priority")
+	cands = tx.NewSelect().TableExpr("grp").
+		Join("JOIN jobs AS w ON w.account_id = grp.account_id AND w.priority = grp.priority").
+		ColumnExpr("w.id, w.account_id, w.priority, w.created_at, grp.served").
+		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY w.account_id, w.priority ORDER BY w.created_at, w.id) AS turn").
+		ColumnExpr("(SELECT COALESCE(SUM(h.n), 0) FROM grp AS h WHERE h.account_id = w.account_id AND h.priority > w.priority) AS higher").
+		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class)).
+		Where("(w.created_at, w.id) <= (grp.bc, grp.bi)")
+	return groups, cands
+}
+
+// withinCaps keeps the candidates that fit their account's concurrency cap: the account's
 // dispatched and running jobs plus the job's rank among its waiting ones (higher priority
-// first, then oldest) stay within the cap of its plan. Accounts whose plan has no cap, or that
-// the accounts table lacks, pass.
+// first, then oldest: those of a higher priority, then its turn) stay within the cap of its
+// plan. Accounts whose plan has no cap, or that the accounts table lacks, pass.
 func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.SelectQuery {
 	caps := "CASE a.plan"
 	var args []any
@@ -449,7 +490,7 @@ func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.Sele
 	capped := tx.NewSelect().TableExpr("(?) AS r", ranked).
 		Join("LEFT JOIN accounts AS a ON a.id = r.account_id").
 		ColumnExpr("r.*").
-		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY r.account_id ORDER BY r.priority DESC, r.created_at, r.id) AS rn").
+		ColumnExpr("r.higher + r.turn AS rn").
 		ColumnExpr(caps+" AS cap", args...).
 		// Each account's active jobs are counted once, not once for each of its waiting jobs.
 		Join("LEFT JOIN (?) AS x ON x.account_id = r.account_id", tx.NewSelect().TableExpr("jobs AS x").
@@ -491,9 +532,10 @@ func (s *Store) Queue(ctx context.Context, p job.QueueParams) ([]job.Queued, err
 	return out, nil
 }
 
-// lockClaims makes capped claims take turns on PostgreSQL, where two claimers could otherwise
-// each count an account's running jobs before the other's commit and both take its last slot.
-// SQLite's single writer already serialises them.
+// lockClaims makes claims take turns on PostgreSQL, where two capped claimers could otherwise
+// each count an account's running jobs before the other's commit and both take its last slot,
+// and a claim could skip another's locked candidates and miss the jobs behind them (see
+// candidates). SQLite's single writer already serialises them.
 func (s *Store) lockClaims(ctx context.Context, tx bun.Tx) error {
 	if !s.postgres {
 		return nil
