@@ -360,6 +360,16 @@ func TestConsole(t *testing.T) {
 			chromedp.Click(css(`#new-ffmpeg button[type=submit]`)),
 			wait(`document.querySelector('#check').textContent.includes('PLAN_LIMIT: priority high needs the Pro plan')`, 10*time.Second))
 		b.screenshot(t, "priority-plan-limit")
+		b.goTo(t, "#/new", `#new-ffmpeg`)
+		b.run(t, "submit a high preset job on Free", 30*time.Second,
+			js(`{ const s = document.querySelector('select[name=type]'); s.value = 'preset'; s.dispatchEvent(new Event('change')) }`),
+			chromedp.WaitVisible(css(`#new-preset[data-presets=ready]`)),
+			chromedp.WaitVisible(css(`#new-preset [data-preset-input="in.mp4"]`)),
+			chromedp.SetValue(css(`#new-preset input[data-input="in.mp4"]`), "https://example.com/a.mp4"),
+			js(`document.querySelector('#new-preset input[data-input="in.mp4"]').dispatchEvent(new Event('input'))`),
+			js(`document.querySelector('#new-preset select[name=priority]').value = 'high'`),
+			chromedp.Click(css(`#new-preset button[type=submit]`)),
+			wait(`document.querySelector('#preset-error').textContent.includes('PLAN_LIMIT: priority high needs the Pro plan')`, 10*time.Second))
 		var jobs []map[string]any
 		b.c.as(free.APIKey).do(http.MethodGet, "/jobs", nil, nil).decode(t, http.StatusOK, &jobs)
 		if len(jobs) != 0 {

@@ -742,6 +742,7 @@ function presetForm() {
   const ins = h('fieldset', {}, h('legend', {}, 'Inputs'));
   const err = h('p', { class: 'error', role: 'alert', id: 'preset-error' });
   const submit = h('button', { type: 'submit', disabled: true }, 'Submit job');
+  const priority = prioritySelect();
   let presets = [];
   let controls = new Map(); // variable name -> {control, v}
   let inputs = new Map(); // input name -> URL
@@ -801,7 +802,7 @@ function presetForm() {
     }
     submit.disabled = true;
     try {
-      const { data } = await api('POST', '/jobs', { type: 'ffmpeg', inputs: Object.fromEntries(inputs), params: { preset: p.name, variables } });
+      const { data } = await api('POST', '/jobs', { type: 'ffmpeg', priority: priority.value, inputs: Object.fromEntries(inputs), params: { preset: p.name, variables } });
       location.hash = `#/jobs/${data.id}`;
     } catch (e2) {
       err.textContent = errorText(e2);
@@ -813,7 +814,7 @@ function presetForm() {
       }
       submit.disabled = false;
     }
-  } }, field('Preset', pick), about, vars, ins, err, h('div', { class: 'actions' }, submit));
+  } }, field('Preset', pick), about, vars, ins, field('Priority', priority), err, h('div', { class: 'actions' }, submit));
 
   api('GET', '/presets').then(({ data }) => {
     presets = data;
