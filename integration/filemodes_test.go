@@ -13,7 +13,8 @@ import (
 // in-process runner the data directory is 0711 (the sandbox user must reach the work
 // directories inside; it cannot list it); the database and its WAL files, the signing key and
 // every blob are 0600, every other directory 0700 (work directories aside, which the sandbox
-// writes). A data directory an admin command creates, with no runner, is 0700.
+// writes, and the warm sandboxes' root beside them). A data directory an admin command creates,
+// with no runner, is 0700.
 func TestDataFilesArePrivate(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, serverOpts{Backend: sqliteBackend, Unthrottled: true})
@@ -39,6 +40,10 @@ func TestDataFilesArePrivate(t *testing.T) {
 		rel, _ := filepath.Rel(srv.Data, p)
 		switch {
 		case rel == "." || rel == "work" || strings.HasPrefix(rel, "work"+string(filepath.Separator)):
+			return nil
+		case rel == "work.warm" || strings.HasPrefix(rel, "work.warm"+string(filepath.Separator)):
+			// The warm sandboxes' root, which the sandbox user reaches as it reaches the work
+			// directories; its launcher is the service's own binary, which it executes.
 			return nil
 		case d.IsDir():
 			if m := mode(p); m != 0o700 {
