@@ -216,12 +216,18 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			c.complete(body) // warm: the worker's first claim, the image's layers, FFmpeg's libraries
 
 			// A median of a few: b.N of a 2-second operation is 1.
-			bare, e2e := bareBeside(b, c, body, args, max(b.N, 7), nil)
+			var queued, ran []time.Duration
+			bare, e2e := bareBeside(b, c, body, args, max(b.N, 7), func(j jobView) {
+				if j.StartedAt != nil && j.CompletedAt != nil {
+					queued = append(queued, time.Duration(*j.StartedAt-j.CreatedAt)*time.Millisecond)
+					ran = append(ran, time.Duration(*j.CompletedAt-*j.StartedAt)*time.Millisecond)
+				}
+			})
 			mb, me := median(bare), median(e2e)
 			b.ReportMetric(float64((me-mb).Microseconds())/1000, "overhead-ms")
 			b.ReportMetric(float64(me.Microseconds())/1000, "e2e-ms")
-			b.Logf("%s worker, 1-second job over %d runs: bare %v, end to end %v, overhead %v (median)",
-				sb, len(e2e), mb.Round(time.Millisecond), me.Round(time.Millisecond), (me - mb).Round(time.Millisecond))
+			b.Logf("%s worker, 1-second job over %d runs: bare %v, end to end %v, overhead %v (median); createdAt→startedAt %v, startedAt→completedAt %v",
+				sb, len(e2e), mb.Round(time.Millisecond), me.Round(time.Millisecond), (me - mb).Round(time.Millisecond), median(queued), median(ran))
 		})
 	}
 }
