@@ -163,16 +163,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageErr("%v", err)
 	}
 
+	// call runs a request of the service as retryRateLimited does, and says how run ends when
+	// it does not succeed: interrupted (while what was under way), or failed (what failed).
+	call := func(underWay, what string, fn func() error) (code int, ok bool) {
+		err := retryRateLimited(ctx, stderr, fn)
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "mediajobs run: interrupted %s\n", underWay)
+			return exitInterrupted, false
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mediajobs run: %s%s\n", what, apiErrorText(err))
+			return 1, false
+		}
+		return 0, true
+	}
+
 	var variables map[string]any
 	if *presetName != "" {
 		var p *client.Preset
-		err := retryRateLimited(ctx, stderr, func() (err error) {
+		if code, ok := call("before the job was submitted", "preset "+*presetName+": ", func() (err error) {
 			p, err = fetchPreset(ctx, c, *presetName)
 			return err
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "mediajobs run: preset %s: %s\n", *presetName, apiErrorText(err))
-			return 1
+		}); !ok {
+			return code
 		}
 		if inputs, err = presetInputs(p, inputs, positional); err != nil {
 			return usageErr("%v", err)
@@ -212,17 +225,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			staged = append(staged, u.name)
 		}
 		var refusal string
-		err = retryRateLimited(ctx, stderr, func() (err error) {
+		if code, ok := call("before the job was submitted", "validate: ", func() (err error) {
 			refusal, err = checkCommand(ctx, c, command, jobInputs, staged)
 			return err
-		})
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
-			return exitInterrupted
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "mediajobs run: validate: %s\n", apiErrorText(err))
-			return 1
+		}); !ok {
+			return code
 		}
 		if refusal != "" {
 			fmt.Fprintf(stderr, "mediajobs run: VALIDATION_ERROR: %s (nothing was uploaded)\n", refusal)
@@ -231,17 +238,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, u := range uploads {
 		var url string
-		err := retryRateLimited(ctx, stderr, func() (err error) {
+		if code, ok := call("before the job was submitted", "upload "+u.path+": ", func() (err error) {
 			url, err = stageInput(ctx, c, u.name, u.path, stderr)
 			return err
-		})
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "mediajobs run: interrupted before the job was submitted")
-			return exitInterrupted
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "mediajobs run: upload %s: %s\n", u.path, apiErrorText(err))
-			return 1
+		}); !ok {
+			return code
 		}
 		jobInputs[u.name] = url
 	}
@@ -264,17 +265,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var created *client.Created
 	// One key for every try: a retried submit can never make a second job.
 	key := client.WithIdempotencyKey("run-" + rand.Text())
-	err = retryRateLimited(ctx, stderr, func() (err error) {
+	if code, ok := call("while the job was being submitted", "", func() (err error) {
 		created, err = c.Submit(ctx, req, key)
 		return err
-	})
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "mediajobs run: interrupted while the job was being submitted")
-		return exitInterrupted
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mediajobs run: %s\n", apiErrorText(err))
-		return 1
+	}); !ok {
+		return code
 	}
 	id := created.ID
 	fmt.Fprintf(stderr, "%s submitted\n", id)
