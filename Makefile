@@ -84,9 +84,9 @@ hlsjs: ## Vendor hls.js (light build) of the console from npm, as pinned in web/
 	  cp "$$tmp/package/LICENSE" $(HLSJS)/hls.LICENSE; \
 	  echo "hlsjs: $(HLSJS)/hls.light.min.js is hls.js@$$version ($$sum)"
 
-build: wasm ## Build bin/mediajobs
+build: wasm ## Build bin/mediajobs and bin/mediajobs-launcher (the warm sandboxes' launcher)
 	@mkdir -p bin
-	@cd apps && go build -trimpath -o ../bin/mediajobs ./cmd/mediajobs
+	@cd apps && go build -trimpath -o ../bin/ ./cmd/mediajobs ./cmd/mediajobs-launcher
 
 run: build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
 	@bash scripts/deps.sh run

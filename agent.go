@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/runner"
@@ -133,19 +135,41 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 }
 
 // warmPool is a pool of bubblewrap sandboxes started ahead for the runs of the agent, or nil
-// where it cannot be had: the Docker sandbox, a GPU worker, or an executable that does not act
-// as the launcher (sandbox.RunLauncher). Each slot runs a job and, beside it, the probe of its
+// where it cannot be had: the Docker sandbox, a GPU worker, or no launcher — neither
+// mediajobs-launcher beside this executable nor an executable that acts as one
+// (sandbox.RunLauncher). Each slot runs a job and, beside it, the probe of its
 // input, so the pool holds two sandboxes a slot. Its root sits beside the work root (work.warm),
 // on the work directories' filesystem, so that staged files are linked in and outputs renamed
 // out, and apart from the job directories.
 func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) *sandbox.Pool {
-	if !cfg.Warm || sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU || !sandbox.LauncherReady() {
+	if !cfg.Warm || sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU {
 		return nil
 	}
-	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm"})
+	launcher := siblingLauncher()
+	if launcher == "" && !sandbox.LauncherReady() {
+		return nil
+	}
+	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm", Launcher: launcher})
 	if err != nil {
 		cfg.Log.Warn("sandboxes start cold: the warm pool could not be made", "err", err)
 		return nil
+	}
+	return p
+}
+
+// LauncherName is the warm sandboxes' launcher, a small program of its own that make build puts
+// beside mediajobs: it starts in a millisecond, where mediajobs itself takes about twenty.
+const LauncherName = "mediajobs-launcher"
+
+// siblingLauncher is LauncherName beside this executable, or "" when there is none.
+func siblingLauncher() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(exe), LauncherName)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return ""
 	}
 	return p
 }

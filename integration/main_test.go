@@ -53,7 +53,8 @@ func run(m *testing.M) int {
 	if prebuilt := os.Getenv("MEDIAJOBS_BINARY"); prebuilt != "" {
 		binary = prebuilt
 	} else {
-		build := exec.Command("go", "build", "-o", binary, "./cmd/mediajobs")
+		// The warm sandboxes' launcher lies beside the binary, as make build puts it.
+		build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/mediajobs", "./cmd/mediajobs-launcher")
 		build.Dir = filepath.Join("..", "apps")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
