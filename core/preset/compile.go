@@ -110,7 +110,7 @@ func (c *Compiled) Substitute(given map[string]json.RawMessage) ([]string, map[s
 		}
 		values[name], used[name] = s, raw
 	}
-	return c.render(values, nil), used, nil
+	return c.render(values), used, nil
 }
 
 // value checks one value against its variable and against every place it stands in.
@@ -132,28 +132,12 @@ func (c *Compiled) value(name, field string, raw json.RawMessage) (string, error
 	return s, nil
 }
 
-func (c *Compiled) render(values, measured map[string]string) []string {
+func (c *Compiled) render(values map[string]string) []string {
 	out := make([]string, len(c.templates))
 	for i, t := range c.templates {
-		out[i] = t.render(values, measured)
+		out[i] = t.render(values)
 	}
 	return out
-}
-
-// sampleMeasured stands for the runner's measurements when a template is validated: 0 is within
-// the range of every loudnorm measured_* option.
-func (c *Compiled) sampleMeasured() map[string]string {
-	m := map[string]string{}
-	for _, t := range c.templates {
-		for _, w := range t.words {
-			for _, s := range w {
-				if strings.HasPrefix(s.name, MeasuredPrefix) {
-					m[s.name] = "0"
-				}
-			}
-		}
-	}
-	return m
 }
 
 // samples are the values a variable is validated with: its default, min and max, each enum
@@ -233,9 +217,8 @@ func Check(p *Preset, env jobtype.Env) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	measured := c.sampleMeasured()
 	for _, set := range c.sampleSets() {
-		steps := c.render(set, measured)
+		steps := c.render(set)
 		inputs, err := c.validate(steps, env)
 		if err != nil {
 			var prob *problem.Problem
@@ -268,7 +251,7 @@ func (c *Compiled) validate(steps []string, env jobtype.Env) ([]string, error) {
 	inputs := []string{}
 	written := map[string]bool{}
 	for _, step := range steps {
-		res := validator.Validate(step, validator.Options{Timeout: ffmpegjob.DefaultTimeout, AssetURLPrefix: env.AssetURLPrefix})
+		res := validator.Validate(ffmpegjob.WithSampleMeasured(step), validator.Options{Timeout: ffmpegjob.DefaultTimeout, AssetURLPrefix: env.AssetURLPrefix})
 		if !res.Valid {
 			break // the job's validation below says why, naming the step
 		}

@@ -288,8 +288,8 @@ func quoteWord(b *strings.Builder, w string) {
 }
 
 // render writes the template with values (formatted, checked) in place of its placeholders;
-// {{measured.*}} placeholders stay as written unless measured holds them.
-func (t template) render(values, measured map[string]string) string {
+// {{measured.*}} placeholders stay as written, for the job type to check and the runner to fill.
+func (t template) render(values map[string]string) string {
 	var b strings.Builder
 	for i, w := range t.words {
 		if i > 0 {
@@ -300,10 +300,8 @@ func (t template) render(values, measured map[string]string) string {
 			switch {
 			case s.name == "":
 				arg.WriteString(s.text)
-			case strings.HasPrefix(s.name, MeasuredPrefix) && measured[s.name] == "":
-				arg.WriteString("{{" + s.name + "}}")
 			case strings.HasPrefix(s.name, MeasuredPrefix):
-				arg.WriteString(measured[s.name])
+				arg.WriteString("{{" + s.name + "}}")
 			default:
 				arg.WriteString(values[s.name])
 			}

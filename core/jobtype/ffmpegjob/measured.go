@@ -49,6 +49,10 @@ func withMeasured(step string, values map[string]float64) string {
 	})
 }
 
+// WithSampleMeasured is step with the sample numbers a step is validated with at submit in
+// place of its {{measured.NAME}} placeholders.
+func WithSampleMeasured(step string) string { return withMeasured(step, sampleMeasured) }
+
 // UsesMeasured tells whether step i takes measured values, which Resolve substitutes.
 func (c Checked) UsesMeasured(i int) bool { return c.measured[i] }
 

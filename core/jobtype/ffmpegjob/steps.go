@@ -109,7 +109,7 @@ func (r Request) validateSteps(env jobtype.Env) (Checked, error) {
 				c.measured = map[int]bool{}
 			}
 			c.measured[i] = true
-			command = withMeasured(command, sampleMeasured)
+			command = WithSampleMeasured(command)
 		}
 		res := validator.Validate(command, opts)
 		if !res.Valid {
