@@ -59,13 +59,8 @@ func runDestinations(ctx context.Context, args []string, stdout, stderr io.Write
 		fs.BoolVar(&asJSON, "json", false, "print the API's answer, {data: [destination...]}")
 	case "remove":
 		want = 1
-	case "-h", "--help", "help":
-		fs.Usage()
-		return 0
 	default:
-		fmt.Fprintf(stderr, "mediajobs destinations: unknown subcommand %q\n\n", sub)
-		fmt.Fprint(stderr, destinationsUsage)
-		return 2
+		return otherSubcommand("destinations", destinationsUsage, sub, fs, stderr)
 	}
 	positional, exit, ok := parseCommand(fs, args)
 	if !ok {

@@ -49,13 +49,8 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.IntVar(&list.limit, "limit", 20, "jobs per page, 1 to 100")
 		fs.BoolVar(&list.json, "json", false, "print the API's answer, {data, pagination}")
 	case "get", "cancel", "wait", "priority":
-	case "-h", "--help", "help":
-		fs.Usage()
-		return 0
 	default:
-		fmt.Fprintf(stderr, "mediajobs jobs: unknown subcommand %q\n\n", sub)
-		fmt.Fprint(stderr, jobsUsage)
-		return 2
+		return otherSubcommand("jobs", jobsUsage, sub, fs, stderr)
 	}
 	positional, exit, ok := parseCommand(fs, args)
 	if !ok {

@@ -52,13 +52,8 @@ func runPresets(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "save":
 		fs.IntVar(version, "version", 0, "replace the preset at this `version` (the one get printed) instead of creating it")
 	case "get", "delete":
-	case "-h", "--help", "help":
-		fs.Usage()
-		return 0
 	default:
-		fmt.Fprintf(stderr, "mediajobs presets: unknown subcommand %q\n\n", sub)
-		fmt.Fprint(stderr, presetsUsage)
-		return 2
+		return otherSubcommand("presets", presetsUsage, sub, fs, stderr)
 	}
 	positional, exit, ok := parseCommand(fs, args)
 	if !ok {

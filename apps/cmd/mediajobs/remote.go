@@ -68,6 +68,18 @@ func subcommandFlags(command, usage string, args []string, stderr io.Writer) (su
 	return args[0], args[1:], fs, r, true
 }
 
+// otherSubcommand answers a subcommand that a command's own switch does not take: the usage for
+// help (exit 0), else the refusal of an unknown subcommand (exit 2).
+func otherSubcommand(command, usage, sub string, fs *flag.FlagSet, stderr io.Writer) int {
+	if sub == "-h" || sub == "--help" || sub == "help" {
+		fs.Usage()
+		return 0
+	}
+	fmt.Fprintf(stderr, "mediajobs %s: unknown subcommand %q\n\n", command, sub)
+	fmt.Fprint(stderr, usage)
+	return 2
+}
+
 // isTerminal reports whether w is a terminal, where a progress bar may redraw itself; anywhere
 // else (a file, a pipe, a CI log) progress is printed as plain lines.
 func isTerminal(w io.Writer) bool {
