@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -34,4 +35,44 @@ func RunParallel[F, C any](t *testing.T, f F, newX C, tests ...func(t *testing.T
 func Name(fn any) string {
 	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 	return full[strings.LastIndexByte(full, '.')+1:]
+}
+
+// ClaimedOnceEach runs claim from workers goroutines at once, each until it answers nothing, and
+// fails t unless n items were claimed in all, each once: what every store's claim must hold
+// under concurrency. claim answers the IDs of what it claimed.
+func ClaimedOnceEach(t *testing.T, n, workers int, claim func() ([]string, error)) {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				ids, err := claim()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ids) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, id := range ids {
+					seen[id]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("claimed %d distinct items, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("%s claimed %d times", id, c)
+		}
+	}
 }

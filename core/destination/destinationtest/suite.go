@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -251,37 +250,12 @@ func TestConcurrentClaimsShareNothing(t *testing.T, f Features, newStore Constru
 	for i := range n {
 		newDelivery(t, b, d, fmt.Sprint("job_", i), destination.StatePending, &now)
 	}
-	var (
-		mu   sync.Mutex
-		seen = map[string]int{}
-		wg   sync.WaitGroup
-	)
-	for range 4 {
-		wg.Go(func() {
-			for {
-				got, err := b.s.ClaimJobDeliveries(b.ctx, destination.ClaimParams{Limit: 3, Lease: time.Hour, Now: now})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, dl := range got {
-					seen[dl.JobID]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if len(seen) != n {
-		t.Fatalf("claimed %d distinct deliveries; want %d", len(seen), n)
-	}
-	for id, c := range seen {
-		if c != 1 {
-			t.Fatalf("%s claimed %d times", id, c)
+	porttest.ClaimedOnceEach(t, n, 4, func() ([]string, error) {
+		got, err := b.s.ClaimJobDeliveries(b.ctx, destination.ClaimParams{Limit: 3, Lease: time.Hour, Now: now})
+		var ids []string
+		for _, x := range got {
+			ids = append(ids, x.JobID)
 		}
-	}
+		return ids, err
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -281,41 +280,14 @@ func TestConcurrentClaimsShareNothing(t *testing.T, f Features, newStore Constru
 	for i := range n {
 		newDelivery(t, b, e, fmt.Sprint("k", i), now)
 	}
-	var (
-		mu   sync.Mutex
-		seen = map[string]int{}
-		wg   sync.WaitGroup
-	)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ds, err := b.s.ClaimDeliveries(b.ctx, webhook.ClaimParams{Limit: 3, Lease: time.Hour, Now: now})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(ds) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, d := range ds {
-					seen[d.ID]++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if len(seen) != n {
-		t.Fatalf("claimed %d distinct deliveries, want %d", len(seen), n)
-	}
-	for id, c := range seen {
-		if c != 1 {
-			t.Errorf("%s claimed %d times", id, c)
+	porttest.ClaimedOnceEach(t, n, 4, func() ([]string, error) {
+		got, err := b.s.ClaimDeliveries(b.ctx, webhook.ClaimParams{Limit: 3, Lease: time.Hour, Now: now})
+		var ids []string
+		for _, x := range got {
+			ids = append(ids, x.ID)
 		}
-	}
+		return ids, err
+	})
 }
 
 // TestListDeliveriesPaginated: ListDeliveries pages through an endpoint's deliveries newest first,
