@@ -423,48 +423,29 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	if st := <-w.statusC; st.exitCode != nil {
 		res.ExitCode = *st.exitCode
 	}
-	var memory *Exceeded
+	var oomKilled bool
+	var peak int64
 	if w.job != nil {
-		oomKilled, peak, err := w.job.finish()
-		if err != nil {
+		if oomKilled, peak, err = w.job.finish(); err != nil {
 			sb.cfg.Log.Warn("sandbox: memory cgroup left behind", "err", err)
 		}
-		if oomKilled && res.ExitCode != 0 {
-			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
-		}
 	}
-	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
-		return res, err, false
-	}
-	if memory != nil {
-		res.LimitExceeded = memory
-		return res, nil, false
-	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return res, fmt.Errorf("sandbox: wait: %w", waitErr), false
-	}
-	return res, nil, false
+	res, err = conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, waitErr)
+	return res, err, false
 }
 
 // finishEarly settles a run whose launcher reported the program's exit: its memory cgroup's
 // counters are read now and the sandbox is torn down in the background (Close waits for it).
 func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time, stderr *TailWriter, lim Limits, watcher *workcap.Watcher) (Result, error, bool) {
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.errEnd.exitCode()}
-	var memory *Exceeded
+	var oomKilled bool
+	var peak int64
 	if w.job != nil {
-		if oomKilled, peak := w.job.counters(); oomKilled && res.ExitCode != 0 {
-			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
-		}
+		oomKilled, peak = w.job.counters()
 	}
 	p.cleanups.Go(w.end)
-	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
-		return res, err, false
-	}
-	if memory != nil {
-		res.LimitExceeded = memory
-	}
-	return res, nil, false
+	res, err := conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, nil)
+	return res, err, false
 }
 
 // linkEntries hard-links every entry of from into to (one filesystem), and returns the

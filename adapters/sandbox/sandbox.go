@@ -495,25 +495,30 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 		// the run and start the program when the pipe closes.
 		_ = syscall.Kill(status.pid, syscall.SIGKILL)
 	}
-	var memory *Exceeded
+	var oomKilled bool
+	var peak int64
 	if job != nil {
-		oomKilled, peak, err := job.finish()
-		if err != nil {
+		var err error
+		if oomKilled, peak, err = job.finish(); err != nil {
 			sb.cfg.Log.Warn("sandbox: memory cgroup left behind", "err", err)
-		}
-		if oomKilled && res.ExitCode != 0 {
-			memory = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
 		}
 	}
 	if joinErr != nil {
 		_, _ = watcher.Close()
 		return res, fmt.Errorf("%w: %v", ErrSetup, joinErr)
 	}
+	return conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, waitErr)
+}
+
+// conclude is how every run ends once its exit is known, cold or warm: the caps' verdict
+// (Settle), then the memory cgroup's (a run that failed after the OOM killer acted passed its
+// memory, peak the most it held), then a failure of the wait other than the program's exit.
+func conclude(ctx, runCtx context.Context, res Result, lim Limits, watcher *workcap.Watcher, oomKilled bool, peak int64, waitErr error) (Result, error) {
 	if res, settled, err := Settle(ctx, runCtx, res, lim, watcher, "sandbox"); settled {
 		return res, err
 	}
-	if memory != nil {
-		res.LimitExceeded = memory
+	if oomKilled && res.ExitCode != 0 {
+		res.LimitExceeded = &Exceeded{Limit: LimitMemory, Max: lim.MemoryBytes, Seen: max(peak, lim.MemoryBytes)}
 		return res, nil
 	}
 	var exitErr *exec.ExitError
