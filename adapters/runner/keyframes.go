@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -20,17 +19,12 @@ import (
 // -i count from the file's start time (1.4 s into an MPEG-TS file, say), so the times are
 // counted from it too, and seeking to one lands on that keyframe.
 func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]float64, error) {
-	var out bytes.Buffer
-	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 60 * time.Second, Stdout: &out,
-		Args: []string{"-v", "error", "-select_streams", "v:0", "-show_entries",
-			"packet=pts_time,flags:format=start_time", "-of", "csv=p=1", "file:" + name}})
+	out, err := ffprobe(ctx, sb, dir, name, 60*time.Second, "-v", "error", "-select_streams", "v:0", "-show_entries",
+		"packet=pts_time,flags:format=start_time", "-of", "csv=p=1")
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
-	}
-	keys, err := parseKeyframes(out.String())
+	keys, err := parseKeyframes(string(out))
 	if err != nil {
 		return nil, fmt.Errorf("ffprobe %s: %w", name, err)
 	}
@@ -57,18 +51,13 @@ type SplitSource struct {
 // ProbeSplit reads a split's SplitSource with ffprobe in the sandbox: the streams and the
 // duration in one run, the keyframes (Keyframes) in another.
 func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (SplitSource, error) {
-	var out bytes.Buffer
-	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 20 * time.Second, Stdout: &out,
-		Args: []string{"-v", "error", "-show_entries", "stream=codec_type:format=duration", "-of", "csv=p=1", "file:" + name}})
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type:format=duration", "-of", "csv=p=1")
 	if err != nil {
 		return SplitSource{}, err
 	}
-	if res.ExitCode != 0 {
-		return SplitSource{}, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
-	}
 	var src SplitSource
 	video := false
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(strings.TrimSpace(line), ",")
 		switch {
 		case len(f) >= 2 && f[0] == "stream" && f[1] == "video":

@@ -29,19 +29,29 @@ type ffprobeOutput struct {
 	} `json:"streams"`
 }
 
-// Probe reads a file's meta with ffprobe in the sandbox. Unknown fields stay zero (omitted).
-func Probe(ctx context.Context, sb sandbox.Runner, dir, name string) (*job.Meta, error) {
+// ffprobe runs ffprobe in the sandbox on the file name in dir, within timeout, with args before
+// it, and returns what it printed.
+func ffprobe(ctx context.Context, sb sandbox.Runner, dir, name string, timeout time.Duration, args ...string) ([]byte, error) {
 	var out bytes.Buffer
-	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: 20 * time.Second, Stdout: &out,
-		Args: []string{"-v", "error", "-print_format", "json", "-show_format", "-show_streams", "file:" + name}})
+	res, err := sb.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFprobe, Timeout: timeout, Stdout: &out,
+		Args: append(args, "file:"+name)})
 	if err != nil {
 		return nil, err
 	}
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("ffprobe %s exited with status %d", name, res.ExitCode)
 	}
+	return out.Bytes(), nil
+}
+
+// Probe reads a file's meta with ffprobe in the sandbox. Unknown fields stay zero (omitted).
+func Probe(ctx context.Context, sb sandbox.Runner, dir, name string) (*job.Meta, error) {
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-print_format", "json", "-show_format", "-show_streams")
+	if err != nil {
+		return nil, err
+	}
 	var p ffprobeOutput
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+	if err := json.Unmarshal(out, &p); err != nil {
 		return nil, err
 	}
 	m := &job.Meta{Format: formatName(p.Format.FormatName, name)}
