@@ -1,4 +1,7 @@
 package job
 
-// NewIDAt is NewID at a given time.
-var NewIDAt = newID
+import "time"
+
+// NewIDSource returns an ID maker of its own, which a test can call at times it chooses without
+// the IDs that other tests make at the same moment through NewID continuing its sequence.
+func NewIDSource() func(prefix string, now time.Time) string { return new(idSource).next }

@@ -135,28 +135,31 @@ func New(p NewParams) (*Job, error) {
 // in a later millisecond sorts after it, so a store's index on IDs grows at its end instead of
 // at a random page for every insert (which made each commit write as many index pages as it
 // had rows); the random part keeps IDs unguessable from one another.
-func NewID(prefix string) string { return newID(prefix, time.Now()) }
+func NewID(prefix string) string { return processIDs.next(prefix, time.Now()) }
 
-// lastID is the last ID this process made: IDs made within one millisecond continue from it, so
-// that a process's IDs sort in the order it made them (an account's jobs submitted in the same
+// processIDs makes this process's IDs: those made within one millisecond continue from the last,
+// so that a process's IDs sort in the order it made them (an account's jobs submitted in the same
 // millisecond keep their order in the queue and in lists).
-var lastID struct {
-	sync.Mutex
-	b [16]byte
+var processIDs idSource
+
+// idSource makes IDs that sort in the order it made them, as long as its clock does not go back.
+type idSource struct {
+	mu   sync.Mutex
+	last [16]byte
 }
 
-func newID(prefix string, now time.Time) string {
+func (s *idSource) next(prefix string, now time.Time) string {
 	var b [16]byte
 	ms := uint64(now.UnixMilli())
 	for i := range 6 {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
 	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms.
-	lastID.Lock()
-	if bytes.Equal(b[:6], lastID.b[:6]) {
+	s.mu.Lock()
+	if bytes.Equal(b[:6], s.last[:6]) {
 		// The same millisecond: one past the last ID's random part, which is 80 bits wide, so
 		// it does not run out within a millisecond.
-		b = lastID.b
+		b = s.last
 		for i := 15; i >= 6; i-- {
 			b[i]++
 			if b[i] != 0 {
@@ -164,8 +167,8 @@ func newID(prefix string, now time.Time) string {
 			}
 		}
 	}
-	lastID.b = b
-	lastID.Unlock()
+	s.last = b
+	s.mu.Unlock()
 	return prefix + "_" + idEncoding.EncodeToString(b[:])
 }
 

@@ -12,10 +12,10 @@ import (
 // made, as later milliseconds' do.
 func TestIDsSortInTheOrderTheyWereMade(t *testing.T) {
 	t.Parallel()
-	now := time.Now()
+	newID, now := job.NewIDSource(), time.Now()
 	var ids []string
 	for i := range 1000 {
-		ids = append(ids, job.NewIDAt("job", now.Add(time.Duration(i/100)*time.Millisecond)))
+		ids = append(ids, newID("job", now.Add(time.Duration(i/100)*time.Millisecond)))
 	}
 	if !slices.IsSorted(ids) {
 		t.Fatal("IDs made one after another do not sort in that order")

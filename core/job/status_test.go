@@ -146,7 +146,8 @@ func TestNewID(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for _, later := range []time.Duration{time.Millisecond, time.Second, 24 * time.Hour, 100 * 365 * 24 * time.Hour} {
-		before, after := job.NewIDAt("job", at), job.NewIDAt("job", at.Add(later))
+		newID := job.NewIDSource()
+		before, after := newID("job", at), newID("job", at.Add(later))
 		if after <= before {
 			t.Errorf("%q, made %v later than %q, sorts before it", after, later, before)
 		}
