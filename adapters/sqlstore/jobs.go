@@ -29,6 +29,8 @@ type jobRow struct {
 	BatchID      string     `bun:"batch_id,nullzero"`
 	Pattern      string     `bun:"pattern"`
 	Priority     int        `bun:"priority"`
+	ParentID     string     `bun:"parent_id,nullzero"`
+	Split        *string    `bun:"split"`
 	Status       string     `bun:"status"`
 	Progress     float64    `bun:"progress"`
 	ProcessedMs  int64      `bun:"processed_ms"`
@@ -102,7 +104,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
 		Priority: j.Priority.Rank(), Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
-		Worker: j.Worker, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		Worker: j.Worker, ParentID: j.ParentID, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
 	var err error
@@ -120,6 +122,9 @@ func toRow(j *job.Job) (*jobRow, error) {
 		}
 		r.OutputData = rawText(j.Output.Data)
 	}
+	if r.Split, err = jsonText(j.Split); err != nil {
+		return nil, fmt.Errorf("job %s: split: %w", j.ID, err)
+	}
 	if r.Error, err = jsonText(j.Error); err != nil {
 		return nil, fmt.Errorf("job %s: error: %w", j.ID, err)
 	}
@@ -134,7 +139,7 @@ func (r *jobRow) job() (*job.Job, error) {
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
 		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
-		Worker:     r.Worker,
+		Worker:     r.Worker, ParentID: r.ParentID,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
 	}
@@ -158,6 +163,9 @@ func (r *jobRow) job() (*job.Job, error) {
 				}
 			}
 		}
+	}
+	if j.Split, err = textJSON[job.Split](r.Split); err != nil {
+		return nil, fmt.Errorf("job %s: split: %w", r.ID, err)
 	}
 	if j.Error, err = textJSON[job.Error](r.Error); err != nil {
 		return nil, fmt.Errorf("job %s: error: %w", r.ID, err)
@@ -319,7 +327,8 @@ func (s *Store) write(ctx context.Context, tx bun.Tx, j *job.Job) error {
 // List returns an account's jobs newest first by (created_at, id), a keyset page at a time.
 func (s *Store) List(ctx context.Context, p job.ListParams) (job.Page, error) {
 	limit := p.NormalizeLimit()
-	q := s.r.NewSelect().Model((*jobRow)(nil)).Where("account_id = ?", p.AccountID)
+	// A split job's parts are its own business: never listed.
+	q := s.r.NewSelect().Model((*jobRow)(nil)).Where("account_id = ?", p.AccountID).Where("parent_id IS NULL")
 	if p.Status != "" {
 		q = q.Where("status = ?", string(p.Status))
 	}
@@ -517,7 +526,7 @@ func (s *Store) Queue(ctx context.Context, p job.QueueParams) ([]job.Queued, err
 		}
 		err := s.r.NewSelect().Model((*jobRow)(nil)).ColumnExpr("job_row.*").ColumnExpr("q.position").
 			Join("JOIN (?) AS q ON q.id = job_row.id", positioned).
-			Where("q.account_id = ?", p.AccountID).OrderExpr("q.position").Limit(int64(limit-len(out))).Scan(ctx, &rows)
+			Where("q.account_id = ?", p.AccountID).Where("job_row.parent_id IS NULL").OrderExpr("q.position").Limit(int64(limit-len(out))).Scan(ctx, &rows)
 		if err != nil {
 			return nil, mapErr("queue", err)
 		}

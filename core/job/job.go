@@ -53,6 +53,11 @@ type Job struct {
 	// Priority orders the job among the waiting jobs of its class (see Order); a waiting job's
 	// can change (Reprioritise).
 	Priority Priority
+	// ParentID names the split job this job is a part of (see Split); empty for a job a client
+	// submitted.
+	ParentID string
+	// Split is the split-and-stitch state of a job that asked to be split; nil for others.
+	Split *Split
 
 	Status   Status
 	Progress float64
@@ -104,6 +109,9 @@ type NewParams struct {
 	Pattern   Pattern
 	// Priority is PriorityNormal when empty.
 	Priority Priority
+	// ParentID makes the job a part of that split job; Split asks for the job to be split.
+	ParentID string
+	Split    *Split
 	Now      time.Time
 }
 
@@ -126,7 +134,7 @@ func New(p NewParams) (*Job, error) {
 	return &Job{
 		ID: p.ID, AccountID: p.AccountID, Type: p.Type, Inputs: p.Inputs, Params: p.Params,
 		Class: p.Class, Timeout: p.Timeout, RetryOf: p.RetryOf, BatchID: p.BatchID, Pattern: p.Pattern,
-		Priority: prio, Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
+		Priority: prio, ParentID: p.ParentID, Split: p.Split, Status: StatusWaiting, CreatedAt: now, UpdatedAt: now,
 	}, nil
 }
 
@@ -331,6 +339,11 @@ func (j *Job) Clone() *Job {
 	c.LeaseUntil, c.DispatchedAt, c.StartedAt, c.FinishedAt = cp(j.LeaseUntil), cp(j.DispatchedAt), cp(j.StartedAt), cp(j.FinishedAt)
 	c.ExecStartedAt = cp(j.ExecStartedAt)
 	c.Uploads = append([]Upload(nil), j.Uploads...)
+	if j.Split != nil {
+		sp := *j.Split
+		sp.Parts = append([]SplitPart(nil), j.Split.Parts...)
+		c.Split = &sp
+	}
 	if j.Output != nil {
 		o := *j.Output
 		o.Data = append(json.RawMessage(nil), j.Output.Data...)

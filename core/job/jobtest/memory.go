@@ -209,7 +209,7 @@ func (m *Memory) List(_ context.Context, p job.ListParams) (job.Page, error) {
 	m.mu.Lock()
 	var all []*job.Job
 	for _, j := range m.jobs {
-		if j.AccountID != p.AccountID || (p.Status != "" && j.Status != p.Status) || (p.Type != "" && j.Type != p.Type) {
+		if j.AccountID != p.AccountID || j.IsPart() || (p.Status != "" && j.Status != p.Status) || (p.Type != "" && j.Type != p.Type) {
 			continue
 		}
 		if p.Cursor != "" && !j.Before(afterT, afterID) {
@@ -291,7 +291,7 @@ func (m *Memory) Queue(_ context.Context, p job.QueueParams) ([]job.Queued, erro
 		}
 		job.Order(waiting, m.served(class))
 		for i, j := range waiting {
-			if j.AccountID == p.AccountID && len(out) < limit {
+			if j.AccountID == p.AccountID && !j.IsPart() && len(out) < limit {
 				out = append(out, job.Queued{Job: j.Clone(), Position: i + 1})
 			}
 		}

@@ -51,6 +51,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestConcurrentClaimersKeepPriorityAndTurns,
 		TestQueuePositionsAndReprioritise,
 		TestExpiredLeases,
+		TestSplitPartsHidden,
 	}
 	porttest.Run(t, f, newStore, tests...)
 }
@@ -611,6 +612,50 @@ func TestExpiredLeases(t *testing.T, f Features, newStore Constructor) {
 	}
 	if got, _ := s.Expired(ctx, base.Add(30*time.Second), 10); len(got) != 0 {
 		t.Fatalf("leases expired early: %v", got)
+	}
+}
+
+// TestSplitPartsHidden: a split job's plan and its parts' parent read back as saved; the parts
+// are claimed as any job, but neither listed nor shown in the account's queue.
+func TestSplitPartsHidden(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	parent := newJob(t, "acc_split", base, job.ClassCPU)
+	parent.Split = &job.Split{Parts: []job.SplitPart{{JobID: "job_p1", Name: "split_part_001.mp4", Start: 0, End: 2.5}},
+		Audio: []string{"-i", "in.mp4", "a.mp4"}, AudioName: "a.mp4", ListName: "l.txt", List: "file 'split_part_001.mp4'\n", Join: []string{"-f", "concat"}}
+	mustCreate(t, s, parent)
+	part := newJob(t, "acc_split", base.Add(time.Second), job.ClassCPU)
+	part.ParentID = parent.ID
+	mustCreate(t, s, part)
+	for _, j := range []*job.Job{parent, part} {
+		got, err := s.Get(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(j, got); d != "" {
+			t.Fatalf("Get mismatch (-want +got):\n%s", d)
+		}
+	}
+	page, err := s.List(ctx, job.ListParams{AccountID: "acc_split"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{parent.ID}, ids(page.Jobs)); d != "" {
+		t.Fatalf("listed (-want +got):\n%s", d)
+	}
+	q, err := s.Queue(ctx, job.QueueParams{AccountID: "acc_split", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 1 || q[0].Job.ID != parent.ID {
+		t.Fatalf("queue shows %d jobs, want the parent alone", len(q))
+	}
+	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 10, Lease: time.Minute, Now: base.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claimed) != 2 {
+		t.Fatalf("claimed %d jobs, want the parent and its part", len(claimed))
 	}
 }
 

@@ -1,0 +1,2 @@
+ALTER TABLE jobs DROP COLUMN split;
+ALTER TABLE jobs DROP COLUMN parent_id;

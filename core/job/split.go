@@ -1,0 +1,36 @@
+package job
+
+// Split is the split-and-stitch state of a job that asked for it (params.split "auto"): the
+// control plane cut its input into parts, each a part job of its own that any worker of the
+// class may take, while the job's own runner encodes the audio and joins the encoded parts. A
+// job that runs whole says why in Reason.
+type Split struct {
+	// Reason says why the job runs whole, when it does; empty while it may still be split and
+	// once it has been.
+	Reason string `json:"reason,omitempty"`
+	// Parts are the part jobs, in the order they join, once the input was cut.
+	Parts []SplitPart `json:"parts,omitempty"`
+	// Audio, AudioName, ListName, List and Join are the commands the job's own runner runs
+	// around the parts (validator.SplitRun), kept so that each heartbeat answers the same plan.
+	Audio     []string `json:"audio,omitempty"`
+	AudioName string   `json:"audioName,omitempty"`
+	ListName  string   `json:"listName,omitempty"`
+	List      string   `json:"list,omitempty"`
+	Join      []string `json:"join,omitempty"`
+}
+
+// SplitPart is one part of a split job: the part job that encodes it, the file it writes, and
+// the stretch of the input it covers, in seconds.
+type SplitPart struct {
+	JobID string  `json:"jobId"`
+	Name  string  `json:"name"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+}
+
+// Cut says whether the input was cut into parts.
+func (s *Split) Cut() bool { return s != nil && len(s.Parts) > 0 }
+
+// IsPart says whether j is a part of a split job: hidden from lists and the queue, with no
+// events and no charge of its own; its parent carries its compute.
+func (j *Job) IsPart() bool { return j.ParentID != "" }
