@@ -78,6 +78,10 @@ type Config struct {
 	DeliveryRetryDelays string
 
 	Slots int
+	// SplitMinSeconds is the shortest input a job asking to be split (params.split "auto") is
+	// split at; SplitMaxParts caps its parts (see service.SplitConfig).
+	SplitMinSeconds int
+	SplitMaxParts   int
 	// WarmSandboxes keeps bubblewrap sandboxes started ahead for the in-process runner (see
 	// sandbox.Pool); off, every run starts its sandbox cold.
 	WarmSandboxes bool
@@ -152,6 +156,8 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SecretKeys, "secret-keys", env("MEDIAJOBS_SECRET_KEYS", ""), "keys sealing destinations' secrets, id:64-hex-digits comma-separated, the first sealing; empty: derived from the signing key (MEDIAJOBS_SECRET_KEYS)")
 	fs.StringVar(&c.DeliveryRetryDelays, "delivery-retry-delays", env("MEDIAJOBS_DELIVERY_RETRY_DELAYS", "5s,25s,125s"), "waits between the attempts of a delivery to a destination, or none (MEDIAJOBS_DELIVERY_RETRY_DELAYS)")
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
+	fs.IntVar(&c.SplitMinSeconds, "split-min-seconds", envInt("MEDIAJOBS_SPLIT_MIN_SECONDS", service.DefaultSplitMinSeconds), "shortest input, in seconds, that a job asking for params.split auto is split at (MEDIAJOBS_SPLIT_MIN_SECONDS)")
+	fs.IntVar(&c.SplitMaxParts, "split-max-parts", envInt("MEDIAJOBS_SPLIT_MAX_PARTS", service.DefaultSplitMaxParts), "most parts one split job is cut into (MEDIAJOBS_SPLIT_MAX_PARTS)")
 	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep bubblewrap sandboxes started ahead, two a slot, so a job does not wait for one (MEDIAJOBS_WARM_SANDBOXES)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
@@ -458,7 +464,8 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	}
 	runs, err := service.NewRuns(service.RunsPorts{Jobs: store, Accounts: store, Assets: store, Blobs: blobs, Ledger: store,
 		Pricing: pricing, Clock: clk, Tokens: tokens, Registry: store, Lease: cfg.Lease, AssetURLPrefix: cfg.BaseURL + "/assets/",
-		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs, Credentials: store})
+		RunnerURL: cfg.BaseURL, Log: a.Log, Observer: obs, Credentials: store,
+		Split: service.SplitConfig{MinSeconds: float64(cfg.SplitMinSeconds), MaxParts: cfg.SplitMaxParts, AllowPrivateNetworks: a.fetch.AllowPrivate}})
 	if err != nil {
 		return UseCases{}, err
 	}

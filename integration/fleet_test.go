@@ -20,6 +20,7 @@ const workerToken = "fleet-worker-token-of-the-tests"
 // worker is a running `mediajobs worker`.
 type worker struct {
 	Name   string
+	Work   string // its --work-dir
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    *lockedBuffer
@@ -37,8 +38,8 @@ func startWorker(t testing.TB, control string, concurrency int, extra ...string)
 		}
 	}
 	env = append(env, extra...)
-	w := &worker{Name: "w_" + randomHex(3), log: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(binary, "worker", "--control", control, "--work-dir", dataDir(t), "--concurrency", fmt.Sprint(concurrency),
+	w := &worker{Name: "w_" + randomHex(3), Work: dataDir(t), log: &lockedBuffer{}, exited: make(chan struct{})}
+	w.cmd = exec.Command(binary, "worker", "--control", control, "--work-dir", w.Work, "--concurrency", fmt.Sprint(concurrency),
 		"--name", w.Name, "--drain-timeout", "5s")
 	w.cmd.Env = env
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
@@ -116,7 +117,7 @@ func TestFleet(t *testing.T) {
 			if tr == transportNATS {
 				b = postgresBackend
 			}
-			srv, control := fleetOn(t, tr, b)
+			srv, control := fleetOn(t, tr, b, nil)
 			c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 			a := startWorker(t, control, 2)
 			startWorker(t, control, 2)
@@ -136,15 +137,19 @@ const (
 // fleetOn starts a fleet server on backend b for workers over tr, and returns it with the
 // --control of its workers. Over NATS each test has a JetStream stream of its own, so that
 // tests running at once never answer each other's workers.
-func fleetOn(t testing.TB, tr transport, b backend) (*server, string) {
+func fleetOn(t testing.TB, tr transport, b backend, env map[string]string) (*server, string) {
 	t.Helper()
 	if tr == transportHTTP {
-		srv := fleetServer(t, b, nil)
+		srv := fleetServer(t, b, env)
 		return srv, srv.Base
 	}
 	requireNATS(t)
 	control := natsControl()
-	return fleetServer(t, b, map[string]string{"MEDIAJOBS_RUNNER_BROKER": control}), control
+	e := map[string]string{"MEDIAJOBS_RUNNER_BROKER": control}
+	for k, v := range env {
+		e[k] = v
+	}
+	return fleetServer(t, b, e), control
 }
 
 // natsControl is the broker URL of a JetStream stream of its own, so that tests running at
@@ -246,7 +251,7 @@ func TestControlPlaneRestart(t *testing.T) {
 }
 
 func testControlPlaneRestart(t *testing.T, tr transport) {
-	srv, control := fleetOn(t, tr, postgresBackend)
+	srv, control := fleetOn(t, tr, postgresBackend, nil)
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 	startWorker(t, control, 2)
 	marker := "restart_" + randomHex(4)

@@ -25,7 +25,7 @@ func benchFleet(b *testing.B, tr transport, workers, concurrency int) *server {
 		return startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
 			Env: map[string]string{"MEDIAJOBS_SLOTS": fmt.Sprint(concurrency)}})
 	}
-	srv, control := fleetOn(b, tr, sqliteBackend)
+	srv, control := fleetOn(b, tr, sqliteBackend, nil)
 	for range workers {
 		startWorker(b, control, concurrency)
 	}

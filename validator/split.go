@@ -34,6 +34,9 @@ import (
 type Split struct {
 	OK     bool
 	Reason string
+	// Input is the video input the parts cut, when OK: the file whose keyframes the cuts
+	// fall on.
+	Input string
 }
 
 // splitEncoders are the video encoders whose parts are proved to join by stream copy.
@@ -147,10 +150,11 @@ type splitShape struct {
 // keyframes, encoded apart and joined by stream copy with the same frames as the whole encode;
 // when not, Reason names what prevents it. plan is Result.Plan of an accepted command.
 func Splittable(plan *Plan) Split {
-	if _, reason := splitParse(plan); reason != "" {
+	sh, reason := splitParse(plan)
+	if reason != "" {
 		return Split{Reason: reason}
 	}
-	return Split{OK: true}
+	return Split{OK: true, Input: sh.input}
 }
 
 type splitFlag struct {

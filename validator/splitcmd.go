@@ -120,7 +120,7 @@ func (run *SplitRun) validate(plan *Plan) error {
 		return o
 	}
 	check := func(what string, args []string, opts Options) error {
-		r := Validate(commandLine(args), opts)
+		r := Validate(CommandLine(args), opts)
 		if !r.Valid {
 			return errors.New("the " + what + " command is refused: " + r.Error)
 		}
@@ -131,7 +131,7 @@ func (run *SplitRun) validate(plan *Plan) error {
 	}
 	// A part reads what the whole command reads (its input, a still image, the fonts, subtitles
 	// and LUTs of its graph), staged as they are for the whole command, and nothing else.
-	reads := staged(Validate(commandLine(plan.Args), Options{}).RequiredInputs...)
+	reads := staged(Validate(CommandLine(plan.Args), Options{}).RequiredInputs...)
 	for i, p := range run.Parts {
 		if err := check("part "+strconv.Itoa(i+1), p, reads); err != nil {
 			return err
@@ -145,9 +145,9 @@ func (run *SplitRun) validate(plan *Plan) error {
 	return check("join", run.Join, staged(append([]string{splitListName, run.AudioName}, run.PartNames...)...))
 }
 
-// commandLine writes arguments as the command line "ffmpeg ARG...", each argument one word to
+// CommandLine writes arguments as the command line "ffmpeg ARG...", each argument one word to
 // Validate's splitter: quoted in single quotes where it is not plain.
-func commandLine(args []string) string {
+func CommandLine(args []string) string {
 	var b strings.Builder
 	b.WriteString("ffmpeg")
 	for _, a := range args {

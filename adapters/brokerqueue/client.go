@@ -170,7 +170,7 @@ func (c *Client) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueu
 		p.Worker = c.name
 	}
 	wait := min(max(p.Wait, 0), MaxClaimWait)
-	data, err := c.call(ctx, claimsTopic(p.Class), opClaim, claimBody{Class: p.Class, Max: p.Max, Worker: p.Worker, Version: p.Version, WaitMs: wait.Milliseconds()}, wait)
+	data, err := c.call(ctx, claimsTopic(p.Class), opClaim, claimBody{Class: p.Class, Max: p.Max, Worker: p.Worker, Version: p.Version, WaitMs: wait.Milliseconds(), Slots: p.Slots}, wait)
 	if err != nil {
 		return nil, err
 	}

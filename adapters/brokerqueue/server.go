@@ -204,7 +204,7 @@ func (s *Server) handle(ctx context.Context, queue workqueue.Queue, topic string
 			return nil, problem.Reject(problem.CodeValidation, "max %d is not between 1 and %d", body.Max, maxClaim)
 		}
 		wait := min(time.Duration(max(body.WaitMs, 0))*time.Millisecond, MaxClaimWait, time.Until(c.deadline)-replyMargin)
-		work, err := queue.Claim(ctx, workqueue.ClaimParams{Class: body.Class, Max: body.Max, Worker: body.Worker, Version: body.Version, Wait: max(wait, 0)})
+		work, err := queue.Claim(ctx, workqueue.ClaimParams{Class: body.Class, Max: body.Max, Worker: body.Worker, Version: body.Version, Wait: max(wait, 0), Slots: min(max(body.Slots, 0), maxClaim)})
 		if work == nil {
 			work = []workqueue.Assignment{}
 		}

@@ -86,6 +86,8 @@ type claimBody struct {
 	// Version is the worker's build, for `mediajobs workers list`.
 	Version string `json:"version,omitempty"`
 	WaitMs  int64  `json:"waitMs,omitempty"`
+	// Slots is how many jobs the worker runs at once.
+	Slots int `json:"slots,omitempty"`
 }
 
 // reportBody is the payload of a report.

@@ -78,6 +78,8 @@ type ClaimRequest struct {
 	Version string `json:"version,omitempty"`
 	// WaitMs is how long to wait for work, at most MaxClaimWait.
 	WaitMs int64 `json:"waitMs"`
+	// Slots is how many jobs the worker runs at once.
+	Slots int `json:"slots,omitempty"`
 }
 
 func (a *api) runnerClaim(q workqueue.Queue, w http.ResponseWriter, req bunrouter.Request) error {
@@ -89,7 +91,7 @@ func (a *api) runnerClaim(q workqueue.Queue, w http.ResponseWriter, req bunroute
 		return problem.Reject(problem.CodeValidation, "max %d is not between 1 and 64", cr.Max)
 	}
 	wait := min(time.Duration(max(cr.WaitMs, 0))*time.Millisecond, MaxClaimWait)
-	work, err := q.Claim(req.Context(), workqueue.ClaimParams{Class: cr.Class, Max: cr.Max, Worker: cr.Worker, Version: cr.Version, Wait: wait})
+	work, err := q.Claim(req.Context(), workqueue.ClaimParams{Class: cr.Class, Max: cr.Max, Worker: cr.Worker, Version: cr.Version, Wait: wait, Slots: min(max(cr.Slots, 0), 64)})
 	if err != nil {
 		return err
 	}

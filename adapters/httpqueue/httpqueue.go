@@ -61,6 +61,9 @@ func (c *Client) Claim(ctx context.Context, p workqueue.ClaimParams) ([]workqueu
 	if p.Version != "" {
 		body["version"] = p.Version
 	}
+	if p.Slots > 0 {
+		body["slots"] = p.Slots
+	}
 	var out []workqueue.Assignment
 	ctx, cancel := context.WithTimeout(ctx, p.Wait+30*time.Second)
 	defer cancel()

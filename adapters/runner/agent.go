@@ -26,6 +26,13 @@ type Hooks struct {
 	// Executing says that the job's compute (the first sandboxed FFmpeg or ffprobe) begins
 	// now; the agent tells the control plane at once, since billing depends on it.
 	Executing func()
+	// Split sends a heartbeat now, carrying src when not nil, and returns the split plan the
+	// control plane answered (nil when it has none): how a job assigned with SplitParts tells
+	// its input and follows its parts. Nil where the runner has no control plane to ask.
+	Split func(ctx context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error)
+	// Waiting says that the run waits for others (a split job for its parts) and does not
+	// count against the agent's slots until it says so again with false; nil ignores it.
+	Waiting func(bool)
 }
 
 // Executor runs one job type in a work directory of its own.
@@ -89,6 +96,9 @@ type Agent struct {
 	wake    chan struct{}
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
+	// waiting counts the runs that wait for others (a split job for its parts): they hold no
+	// slot meanwhile (Hooks.Waiting).
+	waiting int
 	wg      sync.WaitGroup
 	// hardStop ends what is left of the runs (their reports) once the drain is over.
 	hardStop   context.Context
@@ -169,7 +179,7 @@ func (a *Agent) Cancel(jobID string) {
 func (a *Agent) Running() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.running)
+	return len(a.running) - a.waiting
 }
 
 // Run claims and runs jobs until ctx ends. Then it takes no new work, lets the jobs in flight
@@ -212,7 +222,7 @@ func (a *Agent) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		free := a.cfg.Slots - a.Running()
 		if free > 0 {
-			work, err := a.queue.Claim(ctx, workqueue.ClaimParams{Class: a.cfg.Class, Max: free, Worker: a.cfg.Worker, Version: a.cfg.Version, Wait: a.cfg.ClaimWait})
+			work, err := a.queue.Claim(ctx, workqueue.ClaimParams{Class: a.cfg.Class, Max: free, Worker: a.cfg.Worker, Version: a.cfg.Version, Wait: a.cfg.ClaimWait, Slots: a.cfg.Slots})
 			switch {
 			case err != nil && ctx.Err() == nil:
 				if ok, muted := backoff.Log(); ok {
@@ -283,8 +293,14 @@ type beats struct {
 }
 
 func (b *beats) send(ctx context.Context) error {
+	_, err := b.sendSplit(ctx, nil)
+	return err
+}
+
+// sendSplit sends a heartbeat, with src when not nil, and returns its answer's split plan.
+func (b *beats) sendSplit(ctx context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
 	b.mu.Lock()
-	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, ProcessedMs: b.processed.Milliseconds(), Executing: b.executing}
+	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, ProcessedMs: b.processed.Milliseconds(), Executing: b.executing, Split: src}
 	b.mu.Unlock()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -297,7 +313,7 @@ func (b *beats) send(ctx context.Context) error {
 	case ack.Cancelled:
 		b.cancel(errJobCancelled)
 	}
-	return err
+	return ack.Split, err
 }
 
 func (b *beats) loop(ctx context.Context, interval time.Duration) {
@@ -355,6 +371,19 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 				case b.now <- struct{}{}:
 				default:
 				}
+			}
+		},
+		Split: b.sendSplit,
+		Waiting: func(w bool) {
+			a.mu.Lock()
+			if w {
+				a.waiting++
+			} else {
+				a.waiting--
+			}
+			a.mu.Unlock()
+			if w {
+				a.Wake() // a slot is free while the run waits
 			}
 		},
 	}

@@ -107,6 +107,12 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 	// made holds the files the steps before the last left, by the index of the step that made
 	// each: a later step reads them as staged inputs, and the job keeps only those params.keep
 	// names.
+	if a.SplitParts > 1 && h.Split != nil && len(checked.Plans) == 1 {
+		st := step{of: 1, timeout: time.Until(deadline), total: a.Timeout, limits: lim, executing: executing}
+		if res, whole := f.splitRun(ctx, a, work, req, checked, inputs, st, h); !whole {
+			return res
+		}
+	}
 	made := map[string]int{}
 	staged := maps.Clone(inputs)
 	steps := len(checked.Plans)

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,8 +55,8 @@ func TestKeyframes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cuts, reason := PlanCuts(late, 6, 2); cuts != nil || !strings.Contains(reason, "after the input's start") {
-		t.Errorf("PlanCuts(%v) = %v, %q, want no cuts: the video starts late", late, cuts, reason)
+	if cuts, reason := validator.PlanCuts(late, 6, 2); cuts != nil || !strings.Contains(reason, "after the input's start") {
+		t.Errorf("validator.PlanCuts(%v) = %v, %q, want no cuts: the video starts late", late, cuts, reason)
 	}
 	if keys, err := Keyframes(context.Background(), sb, dir, "sound.m4a"); err == nil {
 		t.Errorf("Keyframes of a file without video = %v, want an error", keys)
@@ -158,76 +157,6 @@ func TestParseKeyframes(t *testing.T) {
 	}
 }
 
-func TestPlanCuts(t *testing.T) {
-	t.Parallel()
-	every := func(step, until float64) []float64 {
-		var k []float64
-		for x := 0.0; x < until; x += step {
-			k = append(k, x)
-		}
-		return k
-	}
-	tests := []struct {
-		name     string
-		keys     []float64
-		duration float64
-		n        int
-		want     []float64
-		reason   string
-	}{
-		{"two parts on a 2 s grid", every(2, 20), 20, 2, []float64{10}, ""},
-		{"four parts on a 2 s grid", every(2, 20), 20, 4, []float64{6, 12, 18}, ""},
-		{"three parts, no even share on the grid", every(2, 20), 20, 3, []float64{8, 16}, ""},
-		{"uneven keyframes", []float64{0, 1, 7, 8, 9, 15}, 16, 2, []float64{8}, ""},
-		{"a long GOP bounds the parts", []float64{0, 9, 10}, 12, 4, []float64{9}, ""},
-		{"keyframes past the end ignored", []float64{0, 5, 25}, 10, 2, []float64{5}, ""},
-		{"one part", every(2, 20), 20, 1, nil, "one part was asked for"},
-		{"only the first keyframe", []float64{0}, 20, 4, nil, "no keyframe to cut at"},
-		{"no keyframes", nil, 20, 4, nil, "no video keyframes"},
-		{"no duration", every(2, 20), 0, 2, nil, "duration is not known"},
-		{"video after the audio", []float64{0.523, 1.523, 2.523}, 8, 2, nil, "the video starts 0.523 s after the input's start"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, reason := PlanCuts(tt.keys, tt.duration, tt.n)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Fatalf("PlanCuts(%v, %v, %d) (-want +got):\n%s", tt.keys, tt.duration, tt.n, diff)
-			}
-			if (tt.reason == "") != (reason == "") || !strings.Contains(reason, tt.reason) {
-				t.Fatalf("PlanCuts(%v, %v, %d) reason %q, want one containing %q", tt.keys, tt.duration, tt.n, reason, tt.reason)
-			}
-		})
-	}
-}
-
-// TestPlanCutsLongestPart holds PlanCuts to its promise on grids of every step: no more than n
-// parts, every cut a keyframe, and the longest part no longer than any choice of n-1 keyframes
-// could make it (the ideal share rounded up to the grid).
-func TestPlanCutsLongestPart(t *testing.T) {
-	t.Parallel()
-	for _, step := range []float64{0.5, 1, 4.0 / 3, 2, 2.5} {
-		for n := 2; n <= 8; n++ {
-			var keys []float64
-			for i := 0; float64(i)*step < 30; i++ {
-				keys = append(keys, float64(i)*step)
-			}
-			cuts, _ := PlanCuts(keys, 30, n)
-			if len(cuts) > n-1 {
-				t.Fatalf("step %v, n %d: %d cuts", step, n, len(cuts))
-			}
-			longest, prev := 0.0, 0.0
-			for _, c := range append(append([]float64{}, cuts...), 30) {
-				longest, prev = math.Max(longest, c-prev), c
-			}
-			best := math.Ceil(30/float64(n)/step-1e-9) * step
-			if longest > best+1e-6 {
-				t.Errorf("step %v, n %d: cuts %v make a %v s part, %v s is possible", step, n, cuts, longest, best)
-			}
-		}
-	}
-}
-
 // TestSplitInSandbox runs a split the way the runner will: the input probed in the sandbox,
 // the cuts planned, and every part, the audio and the join run as FFmpeg commands in the
 // sandbox, each in a work directory of its own holding only what it reads; the stitched output
@@ -259,9 +188,9 @@ func TestSplitInSandbox(t *testing.T) {
 			if err != nil || probe.Reason != "" || probe.Audio != audio {
 				t.Fatalf("ProbeSplit = %+v, %v; want no reason and audio %v", probe, err, audio)
 			}
-			cuts, reason := PlanCuts(probe.Keyframes, probe.Duration, 3)
+			cuts, reason := validator.PlanCuts(probe.Keyframes, probe.Duration, 3)
 			if len(cuts) != 2 {
-				t.Fatalf("PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
+				t.Fatalf("validator.PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
 			}
 			run, err := validator.SplitCommands(r.Plan, cuts, probe.Audio)
 			if err != nil {

@@ -318,6 +318,24 @@ func (e FfmpegParamsCompute) Valid() bool {
 	}
 }
 
+// Defines values for FfmpegParamsSplit.
+const (
+	FfmpegParamsSplitAuto FfmpegParamsSplit = "auto"
+	FfmpegParamsSplitOff  FfmpegParamsSplit = "off"
+)
+
+// Valid indicates whether the value is a known member of the FfmpegParamsSplit enum.
+func (e FfmpegParamsSplit) Valid() bool {
+	switch e {
+	case FfmpegParamsSplitAuto:
+		return true
+	case FfmpegParamsSplitOff:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobCancelledEventEvent.
 const (
 	JobCancelledEventEventJobCancelled JobCancelledEventEvent = "job.cancelled"
@@ -810,6 +828,9 @@ type Assignment struct {
 	OutputsURL *string                 `json:"outputsUrl,omitempty"`
 	Params     *map[string]interface{} `json:"params,omitempty"`
 
+	// SplitParts A job that may be split: read the input's keyframes, send them in a heartbeat's `split`, and follow the plan its answer gives, cut into at most this many parts.
+	SplitParts *int64 `json:"splitParts,omitempty"`
+
 	// Timeout The run's deadline, nanoseconds.
 	Timeout int64  `json:"timeout"`
 	Type    string `json:"type"`
@@ -1275,6 +1296,17 @@ type FfmpegParams struct {
 	// `params.variables.<name>`.
 	Preset *string `json:"preset,omitempty"`
 
+	// Split Pro. `auto`: split and stitch. When the command is proved splittable (one video input
+	// read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
+	// input is longer than the operator's threshold (30 s by default) and the class has more
+	// than one worker slot, the input is cut at keyframes into parts that workers encode at
+	// once, the audio is encoded once, and the parts are joined by stream copy. The job
+	// stays one job: one status, progress over all parts, one set of outputs, and one charge
+	// that is the compute of every part (faster, not cheaper). A part that fails is run
+	// again once; failing twice, it fails the job, naming it. `split` on the job tells how it
+	// ran. With `command` only; on Free it is 403 `PLAN_LIMIT`.
+	Split *FfmpegParamsSplit `json:"split,omitempty"`
+
 	// Steps FFmpeg commands run in order; a step reads earlier steps' outputs by name, and may use `{{measured.input_i}}`, `{{measured.input_tp}}`, `{{measured.input_lra}}`, `{{measured.input_thresh}}`, `{{measured.target_offset}}`: the numbers an earlier `loudnorm=print_format=json ... -f null -` step measured.
 	Steps *[]string `json:"steps,omitempty"`
 
@@ -1287,6 +1319,17 @@ type FfmpegParams struct {
 
 // FfmpegParamsCompute defines model for FfmpegParams.Compute.
 type FfmpegParamsCompute string
+
+// FfmpegParamsSplit Pro. `auto`: split and stitch. When the command is proved splittable (one video input
+// read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
+// input is longer than the operator's threshold (30 s by default) and the class has more
+// than one worker slot, the input is cut at keyframes into parts that workers encode at
+// once, the audio is encoded once, and the parts are joined by stream copy. The job
+// stays one job: one status, progress over all parts, one set of outputs, and one charge
+// that is the compute of every part (faster, not cheaper). A part that fails is run
+// again once; failing twice, it fails the job, naming it. `split` on the job tells how it
+// ran. With `command` only; on Free it is 403 `PLAN_LIMIT`.
+type FfmpegParamsSplit string
 
 // File defines model for File.
 type File struct {
@@ -1365,11 +1408,19 @@ type Job struct {
 	ProcessedMs *int64 `json:"processedMs,omitempty"`
 
 	// Progress Present while `running`.
-	Progress  *float64 `json:"progress,omitempty"`
-	RetryOf   *string  `json:"retryOf,omitempty"`
-	StartedAt *int64   `json:"startedAt,omitempty"`
-	Status    Status   `json:"status"`
-	Type      string   `json:"type"`
+	Progress *float64 `json:"progress,omitempty"`
+	RetryOf  *string  `json:"retryOf,omitempty"`
+
+	// Split Present when the job asked for `params.split: auto`: in how many parts it was encoded,
+	// or 0 with `reason` saying why it ran (or will run) whole. 0 without a reason: not
+	// decided yet (the input is read when the job starts).
+	Split *struct {
+		Parts  int64   `json:"parts"`
+		Reason *string `json:"reason,omitempty"`
+	} `json:"split,omitempty"`
+	StartedAt *int64 `json:"startedAt,omitempty"`
+	Status    Status `json:"status"`
+	Type      string `json:"type"`
 }
 
 // JobCancelledEvent Body of `job.cancelled` (our addition), sent when a job is cancelled, whatever the status
@@ -1975,6 +2026,9 @@ type RunnerClaimJSONBody struct {
 	Class RunnerClaimJSONBodyClass `json:"class"`
 	Max   int64                    `json:"max"`
 
+	// Slots How many jobs the runner runs at once (`max` is how many are free): the slots a split job may use.
+	Slots *int64 `json:"slots,omitempty"`
+
 	// Version The runner's build, shown by `mediajobs workers list`.
 	Version *string `json:"version,omitempty"`
 	WaitMs  *int64  `json:"waitMs,omitempty"`
@@ -1994,6 +2048,18 @@ type RunnerHeartbeatJSONBody struct {
 	// ProcessedMs Media time written so far (FFmpeg's out_time), when known.
 	ProcessedMs *int64   `json:"processedMs,omitempty"`
 	Progress    *float64 `json:"progress,omitempty"`
+
+	// Split Sent once by the runner of a job assigned with `splitParts`: what it read of the input.
+	Split *struct {
+		Audio    bool    `json:"audio"`
+		Duration float64 `json:"duration"`
+
+		// Keyframes Keyframe times in seconds from the input's start, in order.
+		Keyframes *[]float64 `json:"keyframes,omitempty"`
+
+		// Reason Why the input cannot be split whatever the command.
+		Reason *string `json:"reason,omitempty"`
+	} `json:"split,omitempty"`
 }
 
 // RunnerAssetParams defines parameters for RunnerAsset.
@@ -10801,6 +10867,25 @@ type RunnerHeartbeatResponse struct {
 		Data struct {
 			Cancelled  bool      `json:"cancelled"`
 			LeaseUntil time.Time `json:"leaseUntil"`
+
+			// Split A split job's plan, once its runner told its input: `reason` when it
+			// runs whole; else its parts' states (other runners encode them) and the
+			// commands its own runner runs: `audio` into `audioName`, then, every
+			// part complete, each part read through the assets route under its name,
+			// `list` written as `listName`, and `join`.
+			Split *struct {
+				Audio     *[]string `json:"audio,omitempty"`
+				AudioName *string   `json:"audioName,omitempty"`
+				Join      *[]string `json:"join,omitempty"`
+				List      *string   `json:"list,omitempty"`
+				ListName  *string   `json:"listName,omitempty"`
+				Parts     *[]struct {
+					Name     string  `json:"name"`
+					Progress float64 `json:"progress"`
+					Status   Status  `json:"status"`
+				} `json:"parts,omitempty"`
+				Reason *string `json:"reason,omitempty"`
+			} `json:"split,omitempty"`
 		} `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -10824,6 +10909,25 @@ func (r RunnerHeartbeatResponse) GetJSON200() *struct {
 	Data struct {
 		Cancelled  bool      `json:"cancelled"`
 		LeaseUntil time.Time `json:"leaseUntil"`
+
+		// Split A split job's plan, once its runner told its input: `reason` when it
+		// runs whole; else its parts' states (other runners encode them) and the
+		// commands its own runner runs: `audio` into `audioName`, then, every
+		// part complete, each part read through the assets route under its name,
+		// `list` written as `listName`, and `join`.
+		Split *struct {
+			Audio     *[]string `json:"audio,omitempty"`
+			AudioName *string   `json:"audioName,omitempty"`
+			Join      *[]string `json:"join,omitempty"`
+			List      *string   `json:"list,omitempty"`
+			ListName  *string   `json:"listName,omitempty"`
+			Parts     *[]struct {
+				Name     string  `json:"name"`
+				Progress float64 `json:"progress"`
+				Status   Status  `json:"status"`
+			} `json:"parts,omitempty"`
+			Reason *string `json:"reason,omitempty"`
+		} `json:"split,omitempty"`
 	} `json:"data"`
 } {
 	return r.JSON200
@@ -17877,6 +17981,25 @@ func ParseRunnerHeartbeatResponse(rsp *http.Response) (*RunnerHeartbeatResponse,
 			Data struct {
 				Cancelled  bool      `json:"cancelled"`
 				LeaseUntil time.Time `json:"leaseUntil"`
+
+				// Split A split job's plan, once its runner told its input: `reason` when it
+				// runs whole; else its parts' states (other runners encode them) and the
+				// commands its own runner runs: `audio` into `audioName`, then, every
+				// part complete, each part read through the assets route under its name,
+				// `list` written as `listName`, and `join`.
+				Split *struct {
+					Audio     *[]string `json:"audio,omitempty"`
+					AudioName *string   `json:"audioName,omitempty"`
+					Join      *[]string `json:"join,omitempty"`
+					List      *string   `json:"list,omitempty"`
+					ListName  *string   `json:"listName,omitempty"`
+					Parts     *[]struct {
+						Name     string  `json:"name"`
+						Progress float64 `json:"progress"`
+						Status   Status  `json:"status"`
+					} `json:"parts,omitempty"`
+					Reason *string `json:"reason,omitempty"`
+				} `json:"split,omitempty"`
 			} `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -17,6 +17,9 @@ type Split struct {
 	ListName  string   `json:"listName,omitempty"`
 	List      string   `json:"list,omitempty"`
 	Join      []string `json:"join,omitempty"`
+	// MaxParts is how many parts the job may be cut into, decided when it was claimed (the
+	// free slots of its class).
+	MaxParts int `json:"maxParts,omitempty"`
 }
 
 // SplitPart is one part of a split job: the part job that encodes it, the file it writes, and

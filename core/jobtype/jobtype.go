@@ -49,6 +49,9 @@ type Spec struct {
 	// Pattern is the output pattern the request asks for by its command; empty when the files
 	// it writes decide (job.NewOutput).
 	Pattern job.Pattern
+	// Split is set when the request asks to be split (params.split "auto"), with the reason
+	// its command cannot be when it cannot.
+	Split *job.Split
 }
 
 // Type is one job type.

@@ -162,7 +162,7 @@ func (s *Batches) submit(ctx context.Context, a account.Account, reqs []jobtype.
 	ids := make([]string, len(reqs))
 	for i, req := range reqs {
 		j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs,
-			Params: req.Params, Class: specs[i].Class, Timeout: specs[i].Timeout, Pattern: specs[i].Pattern, BatchID: id, Priority: prios[i], Now: now})
+			Params: req.Params, Class: specs[i].Class, Timeout: specs[i].Timeout, Pattern: specs[i].Pattern, BatchID: id, Priority: prios[i], Split: specs[i].Split, Now: now})
 		if err != nil {
 			return nil, nil, err
 		}

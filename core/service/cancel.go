@@ -49,9 +49,11 @@ func NewCancel(p CancelPorts) (*Cancel, error) {
 // runner said its compute began. job.cancelled goes to subscribers. A job already terminal is a
 // CONFLICT.
 func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View, error) {
-	if _, err := ownJob(ctx, s.jobs, a, id); err != nil {
+	own, err := ownJob(ctx, s.jobs, a, id)
+	if err != nil {
 		return View{}, err
 	}
+	parts := splitParts(ctx, s.jobs, own)
 	var wasRunning bool
 	j, err := s.jobs.Update(ctx, id, func(j *job.Job) error {
 		now := s.clock.Now()
@@ -61,6 +63,13 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 		}
 		if j.ExecStartedAt != nil {
 			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
+		}
+		for _, p := range parts {
+			// A split job's parts are its compute too: what they used up to now.
+			j.ComputeMs += p.ComputeMs
+			if p.Status == job.StatusRunning && p.ExecStartedAt != nil {
+				j.ComputeMs += max(now.Sub(*p.ExecStartedAt).Milliseconds(), 0)
+			}
 		}
 		return finished(j, s.bill, webhook.EventJobCancelled)
 	})
@@ -77,6 +86,11 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 	s.obs.JobFinished(j)
 	if wasRunning || j.DispatchedAt != nil {
 		s.stopper.Stop(ctx, j.ID)
+	}
+	for _, p := range parts {
+		if _, err := s.jobs.Update(ctx, p.ID, func(p *job.Job) error { return p.Cancel(s.clock.Now()) }); err == nil {
+			s.stopper.Stop(ctx, p.ID)
+		}
 	}
 	return s.viewer.View(j), nil
 }

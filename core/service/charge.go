@@ -26,6 +26,9 @@ func outcome(j *job.Job) billing.Outcome {
 // charge is the ledger charge of a finished job under the billing rule; ok is false when the
 // outcome is free.
 func (b biller) charge(j *job.Job) (billing.Charge, bool) {
+	if j.IsPart() {
+		return billing.Charge{}, false // charged as its split job's compute
+	}
 	bill := b.pricing.BillFor(outcome(j))
 	return billing.Charge{AccountID: j.AccountID, JobID: j.ID, Class: j.Class, ComputeMs: j.ComputeMs,
 		Seconds: bill.Seconds, Amount: bill.Amount}, !bill.Free()

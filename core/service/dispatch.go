@@ -156,7 +156,13 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 				}
 				plan, plans[j.AccountID] = a.Plan, a.Plan
 			}
-			out = append(out, s.assignment(j, plan))
+			a := s.assignment(j, plan)
+			if splitCandidate(j) {
+				a.SplitParts = s.splitParts(ctx, j, cmpOr(p.Slots, p.Max))
+			} else if j.Split.Cut() {
+				a.SplitParts = len(j.Split.Parts) // a new attempt of a job cut before: the same plan
+			}
+			out = append(out, a)
 		}
 		if claimed == 0 || len(jobs) == claimed || len(out) >= p.Max {
 			break

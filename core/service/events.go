@@ -24,6 +24,9 @@ type Event struct {
 // and the relay hands it on after the commit. Output URLs are minted when the event is
 // delivered, not here.
 func emit(j *job.Job, name string) error {
+	if j.IsPart() {
+		return nil // a split job's part is its job's business: nothing is told of it
+	}
 	e := Event{Event: name, JobID: j.ID, Timing: j.Timing()}
 	switch name {
 	case webhook.EventJobCompleted:
@@ -44,6 +47,9 @@ func emit(j *job.Job, name string) error {
 // finished records what follows a job's terminal status, in the change that made it terminal:
 // its charge (settleBill), its count in its batch, then its event, which carries the cost.
 func finished(j *job.Job, b biller, event string) error {
+	if j.IsPart() {
+		return nil // its compute is charged as its split job's, and nothing is told of it
+	}
 	if err := b.settleBill(j); err != nil {
 		return err
 	}

@@ -59,6 +59,9 @@ func (g gate) checkPlan(a account.Account, spec *jobtype.Spec) error {
 	if spec.Class == job.ClassGPU && !limits.GPU {
 		return problem.Reject(problem.CodePlanLimit, "GPU jobs need the Pro plan; this account is on %s", a.Plan)
 	}
+	if spec.Split != nil && a.Plan != account.PlanPro {
+		return problem.Reject(problem.CodePlanLimit, "params.split needs the Pro plan; this account is on %s", a.Plan)
+	}
 	if spec.Timeout > limits.ExecutionCap {
 		spec.Timeout = limits.ExecutionCap
 	}

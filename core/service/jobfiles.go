@@ -50,6 +50,9 @@ func (s *Runs) openAsset(ctx context.Context, who workqueue.Identity, l workqueu
 	if err != nil {
 		return nil, err
 	}
+	if r, ok, err := s.openPart(ctx, j, assetID); ok {
+		return r, err
+	}
 	if !slices.Contains(namedAssets(j, s.p.AssetURLPrefix), assetID) {
 		s.p.Log.Warn("runner asset read refused: not an input of the job", "job", j.ID, "asset", assetID, "worker", who.Name, "worker_id", who.ID)
 		return nil, problem.Reject(problem.CodeNotFound, "asset %q not found", assetID)

@@ -90,6 +90,13 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 		return ack, err
 	}
 	ack.LeaseUntil = *j.LeaseUntil
+	if j.Split != nil {
+		plan, stop, err := s.splitBeat(ctx, who, b, j)
+		if err != nil {
+			return ack, err
+		}
+		ack.Split, ack.Cancelled = plan, stop
+	}
 	return ack, nil
 }
 
@@ -111,6 +118,11 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		if caps, err = s.checkStored(ctx, who, l); err != nil {
 			return err
 		}
+	}
+	// A split job is charged the compute of its parts besides its own.
+	partsMs, parts, err := s.partsCompute(ctx, l.JobID)
+	if err != nil && !errors.Is(err, problem.ErrNotFound) {
+		return err
 	}
 	j, err := s.p.Jobs.Update(ctx, l.JobID, func(j *job.Job) error {
 		if err := s.holds(j, who, l); err != nil {
@@ -136,7 +148,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 			}
 			r.Files = files
 		}
-		r.ComputeMs = chargeableMs(j, r.ComputeMs, now)
+		r.ComputeMs = chargeableMs(j, r.ComputeMs, now) + partsMs
 		if r.Failure != nil {
 			// What a worker says of a failure reaches the job's error, its job.failed event and
 			// every delivery of it: a URL it names loses its query's secrets here.
@@ -163,6 +175,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		s.Wake(ctx, j.Class)
 		return nil
 	}
+	s.cancelParts(ctx, parts)
 	s.p.Observer.JobFinished(j)
 	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
 	return nil
@@ -195,6 +208,9 @@ func chargeableMs(j *job.Job, reported int64, now time.Time) int64 {
 func (s *Runs) finish(j *job.Job, r workqueue.Result, now time.Time) error {
 	if r.Failure != nil && r.Failure.Kind == workqueue.KindHandBack && j.Requeue(now) == nil {
 		return nil
+	}
+	if r.Failure != nil && j.IsPart() && j.Requeue(now) == nil {
+		return nil // a part that failed is tried once more, by whichever runner claims it first
 	}
 	if r.Failure != nil {
 		if err := j.Fail(now, r.Failure.Error(), r.ComputeMs); err != nil {
@@ -248,7 +264,8 @@ func (s *Runs) Sweep(ctx context.Context) (int, error) {
 // never began goes back to waiting, once (a requeue is a new attempt); any other fails
 // RUNNER_LOST, retryable and not charged.
 func (s *Runs) lose(j *job.Job, now time.Time, why string) error {
-	if j.ExecStartedAt == nil && j.Requeue(now) == nil {
+	// A part is tried once more even when its compute began: its job waits for it.
+	if (j.ExecStartedAt == nil || j.IsPart()) && j.Requeue(now) == nil {
 		return nil
 	}
 	if err := j.Fail(now, job.NewError(problem.CodeRunnerLost, why, nil), 0); err != nil {

@@ -41,7 +41,9 @@ type RunsPorts struct {
 	// /internal/runner endpoints (downloads of assets, uploads of outputs); empty: the
 	// assignments carry no such URLs (in-process runners only).
 	RunnerURL string
-	Log       *slog.Logger
+	// Split tunes split and stitch.
+	Split SplitConfig
+	Log   *slog.Logger
 	// Observer hears of dispatched and finished jobs (NoObserver to hear nothing).
 	Observer Observer
 }

@@ -92,7 +92,7 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 	}
 	j, err := job.New(job.NewParams{
 		ID: job.NewID("job"), AccountID: a.ID, Type: req.Type, Inputs: req.Inputs, Params: req.Params,
-		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Priority: prio, Now: s.clock.Now(),
+		Class: spec.Class, Timeout: spec.Timeout, Pattern: spec.Pattern, RetryOf: retryOf, Priority: prio, Split: spec.Split, Now: s.clock.Now(),
 	})
 	if err != nil {
 		return nil, err
@@ -113,7 +113,8 @@ func (s *Submit) submit(ctx context.Context, a account.Account, req jobtype.Requ
 // ownJob returns the account's job; another account's job is NOT_FOUND, as a missing one is.
 func ownJob(ctx context.Context, jobs job.Store, a account.Account, id string) (*job.Job, error) {
 	j, err := jobs.Get(ctx, id)
-	if errors.Is(err, problem.ErrNotFound) || (err == nil && j.AccountID != a.ID) {
+	if errors.Is(err, problem.ErrNotFound) || (err == nil && (j.AccountID != a.ID || j.IsPart())) {
+		// A split job's parts are not jobs of the account's: only their job is.
 		return nil, problem.Reject(problem.CodeNotFound, "job %q not found", id)
 	}
 	return j, err

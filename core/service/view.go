@@ -26,9 +26,19 @@ type View struct {
 	Params      json.RawMessage `json:"params,omitempty"`
 	RetryOf     string          `json:"retryOf,omitempty"`
 	BatchID     string          `json:"batchId,omitempty"`
-	CreatedAt   int64           `json:"createdAt"`
-	StartedAt   *int64          `json:"startedAt,omitempty"`
-	CompletedAt *int64          `json:"completedAt,omitempty"`
+	// Split is how a job that asked to be split (params.split "auto") ran: in how many parts,
+	// or, when whole, why.
+	Split       *SplitView `json:"split,omitempty"`
+	CreatedAt   int64      `json:"createdAt"`
+	StartedAt   *int64     `json:"startedAt,omitempty"`
+	CompletedAt *int64     `json:"completedAt,omitempty"`
+}
+
+// SplitView is a split job's split: Parts is 0 while the job is not cut (yet) and when it runs
+// whole, which Reason then explains.
+type SplitView struct {
+	Parts  int    `json:"parts"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Viewer renders jobs for clients, minting fresh file URLs on every read (the spec's invariant
@@ -50,6 +60,9 @@ func (v Viewer) View(j *job.Job) View {
 	// The request is echoed as submitted, less the secrets of presigned input URLs.
 	out := View{ID: j.ID, Type: j.Type, Status: j.Status, Priority: j.Priority, Error: j.Error, Cost: j.Cost, Inputs: redactJSON(j.Inputs),
 		Params: redactJSON(j.Params), RetryOf: j.RetryOf, BatchID: j.BatchID, CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, CompletedAt: t.CompletedAt}
+	if j.Split != nil {
+		out.Split = &SplitView{Parts: len(j.Split.Parts), Reason: j.Split.Reason}
+	}
 	if j.Status == job.StatusRunning {
 		p := j.Progress
 		out.Progress = &p

@@ -53,6 +53,9 @@ type ClaimParams struct {
 	Version string
 	// Wait is how long Claim may wait for work; zero returns at once.
 	Wait time.Duration
+	// Slots is how many jobs the runner runs at once (Max is how many of them are free): how
+	// many parts a split job it takes may be cut into, with the other runners' slots.
+	Slots int
 }
 
 // Lease is one attempt of a job held by one runner. Token is the attempt's secret: the runner
@@ -85,6 +88,10 @@ type Assignment struct {
 	OutputsURL string `json:"outputsUrl,omitempty"`
 	// Limits are the per-job caps of the account's plan.
 	Limits Limits `json:"limits"`
+	// SplitParts, above 1, asks the runner of a job that may be split (params.split "auto") to
+	// read its input's keyframes and tell them in a heartbeat (Beat.Split): the control plane
+	// then cuts the input into at most this many parts, or says why not (Ack.Split).
+	SplitParts int `json:"splitParts,omitempty"`
 }
 
 // Limits cap what one job may write.
@@ -106,6 +113,52 @@ type Beat struct {
 	ProcessedMs int64 `json:"processedMs,omitempty"`
 	// Executing says that the job's compute (the FFmpeg step) has begun.
 	Executing bool `json:"executing,omitempty"`
+	// Split is what the runner read of the input of a job assigned with SplitParts: sent once,
+	// before the job's compute begins.
+	Split *SplitSource `json:"split,omitempty"`
+}
+
+// SplitSource is what a split needs to know of a job's input beyond its command: where it may
+// be cut (keyframe times in seconds from the input's start, in order), how long it is, whether
+// it has audio, and, when the runner found it cannot be split whatever the command, why.
+type SplitSource struct {
+	Keyframes []float64 `json:"keyframes,omitempty"`
+	Duration  float64   `json:"duration"`
+	Audio     bool      `json:"audio"`
+	Reason    string    `json:"reason,omitempty"`
+}
+
+// SplitPlan is the control plane's answer to a SplitSource, repeated on each heartbeat of the
+// job: either Reason, and the runner runs the command whole, or the parts, which other runners
+// encode as jobs of their own, with their states, and the commands the job's own runner runs
+// around them: Audio (into AudioName) while the parts are encoded, then, once every part is
+// complete, reading each part's file through OpenAsset under its name and writing List under
+// ListName, Join, whose output is the job's.
+type SplitPlan struct {
+	Reason    string      `json:"reason,omitempty"`
+	Parts     []PartState `json:"parts,omitempty"`
+	Audio     []string    `json:"audio,omitempty"`
+	AudioName string      `json:"audioName,omitempty"`
+	ListName  string      `json:"listName,omitempty"`
+	List      string      `json:"list,omitempty"`
+	Join      []string    `json:"join,omitempty"`
+}
+
+// PartState is one part of a split job as its runner sees it.
+type PartState struct {
+	Name     string     `json:"name"`
+	Status   job.Status `json:"status"`
+	Progress float64    `json:"progress"`
+}
+
+// Done says whether every part is complete.
+func (p *SplitPlan) Done() bool {
+	for _, s := range p.Parts {
+		if s.Status != job.StatusComplete {
+			return false
+		}
+	}
+	return len(p.Parts) > 0
 }
 
 // Ack answers a heartbeat.
@@ -114,6 +167,8 @@ type Ack struct {
 	Cancelled bool `json:"cancelled"`
 	// LeaseUntil is when the lease ends without another heartbeat.
 	LeaseUntil time.Time `json:"leaseUntil"`
+	// Split answers a job assigned with SplitParts once its runner told its SplitSource.
+	Split *SplitPlan `json:"split,omitempty"`
 }
 
 // Result is how an attempt ended: the files it stored through PutOutput, or its data; or a

@@ -42,6 +42,8 @@ type Request struct {
 	OutputFormat string
 	Timeout      int
 	Compute      string
+	// Split is params.split: "auto" asks for split and stitch, "off" (or empty) for none.
+	Split string
 }
 
 type params struct {
@@ -51,6 +53,7 @@ type params struct {
 	OutputFormat string                     `json:"outputFormat"`
 	Timeout      *int                       `json:"timeout"`
 	Compute      string                     `json:"compute"`
+	Split        string                     `json:"split"`
 	Inputs       map[string]json.RawMessage `json:"inputs"`
 	// Preset is the record of the preset the control plane made the command from ({name,
 	// version, variables}): the command is what runs.
@@ -71,7 +74,13 @@ func Parse(rawInputs, rawParams json.RawMessage) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	req := Request{Steps: steps, Keep: p.Keep, chain: p.Steps != nil, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute}
+	req := Request{Steps: steps, Keep: p.Keep, chain: p.Steps != nil, OutputFormat: p.OutputFormat, Timeout: DefaultTimeout, Compute: p.Compute, Split: p.Split}
+	switch {
+	case p.Split != "" && p.Split != "auto" && p.Split != "off":
+		return Request{}, problem.Reject(problem.CodeValidation, "params.split %q is not auto or off", p.Split)
+	case p.Split == "auto" && p.Steps != nil:
+		return Request{}, problem.Reject(problem.CodeValidation, "params.split applies to params.command; a job of params.steps runs whole")
+	}
 	if p.Timeout != nil {
 		req.Timeout = *p.Timeout
 	}
@@ -257,6 +266,12 @@ func (Type) Prepare(req jobtype.Request, env jobtype.Env) (jobtype.Spec, error) 
 	if err != nil {
 		return jobtype.Spec{}, fmt.Errorf("the validator's plan: %w", err)
 	}
-	return jobtype.Spec{Class: class, Timeout: time.Duration(r.Timeout) * time.Second,
-		Assets: slices.Compact(assets), Pattern: pattern}, nil
+	spec := jobtype.Spec{Class: class, Timeout: time.Duration(r.Timeout) * time.Second,
+		Assets: slices.Compact(assets), Pattern: pattern}
+	if r.Split == "auto" {
+		// Whether the command can be split is known now; whether its input is long enough, and
+		// more than one slot free, when it runs.
+		spec.Split = &job.Split{Reason: validator.Splittable(c.Last()).Reason}
+	}
+	return spec, nil
 }

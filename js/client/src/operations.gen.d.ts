@@ -73,6 +73,8 @@ export type Assignment = {
   /** Where the job's outputs are written: + file name. */
   outputsUrl?: string;
   params?: Record<string, unknown>;
+  /** A job that may be split: read the input's keyframes, send them in a heartbeat's `split`, and follow the plan its answer gives, cut into at most this many parts. */
+  splitParts?: number;
   /** The run's deadline, nanoseconds. */
   timeout: number;
   type: string;
@@ -401,6 +403,18 @@ export type FfmpegParams = {
    * `params.variables.<name>`.
    */
   preset?: string;
+  /**
+   * Pro. `auto`: split and stitch. When the command is proved splittable (one video input
+   * read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
+   * input is longer than the operator's threshold (30 s by default) and the class has more
+   * than one worker slot, the input is cut at keyframes into parts that workers encode at
+   * once, the audio is encoded once, and the parts are joined by stream copy. The job
+   * stays one job: one status, progress over all parts, one set of outputs, and one charge
+   * that is the compute of every part (faster, not cheaper). A part that fails is run
+   * again once; failing twice, it fails the job, naming it. `split` on the job tells how it
+   * ran. With `command` only; on Free it is 403 `PLAN_LIMIT`.
+   */
+  split?: 'auto' | 'off';
   /** FFmpeg commands run in order; a step reads earlier steps' outputs by name, and may use `{{measured.input_i}}`, `{{measured.input_tp}}`, `{{measured.input_lra}}`, `{{measured.input_thresh}}`, `{{measured.target_offset}}`: the numbers an earlier `loudnorm=print_format=json ... -f null -` step measured. */
   steps?: string[];
   /** Seconds for the whole job, every step included. */
@@ -461,6 +475,15 @@ export type Job = {
   /** Present while `running`. */
   progress?: number;
   retryOf?: string;
+  /**
+   * Present when the job asked for `params.split: auto`: in how many parts it was encoded,
+   * or 0 with `reason` saying why it ran (or will run) whole. 0 without a reason: not
+   * decided yet (the input is read when the job starts).
+   */
+  split?: {
+    parts: number;
+    reason?: string;
+  };
   startedAt?: number;
   status: Status;
   type: string;
@@ -1065,6 +1088,8 @@ export declare abstract class Operations {
   runnerClaim(body: {
     class: 'cpu' | 'gpu';
     max: number;
+    /** How many jobs the runner runs at once (`max` is how many are free): the slots a split job may use. */
+    slots?: number;
     /** The runner's build, shown by `mediajobs workers list`. */
     version?: string;
     waitMs?: number;
@@ -1080,10 +1105,39 @@ export declare abstract class Operations {
     /** Media time written so far (FFmpeg's out_time), when known. */
     processedMs?: number;
     progress?: number;
+    /** Sent once by the runner of a job assigned with `splitParts`: what it read of the input. */
+    split?: {
+      audio: boolean;
+      duration: number;
+      /** Keyframe times in seconds from the input's start, in order. */
+      keyframes?: number[];
+      /** Why the input cannot be split whatever the command. */
+      reason?: string;
+    };
   }, options?: RequestOptions): Promise<{
     data: {
       cancelled: boolean;
       leaseUntil: string;
+      /**
+       * A split job's plan, once its runner told its input: `reason` when it
+       * runs whole; else its parts' states (other runners encode them) and the
+       * commands its own runner runs: `audio` into `audioName`, then, every
+       * part complete, each part read through the assets route under its name,
+       * `list` written as `listName`, and `join`.
+       */
+      split?: {
+        audio?: string[];
+        audioName?: string;
+        join?: string[];
+        list?: string;
+        listName?: string;
+        parts?: ({
+          name: string;
+          progress: number;
+          status: Status;
+        })[];
+        reason?: string;
+      };
     };
   }>;
   /** Read an uploaded input of the job (`GET /internal/runner/jobs/{job_id}/assets/{asset_id}`). */

@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// splitPoll is how often a split job's runner asks after its parts while it waits for them.
+const splitPoll = 250 * time.Millisecond
+
+// splitRun is a split job on its own runner's side (see service's split.go for the whole): it
+// reads the input's keyframes and tells them, and, when the control plane cuts the input,
+// encodes the audio while other runners encode the parts, waits for the parts without holding
+// a slot, reads their files and joins them. whole is true when the job is not split and runs
+// as any job; the files and inputs are those Execute staged in work.
+func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work string, req ffmpegjob.Request, checked ffmpegjob.Checked,
+	staged map[string]bool, st step, h Hooks) (res workqueue.Result, whole bool) {
+	sp := validator.Splittable(checked.Last())
+	if !sp.OK {
+		_, _ = h.Split(ctx, &workqueue.SplitSource{Reason: sp.Reason})
+		return res, true
+	}
+	if h.Waiting == nil {
+		h.Waiting = func(bool) {}
+	}
+	deadline := time.Now().Add(st.timeout)
+	st.executing() // reading the keyframes is the job's compute
+	began := time.Now()
+	src, err := ProbeSplit(ctx, f.Sandbox, work, sp.Input)
+	if err != nil {
+		src = SplitSource{Reason: "the input's keyframes could not be read"}
+		f.logf(a, "reading the keyframes of a split job's input failed", err)
+	}
+	plan, err := h.Split(ctx, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, Reason: src.Reason})
+	computeMs := time.Since(began).Milliseconds()
+	if ctx.Err() != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: cancelled()}, false
+	}
+	if err != nil || plan == nil || len(plan.Parts) == 0 {
+		return res, true
+	}
+
+	// The commands came over the queue: the validator holds them as it holds the job's own.
+	opts := req.Options(f.env(a))
+	check := func(what string, args []string, reads ...string) (*validator.Plan, *workqueue.Failure) {
+		o := opts
+		o.Inputs = map[string]validator.Input{}
+		for n, in := range opts.Inputs {
+			o.Inputs[n] = in
+		}
+		for _, n := range reads {
+			o.Inputs[n] = validator.Input{Inline: true, ContentSize: 1}
+		}
+		r := validator.Validate(validator.CommandLine(args), o)
+		if !r.Valid {
+			return nil, invalid("the split's " + what + " command is refused: " + r.Error)
+		}
+		return r.Plan, nil
+	}
+	run := func(p *validator.Plan, reads map[string]bool) *workqueue.Failure {
+		st.timeout = time.Until(deadline)
+		ran, fail := f.runStep(ctx, a, work, p, reads, st, Hooks{Progress: func(float64) {}, Executing: func() {}})
+		computeMs += ran.computeMs
+		return fail
+	}
+	if plan.Audio != nil {
+		p, fail := check("audio", plan.Audio)
+		if fail == nil {
+			fail = run(p, staged)
+		}
+		if fail != nil {
+			return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
+		}
+	}
+
+	// Wait for the parts, holding no slot: this runner may take one of them meanwhile.
+	h.Waiting(true)
+	plan, fail := f.waitParts(ctx, plan, h)
+	h.Waiting(false)
+	if fail != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
+	}
+
+	joinReads := map[string]bool{plan.ListName: true}
+	var names []string
+	for _, p := range plan.Parts {
+		if err := f.fetchPart(ctx, a, work, p.Name); err != nil {
+			return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "reading part "+p.Name, err)}, false
+		}
+		joinReads[p.Name] = true
+		names = append(names, p.Name)
+	}
+	if plan.AudioName != "" {
+		joinReads[plan.AudioName] = true
+		names = append(names, plan.AudioName)
+	}
+	if err := os.WriteFile(filepath.Join(work, plan.ListName), []byte(plan.List), 0o644); err != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "writing the parts' list", err)}, false
+	}
+	p, fail := check("join", plan.Join, append(names, plan.ListName)...)
+	if fail == nil {
+		fail = run(p, joinReads)
+	}
+	if fail != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
+	}
+	h.Progress(0.99)
+	leftover := func(name string) bool { return staged[name] || joinReads[name] }
+	files, err := f.collect(ctx, a, work, leftover)
+	if err != nil {
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}, false
+	}
+	return workqueue.Result{Files: files, ComputeMs: computeMs}, false
+}
+
+// waitParts asks after the parts until every one is complete, telling the job's progress as
+// their mean; a part that fails for good fails the job on the control plane's side, which
+// answers the heartbeat with Cancelled and ends ctx.
+func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks) (*workqueue.SplitPlan, *workqueue.Failure) {
+	t := time.NewTicker(splitPoll)
+	defer t.Stop()
+	for !plan.Done() {
+		select {
+		case <-ctx.Done():
+			return nil, cancelled()
+		case <-t.C:
+		}
+		next, err := h.Split(ctx, nil)
+		if ctx.Err() != nil {
+			return nil, cancelled()
+		}
+		if err != nil || next == nil || len(next.Parts) != len(plan.Parts) {
+			continue // the control plane was out of reach: ask again
+		}
+		plan = next
+		done := 0.0
+		for _, p := range plan.Parts {
+			done += p.Progress
+			if p.Status == "complete" {
+				done += 1 - p.Progress
+			}
+		}
+		h.Progress(min(0.95*done/float64(len(plan.Parts)), 0.95))
+	}
+	return plan, nil
+}
+
+// fetchPart copies a complete part's file from the control plane into work.
+func (f *FFmpeg) fetchPart(ctx context.Context, a workqueue.Assignment, work, name string) error {
+	var r io.ReadCloser
+	err := whileUnavailable(ctx, func() error {
+		var err error
+		r, err = f.Queue.OpenAsset(ctx, a.Lease, name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, err := os.OpenFile(filepath.Join(work, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func (f *FFmpeg) logf(a workqueue.Assignment, msg string, err error) {
+	if f.Log != nil {
+		f.Log.Warn("runner: "+msg, "job", a.Lease.JobID, "err", fmt.Sprint(err))
+	}
+}

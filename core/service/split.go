@@ -1,0 +1,327 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/webhook"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+	"github.com/mediajobs/mediajobs/validator"
+)
+
+// Split and stitch, on the control plane's side. A job that asks for it (params.split "auto",
+// Pro) and whose command the validator proves splittable is handed out with
+// Assignment.SplitParts: the free slots of the class when it is claimed. Its runner reads the
+// input's keyframes and tells them (Beat.Split); the control plane cuts the input
+// (validator.PlanCuts), writes and validates every command (validator.SplitCommands), and makes
+// each part a job of its own (job.ParentID) that any runner of the class claims like any job.
+// The job's own runner encodes the audio, waits for the parts through its heartbeats
+// (Ack.Split), reads their files (OpenAsset under each part's name) and joins them. The parts
+// are hidden, emit nothing and are not billed; the job's charge is the compute of all of them
+// and its own, and a part that fails twice fails the job, naming the part.
+
+// SplitConfig tunes split and stitch.
+type SplitConfig struct {
+	// MaxParts caps the parts of one job; 0 is DefaultSplitMaxParts.
+	MaxParts int
+	// MinSeconds is the shortest input that is split; 0 is DefaultSplitMinSeconds.
+	MinSeconds float64
+	// AllowPrivateNetworks are the ranges opened to the input fetcher, for validating the
+	// commands of the parts as the job's own was at submit.
+	AllowPrivateNetworks []netip.Prefix
+}
+
+const (
+	DefaultSplitMaxParts   = 8
+	DefaultSplitMinSeconds = 30
+)
+
+// splitCandidate says whether a claimed job may still be split.
+func splitCandidate(j *job.Job) bool {
+	return j.Split != nil && j.Split.Reason == "" && !j.Split.Cut()
+}
+
+// splitParts decides, at a split candidate's claim, into how many parts it may be cut: the
+// slots of its class, which are the claiming runner's and one for each other live runner of the
+// class (a runner tells only its own). The job's own slot is free while its parts run, and the
+// parts queue like any job for slots busy now. Fewer than two runs the job whole, saying why.
+func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
+	n := slots
+	if live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin)); err == nil && live[j.Class] > 1 {
+		n += live[j.Class] - 1
+	}
+	n = min(n, cmpOr(s.p.Split.MaxParts, DefaultSplitMaxParts))
+	_, err := s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
+		if !splitCandidate(j) {
+			return errUnchanged
+		}
+		if n < 2 {
+			j.Split.Reason = "the class had one worker slot when the job started"
+		} else {
+			j.Split.MaxParts = n
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		s.p.Log.Warn("recording a split's parts failed", "job", j.ID, "err", err)
+		return 0
+	}
+	if n < 2 {
+		return 0
+	}
+	return n
+}
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// splitBeat answers a heartbeat of a split candidate or of a split job: the plan, made from the
+// beat's SplitSource the first time, and the parts' states. A part that failed for good fails
+// the job, and the answer tells the runner to stop.
+func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueue.Beat, j *job.Job) (*workqueue.SplitPlan, bool, error) {
+	if splitCandidate(j) && b.Split != nil {
+		var err error
+		if j, err = s.cut(ctx, who, b, j); err != nil {
+			return nil, false, err
+		}
+	}
+	if j.Split == nil {
+		return nil, false, nil
+	}
+	if !j.Split.Cut() {
+		if j.Split.Reason == "" {
+			return nil, false, nil
+		}
+		return &workqueue.SplitPlan{Reason: j.Split.Reason}, false, nil
+	}
+	plan := &workqueue.SplitPlan{Audio: j.Split.Audio, AudioName: j.Split.AudioName, ListName: j.Split.ListName, List: j.Split.List, Join: j.Split.Join}
+	for i, p := range j.Split.Parts {
+		part, err := s.p.Jobs.Get(ctx, p.JobID)
+		if err != nil {
+			return nil, false, err
+		}
+		plan.Parts = append(plan.Parts, workqueue.PartState{Name: p.Name, Status: part.Status, Progress: part.Progress})
+		if part.Status == job.StatusFailed || part.Status == job.StatusCancelled {
+			return plan, true, s.failSplit(ctx, who, b.Lease, i, part)
+		}
+	}
+	return plan, false, nil
+}
+
+// cut makes the split of a candidate from what its runner read of the input: the parts' jobs,
+// then the plan on the job. A beat that finds the job cut meanwhile (a beat sent twice) leaves
+// its parts cancelled and answers the plan that won.
+func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat, j *job.Job) (*job.Job, error) {
+	src := *b.Split
+	reason, run, cuts := src.Reason, (*validator.SplitRun)(nil), []float64(nil)
+	if reason == "" && src.Duration < s.minSeconds() {
+		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
+	}
+	if reason == "" {
+		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, cmpOr(j.Split.MaxParts, 2))
+	}
+	if reason == "" {
+		var err error
+		if run, err = s.splitRun(j, cuts, src.Audio); err != nil {
+			reason = err.Error()
+		}
+	}
+	var parts []*job.Job
+	plan := job.Split{}
+	if reason == "" {
+		plan = job.Split{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}
+		bounds := append(append([]float64{0}, cuts...), src.Duration)
+		for i, args := range run.Parts {
+			params, err := json.Marshal(map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)})
+			if err != nil {
+				return nil, err
+			}
+			p, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: j.AccountID, Type: ffmpegjob.Name, Inputs: j.Inputs, Params: params,
+				Class: j.Class, Timeout: j.Timeout, Pattern: job.PatternSingle, Priority: j.Priority, ParentID: j.ID, Now: s.p.Clock.Now()})
+			if err != nil {
+				return nil, err
+			}
+			if err := s.p.Jobs.Create(ctx, p); err != nil {
+				s.cancelParts(ctx, parts)
+				return nil, err
+			}
+			parts = append(parts, p)
+			plan.Parts = append(plan.Parts, job.SplitPart{JobID: p.ID, Name: run.PartNames[i], Start: bounds[i], End: bounds[i+1]})
+		}
+	}
+	got, err := s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
+		if err := s.holds(j, who, b.Lease); err != nil {
+			return err
+		}
+		if !splitCandidate(j) {
+			return errUnchanged
+		}
+		if reason != "" {
+			j.Split.Reason = reason
+			return nil
+		}
+		plan.MaxParts = j.Split.MaxParts
+		j.Split = &plan
+		return nil
+	})
+	if err != nil {
+		s.cancelParts(ctx, parts)
+		if errors.Is(err, errUnchanged) {
+			return s.p.Jobs.Get(ctx, j.ID)
+		}
+		return nil, err
+	}
+	if len(parts) > 0 {
+		s.p.Log.Info("job split", "job", j.ID, "parts", len(parts), "duration_s", src.Duration)
+		s.Wake(ctx, j.Class)
+	}
+	return got, nil
+}
+
+func (s *Runs) minSeconds() float64 {
+	if s.p.Split.MinSeconds > 0 {
+		return s.p.Split.MinSeconds
+	}
+	return DefaultSplitMinSeconds
+}
+
+// splitRun writes the commands of a job's split, validated as the job's own command was.
+func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool) (*validator.SplitRun, error) {
+	r, err := ffmpegjob.Parse(j.Inputs, j.Params)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Validate(jobtype.Env{AssetURLPrefix: s.p.AssetURLPrefix, AllowPrivateNetworks: s.p.Split.AllowPrivateNetworks})
+	if err != nil {
+		return nil, err
+	}
+	run, err := validator.SplitCommands(c.Last(), cuts, audio)
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// failSplit fails a split job whose part i failed for good (twice, or cancelled by an
+// operator), naming the part; the compute of its parts is charged as the job's.
+func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueue.Lease, i int, part *job.Job) error {
+	ms, parts, err := s.partsCompute(ctx, l.JobID)
+	if err != nil {
+		return err
+	}
+	j, err := s.p.Jobs.Update(ctx, l.JobID, func(j *job.Job) error {
+		if err := s.holds(j, who, l); err != nil {
+			return err
+		}
+		if j.Status.Terminal() {
+			return errUnchanged
+		}
+		p := j.Split.Parts[i]
+		e := job.NewError(problem.CodeRunnerError, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed", i+1, len(j.Split.Parts), p.Start, p.End), nil)
+		if part.Error != nil {
+			e = job.NewError(part.Error.Code, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed twice: %s", i+1, len(j.Split.Parts), p.Start, p.End, part.Error.Message), nil)
+			e.Detail = part.Error.Detail
+		}
+		if err := j.Fail(s.p.Clock.Now(), e, ms+chargeableMs(j, j.ComputeMs, s.p.Clock.Now())); err != nil {
+			return err
+		}
+		return finished(j, s.bill, webhook.EventJobFailed)
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.cancelParts(ctx, parts)
+	s.p.Observer.JobFinished(j)
+	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
+	return nil
+}
+
+// partsCompute sums the compute of a split job's parts, and returns them.
+func (s *Runs) partsCompute(ctx context.Context, id string) (int64, []*job.Job, error) {
+	j, err := s.p.Jobs.Get(ctx, id)
+	if err != nil || !j.Split.Cut() {
+		return 0, nil, err
+	}
+	var ms int64
+	var parts []*job.Job
+	for _, p := range j.Split.Parts {
+		part, err := s.p.Jobs.Get(ctx, p.JobID)
+		if err != nil {
+			return 0, nil, err
+		}
+		ms += part.ComputeMs
+		parts = append(parts, part)
+	}
+	return ms, parts, nil
+}
+
+// cancelParts cancels the parts that have not finished: their job failed, or was cancelled.
+func (s *Runs) cancelParts(ctx context.Context, parts []*job.Job) {
+	for _, p := range parts {
+		_, err := s.p.Jobs.Update(ctx, p.ID, func(j *job.Job) error {
+			if j.Status.Terminal() {
+				return errUnchanged
+			}
+			return j.Cancel(s.p.Clock.Now())
+		})
+		if err != nil && !errors.Is(err, errUnchanged) {
+			s.p.Log.Warn("cancelling a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
+		}
+	}
+}
+
+// splitParts reads the parts of a split job; none for any other job, or when one cannot be read
+// (a cancel goes on without them: a part of a finished job is not run for long).
+func splitParts(ctx context.Context, jobs job.Store, j *job.Job) []*job.Job {
+	if !j.Split.Cut() {
+		return nil
+	}
+	var parts []*job.Job
+	for _, p := range j.Split.Parts {
+		if part, err := jobs.Get(ctx, p.JobID); err == nil {
+			parts = append(parts, part)
+		}
+	}
+	return parts
+}
+
+// openPart reads the file of a complete part of the lease's split job, named as the plan names
+// it; ok is false when name is no part's.
+func (s *Runs) openPart(ctx context.Context, j *job.Job, name string) (io.ReadCloser, bool, error) {
+	if !j.Split.Cut() {
+		return nil, false, nil
+	}
+	for _, p := range j.Split.Parts {
+		if p.Name != name {
+			continue
+		}
+		part, err := s.p.Jobs.Get(ctx, p.JobID)
+		if err != nil {
+			return nil, true, err
+		}
+		if part.Status != job.StatusComplete {
+			return nil, true, problem.Reject(problem.CodeConflict, "part %s is %s, not complete", name, part.Status)
+		}
+		r, err := s.p.Blobs.Open(ctx, blob.OutputKey(part.AccountID, part.ID, name))
+		return r, true, err
+	}
+	return nil, false, nil
+}

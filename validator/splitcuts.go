@@ -1,0 +1,74 @@
+package validator
+
+import (
+	"math"
+	"strconv"
+)
+
+// PlanCuts chooses where to cut an input of duration seconds, whose keyframes are at keys (as the
+// runner's Keyframes reads them), into at most n parts: the cuts, keyframe times in order, that make the
+// longest part as short as the keyframes allow, since the longest part is how long the split
+// encode takes when every part has a worker. It takes no more parts than that needs, so it may
+// return fewer than n-1 cuts. With no cut, reason says why the input is not split.
+func PlanCuts(keys []float64, duration float64, n int) (cuts []float64, reason string) {
+	switch {
+	case n < 2:
+		return nil, "one part was asked for"
+	case !(duration > 0):
+		return nil, "the input's duration is not known"
+	case len(keys) == 0:
+		return nil, "the input has no video keyframes"
+	case keys[0] > 0.001:
+		// The whole encode keeps the video's offset from the audio (or fills it with repeated
+		// frames); a part, written without audio, starts its video at 0, and the join loses it.
+		return nil, "the video starts " + strconv.FormatFloat(keys[0], 'f', 3, 64) +
+			" s after the input's start (its audio begins first), an offset the parts would lose"
+	}
+	var inside []float64
+	for _, k := range keys {
+		if k > 0 && k < duration && (len(inside) == 0 || k > inside[len(inside)-1]) {
+			inside = append(inside, k)
+		}
+	}
+	if len(inside) == 0 {
+		return nil, "the input has no keyframe to cut at after its first"
+	}
+	// The longest part is at least the longest stretch between keyframes and at most the whole;
+	// halve the range between until it is tight to a millionth of a second.
+	lo, prev := 0.0, 0.0
+	for _, k := range inside {
+		lo, prev = math.Max(lo, k-prev), k
+	}
+	lo = math.Max(lo, duration-prev)
+	hi := duration
+	for hi-lo > 1e-6 {
+		mid := (lo + hi) / 2
+		if len(greedyCuts(inside, duration, mid)) < n {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return greedyCuts(inside, duration, hi), ""
+}
+
+// greedyCuts cuts each part at the last keyframe that keeps it within longest seconds.
+func greedyCuts(inside []float64, duration, longest float64) []float64 {
+	var cuts []float64
+	start := 0.0
+	for i := 0; duration-start > longest; {
+		j := i
+		for j < len(inside) && inside[j]-start <= longest {
+			j++
+		}
+		if j == i {
+			// No keyframe within reach (longest is below a gap between keyframes): every
+			// keyframe left is a cut, more than any n that longest was tried for.
+			return append(cuts, inside[i:]...)
+		}
+		start = inside[j-1]
+		cuts = append(cuts, start)
+		i = j
+	}
+	return cuts
+}
