@@ -31,6 +31,13 @@ type worker struct {
 // signing key. It is stopped (SIGTERM) when the test ends.
 func startWorker(t testing.TB, control string, concurrency int, extra ...string) *worker {
 	t.Helper()
+	return startWorkerOn(t, "", control, concurrency, extra...)
+}
+
+// startWorkerOn is startWorker with the worker, and so every sandbox and FFmpeg it starts, held
+// to the CPUs of cpus (taskset's list, "0" or "0-1"); empty: any.
+func startWorkerOn(t testing.TB, cpus, control string, concurrency int, extra ...string) *worker {
+	t.Helper()
 	env := []string{"MEDIAJOBS_WORKER_TOKEN=" + workerToken}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MEDIAJOBS_") && !strings.HasPrefix(kv, "SSL_CERT_") {
@@ -39,8 +46,12 @@ func startWorker(t testing.TB, control string, concurrency int, extra ...string)
 	}
 	env = append(env, extra...)
 	w := &worker{Name: "w_" + randomHex(3), Work: dataDir(t), log: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(binary, "worker", "--control", control, "--work-dir", w.Work, "--concurrency", fmt.Sprint(concurrency),
-		"--name", w.Name, "--drain-timeout", "5s")
+	args := []string{binary, "worker", "--control", control, "--work-dir", w.Work, "--concurrency", fmt.Sprint(concurrency),
+		"--name", w.Name, "--drain-timeout", "5s"}
+	if cpus != "" {
+		args = append([]string{"taskset", "-c", cpus}, args...)
+	}
+	w.cmd = exec.Command(args[0], args[1:]...)
 	w.cmd.Env = env
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -1,0 +1,271 @@
+package service_test
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/account"
+	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/workqueue"
+)
+
+const splitParams = `{"command":"ffmpeg -i in.mp4 -vf scale=640:-2 -c:v libx264 -crf 23 -c:a aac out.mp4","split":"auto"}`
+
+// submitSplit submits a splittable ffmpeg job asking params.split auto.
+func (h *harness) submitSplit(t *testing.T, a account.Account, params string) *job.Job {
+	t.Helper()
+	j, err := h.submit.Submit(h.ctx, a, jobtype.Request{Type: "ffmpeg", Inputs: json.RawMessage(`{"in.mp4":"https://media.example.com/in.mp4"}`), Params: json.RawMessage(params)})
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	h.clock.Advance(time.Millisecond)
+	return j
+}
+
+// claimSplit claims the next cpu job as a runner of slots, with its first heartbeat.
+func (h *harness) claimSplit(t *testing.T, slots int) workqueue.Assignment {
+	t.Helper()
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: slots, Worker: "test"})
+	if err != nil || len(as) != 1 {
+		t.Fatalf("Claim: %v %v", as, err)
+	}
+	h.beat(t, as[0].Lease, 0, true)
+	return as[0]
+}
+
+// source is a 60-second input with a keyframe every 2 s and audio.
+func source(duration float64) *workqueue.SplitSource {
+	src := &workqueue.SplitSource{Duration: duration, Audio: true}
+	for k := 0.0; k < duration; k += 2 {
+		src.Keyframes = append(src.Keyframes, k)
+	}
+	return src
+}
+
+func (h *harness) tell(t *testing.T, l workqueue.Lease, src *workqueue.SplitSource) workqueue.Ack {
+	t.Helper()
+	ack, err := h.runs.Heartbeat(h.ctx, workqueue.Beat{Lease: l, Executing: true, Split: src})
+	if err != nil {
+		t.Fatalf("Heartbeat: %v", err)
+	}
+	return ack
+}
+
+// TestSplitRunsAsOneJob: a split job's parts are hidden jobs any runner claims; the job's own
+// runner reads their files through its lease and reports one result, charged once for the
+// compute of every part and its own, with the events of one job.
+func TestSplitRunsAsOneJob(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	if a.SplitParts != 2 {
+		t.Fatalf("SplitParts = %d, want 2 (the claiming runner's slots)", a.SplitParts)
+	}
+	ack := h.tell(t, a.Lease, source(60))
+	plan := ack.Split
+	if plan == nil || len(plan.Parts) != 2 || plan.Audio == nil || plan.Join == nil || plan.Reason != "" {
+		t.Fatalf("plan = %+v, want 2 parts, the audio and the join", plan)
+	}
+	if v, _ := h.jobs.Get(h.ctx, acc, parent.ID); v.Split == nil || v.Split.Parts != 2 {
+		t.Fatalf("view split = %+v, want 2 parts", v.Split)
+	}
+	listed, _, err := h.jobs.List(h.ctx, acc, job.ListParams{})
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("List: %d jobs, %v; want the split job alone", len(listed), err)
+	}
+	// The parts: ordinary ffmpeg commands over the same input, each a cut of it.
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Worker: "other"})
+	if err != nil || len(as) != 2 {
+		t.Fatalf("claiming the parts: %d, %v", len(as), err)
+	}
+	for i, p := range as {
+		var params struct{ Command string }
+		_ = json.Unmarshal(p.Params, &params)
+		if !strings.Contains(params.Command, "-i in.mp4") || !strings.Contains(params.Command, plan.Parts[i].Name) {
+			t.Errorf("part %d runs %q", i+1, params.Command)
+		}
+		if _, err := h.jobs.Get(h.ctx, acc, p.Lease.JobID); problem.CodeOf(err) != problem.CodeNotFound {
+			t.Errorf("GET of part %d: %v, want NOT_FOUND", i+1, err)
+		}
+		h.beat(t, p.Lease, 0.5, true)
+		h.clock.Advance(time.Second)
+		h.storeFiles(t, p.Lease, []job.File{{Path: plan.Parts[i].Name, Size: 100 + int64(i)}})
+		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Files: []job.File{{Path: plan.Parts[i].Name, Size: 100 + int64(i)}}, ComputeMs: 1000, Started: true}); err != nil {
+			t.Fatalf("part %d report: %v", i+1, err)
+		}
+	}
+	ack = h.beat(t, a.Lease, 0.9, true)
+	if ack.Split == nil || !ack.Split.Done() {
+		t.Fatalf("after both parts: %+v, want every part complete", ack.Split)
+	}
+	r, err := h.runs.OpenAsset(h.ctx, a.Lease, plan.Parts[1].Name)
+	if err != nil {
+		t.Fatalf("reading part 2 through the job's lease: %v", err)
+	}
+	b, _ := io.ReadAll(r)
+	_ = r.Close()
+	if len(b) != 101 {
+		t.Errorf("part 2 read %d bytes, want 101", len(b))
+	}
+	if _, err := h.runs.OpenAsset(h.ctx, as[0].Lease, plan.Parts[1].Name); err == nil {
+		t.Error("a part's lease read another part's file")
+	}
+	h.clock.Advance(500 * time.Millisecond)
+	h.storeFiles(t, a.Lease, []job.File{{Path: "out.mp4", Size: 300}})
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 300}}, ComputeMs: 500, Started: true}); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	done := h.job(t, parent.ID)
+	if done.Status != job.StatusComplete || done.ComputeMs != 2500 {
+		t.Fatalf("split job: %s, compute %d ms; want complete, 2500 ms (two parts and its own)", done.Status, done.ComputeMs)
+	}
+	entries, _ := h.ledger.Entries(h.ctx, billing.EntriesParams{AccountID: acc.ID, Limit: 100})
+	charges := 0
+	for _, e := range entries.Entries {
+		if e.Kind == billing.KindCharge {
+			charges++
+			if e.JobID != parent.ID {
+				t.Errorf("a charge of %s, not of the split job", e.JobID)
+			}
+		}
+	}
+	if charges != 1 {
+		t.Errorf("%d charges, want 1", charges)
+	}
+	for _, e := range h.drain(t) {
+		for _, p := range as {
+			if strings.Contains(e, p.Lease.JobID) {
+				t.Errorf("an event tells of a part: %s", e)
+			}
+		}
+	}
+}
+
+// TestSplitPartFailsTwice: a part that fails is queued again once; failing again, it fails the
+// split job naming it, and the job's runner is told to stop.
+func TestSplitPartFailsTwice(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 3)
+	plan := h.tell(t, a.Lease, source(60)).Split
+	if plan == nil || len(plan.Parts) != 3 {
+		t.Fatalf("plan = %+v, want 3 parts", plan)
+	}
+	for attempt := 1; attempt <= 2; attempt++ {
+		p := h.claimSplit(t, 1)
+		if p.Lease.Attempt != attempt {
+			t.Fatalf("part attempt %d, want %d", p.Lease.Attempt, attempt)
+		}
+		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
+			t.Fatal(err)
+		}
+		if ack := h.beat(t, a.Lease, 0.1, true); ack.Cancelled != (attempt == 2) {
+			t.Fatalf("after failure %d the job's runner was told cancelled=%v", attempt, ack.Cancelled)
+		}
+	}
+	failed := h.job(t, parent.ID)
+	if failed.Status != job.StatusFailed || !strings.Contains(failed.Error.Message, "part 1 of 3 (0.000 s to 20.000 s of the input) failed twice") {
+		t.Fatalf("split job: %s %+v", failed.Status, failed.Error)
+	}
+	for _, p := range h.job(t, parent.ID).Split.Parts[1:] {
+		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
+			t.Errorf("part %s left %s, want cancelled", p.Name, s)
+		}
+	}
+}
+
+// TestSplitCancelCascades: cancelling a split job cancels its parts.
+func TestSplitCancelCascades(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	plan := h.tell(t, a.Lease, source(60)).Split
+	if _, err := h.cancel.Cancel(h.ctx, acc, parent.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.job(t, parent.ID).Split.Parts {
+		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
+			t.Errorf("part %s is %s, want cancelled", p.Name, s)
+		}
+	}
+	if len(plan.Parts) != 2 {
+		t.Fatalf("plan = %+v", plan)
+	}
+}
+
+// TestSplitRunsWhole: each reason a job asking to be split runs whole is told on the job.
+func TestSplitRunsWhole(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		params string
+		slots  int
+		src    *workqueue.SplitSource
+		reason string
+	}{
+		{"one slot", splitParams, 1, nil, "one worker slot"},
+		{"short input", splitParams, 2, source(10), "the input is 10.0 s long; inputs under 30 s run whole"},
+		{"no keyframe to cut", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0}}, "no keyframe to cut at"},
+		{"the runner's reason", splitParams, 2, &workqueue.SplitSource{Reason: "the input has no video stream"}, "no video stream"},
+		{"not splittable", `{"command":"ffmpeg -i in.mp4 -vf fps=10 out.mp4","split":"auto"}`, 2, nil, "fps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			acc := h.open(t, account.PlanPro, 1000)
+			j := h.submitSplit(t, acc, tt.params)
+			a := h.claimSplit(t, tt.slots)
+			if tt.src != nil {
+				if ack := h.tell(t, a.Lease, tt.src); ack.Split == nil || !strings.Contains(ack.Split.Reason, tt.reason) {
+					t.Fatalf("answer %+v, want the reason %q", ack.Split, tt.reason)
+				}
+			} else if a.SplitParts != 0 {
+				t.Fatalf("SplitParts = %d, want 0", a.SplitParts)
+			}
+			v, err := h.jobs.Get(h.ctx, acc, j.ID)
+			if err != nil || v.Split == nil || v.Split.Parts != 0 || !strings.Contains(v.Split.Reason, tt.reason) {
+				t.Fatalf("view split = %+v (%v), want no parts and %q", v.Split, err, tt.reason)
+			}
+		})
+	}
+}
+
+// TestSplitRefused: Free may not ask, params.split takes auto or off, and a chain cannot split.
+func TestSplitRefused(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	free, pro := h.open(t, account.PlanFree, 1000), h.open(t, account.PlanPro, 1000)
+	in := json.RawMessage(`{"in.mp4":"https://media.example.com/in.mp4"}`)
+	tests := []struct {
+		a      account.Account
+		params string
+		code   problem.Code
+		field  string
+	}{
+		{free, splitParams, problem.CodePlanLimit, "params.split"},
+		{pro, `{"command":"ffmpeg -i in.mp4 out.mp4","split":"fast"}`, problem.CodeValidation, "params.split"},
+		{pro, `{"steps":["ffmpeg -i in.mp4 out.mp4"],"split":"auto"}`, problem.CodeValidation, "params.split"},
+	}
+	for _, tt := range tests {
+		_, err := h.submit.Submit(h.ctx, tt.a, jobtype.Request{Type: "ffmpeg", Inputs: in, Params: json.RawMessage(tt.params)})
+		if problem.CodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.field) {
+			t.Errorf("%s: %v, want %s naming %s", tt.params, err, tt.code, tt.field)
+		}
+	}
+	if listed, _, _ := h.jobs.List(h.ctx, pro, job.ListParams{}); len(listed) != 0 {
+		t.Errorf("refused submits stored %d jobs", len(listed))
+	}
+}

@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkSplit sets split and stitch beside a single-slot run: a 60-second 720p H.264 + AAC
+// encode (params.split auto) through a fleet over HTTP, once on one worker of one slot (the
+// job runs whole: the class has one slot) and once on two workers of one slot each, every
+// worker held to one core of its own (taskset). It prints both times, the speed-up (goal: 1.7×
+// on two cores) and the quality of the stitched output against the single-pass one: frames,
+// duration and audio start (within a frame), PSNR and SSIM against the source (within 0.5 dB),
+// and the largest drop of one frame's PSNR below the same frame's in the single pass (3 dB).
+func BenchmarkSplit(b *testing.B) {
+	dir := b.TempDir()
+	source := filepath.Join(dir, "in.mp4")
+	if err := ffmpegBare(context.Background(), dir, "-f", "lavfi", "-i", "testsrc2=duration=60:size=1280x720:rate=25",
+		"-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:v", "libx264", "-preset", "ultrafast", "-g", "50",
+		"-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "in.mp4"); err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(source)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const command = "ffmpeg -i in.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a aac -b:a 128k out.mp4"
+	run := func(cpus ...string) (time.Duration, string, splitView) {
+		srv := fleetServer(b, sqliteBackend, nil)
+		for _, cpu := range cpus {
+			startWorkerOn(b, cpu, srv.Base, 1)
+		}
+		c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
+		up := c.uploadRaw("in.mp4", src)
+		c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p warm.mp4", nil, nil))
+		start := time.Now()
+		id := c.submit(ffmpegJob(command, map[string]any{"in.mp4": map[string]any{"url": up.URL}}, map[string]any{"split": "auto"}))
+		j := c.waitWithin(id, "the encode", 10*time.Minute, func(j jobView) bool { return terminal[j.Status] })
+		took := time.Since(start)
+		if j.Status != "complete" {
+			b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+		}
+		var v splitView
+		c.do("GET", "/jobs/"+id, nil, nil).decode(b, 200, &v)
+		out := filepath.Join(b.TempDir(), "out.mp4")
+		if err := os.WriteFile(out, c.mustGet(j.Output.File.URL), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return took, out, v
+	}
+	one, whole, v1 := run("0")
+	two, split, v2 := run("0", "1")
+	if v1.Split == nil || v1.Split.Parts != 0 || v2.Split == nil || v2.Split.Parts != 2 {
+		b.Fatalf("one slot split into %+v, two slots into %+v: want whole and 2 parts", v1.Split, v2.Split)
+	}
+	const frame = 1.0 / 25
+	s, w := probeFacts(b, split), probeFacts(b, whole)
+	ps, pw := psnrOf(b, split, source), psnrOf(b, whole, source)
+	ss, sw := ssimOf(b, split, source), ssimOf(b, whole, source)
+	drop := worstFrameDrop(b, split, whole, source)
+	b.ReportMetric(one.Seconds(), "1-slot-s")
+	b.ReportMetric(two.Seconds(), "2-slots-s")
+	b.ReportMetric(one.Seconds()/two.Seconds(), "speedup")
+	b.ReportMetric(pw-ps, "psnr-loss-dB")
+	b.ReportMetric(drop, "worst-frame-drop-dB")
+	b.Logf("60 s 720p encode: 1 slot %.1f s (whole: %s), 2 slots %.1f s (%d parts): %.2fx (goal 1.7x)",
+		one.Seconds(), v1.Split.Reason, two.Seconds(), v2.Split.Parts, one.Seconds()/two.Seconds())
+	b.Logf("quality: frames %d stitched / %d single pass; video %.3f / %.3f s; audio starts %.3f / %.3f s (a frame is %.3f s)",
+		s.Frames, w.Frames, s.VDur, w.VDur, s.AStart, w.AStart, frame)
+	b.Logf("quality: PSNR %.2f / %.2f dB (goal: within 0.5 dB), SSIM %.4f / %.4f, worst frame %.2f dB below the same frame of the single pass (goal 3 dB)",
+		ps, pw, ss, sw, drop)
+}
+
+// ssimOf is the overall SSIM of a file's video against the source's.
+func ssimOf(tb testing.TB, path, source string) float64 {
+	tb.Helper()
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-i", source, "-lavfi", "[0:v][1:v]ssim", "-f", "null", "-").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("ssim: %v\n%s", err, out)
+	}
+	i := strings.LastIndex(string(out), "All:")
+	if i < 0 {
+		tb.Fatalf("ssim printed no All:\n%s", out)
+	}
+	v, err := strconv.ParseFloat(strings.Fields(string(out)[i+len("All:"):])[0], 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// worstFrameDrop is the most one frame of split's PSNR against the source falls below the same
+// frame of whole's, in dB.
+func worstFrameDrop(tb testing.TB, split, whole, source string) float64 {
+	tb.Helper()
+	a, w := framePSNR(tb, split, source), framePSNR(tb, whole, source)
+	worst := 0.0
+	for i := range min(len(a), len(w)) {
+		worst = max(worst, w[i]-a[i])
+	}
+	return worst
+}
+
+// framePSNR is each frame's PSNR (psnr_avg) of a file's video against the source's.
+func framePSNR(tb testing.TB, path, source string) []float64 {
+	tb.Helper()
+	stats := filepath.Join(tb.TempDir(), "psnr.log")
+	if out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-i", source, "-lavfi",
+		"[0:v][1:v]psnr=stats_file="+stats, "-f", "null", "-").CombinedOutput(); err != nil {
+		tb.Fatalf("psnr: %v\n%s", err, out)
+	}
+	f, err := os.Open(stats)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out []float64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		for _, field := range strings.Fields(sc.Text()) {
+			if v, ok := strings.CutPrefix(field, "psnr_avg:"); ok {
+				p, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					p = 100 // "inf": identical frames
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatal(fmt.Sprintf("%s: no per-frame PSNR", stats))
+	}
+	return out
+}
