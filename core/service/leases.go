@@ -274,14 +274,17 @@ func (s *Runs) lose(j *job.Job, now time.Time, why string) error {
 	return finished(j, s.bill, webhook.EventJobFailed)
 }
 
-// lost tells the observer of the jobs lose failed and wakes the claims of the classes it
-// requeued.
+// lost tells the observer of the jobs lose failed, cancels the parts of a split job among
+// them, and wakes the claims of the classes it requeued.
 func (s *Runs) lost(ctx context.Context, changed []*job.Job) {
 	observeFinished(s.p.Observer, changed)
 	requeued := map[job.Class]bool{}
 	for _, j := range changed {
 		if j.Status == job.StatusWaiting {
 			requeued[j.Class] = true
+		}
+		if j.Status.Terminal() {
+			s.cancelParts(ctx, splitParts(ctx, s.p.Jobs, j)) // a split job lost: its parts are of no use
 		}
 	}
 	for c := range requeued {

@@ -146,8 +146,17 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	if reason == "" {
 		plan = job.Split{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}
 		bounds := append(append([]float64{0}, cuts...), src.Duration)
+		// A part reads what the job reads: its inputs, given beside params or inside them.
+		var inner struct {
+			Inputs json.RawMessage `json:"inputs"`
+		}
+		_ = json.Unmarshal(j.Params, &inner)
 		for i, args := range run.Parts {
-			params, err := json.Marshal(map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)})
+			cmd := map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)}
+			if len(inner.Inputs) > 0 {
+				cmd["inputs"] = inner.Inputs
+			}
+			params, err := json.Marshal(cmd)
 			if err != nil {
 				return nil, err
 			}

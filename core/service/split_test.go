@@ -269,3 +269,25 @@ func TestSplitRefused(t *testing.T) {
 		t.Errorf("refused submits stored %d jobs", len(listed))
 	}
 }
+
+// TestSplitPartsReadTheJobsInputs: a job giving its inputs inside params gives them to its
+// parts too.
+func TestSplitPartsReadTheJobsInputs(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	j, err := h.submit.Submit(h.ctx, acc, jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(
+		`{"command":"ffmpeg -i in.mp4 -c:v libx264 out.mp4","split":"auto","inputs":{"in.mp4":"https://media.example.com/in.mp4"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Millisecond)
+	a := h.claimSplit(t, 2)
+	if plan := h.tell(t, a.Lease, source(60)).Split; plan == nil || len(plan.Parts) != 2 {
+		t.Fatalf("plan = %+v", plan)
+	}
+	part := h.claimSplit(t, 1)
+	if part.Lease.JobID == j.ID || !strings.Contains(string(part.Params), `"inputs":{"in.mp4":"https://media.example.com/in.mp4"}`) {
+		t.Fatalf("part params %s, want the job's inputs", part.Params)
+	}
+}
