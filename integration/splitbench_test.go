@@ -20,6 +20,8 @@ import (
 // on two cores) and the quality of the stitched output against the single-pass one: frames,
 // duration and audio start (within a frame), PSNR and SSIM against the source (within 0.5 dB),
 // and the largest drop of one frame's PSNR below the same frame's in the single pass (3 dB).
+// SPLIT_DEBUG=DIR keeps each run's control-plane log there (serve-1.log, serve-2.log), whose
+// "job dispatched" and "job finished" lines time the parts.
 func BenchmarkSplit(b *testing.B) {
 	dir := b.TempDir()
 	source := filepath.Join(dir, "in.mp4")
@@ -53,6 +55,9 @@ func BenchmarkSplit(b *testing.B) {
 		out := filepath.Join(b.TempDir(), "out.mp4")
 		if err := os.WriteFile(out, c.mustGet(j.Output.File.URL), 0o644); err != nil {
 			b.Fatal(err)
+		}
+		if d := os.Getenv("SPLIT_DEBUG"); d != "" {
+			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("serve-%d.log", len(cpus))), []byte(srv.log.String()), 0o644)
 		}
 		return took, out, v
 	}

@@ -199,6 +199,9 @@ type step struct {
 	stderr io.Writer
 	// executing tells the agent the job's compute begins; called once per job.
 	executing func()
+	// quiet: nobody reads the step's progress (a split's audio and join), so its first input
+	// is not probed for a length.
+	quiet bool
 }
 
 // spent is the job's cap that the steps before the next used up, if one is: the job fails as a
@@ -252,7 +255,7 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 		lastUs atomic.Int64
 	)
 	probed := make(chan struct{})
-	if first := firstLocalInput(plan.Args, staged); first == "" {
+	if first := firstLocalInput(plan.Args, staged); first == "" || st.quiet {
 		close(probed)
 	} else {
 		go func() {

@@ -32,6 +32,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		h.Waiting = func(bool) {}
 	}
 	deadline := time.Now().Add(st.timeout)
+	st.quiet = true
 	st.executing() // reading the keyframes is the job's compute
 	began := time.Now()
 	src, err := ProbeSplit(ctx, f.Sandbox, work, sp.Input)

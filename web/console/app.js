@@ -367,6 +367,10 @@ function jobPage(main, gen, jobID) {
     }
   };
 
+  // How a job that asked to be split ran: in parts, whole (and why), or not decided yet.
+  const splitOf = (sp) => sp.parts > 0 ? `${sp.parts} parts, encoded at once`
+    : sp.reason ? `whole: ${sp.reason}` : 'decided when the job starts';
+
   const drawHead = (j) => {
     const actions = h('div', { class: 'actions' });
     if (!terminal(j.status)) actions.append(h('button', { type: 'button', class: 'danger', onclick: () => act(`/jobs/${j.id}/cancel`) }, 'Cancel job'));
@@ -383,7 +387,8 @@ function jobPage(main, gen, jobID) {
         h('dt', {}, 'Run time'), h('dd', {}, jobDuration(j)),
         h('dt', {}, 'Cost'), h('dd', { id: 'job-cost' }, j.cost?.formatted ?? '—'),
         j.retryOf ? [h('dt', {}, 'Retry of'), h('dd', {}, h('a', { href: `#/jobs/${j.retryOf}` }, j.retryOf))] : null,
-        j.batchId ? [h('dt', {}, 'Batch'), h('dd', { class: 'mono' }, j.batchId)] : null),
+        j.batchId ? [h('dt', {}, 'Batch'), h('dd', { class: 'mono' }, j.batchId)] : null,
+        j.split ? [h('dt', {}, 'Split'), h('dd', { id: 'job-split' }, splitOf(j.split))] : null),
       actions);
   };
 
