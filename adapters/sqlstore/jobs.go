@@ -139,7 +139,7 @@ func (r *jobRow) job() (*job.Job, error) {
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
 		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
-		Worker:     r.Worker, ParentID: r.ParentID,
+		Worker: r.Worker, ParentID: r.ParentID,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
 	}
