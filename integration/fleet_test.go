@@ -121,6 +121,18 @@ func charges(t *testing.T, c *client) map[string]int {
 // free, none charged twice.
 func TestFleet(t *testing.T) {
 	t.Parallel()
+	forEachTransport(t, func(t *testing.T, tr transport, b backend) {
+		srv, control := fleetOn(t, tr, b, nil)
+		c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+		a := startWorker(t, control, 2)
+		startWorker(t, control, 2)
+		runFleet(t, c, a)
+	})
+}
+
+// forEachTransport runs fn in parallel subtests, once per transport of the workers: over HTTP
+// with serve on SQLite (the smallest fleet), over NATS with serve on PostgreSQL.
+func forEachTransport(t *testing.T, fn func(t *testing.T, tr transport, b backend)) {
 	for _, tr := range []transport{transportHTTP, transportNATS} {
 		t.Run(string(tr), func(t *testing.T) {
 			t.Parallel()
@@ -128,11 +140,7 @@ func TestFleet(t *testing.T) {
 			if tr == transportNATS {
 				b = postgresBackend
 			}
-			srv, control := fleetOn(t, tr, b, nil)
-			c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
-			a := startWorker(t, control, 2)
-			startWorker(t, control, 2)
-			runFleet(t, c, a)
+			fn(t, tr, b)
 		})
 	}
 }

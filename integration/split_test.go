@@ -83,19 +83,30 @@ func probeFacts(t testing.TB, path string) streamFacts {
 }
 
 // psnrOf is the average PSNR of a file's video against the source's.
-func psnrOf(t testing.TB, path, source string) float64 {
-	t.Helper()
-	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-i", source, "-lavfi", "[0:v][1:v]psnr", "-f", "null", "-").CombinedOutput()
+func psnrOf(tb testing.TB, path, source string) float64 {
+	return compared(tb, "psnr", "average:", path, source)
+}
+
+// ssimOf is the overall SSIM of a file's video against the source's.
+func ssimOf(tb testing.TB, path, source string) float64 {
+	return compared(tb, "ssim", "All:", path, source)
+}
+
+// compared runs FFmpeg's filter (psnr or ssim) over a file's video against the source's and
+// reads the figure its summary prints after label.
+func compared(tb testing.TB, filter, label, path, source string) float64 {
+	tb.Helper()
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-i", source, "-lavfi", "[0:v][1:v]"+filter, "-f", "null", "-").CombinedOutput()
 	if err != nil {
-		t.Fatalf("psnr: %v\n%s", err, out)
+		tb.Fatalf("%s: %v\n%s", filter, err, out)
 	}
-	i := strings.LastIndex(string(out), "average:")
+	i := strings.LastIndex(string(out), label)
 	if i < 0 {
-		t.Fatalf("psnr printed no average:\n%s", out)
+		tb.Fatalf("%s printed no %s\n%s", filter, label, out)
 	}
-	v, err := strconv.ParseFloat(strings.Fields(string(out)[i+len("average:"):])[0], 64)
+	v, err := strconv.ParseFloat(strings.Fields(string(out)[i+len(label):])[0], 64)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return v
 }
@@ -185,30 +196,13 @@ func TestSplitAndStitch(t *testing.T) {
 		})
 
 		t.Run("not splittable", func(t *testing.T) {
-			c := newClient(t, srv, key)
-			id := c.submit(ffmpegJob("ffmpeg -i in.mp4 -vf fps=10 -c:v libx264 -preset ultrafast out.mp4", inputs, map[string]any{"split": "auto"}))
-			if j := c.waitTerminal(id); j.Status != "complete" {
-				t.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
-			}
-			var v splitView
-			c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(t, http.StatusOK, &v)
-			if v.Split == nil || v.Split.Parts != 0 || !strings.Contains(v.Split.Reason, "fps") {
-				t.Fatalf("split = %+v, want no parts and a reason naming fps", v.Split)
-			}
+			newClient(t, srv, key).runsWhole(ffmpegJob("ffmpeg -i in.mp4 -vf fps=10 -c:v libx264 -preset ultrafast out.mp4", inputs, map[string]any{"split": "auto"}), "fps")
 		})
 
 		t.Run("too short", func(t *testing.T) {
 			c := newClient(t, srv, key)
 			short := c.uploadRaw("short.mp4", makeSplitSource(t, 2, "160x90"))
-			id := c.submit(ffmpegJob(splitCommand, map[string]any{"in.mp4": map[string]any{"url": short.URL}}, map[string]any{"split": "auto"}))
-			if j := c.waitTerminal(id); j.Status != "complete" {
-				t.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
-			}
-			var v splitView
-			c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(t, http.StatusOK, &v)
-			if v.Split == nil || v.Split.Parts != 0 || !strings.Contains(v.Split.Reason, "under 4 s") {
-				t.Fatalf("split = %+v, want no parts: the input is under the threshold", v.Split)
-			}
+			c.runsWhole(ffmpegJob(splitCommand, map[string]any{"in.mp4": map[string]any{"url": short.URL}}, map[string]any{"split": "auto"}), "under 4 s")
 		})
 
 		t.Run("refused", func(t *testing.T) {
@@ -230,17 +224,10 @@ func TestSplitAndStitch(t *testing.T) {
 // the job completes with every frame, charged once.
 func TestSplitPartWorkerKilled(t *testing.T) {
 	t.Parallel()
-	for _, tr := range []transport{transportHTTP, transportNATS} {
-		t.Run(string(tr), func(t *testing.T) {
-			t.Parallel()
-			b := sqliteBackend
-			if tr == transportNATS {
-				b = postgresBackend
-			}
-			srv, control := fleetOn(t, tr, b, map[string]string{"MEDIAJOBS_SPLIT_MIN_SECONDS": "4"})
-			killPartWorker(t, srv, control)
-		})
-	}
+	forEachTransport(t, func(t *testing.T, tr transport, b backend) {
+		srv, control := fleetOn(t, tr, b, map[string]string{"MEDIAJOBS_SPLIT_MIN_SECONDS": "4"})
+		killPartWorker(t, srv, control)
+	})
 }
 
 // killPartWorker runs a split job on three one-slot workers of control and kills the worker of
@@ -298,6 +285,21 @@ func killPartWorker(t *testing.T, srv *server, control string) {
 	out := c.download(j, t.TempDir())
 	if f := probeFacts(t, out); f.Frames != 12*25 || !f.Audio {
 		t.Errorf("output has %d frames (audio %v), want %d with audio", f.Frames, f.Audio, 12*25)
+	}
+}
+
+// runsWhole submits a job asking to be split that runs whole, and checks that it completes and
+// that its split names reason.
+func (c *client) runsWhole(body map[string]any, reason string) {
+	c.t.Helper()
+	id := c.submit(body)
+	if j := c.waitTerminal(id); j.Status != "complete" {
+		c.t.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
+	}
+	var v splitView
+	c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(c.t, http.StatusOK, &v)
+	if v.Split == nil || v.Split.Parts != 0 || !strings.Contains(v.Split.Reason, reason) {
+		c.t.Fatalf("split = %+v, want no parts and a reason naming %q", v.Split, reason)
 	}
 }
 

@@ -84,24 +84,6 @@ func BenchmarkSplit(b *testing.B) {
 		ps, pw, ss, sw, drop)
 }
 
-// ssimOf is the overall SSIM of a file's video against the source's.
-func ssimOf(tb testing.TB, path, source string) float64 {
-	tb.Helper()
-	out, err := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-i", path, "-i", source, "-lavfi", "[0:v][1:v]ssim", "-f", "null", "-").CombinedOutput()
-	if err != nil {
-		tb.Fatalf("ssim: %v\n%s", err, out)
-	}
-	i := strings.LastIndex(string(out), "All:")
-	if i < 0 {
-		tb.Fatalf("ssim printed no All:\n%s", out)
-	}
-	v, err := strconv.ParseFloat(strings.Fields(string(out)[i+len("All:"):])[0], 64)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return v
-}
-
 // worstFrameDrop is the most one frame of split's PSNR against the source falls below the same
 // frame of whole's, in dB.
 func worstFrameDrop(tb testing.TB, split, whole, source string) float64 {
