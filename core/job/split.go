@@ -10,16 +10,23 @@ type Split struct {
 	Reason string `json:"reason,omitempty"`
 	// Parts are the part jobs, in the order they join, once the input was cut.
 	Parts []SplitPart `json:"parts,omitempty"`
-	// Audio, AudioName, ListName, List and Join are the commands the job's own runner runs
-	// around the parts (validator.SplitRun), kept so that each heartbeat answers the same plan.
+	// Around are the commands the job's own runner runs around the parts, kept so that each
+	// heartbeat answers the same plan.
+	Around
+	// MaxParts is how many parts the job may be cut into, decided when it was claimed (the
+	// free slots of its class).
+	MaxParts int `json:"maxParts,omitempty"`
+}
+
+// Around are the commands of a split that the job's own runner runs around its parts
+// (validator.SplitRun): Audio, writing AudioName, while the parts are encoded; then List written
+// under ListName, and Join, which concatenates the parts and muxes the audio in.
+type Around struct {
 	Audio     []string `json:"audio,omitempty"`
 	AudioName string   `json:"audioName,omitempty"`
 	ListName  string   `json:"listName,omitempty"`
 	List      string   `json:"list,omitempty"`
 	Join      []string `json:"join,omitempty"`
-	// MaxParts is how many parts the job may be cut into, decided when it was claimed (the
-	// free slots of its class).
-	MaxParts int `json:"maxParts,omitempty"`
 }
 
 // SplitPart is one part of a split job: the part job that encodes it, the file it writes, and

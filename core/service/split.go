@@ -109,7 +109,7 @@ func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueu
 		}
 		return &workqueue.SplitPlan{Reason: j.Split.Reason}, false, nil
 	}
-	plan := &workqueue.SplitPlan{Audio: j.Split.Audio, AudioName: j.Split.AudioName, ListName: j.Split.ListName, List: j.Split.List, Join: j.Split.Join}
+	plan := &workqueue.SplitPlan{Around: j.Split.Around}
 	for i, p := range j.Split.Parts {
 		part, err := s.p.Jobs.Get(ctx, p.JobID)
 		if err != nil {
@@ -144,7 +144,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	var parts []*job.Job
 	plan := job.Split{}
 	if reason == "" {
-		plan = job.Split{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}
+		plan = job.Split{Around: job.Around{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}}
 		bounds := append(append([]float64{0}, cuts...), src.Duration)
 		// A part reads what the job reads: its inputs, given beside params or inside them.
 		var inner struct {

@@ -135,13 +135,9 @@ type SplitSource struct {
 // complete, reading each part's file through OpenAsset under its name and writing List under
 // ListName, Join, whose output is the job's.
 type SplitPlan struct {
-	Reason    string      `json:"reason,omitempty"`
-	Parts     []PartState `json:"parts,omitempty"`
-	Audio     []string    `json:"audio,omitempty"`
-	AudioName string      `json:"audioName,omitempty"`
-	ListName  string      `json:"listName,omitempty"`
-	List      string      `json:"list,omitempty"`
-	Join      []string    `json:"join,omitempty"`
+	Reason string      `json:"reason,omitempty"`
+	Parts  []PartState `json:"parts,omitempty"`
+	job.Around
 }
 
 // PartState is one part of a split job as its runner sees it.

@@ -622,7 +622,7 @@ func TestSplitPartsHidden(t *testing.T, f Features, newStore Constructor) {
 	s, ctx := newStore(t), context.Background()
 	parent := newJob(t, "acc_split", base, job.ClassCPU)
 	parent.Split = &job.Split{Parts: []job.SplitPart{{JobID: "job_p1", Name: "split_part_001.mp4", Start: 0, End: 2.5}},
-		Audio: []string{"-i", "in.mp4", "a.mp4"}, AudioName: "a.mp4", ListName: "l.txt", List: "file 'split_part_001.mp4'\n", Join: []string{"-f", "concat"}}
+		Around: job.Around{Audio: []string{"-i", "in.mp4", "a.mp4"}, AudioName: "a.mp4", ListName: "l.txt", List: "file 'split_part_001.mp4'\n", Join: []string{"-f", "concat"}}}
 	mustCreate(t, s, parent)
 	part := newJob(t, "acc_split", base.Add(time.Second), job.ClassCPU)
 	part.ParentID = parent.ID
