@@ -86,3 +86,27 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLocalInput: the first staged input and what its own -ss skips, which shortens what
+// the run can write of it (a split's part reads its input from its cut on).
+func TestFirstLocalInput(t *testing.T) {
+	t.Parallel()
+	staged := map[string]bool{"in.mp4": true, "logo.png": true}
+	tests := []struct {
+		args []string
+		name string
+		seek float64
+	}{
+		{[]string{"-i", "in.mp4", "out.mp4"}, "in.mp4", 0},
+		{[]string{"-ss", "30.000000", "-i", "in.mp4", "-an", "part.mp4"}, "in.mp4", 30},
+		{[]string{"-ss", "12", "-f", "lavfi", "-i", "testsrc", "-i", "in.mp4", "out.mp4"}, "in.mp4", 0},
+		{[]string{"-f", "lavfi", "-i", "testsrc", "-ss", "00:01:00", "-i", "in.mp4", "out.mp4"}, "in.mp4", 60},
+		{[]string{"-f", "lavfi", "-i", "testsrc", "out.mp4"}, "", 0},
+	}
+	for _, tt := range tests {
+		name, seek := firstLocalInput(tt.args, staged)
+		if name != tt.name || seek != tt.seek {
+			t.Errorf("firstLocalInput(%q) = %q, %v; want %q, %v", tt.args, name, seek, tt.name, tt.seek)
+		}
+	}
+}

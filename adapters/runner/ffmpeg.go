@@ -255,14 +255,15 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 		lastUs atomic.Int64
 	)
 	probed := make(chan struct{})
-	if first := firstLocalInput(plan.Args, staged); first == "" || st.quiet {
+	if first, seek := firstLocalInput(plan.Args, staged); first == "" || st.quiet {
 		close(probed)
 	} else {
 		go func() {
 			defer close(probed)
 			if m, err := Probe(ctx, f.Sandbox, work, first); err == nil && m.DurationMs > 0 {
 				durMu.Lock()
-				if p := m.DurationMs * 1000; durUs <= 0 || p < durUs {
+				// An input read from -ss on (a split's part, say) is that much shorter.
+				if p := m.DurationMs*1000 - int64(seek*1e6); p > 0 && (durUs <= 0 || p < durUs) {
 					durUs = p
 				}
 				durMu.Unlock()
@@ -348,14 +349,20 @@ func (f *FFmpeg) internal(jobID, what string, err error) *workqueue.Failure {
 	return &workqueue.Failure{Kind: workqueue.KindInternal, Message: what}
 }
 
-// firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none).
-func firstLocalInput(args []string, inputs map[string]bool) string {
+// firstLocalInput is the first -i argument that names a staged file (lavfi graphs have none),
+// and the seconds its -ss skips of it.
+func firstLocalInput(args []string, inputs map[string]bool) (name string, seek float64) {
+	start := 0
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "-i" && inputs[args[i+1]] {
-			return args[i+1]
+		if args[i] != "-i" {
+			continue
 		}
+		if inputs[args[i+1]] {
+			return args[i+1], max(parseTime(fileOptions(args[start:i]).ss), 0)
+		}
+		start = i + 2
 	}
-	return ""
+	return "", 0
 }
 
 // collect stores every regular file the commands wrote (those skip names excepted: the inputs,
