@@ -282,17 +282,37 @@ func (s *Runs) partsCompute(ctx context.Context, id string) (int64, []*job.Job, 
 	return ms, parts, nil
 }
 
-// cancelParts cancels the parts that have not finished: their job failed, or was cancelled.
+// cancelParts ends the parts of a split job that has ended, or whose cut was abandoned: those
+// not finished are cancelled, and the files any of them stored are deleted, since only their
+// job read them.
 func (s *Runs) cancelParts(ctx context.Context, parts []*job.Job) {
 	for _, p := range parts {
-		_, err := s.p.Jobs.Update(ctx, p.ID, func(j *job.Job) error {
+		j, err := s.p.Jobs.Update(ctx, p.ID, func(j *job.Job) error {
 			if j.Status.Terminal() {
 				return errUnchanged
 			}
 			return j.Cancel(s.p.Clock.Now())
 		})
-		if err != nil && !errors.Is(err, errUnchanged) {
-			s.p.Log.Warn("cancelling a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
+		if errors.Is(err, errUnchanged) {
+			j, err = s.p.Jobs.Get(ctx, p.ID)
+		}
+		if err != nil {
+			s.p.Log.Warn("ending a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
+			continue
+		}
+		names := map[string]bool{}
+		for _, u := range j.Uploads {
+			names[u.Name] = true
+		}
+		if j.Output != nil {
+			for _, f := range j.Output.Files {
+				names[f.Path] = true
+			}
+		}
+		for n := range names {
+			if err := s.p.Blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, n)); err != nil {
+				s.p.Log.Warn("deleting a part's file failed", "job", p.ParentID, "part", p.ID, "file", n, "err", err)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -122,6 +124,11 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 	h.storeFiles(t, a.Lease, []job.File{{Path: "out.mp4", Size: 300}})
 	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 300}}, ComputeMs: 500, Started: true}); err != nil {
 		t.Fatalf("Report: %v", err)
+	}
+	for i, p := range as {
+		if _, err := h.blobs.Open(h.ctx, blob.OutputKey(acc.ID, p.Lease.JobID, plan.Parts[i].Name)); !errors.Is(err, problem.ErrNotFound) {
+			t.Errorf("part %d's file is kept after its job completed: %v", i+1, err)
+		}
 	}
 	done := h.job(t, parent.ID)
 	if done.Status != job.StatusComplete || done.ComputeMs != 2500 {
