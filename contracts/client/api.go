@@ -102,6 +102,9 @@ type FFmpegJob struct {
 	// values by name (absent ones take their defaults).
 	Preset    string
 	Variables map[string]any
+	// Split is params.split: "auto" asks for the encode to be split across the workers (Pro);
+	// empty leaves the default (off).
+	Split string
 }
 
 // Request builds the JobRequest of POST /jobs.
@@ -121,6 +124,9 @@ func (f FFmpegJob) Request() (JobRequest, error) {
 	}
 	if f.Compute != "" {
 		params["compute"] = f.Compute
+	}
+	if f.Split != "" {
+		params["split"] = f.Split
 	}
 	req := JobRequest{Type: "ffmpeg", Params: &JobRequest_Params{}}
 	// The unions of the generated request take raw JSON; going through it keeps this independent

@@ -178,7 +178,7 @@ func TestFFmpegJobRequest(t *testing.T) {
 	req, err := client.FFmpegJob{
 		Command: "ffmpeg -i in.mp4 out.mp4",
 		Inputs:  map[string]any{"in.mp4": "https://example.com/a.mp4", "subs.srt": map[string]string{"content": "1\n"}},
-		Timeout: 60, Compute: "cpu",
+		Timeout: 60, Compute: "cpu", Split: "auto",
 	}.Request()
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestFFmpegJobRequest(t *testing.T) {
 	_ = json.Unmarshal(b, &got)
 	_ = json.Unmarshal([]byte(`{"type":"ffmpeg",
 		"inputs":{"in.mp4":"https://example.com/a.mp4","subs.srt":{"content":"1\n"}},
-		"params":{"command":"ffmpeg -i in.mp4 out.mp4","timeout":60,"compute":"cpu"}}`), &want)
+		"params":{"command":"ffmpeg -i in.mp4 out.mp4","timeout":60,"compute":"cpu","split":"auto"}}`), &want)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("request JSON (-want +got):\n%s", diff)
 	}
