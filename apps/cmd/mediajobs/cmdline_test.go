@@ -165,6 +165,7 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{name: "no command", args: []string{"--key", "mj_x"}, want: "usage: mediajobs run"},
 		{name: "bad compute", args: []string{"--key", "mj_x", "--compute", "tpu", "ffmpeg -i a b"}, want: `--compute "tpu": want auto, cpu or gpu`},
+		{name: "bad split", args: []string{"--key", "mj_x", "--split", "fast", "ffmpeg -i a b"}, want: `--split "fast": want auto or off`},
 		{name: "bad timeout", args: []string{"--key", "mj_x", "--timeout", "901", "ffmpeg -i a b"}, want: "--timeout 901: want 1 to 900 seconds"},
 		{name: "bad priority", args: []string{"--key", "mj_x", "--priority", "urgent", "ffmpeg -i a b"}, want: `--priority "urgent": want low, normal or high`},
 		{name: "no key", args: []string{"--key", "", "ffmpeg -i a b"}, want: "no API key"},

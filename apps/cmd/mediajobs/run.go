@@ -111,6 +111,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	compute := fs.String("compute", "", "`auto`, cpu or gpu (default: the service's, auto)")
 	timeout := fs.Int("timeout", 0, "the job's time limit in `seconds`, 1 to 900 (default: the service's, 120)")
 	priority := fs.String("priority", "", "`low`, normal or high (high needs the Pro plan): the job's order among waiting jobs (default normal)")
+	split := fs.String("split", "", "`auto` splits a long encode across the workers (Pro; see docs/api.md), off never (default: off)")
 	presetName := fs.String("preset", "", "run the preset `NAME` instead of a command; the arguments are its input files")
 	var vars varFlags
 	fs.Var(&vars, "v", "a preset's variable `VAR=VALUE`; repeatable")
@@ -149,6 +150,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "", "auto", "cpu", "gpu":
 	default:
 		return usageErr("--compute %q: want auto, cpu or gpu", *compute)
+	}
+	if *split != "" && *split != "auto" && *split != "off" {
+		return usageErr("--split %q: want auto or off", *split)
 	}
 	if *timeout != 0 && (*timeout < 1 || *timeout > 900) {
 		return usageErr("--timeout %d: want 1 to 900 seconds", *timeout)
@@ -248,7 +252,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	req, err := client.FFmpegJob{Command: command, Inputs: jobInputs, Timeout: *timeout, Compute: *compute,
-		Preset: *presetName, Variables: variables}.Request()
+		Split: *split, Preset: *presetName, Variables: variables}.Request()
 	if err != nil {
 		fmt.Fprintf(stderr, "mediajobs run: %v\n", err)
 		return 1
