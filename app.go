@@ -497,7 +497,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	collect(err)
 	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
 	collect(err)
-	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer,
+	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Blobs: blobs, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer,
 		Observer: obs})
 	collect(err)
 	uc.Batches, err = service.NewBatches(service.BatchesPorts{Gate: gate, Batches: store, Clock: clk, Waker: waker})

@@ -3,9 +3,11 @@ package service
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -14,7 +16,9 @@ import (
 
 // CancelPorts are what cancelling a job needs.
 type CancelPorts struct {
-	Jobs    job.Store
+	Jobs job.Store
+	// Blobs hold the files of a split job's parts, deleted when the job is cancelled.
+	Blobs   blob.Store
 	Pricing *billing.Pricing
 	Clock   clock.Clock
 	Stopper Stopper
@@ -26,6 +30,7 @@ type CancelPorts struct {
 // Cancel is POST /jobs/{id}/cancel.
 type Cancel struct {
 	jobs    job.Store
+	blobs   blob.Store
 	bill    biller
 	clock   clock.Clock
 	stopper Stopper
@@ -35,12 +40,12 @@ type Cancel struct {
 
 // NewCancel returns the Cancel use case.
 func NewCancel(p CancelPorts) (*Cancel, error) {
-	err := errors.Join(need("Cancel", port{"a job store", p.Jobs}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
+	err := errors.Join(need("Cancel", port{"a job store", p.Jobs}, port{"a blob store", p.Blobs}, port{"pricing", p.Pricing}, port{"a clock", p.Clock},
 		port{"a stopper", p.Stopper}, port{"an observer", p.Observer}), p.Viewer.check())
 	if err != nil {
 		return nil, err
 	}
-	return &Cancel{jobs: p.Jobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer, obs: p.Observer}, nil
+	return &Cancel{jobs: p.Jobs, blobs: p.Blobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer, obs: p.Observer}, nil
 }
 
 // Cancel stops the account's job and returns it as GET /jobs/{id} does, cost included. A waiting
@@ -87,8 +92,9 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 	if wasRunning || j.DispatchedAt != nil {
 		s.stopper.Stop(ctx, j.ID)
 	}
+	endParts(ctx, s.jobs, s.blobs, s.clock, slog.Default(), parts)
 	for _, p := range parts {
-		if _, err := s.jobs.Update(ctx, p.ID, func(p *job.Job) error { return p.Cancel(s.clock.Now()) }); err == nil {
+		if p.Status == job.StatusDispatched || p.Status == job.StatusRunning {
 			s.stopper.Stop(ctx, p.ID)
 		}
 	}

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"strconv"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/clock"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
@@ -282,22 +284,27 @@ func (s *Runs) partsCompute(ctx context.Context, id string) (int64, []*job.Job, 
 	return ms, parts, nil
 }
 
-// cancelParts ends the parts of a split job that has ended, or whose cut was abandoned: those
-// not finished are cancelled, and the files any of them stored are deleted, since only their
-// job read them.
+// cancelParts ends the parts of a split job that has ended, or whose cut was abandoned (see
+// endParts).
 func (s *Runs) cancelParts(ctx context.Context, parts []*job.Job) {
+	endParts(ctx, s.p.Jobs, s.p.Blobs, s.p.Clock, s.p.Log, parts)
+}
+
+// endParts ends parts of a split job: those not finished are cancelled, and the files any of
+// them stored are deleted, since only their job read them.
+func endParts(ctx context.Context, jobs job.Store, blobs blob.Store, clk clock.Clock, log *slog.Logger, parts []*job.Job) {
 	for _, p := range parts {
-		j, err := s.p.Jobs.Update(ctx, p.ID, func(j *job.Job) error {
+		j, err := jobs.Update(ctx, p.ID, func(j *job.Job) error {
 			if j.Status.Terminal() {
 				return errUnchanged
 			}
-			return j.Cancel(s.p.Clock.Now())
+			return j.Cancel(clk.Now())
 		})
 		if errors.Is(err, errUnchanged) {
-			j, err = s.p.Jobs.Get(ctx, p.ID)
+			j, err = jobs.Get(ctx, p.ID)
 		}
 		if err != nil {
-			s.p.Log.Warn("ending a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
+			log.Warn("ending a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
 			continue
 		}
 		names := map[string]bool{}
@@ -310,8 +317,8 @@ func (s *Runs) cancelParts(ctx context.Context, parts []*job.Job) {
 			}
 		}
 		for n := range names {
-			if err := s.p.Blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, n)); err != nil {
-				s.p.Log.Warn("deleting a part's file failed", "job", p.ParentID, "part", p.ID, "file", n, "err", err)
+			if err := blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, n)); err != nil {
+				log.Warn("deleting a part's file failed", "job", p.ParentID, "part", p.ID, "file", n, "err", err)
 			}
 		}
 	}

@@ -191,7 +191,8 @@ func TestSplitPartFailsTwice(t *testing.T) {
 	}
 }
 
-// TestSplitCancelCascades: cancelling a split job cancels its parts.
+// TestSplitCancelCascades: cancelling a split job cancels its parts and deletes the files of
+// those that had completed.
 func TestSplitCancelCascades(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
@@ -199,16 +200,25 @@ func TestSplitCancelCascades(t *testing.T) {
 	parent := h.submitSplit(t, acc, splitParams)
 	a := h.claimSplit(t, 2)
 	plan := h.tell(t, a.Lease, source(60)).Split
+	if len(plan.Parts) != 2 {
+		t.Fatalf("plan = %+v", plan)
+	}
+	// Part 1 completes before the cancel; part 2 has not started.
+	first := h.claimSplit(t, 1)
+	done := []job.File{{Path: plan.Parts[0].Name, Size: 10}}
+	h.storeFiles(t, first.Lease, done)
+	if err := h.runs.Report(h.ctx, first.Lease, workqueue.Result{Files: done, ComputeMs: 100, Started: true}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.cancel.Cancel(h.ctx, acc, parent.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range h.job(t, parent.ID).Split.Parts {
-		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
-			t.Errorf("part %s is %s, want cancelled", p.Name, s)
-		}
+	parts := h.job(t, parent.ID).Split.Parts
+	if s := h.job(t, parts[1].JobID).Status; s != job.StatusCancelled {
+		t.Errorf("part 2 is %s, want cancelled", s)
 	}
-	if len(plan.Parts) != 2 {
-		t.Fatalf("plan = %+v", plan)
+	if _, err := h.blobs.Open(h.ctx, blob.OutputKey(acc.ID, parts[0].JobID, parts[0].Name)); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("part 1's file is kept after its job was cancelled: %v", err)
 	}
 }
 

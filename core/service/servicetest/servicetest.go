@@ -202,7 +202,7 @@ func Compose(o Options) (*Harness, error) {
 	must(err)
 	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
 	must(err)
-	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer,
+	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Blobs: h.Blobs, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer,
 		Observer: o.Observer})
 	must(err)
 	h.Uploads, err = service.NewUploads(service.UploadsPorts{Assets: h.Assets, Blobs: h.Blobs, Clock: h.Clock, MaxUpload: o.MaxUpload,
