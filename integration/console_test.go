@@ -44,7 +44,7 @@ func setupConsole(t *testing.T) *consoleBundle {
 	recv := newWebhookReceiver(t)
 	s := startServer(t, serverOpts{Backend: sqliteBackend, Unthrottled: true, Env: map[string]string{
 		"MEDIAJOBS_VALIDATOR_WASM":         wasmFile,
-		"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8", "SSL_CERT_FILE": recv.certFile}})
+		"MEDIAJOBS_ALLOW_PRIVATE_NETWORKS": "127.0.0.0/8", "SSL_CERT_FILE": recv.certFile, "MEDIAJOBS_SPLIT_MIN_SECONDS": "4"}})
 	acct := createAccount(t, s, "pro")
 	b := &consoleBundle{s: s, c: newClient(t, s, acct.APIKey), key: acct.APIKey, recv: recv}
 
@@ -672,6 +672,15 @@ func TestConsole(t *testing.T) {
 		b.screenshot(t, "progress")
 		b.run(t, "watch it complete", 150*time.Second,
 			wait(`document.querySelector('#job-status')?.dataset.status === 'complete'`, 140*time.Second))
+		b.noErrors(t)
+	})
+
+	t.Run("SplitJobShowsItsParts", func(t *testing.T) {
+		up := b.c.uploadRaw("src.mp4", makeSplitSource(t, 8, "160x90"))
+		id := b.c.submit(ffmpegJob(splitCommand, map[string]any{"in.mp4": map[string]any{"url": up.URL}}, map[string]any{"split": "auto"}))
+		b.goTo(t, "#/jobs/"+id, `#job-status`)
+		b.run(t, "see it complete in parts", 90*time.Second,
+			wait(`document.querySelector('#job-status')?.dataset.status === 'complete' && document.querySelector('#job-split')?.textContent === '2 parts, encoded at once'`, 80*time.Second))
 		b.noErrors(t)
 	})
 
