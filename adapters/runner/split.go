@@ -84,7 +84,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 
 	// Wait for the parts, holding no slot: this runner may take one of them meanwhile.
 	h.Waiting(true)
-	plan, fail := f.waitParts(ctx, plan, h)
+	plan, fail := f.waitParts(ctx, plan, h, deadline, st.total)
 	h.Waiting(false)
 	if fail != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
@@ -124,14 +124,19 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 
 // waitParts asks after the parts until every one is complete, telling the job's progress as
 // their mean; a part that fails for good fails the job on the control plane's side, which
-// answers the heartbeat with Cancelled and ends ctx.
-func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks) (*workqueue.SplitPlan, *workqueue.Failure) {
+// answers the heartbeat with Cancelled and ends ctx. The job's time limit holds over the wait:
+// parts still running at its deadline fail the job RUNNER_TIMEOUT.
+func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks, deadline time.Time, total time.Duration) (*workqueue.SplitPlan, *workqueue.Failure) {
 	t := time.NewTicker(splitPoll)
 	defer t.Stop()
+	late := time.NewTimer(time.Until(deadline))
+	defer late.Stop()
 	for !plan.Done() {
 		select {
 		case <-ctx.Done():
 			return nil, cancelled()
+		case <-late.C:
+			return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds while its parts were encoded", int(total/time.Second)), nil)
 		case <-t.C:
 		}
 		next, err := h.Split(ctx, nil)
