@@ -50,6 +50,31 @@ func source(duration float64) *workqueue.SplitSource {
 	return src
 }
 
+// split is a split job on its way: its account, the job, its runner's assignment and the plan
+// the control plane answered to a 60-second source.
+type split struct {
+	h      *harness
+	acc    account.Account
+	parent *job.Job
+	a      workqueue.Assignment
+	plan   *workqueue.SplitPlan
+}
+
+// startSplit submits a splittable job for a Pro account, claims it as a runner of slots and
+// tells it a 60-second source; the plan must have parts parts.
+func startSplit(t *testing.T, slots, parts int) split {
+	t.Helper()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, slots)
+	plan := h.tell(t, a.Lease, source(60)).Split
+	if plan == nil || len(plan.Parts) != parts {
+		t.Fatalf("plan = %+v, want %d parts", plan, parts)
+	}
+	return split{h: h, acc: acc, parent: parent, a: a, plan: plan}
+}
+
 func (h *harness) tell(t *testing.T, l workqueue.Lease, src *workqueue.SplitSource) workqueue.Ack {
 	t.Helper()
 	ack, err := h.runs.Heartbeat(h.ctx, workqueue.Beat{Lease: l, Executing: true, Split: src})
@@ -64,16 +89,12 @@ func (h *harness) tell(t *testing.T, l workqueue.Lease, src *workqueue.SplitSour
 // compute of every part and its own, with the events of one job.
 func TestSplitRunsAsOneJob(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	acc := h.open(t, account.PlanPro, 1000)
-	parent := h.submitSplit(t, acc, splitParams)
-	a := h.claimSplit(t, 2)
+	sp := startSplit(t, 2, 2)
+	h, acc, parent, a, plan := sp.h, sp.acc, sp.parent, sp.a, sp.plan
 	if a.SplitParts != 2 {
 		t.Fatalf("SplitParts = %d, want 2 (the claiming runner's slots)", a.SplitParts)
 	}
-	ack := h.tell(t, a.Lease, source(60))
-	plan := ack.Split
-	if plan == nil || len(plan.Parts) != 2 || plan.Audio == nil || plan.Join == nil || plan.Reason != "" {
+	if plan.Audio == nil || plan.Join == nil || plan.Reason != "" {
 		t.Fatalf("plan = %+v, want 2 parts, the audio and the join", plan)
 	}
 	if v, _ := h.jobs.Get(h.ctx, acc, parent.ID); v.Split == nil || v.Split.Parts != 2 {
@@ -104,7 +125,7 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 			t.Fatalf("part %d report: %v", i+1, err)
 		}
 	}
-	ack = h.beat(t, a.Lease, 0.9, true)
+	ack := h.beat(t, a.Lease, 0.9, true)
 	if ack.Split == nil || !ack.Split.Done() {
 		t.Fatalf("after both parts: %+v, want every part complete", ack.Split)
 	}
@@ -160,14 +181,8 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 // split job naming it, and the job's runner is told to stop.
 func TestSplitPartFailsTwice(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	acc := h.open(t, account.PlanPro, 1000)
-	parent := h.submitSplit(t, acc, splitParams)
-	a := h.claimSplit(t, 3)
-	plan := h.tell(t, a.Lease, source(60)).Split
-	if plan == nil || len(plan.Parts) != 3 {
-		t.Fatalf("plan = %+v, want 3 parts", plan)
-	}
+	sp := startSplit(t, 3, 3)
+	h, parent, a := sp.h, sp.parent, sp.a
 	for attempt := 1; attempt <= 2; attempt++ {
 		p := h.claimSplit(t, 1)
 		if p.Lease.Attempt != attempt {
@@ -195,14 +210,8 @@ func TestSplitPartFailsTwice(t *testing.T) {
 // those that had completed.
 func TestSplitCancelCascades(t *testing.T) {
 	t.Parallel()
-	h := setup(t)
-	acc := h.open(t, account.PlanPro, 1000)
-	parent := h.submitSplit(t, acc, splitParams)
-	a := h.claimSplit(t, 2)
-	plan := h.tell(t, a.Lease, source(60)).Split
-	if len(plan.Parts) != 2 {
-		t.Fatalf("plan = %+v", plan)
-	}
+	sp := startSplit(t, 2, 2)
+	h, acc, parent, plan := sp.h, sp.acc, sp.parent, sp.plan
 	// Part 1 completes before the cancel; part 2 has not started.
 	first := h.claimSplit(t, 1)
 	done := []job.File{{Path: plan.Parts[0].Name, Size: 10}}
