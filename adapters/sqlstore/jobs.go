@@ -476,7 +476,7 @@ func (s *Store) candidates(tx bun.IDB, class job.Class, limit int) (groups, cand
 		GroupExpr("g.account_id, g.priority")
 	cands = tx.NewSelect().TableExpr("grp").
 		Join("JOIN jobs AS w ON w.account_id = grp.account_id AND w.priority = grp.priority").
-		ColumnExpr("w.id, w.account_id, w.priority, w.created_at, grp.served").
+		ColumnExpr("w.id, w.account_id, w.priority, w.created_at, w.parent_id, grp.served").
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY w.account_id, w.priority ORDER BY w.created_at, w.id) AS turn").
 		ColumnExpr("(SELECT COALESCE(SUM(h.n), 0) FROM grp AS h WHERE h.account_id = w.account_id AND h.priority > w.priority) AS higher").
 		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class)).
@@ -487,7 +487,9 @@ func (s *Store) candidates(tx bun.IDB, class job.Class, limit int) (groups, cand
 // withinCaps keeps the candidates that fit their account's concurrency cap: the account's
 // dispatched and running jobs plus the job's rank among its waiting ones (higher priority
 // first, then oldest: those of a higher priority, then its turn) stay within the cap of its
-// plan. Accounts whose plan has no cap, or that the accounts table lacks, pass.
+// plan. Accounts whose plan has no cap, or that the accounts table lacks, pass, and so do a
+// split job's parts, which are neither counted nor capped: their job is (a split job waiting
+// for its parts must not hold the slots they need).
 func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.SelectQuery {
 	caps := "CASE a.plan"
 	var args []any
@@ -504,9 +506,9 @@ func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.Sele
 		// Each account's active jobs are counted once, not once for each of its waiting jobs.
 		Join("LEFT JOIN (?) AS x ON x.account_id = r.account_id", tx.NewSelect().TableExpr("jobs AS x").
 			ColumnExpr("x.account_id, COUNT(*) AS n").Where("x.status IN (?)",
-			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).GroupExpr("x.account_id")).
+			bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).Where("x.parent_id IS NULL").GroupExpr("x.account_id")).
 		ColumnExpr("COALESCE(x.n, 0) AS active")
-	return tx.NewSelect().TableExpr("(?) AS c", capped).ColumnExpr("c.*").Where("c.cap IS NULL OR c.active + c.rn <= c.cap")
+	return tx.NewSelect().TableExpr("(?) AS c", capped).ColumnExpr("c.*").Where("c.cap IS NULL OR c.parent_id IS NOT NULL OR c.active + c.rn <= c.cap")
 }
 
 // Queue returns an account's waiting jobs with their positions among all the waiting jobs of

@@ -66,7 +66,8 @@ type ClaimParams struct {
 	// Concurrency caps, per plan name, the jobs of one account that are dispatched or running
 	// at once: a waiting job of an account at its cap is skipped and keeps waiting, and younger
 	// jobs of other accounts go first. Accounts on a plan missing from the map, or unknown to
-	// the store, have no cap; a nil map caps nothing.
+	// the store, have no cap; a nil map caps nothing. A split job's parts are neither counted
+	// nor capped: their job is, and it waits for them.
 	Concurrency map[string]int
 	// Worker is the ID of the worker credential claiming; each claimed job records it.
 	Worker string

@@ -125,3 +125,44 @@ func TestConcurrentClaimersKeepTheCap(t *testing.T, f Features, newStore Constru
 		t.Fatalf("concurrent claimers dispatched %d jobs of an account capped at 2", n)
 	}
 }
+
+// TestSplitPartsOutsideTheCap: a split job's parts are neither counted against their account's
+// concurrency cap nor held by it, so a split job that fills the cap while it waits for its parts
+// does not hold them back; the account's other jobs still wait for the cap.
+func TestSplitPartsOutsideTheCap(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := setupAccounts(t, newStore)
+	claim := func() []string {
+		t.Helper()
+		js, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 5, Lease: time.Minute, Now: base, Concurrency: accountCaps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(js)
+	}
+	parent := newJob(t, "acc_free", base, job.ClassCPU)
+	mustCreate(t, s, parent)
+	if d := cmp.Diff([]string{parent.ID}, claim()); d != "" {
+		t.Fatalf("claiming the split job (-want +got):\n%s", d)
+	}
+	other := newJob(t, "acc_free", base.Add(time.Second), job.ClassCPU)
+	mustCreate(t, s, other)
+	var parts []string
+	for i := range 2 {
+		p := newJob(t, "acc_free", base.Add(time.Duration(2+i)*time.Second), job.ClassCPU)
+		p.ParentID = parent.ID
+		mustCreate(t, s, p)
+		parts = append(parts, p.ID)
+	}
+	// The free plan's cap is 1, which the split job holds: its parts go, the other job waits.
+	if d := cmp.Diff(parts, claim()); d != "" {
+		t.Fatalf("claim with the cap full (-want +got):\n%s", d)
+	}
+	if _, err := s.Update(ctx, parent.ID, func(j *job.Job) error { return j.Cancel(base) }); err != nil {
+		t.Fatal(err)
+	}
+	// Running parts do not count: with their job ended, the other job goes.
+	if d := cmp.Diff([]string{other.ID}, claim()); d != "" {
+		t.Fatalf("claim after the split job ended (-want +got):\n%s", d)
+	}
+}

@@ -237,7 +237,7 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 		if j.Status == job.StatusWaiting && j.Class == p.Class {
 			waiting = append(waiting, j)
 		}
-		if j.Status == job.StatusDispatched || j.Status == job.StatusRunning {
+		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && !j.IsPart() {
 			active[j.AccountID]++
 		}
 	}
@@ -247,7 +247,7 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 		if len(kept) == p.Limit {
 			break
 		}
-		if limit, ok := p.Concurrency[m.plans[j.AccountID]]; ok {
+		if limit, ok := p.Concurrency[m.plans[j.AccountID]]; ok && !j.IsPart() {
 			if active[j.AccountID] >= limit {
 				continue
 			}

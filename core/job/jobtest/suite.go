@@ -45,6 +45,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestListNewestFirstPagedAndFiltered,
 		TestClaimOldestFirstByClassOnce,
 		TestClaimSkipsAccountsAtTheirConcurrency,
+		TestSplitPartsOutsideTheCap,
 		TestConcurrentClaimersKeepTheCap,
 		TestClaimByPriorityThenTurns,
 		TestClaimsOfManyRotateAccounts,
