@@ -144,7 +144,7 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 		claimed := len(jobs)
 		jobs = s.funded(ctx, jobs)
 		for _, j := range jobs {
-			if j.DispatchedAt != nil {
+			if j.DispatchedAt != nil && !j.IsPart() { // a part waits from its job's submit: not a wait
 				s.p.Observer.JobDispatched(j, j.DispatchedAt.Sub(j.CreatedAt))
 			}
 			plan, ok := plans[j.AccountID]

@@ -80,14 +80,17 @@ type harness struct {
 
 const lease = time.Minute
 
-func setup(t *testing.T) *harness {
+func setup(t *testing.T) *harness { t.Helper(); return setupWith(t, nil) }
+
+// setupWith is setup with an observer of the use cases; nil observes nothing.
+func setupWith(t *testing.T, obs service.Observer) *harness {
 	t.Helper()
 	reg, err := jobtype.NewRegistry(testType{}, ffmpegjob.Type{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	blobs := blobtest.NewMemory()
-	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease})
+	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: obs})
 	return &harness{Harness: s, ctx: context.Background(), clock: s.Clock, store: s.Store, accounts: s.Accounts, assets: s.Assets,
 		ledger: s.Ledger, hooks: s.Hooks, blobs: blobs, hints: s.Hints, tokens: s.Tokens,
 		auth: s.Auth, submit: s.Submit, jobs: s.Jobs, cancel: s.Cancel, runs: s.Runs, uploads: s.Uploads, batches: s.Batches,

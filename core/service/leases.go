@@ -176,7 +176,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		return nil
 	}
 	s.cancelParts(ctx, parts)
-	s.p.Observer.JobFinished(j)
+	observeFinished(s.p.Observer, []*job.Job{j})
 	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
 	return nil
 }

@@ -39,10 +39,11 @@ func observeRejected(o Observer, err error) {
 	}
 }
 
-// observeFinished tells the observer of the jobs of a bulk change that it made terminal.
+// observeFinished tells the observer of the jobs of a bulk change that it made terminal; a split
+// job's parts are its own business, not jobs of the account's, and are not told.
 func observeFinished(o Observer, jobs []*job.Job) {
 	for _, j := range jobs {
-		if j.Status.Terminal() {
+		if j.Status.Terminal() && !j.IsPart() {
 			o.JobFinished(j)
 		}
 	}

@@ -162,11 +162,14 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 			if err != nil {
 				return nil, err
 			}
+			// A part takes its job's place in the queue (its priority and its submit time), so
+			// that it goes before the account's jobs submitted after its job, which already ran.
 			p, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: j.AccountID, Type: ffmpegjob.Name, Inputs: j.Inputs, Params: params,
-				Class: j.Class, Timeout: j.Timeout, Pattern: job.PatternSingle, Priority: j.Priority, ParentID: j.ID, Now: s.p.Clock.Now()})
+				Class: j.Class, Timeout: j.Timeout, Pattern: job.PatternSingle, Priority: j.Priority, ParentID: j.ID, Now: j.CreatedAt})
 			if err != nil {
 				return nil, err
 			}
+			p.UpdatedAt = s.p.Clock.Now().UTC().Truncate(time.Microsecond)
 			if err := s.p.Jobs.Create(ctx, p); err != nil {
 				s.cancelParts(ctx, parts)
 				return nil, err

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
@@ -14,6 +17,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -315,5 +319,67 @@ func TestSplitPartsReadTheJobsInputs(t *testing.T) {
 	part := h.claimSplit(t, 1)
 	if part.Lease.JobID == j.ID || !strings.Contains(string(part.Params), `"inputs":{"in.mp4":"https://media.example.com/in.mp4"}`) {
 		t.Fatalf("part params %s, want the job's inputs", part.Params)
+	}
+}
+
+// TestSplitPartsKeepTheirJobsPlace: a split job's parts take its place in its account's queue,
+// ahead of the jobs the account submitted after it.
+func TestSplitPartsKeepTheirJobsPlace(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	h.submitSplit(t, acc, splitParams)
+	later := h.submitJob(t, acc, `{}`)
+	a := h.claimSplit(t, 2)
+	if plan := h.tell(t, a.Lease, source(60)).Split; plan == nil || len(plan.Parts) != 2 {
+		t.Fatalf("plan = %+v", plan)
+	}
+	for i := range 2 {
+		if p := h.claimSplit(t, 1); p.Lease.JobID == later.ID {
+			t.Fatalf("claim %d took the job submitted after the split job, before its parts", i+1)
+		}
+	}
+	if p := h.claimSplit(t, 1); p.Lease.JobID != later.ID {
+		t.Fatalf("after the parts, claimed %s, want %s", p.Lease.JobID, later.ID)
+	}
+}
+
+// jobsSeen records the jobs an observer is told of.
+type jobsSeen struct {
+	service.NoObserver
+	mu   sync.Mutex
+	jobs []string
+}
+
+func (o *jobsSeen) JobDispatched(j *job.Job, _ time.Duration) { o.add("dispatched " + j.ID) }
+func (o *jobsSeen) JobFinished(j *job.Job)                    { o.add("finished " + j.ID) }
+func (o *jobsSeen) add(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.jobs = append(o.jobs, s)
+}
+
+// TestSplitPartsAreNotObserved: the metrics hear of a split job, not of its parts, whose wait
+// counts from their job's submit.
+func TestSplitPartsAreNotObserved(t *testing.T) {
+	t.Parallel()
+	obs := &jobsSeen{}
+	h := setupWith(t, obs)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	h.tell(t, a.Lease, source(60))
+	for range 2 {
+		p := h.claimSplit(t, 1)
+		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.cancel.Cancel(h.ctx, acc, parent.ID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dispatched " + parent.ID, "finished " + parent.ID}
+	if d := cmp.Diff(want, obs.jobs); d != "" {
+		t.Fatalf("observed (-want +got):\n%s", d)
 	}
 }
