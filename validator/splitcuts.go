@@ -5,6 +5,10 @@ import (
 	"strconv"
 )
 
+// MaxSplitSeconds is the longest input PlanCuts cuts: a day, far past any job's time limit; a
+// duration beyond it is a broken or crafted probe.
+const MaxSplitSeconds = 86400
+
 // PlanCuts chooses where to cut an input of duration seconds, whose keyframes are at keys (as the
 // runner's Keyframes reads them), into at most n parts: the cuts, keyframe times in order, that make the
 // longest part as short as the keyframes allow, since the longest part is how long the split
@@ -16,6 +20,8 @@ func PlanCuts(keys []float64, duration float64, n int) (cuts []float64, reason s
 		return nil, "one part was asked for"
 	case !(duration > 0):
 		return nil, "the input's duration is not known"
+	case duration > MaxSplitSeconds:
+		return nil, "the input's duration of " + strconv.FormatFloat(duration, 'g', 6, 64) + " s is past the " + strconv.Itoa(MaxSplitSeconds) + " s a split takes"
 	case len(keys) == 0:
 		return nil, "the input has no video keyframes"
 	case keys[0] > 0.001:
@@ -41,7 +47,9 @@ func PlanCuts(keys []float64, duration float64, n int) (cuts []float64, reason s
 	}
 	lo = math.Max(lo, duration-prev)
 	hi := duration
-	for hi-lo > 1e-6 {
+	// At most 100 halvings: from a range of at most MaxSplitSeconds that is far below 1e-6 s,
+	// and a bound keeps a range that floats cannot halve any more from spinning.
+	for i := 0; i < 100 && hi-lo > 1e-6; i++ {
 		mid := (lo + hi) / 2
 		if len(greedyCuts(inside, duration, mid)) < n {
 			hi = mid

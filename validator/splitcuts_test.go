@@ -35,6 +35,7 @@ func TestPlanCuts(t *testing.T) {
 		{"only the first keyframe", []float64{0}, 20, 4, nil, "no keyframe to cut at"},
 		{"no keyframes", nil, 20, 4, nil, "no video keyframes"},
 		{"no duration", every(2, 20), 0, 2, nil, "duration is not known"},
+		{"a duration past a day", []float64{0, 1e10, 2e10}, 3e10, 8, nil, "past the 86400 s a split takes"},
 		{"video after the audio", []float64{0.523, 1.523, 2.523}, 8, 2, nil, "the video starts 0.523 s after the input's start"},
 	}
 	for _, tt := range tests {

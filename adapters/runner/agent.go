@@ -175,11 +175,14 @@ func (a *Agent) Cancel(jobID string) {
 	}
 }
 
-// Running is how many jobs the agent runs now.
+// Running is how many slots the agent's runs hold now: its runs, less those waiting for others
+// (Hooks.Waiting), at most one a slot.
 func (a *Agent) Running() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.running) - a.waiting
+	// Waiting runs hold no slot, up to one per slot: more would gather split jobs that each keep
+	// their input on disk and all join at once when their parts end.
+	return len(a.running) - min(a.waiting, a.cfg.Slots)
 }
 
 // Run claims and runs jobs until ctx ends. Then it takes no new work, lets the jobs in flight

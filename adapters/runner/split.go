@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
+	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 	"github.com/mediajobs/mediajobs/validator"
 )
@@ -40,12 +41,16 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		src = SplitSource{Reason: "the input's keyframes could not be read"}
 		f.logf(a, "reading the keyframes of a split job's input failed", err)
 	}
-	plan, err := h.Split(ctx, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, Reason: src.Reason})
+	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, Reason: src.Reason})
 	computeMs := time.Since(began).Milliseconds()
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return workqueue.Result{ComputeMs: computeMs, Failure: cancelled()}, false
-	}
-	if err != nil || plan == nil || len(plan.Parts) == 0 {
+	case err != nil:
+		// The control plane may have cut the input without its answer arriving: running whole
+		// now would encode the input twice over, so the job fails (retryable) instead.
+		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "the control plane did not answer the split", err)}, false
+	case plan == nil || len(plan.Parts) == 0:
 		return res, true
 	}
 
@@ -120,6 +125,24 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}, false
 	}
 	return workqueue.Result{Files: files, ComputeMs: computeMs}, false
+}
+
+// splitAnswerFor is how long a runner sends the input it read before it gives up on the
+// control plane's answer.
+const splitAnswerFor = 30 * time.Second
+
+// tellSplit sends what the runner read of the input until the control plane answers, for up to
+// splitAnswerFor: the control plane makes one plan of a job however many times it is told,
+// and answers it each time, so a lost answer is asked for again, never taken as "run whole".
+func tellSplit(ctx context.Context, h Hooks, src *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+	backoff := retry.New(250*time.Millisecond, 2*time.Second)
+	give := time.Now().Add(splitAnswerFor)
+	for {
+		plan, err := h.Split(ctx, src)
+		if err == nil || ctx.Err() != nil || time.Now().After(give) || !backoff.Wait(ctx) {
+			return plan, err
+		}
+	}
 }
 
 // waitParts asks after the parts until every one is complete, telling the job's progress as

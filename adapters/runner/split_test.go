@@ -64,3 +64,25 @@ func TestWaitParts(t *testing.T) {
 		}
 	})
 }
+
+// TestTellSplitAsksAgain: a lost answer to the heartbeat that tells the input is asked for
+// again, never taken as "run whole": the control plane may have cut the input already.
+func TestTellSplitAsksAgain(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	want := &workqueue.SplitPlan{Parts: []workqueue.PartState{{Name: "split_part_001.mp4"}}}
+	h := Hooks{Split: func(_ context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+		calls++
+		if src == nil || src.Duration != 60 {
+			t.Errorf("call %d told %+v, want the source each time", calls, src)
+		}
+		if calls < 3 {
+			return nil, workqueue.ErrUnavailable
+		}
+		return want, nil
+	}}
+	got, err := tellSplit(context.Background(), h, &workqueue.SplitSource{Duration: 60})
+	if err != nil || got != want || calls != 3 {
+		t.Fatalf("tellSplit = %+v, %v after %d calls; want the plan after 3", got, err, calls)
+	}
+}

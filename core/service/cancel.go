@@ -66,7 +66,8 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 		if err := j.Cancel(now); err != nil {
 			return err
 		}
-		if j.ExecStartedAt != nil {
+		if j.ExecStartedAt != nil && !j.Split.Cut() {
+			// A split job's own time is mostly its wait for its parts, which are its compute.
 			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
 		}
 		for _, p := range parts {

@@ -131,6 +131,9 @@ func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueu
 func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat, j *job.Job) (*job.Job, error) {
 	src := *b.Split
 	reason, run, cuts := src.Reason, (*validator.SplitRun)(nil), []float64(nil)
+	if reason == "" && len(src.Keyframes) > maxKeyframes {
+		reason = fmt.Sprintf("the input has more than %d keyframes", maxKeyframes)
+	}
 	if reason == "" && src.Duration < s.minSeconds() {
 		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
 	}
@@ -207,6 +210,9 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	return got, nil
 }
 
+// maxKeyframes bounds what a runner may tell of an input: a day of keyframes every second.
+const maxKeyframes = 86400
+
 func (s *Runs) minSeconds() float64 {
 	if s.p.Split.MinSeconds > 0 {
 		return s.p.Split.MinSeconds
@@ -248,7 +254,7 @@ func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueu
 		p := j.Split.Parts[i]
 		e := job.NewError(problem.CodeRunnerError, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed", i+1, len(j.Split.Parts), p.Start, p.End), nil)
 		if part.Error != nil {
-			e = job.NewError(part.Error.Code, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed twice: %s", i+1, len(j.Split.Parts), p.Start, p.End, part.Error.Message), nil)
+			e = job.NewError(part.Error.Code, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed: %s", i+1, len(j.Split.Parts), p.Start, p.End, part.Error.Message), nil)
 			e.Detail = part.Error.Detail
 		}
 		if err := j.Fail(s.p.Clock.Now(), e, ms+chargeableMs(j, j.ComputeMs, s.p.Clock.Now())); err != nil {

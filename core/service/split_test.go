@@ -200,7 +200,7 @@ func TestSplitPartFailsTwice(t *testing.T) {
 		}
 	}
 	failed := h.job(t, parent.ID)
-	if failed.Status != job.StatusFailed || !strings.Contains(failed.Error.Message, "part 1 of 3 (0.000 s to 20.000 s of the input) failed twice") {
+	if failed.Status != job.StatusFailed || !strings.Contains(failed.Error.Message, "part 1 of 3 (0.000 s to 20.000 s of the input) failed: ffmpeg exited with status 1") {
 		t.Fatalf("split job: %s %+v", failed.Status, failed.Error)
 	}
 	for _, p := range h.job(t, parent.ID).Split.Parts[1:] {
@@ -223,10 +223,15 @@ func TestSplitCancelCascades(t *testing.T) {
 	if err := h.runs.Report(h.ctx, first.Lease, workqueue.Result{Files: done, ComputeMs: 100, Started: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Ten minutes of the job's runner waiting is not compute: the job is charged its parts'.
+	h.clock.Advance(10 * time.Minute)
 	if _, err := h.cancel.Cancel(h.ctx, acc, parent.ID); err != nil {
 		t.Fatal(err)
 	}
 	parts := h.job(t, parent.ID).Split.Parts
+	if got, want := h.job(t, parent.ID).ComputeMs, h.job(t, parts[0].JobID).ComputeMs; got != want {
+		t.Errorf("the cancelled job's compute is %d ms, want its completed part's %d", got, want)
+	}
 	if s := h.job(t, parts[1].JobID).Status; s != job.StatusCancelled {
 		t.Errorf("part 2 is %s, want cancelled", s)
 	}
