@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +27,8 @@ const (
 	// workerCgroup is the leaf a cgroup v2 worker moves itself into, so that the cgroup it was
 	// started in holds no process and may hand the memory controller to job cgroups.
 	workerCgroup = "mediajobs-worker"
-	// jobCgroupPrefix names the job cgroups: the worker's pid and a sequence number follow.
+	// jobCgroupPrefix names the job cgroups: the worker's pid, a random word of the process
+	// and a sequence number follow.
 	jobCgroupPrefix = "mediajobs-job-"
 	// cgroupDrain bounds the wait for a job cgroup to empty after its run ended.
 	cgroupDrain = 5 * time.Second
@@ -38,6 +41,15 @@ type cgroupParent struct {
 }
 
 var jobCgroupSeq atomic.Int64
+
+// jobCgroupNonce tells this process's job cgroups from those a killed process of the same pid
+// left behind (SIGKILL leaves them; the pid is reused): without it the next job's mkdir found
+// "file exists" and the run failed.
+var jobCgroupNonce = func() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	return hex.EncodeToString(b[:])
+}()
 
 // findMemoryCgroup finds where this process (pid) can make job cgroups with a memory limit,
 // readies it, and makes one to be sure; or says why it cannot.
@@ -54,7 +66,30 @@ func findMemoryCgroup(pid int) (*cgroupParent, error) {
 	if err := p.probe(); err != nil {
 		return nil, err
 	}
+	p.sweepDead()
 	return p, nil
+}
+
+// sweepDead removes the job cgroups that processes killed before they could remove them left
+// behind (a worker's SIGKILL): those whose pid is no process now. A cgroup still holding a
+// process, or children, is not removed (rmdir refuses), so nothing live is touched.
+func (p *cgroupParent) sweepDead() {
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), jobCgroupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		_ = os.Remove(filepath.Join(p.dir, e.Name()))
+	}
 }
 
 // locateMemoryCgroup finds this process's cgroup in the hierarchy that has the memory
@@ -146,7 +181,7 @@ type jobCgroup struct {
 
 // newJob makes a job cgroup limited to limit bytes of memory, and no swap beyond it.
 func (p *cgroupParent) newJob(limit int64) (*jobCgroup, error) {
-	dir := filepath.Join(p.dir, fmt.Sprintf("%s%d-%d", jobCgroupPrefix, os.Getpid(), jobCgroupSeq.Add(1)))
+	dir := filepath.Join(p.dir, fmt.Sprintf("%s%d-%s-%d", jobCgroupPrefix, os.Getpid(), jobCgroupNonce, jobCgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make memory cgroup: %w", err)
 	}

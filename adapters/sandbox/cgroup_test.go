@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,6 +167,35 @@ func TestCgroupCounter(t *testing.T) {
 	for file, want := range map[string]int64{"memory.events": 1, "memory.oom_control": 3, "absent": 0} {
 		if got := cgroupCounter(filepath.Join(root, file), "oom_kill"); got != want {
 			t.Errorf("oom_kill of %s = %d, want %d", file, got, want)
+		}
+	}
+}
+
+// TestSweepDeadJobCgroups: a job cgroup whose pid is no process now (a worker killed before it
+// could remove it) goes when the next worker readies its cgroups; this process's and anything
+// not a job cgroup stay.
+func TestSweepDeadJobCgroups(t *testing.T) {
+	t.Parallel()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	names := map[string]bool{
+		fmt.Sprintf("%s%d-abcd-1", jobCgroupPrefix, dead.Process.Pid):          false,
+		fmt.Sprintf("%s%d-%s-2", jobCgroupPrefix, os.Getpid(), jobCgroupNonce): true,
+		workerCgroup:       true,
+		"something-else-1": true,
+	}
+	for n := range names {
+		if err := os.Mkdir(filepath.Join(dir, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	(&cgroupParent{dir: dir}).sweepDead()
+	for n, kept := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", n, err == nil, kept)
 		}
 	}
 }
