@@ -184,7 +184,9 @@ func TestDeliveryToOwnBucket(t *testing.T) {
 				t.Errorf("job %s has %d charges in the ledger; want one", id, charges)
 			}
 		}
-		// The destination in use by no waiting delivery is deleted.
+		// The destination in use by no waiting delivery is deleted (once the redelivery's record,
+		// written just after its event, is saved).
+		waitDelivery(t, call, failed.ID, "delivered")
 		call(http.MethodDelete, "/destinations/"+dst.ID, nil).decode(t, http.StatusNoContent, nil)
 
 		for _, body := range bodies {
