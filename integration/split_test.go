@@ -179,9 +179,7 @@ func TestSplitAndStitch(t *testing.T) {
 			if v.Split == nil || v.Split.Parts != 2 || v.Split.Reason != "" {
 				t.Fatalf("split = %+v, want 2 parts", v.Split)
 			}
-			if got := charges(t, c)[id]; got != 1 {
-				t.Errorf("the split job has %d charges, want 1", got)
-			}
+			chargedOnce(t, c, id)
 			whole := filepath.Join(dir, "whole.mp4")
 			if err := ffmpegBare(context.Background(), dir, append(strings.Fields(splitCommand)[1:len(strings.Fields(splitCommand))-1], "whole.mp4")...); err != nil {
 				t.Fatal(err)
@@ -279,12 +277,21 @@ func killPartWorker(t *testing.T, srv *server, control string) {
 	if v.Split == nil || v.Split.Parts < 2 {
 		t.Fatalf("split = %+v, want 2 or 3 parts", v.Split)
 	}
-	if got := charges(t, c)[id]; got != 1 {
-		t.Errorf("the job has %d charges, want 1", got)
-	}
+	chargedOnce(t, c, id)
 	out := c.download(j, t.TempDir())
 	if f := probeFacts(t, out); f.Frames != 12*25 || !f.Audio {
 		t.Errorf("output has %d frames (audio %v), want %d with audio", f.Frames, f.Audio, 12*25)
+	}
+}
+
+// chargedOnce waits for the job's charge in the ledger, appended just after the job completes,
+// and checks that it is the only one.
+func chargedOnce(t *testing.T, c *client, id string) {
+	t.Helper()
+	n := 0
+	waitUntil(t, "the job's charge in the ledger", 10*time.Second, func() bool { n = charges(t, c)[id]; return n > 0 })
+	if n != 1 {
+		t.Errorf("job %s has %d charges, want 1", id, n)
 	}
 }
 
