@@ -637,14 +637,18 @@ func ffmpegBare(ctx context.Context, dir string, args ...string) error {
 // makeMedia writes a small H.264 MP4 test pattern of the given seconds and returns its bytes.
 func makeMedia(t testing.TB, seconds float64) []byte {
 	t.Helper()
+	return generate(t, "-f", "lavfi", "-i", fmt.Sprintf("testsrc=duration=%g:size=128x72:rate=10", seconds),
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast")
+}
+
+// generate runs the bare FFmpeg with args and an MP4 output of its own, and returns its bytes.
+func generate(t testing.TB, args ...string) []byte {
+	t.Helper()
 	dir := t.TempDir()
-	err := ffmpegBare(context.Background(), dir, "-f", "lavfi", "-i",
-		fmt.Sprintf("testsrc=duration=%g:size=128x72:rate=10", seconds),
-		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-preset", "ultrafast", "clip.mp4")
-	if err != nil {
+	if err := ffmpegBare(context.Background(), dir, append(args, "out.mp4")...); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "clip.mp4"))
+	b, err := os.ReadFile(filepath.Join(dir, "out.mp4"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,18 +28,9 @@ type splitView struct {
 // a source a split can cut anywhere a second begins.
 func makeSplitSource(t testing.TB, seconds int, size string) []byte {
 	t.Helper()
-	dir := t.TempDir()
-	err := ffmpegBare(context.Background(), dir, "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=duration=%d:size=%s:rate=25", seconds, size),
+	return generate(t, "-f", "lavfi", "-i", fmt.Sprintf("testsrc2=duration=%d:size=%s:rate=25", seconds, size),
 		"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=440:duration=%d", seconds),
-		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "src.mp4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "src.mp4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest")
 }
 
 // streamFacts are what the quality checks read of a file: its video frames and the start and

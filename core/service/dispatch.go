@@ -158,7 +158,7 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 			}
 			a := s.assignment(j, plan)
 			if splitCandidate(j) {
-				a.SplitParts = s.splitParts(ctx, j, cmpOr(p.Slots, p.Max))
+				a.SplitParts = s.splitParts(ctx, j, cmp.Or(p.Slots, p.Max))
 			} else if j.Split.Cut() {
 				a.SplitParts = len(j.Split.Parts) // a new attempt of a job cut before: the same plan
 			}

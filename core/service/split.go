@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,7 +64,7 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 	if live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin)); err == nil && live[j.Class] > 1 {
 		n += live[j.Class] - 1
 	}
-	n = min(n, cmpOr(s.p.Split.MaxParts, DefaultSplitMaxParts))
+	n = min(n, cmp.Or(s.p.Split.MaxParts, DefaultSplitMaxParts))
 	_, err := s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
 		if !splitCandidate(j) {
 			return errUnchanged
@@ -83,13 +84,6 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		return 0
 	}
 	return n
-}
-
-func cmpOr(a, b int) int {
-	if a > 0 {
-		return a
-	}
-	return b
 }
 
 // splitBeat answers a heartbeat of a split candidate or of a split job: the plan, made from the
@@ -138,7 +132,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
 	}
 	if reason == "" {
-		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, cmpOr(j.Split.MaxParts, 2))
+		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, cmp.Or(j.Split.MaxParts, 2))
 	}
 	if reason == "" {
 		var err error
@@ -213,12 +207,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 // maxKeyframes bounds what a runner may tell of an input: a day of keyframes every second.
 const maxKeyframes = 86400
 
-func (s *Runs) minSeconds() float64 {
-	if s.p.Split.MinSeconds > 0 {
-		return s.p.Split.MinSeconds
-	}
-	return DefaultSplitMinSeconds
-}
+func (s *Runs) minSeconds() float64 { return cmp.Or(s.p.Split.MinSeconds, DefaultSplitMinSeconds) }
 
 // splitRun writes the commands of a job's split, validated as the job's own command was.
 func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool) (*validator.SplitRun, error) {
