@@ -42,6 +42,9 @@ type jobRow struct {
 	Attempt      int        `bun:"attempt"`
 	Requeues     int        `bun:"requeues"`
 	Worker       string     `bun:"worker,nullzero"`
+	Runner       string     `bun:"runner,nullzero"`
+	Avoid        string     `bun:"avoid_runner,nullzero"`
+	AvoidUntil   *time.Time `bun:"avoid_until"`
 	Uploads      *string    `bun:"uploads"`
 	LeaseUntil   *time.Time `bun:"lease_until"`
 	CreatedAt    time.Time  `bun:"created_at"`
@@ -104,7 +107,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
 		Priority: j.Priority.Rank(), Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
-		Worker: j.Worker, ParentID: j.ParentID, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
+		Worker: j.Worker, Runner: j.Runner, Avoid: j.Avoid, AvoidUntil: utc(j.AvoidUntil), ParentID: j.ParentID, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
 	var err error
@@ -139,7 +142,7 @@ func (r *jobRow) job() (*job.Job, error) {
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
 		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
-		Worker: r.Worker, ParentID: r.ParentID,
+		Worker: r.Worker, Runner: r.Runner, Avoid: r.Avoid, AvoidUntil: utc(r.AvoidUntil), ParentID: r.ParentID,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),
 	}
@@ -373,7 +376,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		if err := s.lockClaims(ctx, tx); err != nil {
 			return err
 		}
-		groups, ranked := s.candidates(tx, p.Class, p.Limit)
+		groups, ranked := s.candidates(tx, p)
 		if len(p.Concurrency) > 0 {
 			ranked = withinCaps(tx, ranked, p)
 		}
@@ -458,12 +461,20 @@ func (s *Store) ranked(tx bun.IDB, class job.Class) *bun.SelectQuery {
 // ID of its limit-th oldest job, or of its newest when it has fewer. The candidates carry turn
 // (the job's rank in its group, which is its turn: its group's older jobs are all candidates)
 // and higher, the account's waiting jobs of the class of a higher priority.
-func (s *Store) candidates(tx bun.IDB, class job.Class, limit int) (groups, cands *bun.SelectQuery) {
+//
+// A job that avoids the claiming runner (job.Job.Avoid) until after p.Now is left out of all
+// three, as if it were not waiting.
+func (s *Store) candidates(tx bun.IDB, p job.ClaimParams) (groups, cands *bun.SelectQuery) {
+	class, limit := p.Class, p.Limit
+	// claimable leaves out, of the jobs under alias, those that avoid the claiming runner.
+	claimable := func(alias string) (string, string, time.Time) {
+		return "(" + alias + ".avoid_runner IS NULL OR " + alias + ".avoid_runner <> ? OR " + alias + ".avoid_until <= ?)", p.Runner, p.Now.UTC()
+	}
 	// boundary is the created_at or ID of a group's offset-th oldest waiting job (from 0), or
 	// of its newest where dir is DESC.
 	boundary := func(col, dir string, offset int) *bun.SelectQuery {
 		return tx.NewSelect().TableExpr("jobs AS x").ColumnExpr(col).
-			Where("x.status = ?", string(job.StatusWaiting)).Where("x.class = ?", string(class)).
+			Where("x.status = ?", string(job.StatusWaiting)).Where("x.class = ?", string(class)).Where(claimable("x")).
 			Where("x.account_id = g.account_id").Where("x.priority = g.priority").
 			OrderExpr("x.created_at " + dir + ", x.id " + dir).Limit(1).Offset(int64(offset))
 	}
@@ -472,14 +483,14 @@ func (s *Store) candidates(tx bun.IDB, class job.Class, limit int) (groups, cand
 		ColumnExpr("(SELECT MAX(d.dispatched_at) FROM jobs AS d WHERE d.account_id = g.account_id AND d.class = ?) AS served", string(class)).
 		ColumnExpr("COALESCE((?), (?)) AS bc", boundary("x.created_at", "", limit-1), boundary("x.created_at", "DESC", 0)).
 		ColumnExpr("COALESCE((?), (?)) AS bi", boundary("x.id", "", limit-1), boundary("x.id", "DESC", 0)).
-		Where("g.status = ?", string(job.StatusWaiting)).Where("g.class = ?", string(class)).
+		Where("g.status = ?", string(job.StatusWaiting)).Where("g.class = ?", string(class)).Where(claimable("g")).
 		GroupExpr("g.account_id, g.priority")
 	cands = tx.NewSelect().TableExpr("grp").
 		Join("JOIN jobs AS w ON w.account_id = grp.account_id AND w.priority = grp.priority").
 		ColumnExpr("w.id, w.account_id, w.priority, w.created_at, w.parent_id, grp.served").
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY w.account_id, w.priority ORDER BY w.created_at, w.id) AS turn").
 		ColumnExpr("(SELECT COALESCE(SUM(h.n), 0) FROM grp AS h WHERE h.account_id = w.account_id AND h.priority > w.priority) AS higher").
-		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class)).
+		Where("w.status = ?", string(job.StatusWaiting)).Where("w.class = ?", string(class)).Where(claimable("w")).
 		Where("(w.created_at, w.id) <= (grp.bc, grp.bi)")
 	return groups, cands
 }

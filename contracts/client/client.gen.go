@@ -1303,7 +1303,8 @@ type FfmpegParams struct {
 	// once, the audio is encoded once, and the parts are joined by stream copy. The job
 	// stays one job: one status, progress over all parts, one set of outputs, and one charge
 	// that is the compute of every part (faster, not cheaper). A part that fails is run
-	// again once; failing twice, it fails the job, naming it. `split` on the job tells how it
+	// again once, on another worker when one claims it within 10 s; failing twice, it
+	// fails the job, naming it. `split` on the job tells how it
 	// ran. With `command` only; on Free it is 403 `PLAN_LIMIT`.
 	Split *FfmpegParamsSplit `json:"split,omitempty"`
 
@@ -1327,7 +1328,8 @@ type FfmpegParamsCompute string
 // once, the audio is encoded once, and the parts are joined by stream copy. The job
 // stays one job: one status, progress over all parts, one set of outputs, and one charge
 // that is the compute of every part (faster, not cheaper). A part that fails is run
-// again once; failing twice, it fails the job, naming it. `split` on the job tells how it
+// again once, on another worker when one claims it within 10 s; failing twice, it
+// fails the job, naming it. `split` on the job tells how it
 // ran. With `command` only; on Free it is 403 `PLAN_LIMIT`.
 type FfmpegParamsSplit string
 

@@ -77,6 +77,14 @@ type Job struct {
 	// Worker is the ID of the worker credential that holds the current attempt (set at
 	// dispatch); only that worker's calls are honoured on the attempt's lease.
 	Worker string
+	// Runner is the runner that holds the current attempt, as its claim named it (several
+	// runners may share one worker credential). Set at dispatch.
+	Runner string
+	// Avoid is the runner of the attempt a requeue ended: until AvoidUntil, claims of other
+	// runners take the job and the runner's own skip it, so that a retry runs elsewhere when
+	// another runner claims in time. Nothing stops the same runner after that.
+	Avoid      string
+	AvoidUntil *time.Time
 	// Uploads are the output files stored under the current attempt, by name with the size
 	// the control plane counted: the result a worker reports must name exactly these.
 	Uploads []Upload
@@ -256,9 +264,23 @@ func (j *Job) Requeue(now time.Time) error {
 	}
 	j.Requeues++
 	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress, j.ProcessedMs = nil, nil, nil, nil, 0, 0
-	j.Worker, j.Uploads = "", nil
+	if j.Runner != "" {
+		until := stamp(now.Add(RetryElsewhereFor))
+		j.Avoid, j.AvoidUntil = j.Runner, &until
+	}
+	j.Worker, j.Runner, j.Uploads = "", "", nil
 	return nil
 }
+
+// Avoids says whether a claim by runner at now leaves the job to other runners.
+func (j *Job) Avoids(runner string, now time.Time) bool {
+	return j.Avoid != "" && j.Avoid == runner && j.AvoidUntil != nil && now.Before(*j.AvoidUntil)
+}
+
+// RetryElsewhereFor is how long a requeued job is kept from the runner whose attempt ended: a
+// runner that lost a job, handed it back or failed a part is the likeliest to fail it again.
+// Past it the job goes to whichever runner claims, so a lone runner still retries it.
+const RetryElsewhereFor = 10 * time.Second
 
 // Executing records that the job's compute began, once; a running job only.
 func (j *Job) Executing(now time.Time) error {

@@ -71,6 +71,9 @@ type ClaimParams struct {
 	Concurrency map[string]int
 	// Worker is the ID of the worker credential claiming; each claimed job records it.
 	Worker string
+	// Runner names the runner claiming (Job.Runner); a job that Avoids it until after Now is
+	// not claimed.
+	Runner string
 }
 
 // Dispatch dispatches the i-th job (from 0, in claim order) of one claim to p.Worker, leased
@@ -86,7 +89,8 @@ func (p ClaimParams) Dispatch(j *Job, i int) error {
 	}
 	at := stamp(p.Now.Add(time.Duration(i) * time.Microsecond))
 	j.DispatchedAt = &at
-	j.Worker = p.Worker
+	j.Worker, j.Runner = p.Worker, p.Runner
+	j.Avoid, j.AvoidUntil = "", nil
 	return nil
 }
 

@@ -137,7 +137,7 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 	// Jobs failed for want of credits free their place: claim again, a bounded number of times.
 	for range 8 {
 		jobs, err := s.p.Jobs.Claim(ctx, job.ClaimParams{Class: p.Class, Limit: p.Max - len(out), Lease: s.p.Lease, Now: s.p.Clock.Now(),
-			Concurrency: s.p.Pricing.Concurrency(), Worker: who.ID})
+			Concurrency: s.p.Pricing.Concurrency(), Worker: who.ID, Runner: runnerOf(who, p)})
 		if err != nil {
 			return out, err
 		}
@@ -278,4 +278,10 @@ func (s *Runs) failUnfunded(balances map[string]int64, from job.Status, class jo
 		}
 		return finished(j, s.bill, webhook.EventJobFailed)
 	}
+}
+
+// runnerOf names the claiming runner for job.Job.Runner: its credential and the name it gives
+// itself, which runners sharing a credential (MEDIAJOBS_WORKER_TOKEN) tell apart by.
+func runnerOf(who workqueue.Identity, p workqueue.ClaimParams) string {
+	return who.ID + "/" + p.Worker
 }

@@ -392,10 +392,12 @@ func TestSweepActsOnLostRunners(t *testing.T) {
 	if a := h.job(t, alive.ID); a.Status != job.StatusRunning || a.Progress != 0.1 {
 		t.Fatalf("alive job: %s %v", a.Status, a.Progress)
 	}
-	// The old lease no longer holds; the requeued job is claimed again as a new attempt.
+	// The old lease no longer holds; the requeued job is claimed again as a new attempt, by
+	// the same runner (the only one) once other runners have had their turn.
 	if err := h.runs.Report(h.ctx, a2.Lease, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
 		t.Fatalf("report on an expired lease: %v", err)
 	}
+	h.clock.Advance(job.RetryElsewhereFor)
 	again := h.claim(t, job.ClassCPU)
 	if again.Lease.JobID != neverStarted.ID || again.Lease.Attempt != a2.Lease.Attempt+1 {
 		t.Fatalf("reclaimed %+v", again.Lease)
@@ -415,13 +417,20 @@ func TestSweepActsOnLostRunners(t *testing.T) {
 	}
 }
 
-// A stopping runner hands its job back: it is queued again once, then fails RUNNER_LOST.
+// A stopping runner hands its job back: it is queued again once, for another runner first,
+// then fails RUNNER_LOST.
 func TestHandBack(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	acc := h.open(t, account.PlanPro, 100)
 	j := h.submitJob(t, acc, `{}`)
 	for attempt, want := range []job.Status{job.StatusWaiting, job.StatusFailed} {
+		if attempt > 0 {
+			if as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: "test"}); err != nil || len(as) != 0 {
+				t.Fatalf("the runner that handed the job back claimed %v (%v) at once", as, err)
+			}
+			h.clock.Advance(job.RetryElsewhereFor)
+		}
 		a := h.claim(t, job.ClassCPU)
 		h.beat(t, a.Lease, 0, true)
 		if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{ComputeMs: 900, Started: true,

@@ -234,7 +234,7 @@ func (m *Memory) Claim(_ context.Context, p job.ClaimParams) ([]*job.Job, error)
 	var waiting []*job.Job
 	active := map[string]int{}
 	for _, j := range m.jobs {
-		if j.Status == job.StatusWaiting && j.Class == p.Class {
+		if j.Status == job.StatusWaiting && j.Class == p.Class && !j.Avoids(p.Runner, p.Now) {
 			waiting = append(waiting, j)
 		}
 		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && !j.IsPart() {

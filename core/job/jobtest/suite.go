@@ -42,6 +42,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestUpdatesAreSerialised,
 		TestWorkerAndUploadsRoundTrip,
 		TestCancelBeatsDispatch,
+		TestRequeuedJobAvoidsItsRunner,
 		TestListNewestFirstPagedAndFiltered,
 		TestClaimOldestFirstByClassOnce,
 		TestClaimSkipsAccountsAtTheirConcurrency,
@@ -424,6 +425,51 @@ func TestWorkerAndUploadsRoundTrip(t *testing.T, f Features, newStore Constructo
 	}
 	if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
 		t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)
+	}
+}
+
+// TestRequeuedJobAvoidsItsRunner: a requeued job is not claimed by the runner whose attempt
+// ended until job.RetryElsewhereFor has passed, while another runner claims it at once; the
+// younger jobs of the same account behind it stay claimable by the avoided runner.
+func TestRequeuedJobAvoidsItsRunner(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	j, later := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base.Add(time.Second), job.ClassCPU)
+	mustCreate(t, s, j)
+	claim := func(runner string, now time.Time) []*job.Job {
+		t.Helper()
+		got, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: now, Worker: "wkr_env", Runner: runner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := claim("wkr_env/a", base); len(got) != 1 || got[0].Runner != "wkr_env/a" {
+		t.Fatalf("first claim: %+v", got)
+	}
+	requeued := base.Add(time.Second)
+	if _, err := s.Update(ctx, j.ID, func(j *job.Job) error { return j.Requeue(requeued) }); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if got.Runner != "" || got.Avoid != "wkr_env/a" || got.AvoidUntil == nil || !got.AvoidUntil.Equal(requeued.Add(job.RetryElsewhereFor)) {
+		t.Fatalf("requeued: runner %q, avoid %q until %v", got.Runner, got.Avoid, got.AvoidUntil)
+	}
+	mustCreate(t, s, later)
+	if got := claim("wkr_env/a", requeued); len(got) != 1 || got[0].ID != later.ID {
+		t.Fatalf("the avoided runner claimed %+v, want the younger job only", got)
+	}
+	if _, err := s.Update(ctx, later.ID, func(j *job.Job) error { return j.Requeue(requeued) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := claim("wkr_env/a", requeued.Add(job.RetryElsewhereFor-time.Millisecond)); len(got) != 0 {
+		t.Fatalf("the avoided runner claimed %s before the time was up", got[0].ID)
+	}
+	if got := claim("wkr_env/b", requeued); len(got) != 1 || got[0].ID != j.ID || got[0].Avoid != "" {
+		t.Fatalf("another runner claimed %+v, want %s, no longer avoiding", got, j.ID)
+	}
+	if got := claim("wkr_env/a", requeued.Add(job.RetryElsewhereFor)); len(got) != 1 || got[0].ID != later.ID {
+		t.Fatalf("once the time was up the avoided runner claimed %+v, want %s", got, later.ID)
 	}
 }
 
