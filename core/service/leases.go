@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -171,6 +172,11 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 	case err != nil:
 		return err
 	}
+	if j.IsPart() {
+		// Parts have no events or metrics of their own: this line is how an operator times them.
+		s.p.Log.Info("split part reported", "job", j.ParentID, "part", j.ID, "attempt", l.Attempt, "runner", runnerName(who, j),
+			"status", string(j.Status), "compute_ms", r.ComputeMs)
+	}
 	if j.Status == job.StatusWaiting {
 		s.Wake(ctx, j.Class)
 		return nil
@@ -319,4 +325,10 @@ func (s *Runs) Abandon(ctx context.Context, workerID string) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// runnerName is the runner that held a job's attempt just reported: the job's Runner, or, after
+// a requeue cleared it, the runner the job now avoids.
+func runnerName(who workqueue.Identity, j *job.Job) string {
+	return cmp.Or(j.Runner, j.Avoid, who.ID)
 }

@@ -131,7 +131,7 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 	}
 	ack := h.beat(t, a.Lease, 0.9, true)
 	if ack.Split == nil || !ack.Split.Done() {
-		t.Fatalf("after both parts: %+v, want every part complete", ack.Split)
+		t.Fatalf("after the parts: %+v, want every part complete", ack.Split)
 	}
 	r, err := h.runs.OpenAsset(h.ctx, a.Lease, plan.Parts[1].Name)
 	if err != nil {
@@ -181,22 +181,40 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 	}
 }
 
-// TestSplitPartFailsTwice: a part that fails is queued again once; failing again, it fails the
-// split job naming it, and the job's runner is told to stop.
+// TestSplitPartFailsTwice: a part that fails is queued again once, for another runner (the one
+// it failed on takes the next part instead); failing again, it fails the split job naming it,
+// and the job's runner is told to stop.
 func TestSplitPartFailsTwice(t *testing.T) {
 	t.Parallel()
 	sp := startSplit(t, 3, 3)
 	h, parent, a := sp.h, sp.parent, sp.a
-	for attempt := 1; attempt <= 2; attempt++ {
-		p := h.claimSplit(t, 1)
-		if p.Lease.Attempt != attempt {
-			t.Fatalf("part attempt %d, want %d", p.Lease.Attempt, attempt)
+	claimAs := func(runner string) workqueue.Assignment {
+		t.Helper()
+		as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: 1, Worker: runner})
+		if err != nil || len(as) != 1 {
+			t.Fatalf("Claim as %s: %v %v", runner, as, err)
 		}
+		h.beat(t, as[0].Lease, 0, true)
+		return as[0]
+	}
+	first := ""
+	for attempt := 1; attempt <= 2; attempt++ {
+		runner := []string{"", "one", "two"}[attempt]
+		p := claimAs(runner)
+		if p.Lease.Attempt != attempt || (first != "" && p.Lease.JobID != first) {
+			t.Fatalf("%s claimed %s attempt %d, want part 1 (%s) attempt %d", runner, p.Lease.JobID, p.Lease.Attempt, first, attempt)
+		}
+		first = p.Lease.JobID
 		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
 			t.Fatal(err)
 		}
 		if ack := h.beat(t, a.Lease, 0.1, true); ack.Cancelled != (attempt == 2) {
 			t.Fatalf("after failure %d the job's runner was told cancelled=%v", attempt, ack.Cancelled)
+		}
+		if attempt == 1 {
+			if next := claimAs("one"); next.Lease.JobID == first {
+				t.Fatal("the runner a part failed on claimed it again at once")
+			}
 		}
 	}
 	failed := h.job(t, parent.ID)
@@ -207,6 +225,51 @@ func TestSplitPartFailsTwice(t *testing.T) {
 		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
 			t.Errorf("part %s left %s, want cancelled", p.Name, s)
 		}
+	}
+}
+
+// TestSplitChargesThePartsLastAttempts: a part's failed attempt is not charged; the attempt
+// that made it is, with the other parts and the job's own compute, once.
+func TestSplitChargesThePartsLastAttempts(t *testing.T) {
+	t.Parallel()
+	sp := startSplit(t, 2, 2)
+	h, parent, a, plan := sp.h, sp.parent, sp.a, sp.plan
+	run := func(runner string, fail bool) {
+		t.Helper()
+		as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: runner})
+		if err != nil || len(as) != 1 {
+			t.Fatalf("Claim as %s: %v %v", runner, as, err)
+		}
+		p := as[0]
+		h.beat(t, p.Lease, 0, true)
+		h.clock.Advance(time.Second)
+		res := workqueue.Result{ComputeMs: 700, Started: true, Failure: exitFailure("boom")}
+		if !fail {
+			name := plan.Parts[0].Name
+			if p.Lease.JobID == h.job(t, parent.ID).Split.Parts[1].JobID {
+				name = plan.Parts[1].Name
+			}
+			files := []job.File{{Path: name, Size: 10}}
+			h.storeFiles(t, p.Lease, files)
+			res = workqueue.Result{Files: files, ComputeMs: 1000, Started: true}
+		}
+		if err := h.runs.Report(h.ctx, p.Lease, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("one", true)  // part 1 fails on runner one…
+	run("one", false) // …which takes part 2 instead,
+	run("two", false) // and runner two runs part 1 again.
+	if ack := h.beat(t, a.Lease, 0.9, true); ack.Split == nil || !ack.Split.Done() {
+		t.Fatalf("after the parts: %+v", ack.Split)
+	}
+	h.clock.Advance(time.Second)
+	h.storeFiles(t, a.Lease, []job.File{{Path: "out.mp4", Size: 30}})
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 30}}, ComputeMs: 500, Started: true}); err != nil {
+		t.Fatal(err)
+	}
+	if done := h.job(t, parent.ID); done.Status != job.StatusComplete || done.ComputeMs != 2500 {
+		t.Fatalf("split job: %s, compute %d ms; want complete, 2500 ms (the failed attempt's 700 ms not charged)", done.Status, done.ComputeMs)
 	}
 }
 
@@ -237,6 +300,43 @@ func TestSplitCancelCascades(t *testing.T) {
 	}
 	if _, err := h.blobs.Open(h.ctx, blob.OutputKey(acc.ID, parts[0].JobID, parts[0].Name)); !errors.Is(err, problem.ErrNotFound) {
 		t.Errorf("part 1's file is kept after its job was cancelled: %v", err)
+	}
+}
+
+// TestSplitPartsPerSlot: a job is cut into a part for each slot of its class, at most the
+// operator's cap, and into parts of 5 seconds at least.
+func TestSplitPartsPerSlot(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		slots    int
+		duration float64
+		asked    int // Assignment.SplitParts
+		parts    int
+	}{
+		{"two slots", 2, 60, 2, 2},
+		{"three slots", 3, 60, 3, 3},
+		{"the cap of 8", 9, 60, 8, 8},
+		{"parts of 5 s at least", 8, 35, 8, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			h.submitSplit(t, h.open(t, account.PlanPro, 1000), splitParams)
+			a := h.claimSplit(t, tt.slots)
+			if a.SplitParts != tt.asked {
+				t.Fatalf("SplitParts = %d, want %d", a.SplitParts, tt.asked)
+			}
+			// A keyframe every second: the cuts can fall where the count asks.
+			src := &workqueue.SplitSource{Duration: tt.duration, Audio: true}
+			for k := 0.0; k < tt.duration; k++ {
+				src.Keyframes = append(src.Keyframes, k)
+			}
+			if plan := h.tell(t, a.Lease, src).Split; plan == nil || len(plan.Parts) != tt.parts {
+				t.Fatalf("plan = %+v, want %d parts", plan, tt.parts)
+			}
+		})
 	}
 }
 
