@@ -121,6 +121,9 @@ func (p *Pool) WaitFull(ctx context.Context) error {
 	return nil
 }
 
+// Ready is how many sandboxes are started and waiting.
+func (p *Pool) Ready() int { return len(p.ready) }
+
 // WarmRuns is how many runs a warm sandbox took (the others started cold).
 func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
 
@@ -307,6 +310,14 @@ func (w *warm) end() {
 }
 
 // Run runs spec in a warm sandbox, or a cold one where none is ready.
+//
+// The sandbox it took is replaced once the run has returned, not while it runs: a start beside
+// the program's own (bubblewrap making namespaces and mounts, the launcher starting) slowed
+// the program's start by what the warm sandbox saved. Measured on 2 vCPUs (AMD EPYC),
+// `ffmpeg -version` from the pool took 153 ms (median of 8) with the refill beside it and 128
+// ms after it, against 145 ms cold. A worker's next job on the same slot comes after this run
+// ends, so a pool as large as the worker's concurrency still has its sandbox ready when jobs
+// are spaced; under a backlog of jobs shorter than a start, no refill keeps up either way.
 func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
 		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
@@ -314,10 +325,12 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	var w *warm
 	select {
 	case w = <-p.ready:
-		select {
-		case p.refill <- struct{}{}:
-		default:
-		}
+		defer func() {
+			select {
+			case p.refill <- struct{}{}:
+			default:
+			}
+		}()
 	default:
 		return p.sb.run(ctx, spec)
 	}

@@ -2,8 +2,12 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
@@ -66,4 +70,56 @@ func TestWarmSuite(t *testing.T) {
 		SyscallFilter: true,
 		MemoryLimit:   sb.MemoryCgroups() == nil,
 	}, func(t *testing.T) sandbox.Runner { return pool })
+}
+
+// TestPoolRefillsAfterTheRun: the sandbox a run takes is replaced once the run has returned,
+// not while its program runs (a start beside the program's own slowed it). The run waits on a
+// FIFO that the test opens only after watching the pool stay empty for a second, ten times what
+// a refill takes here.
+func TestPoolRefillsAfterTheRun(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	p := newPool(t, sb, 1)
+	if err := p.WaitFull(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(dir, "gate")
+	if err := syscall.Mkfifo(gate, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Args: []string{"-c", "read x < gate"}})
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.StderrTail)
+		}
+		done <- err
+	}()
+	// The run has taken the pool's sandbox; it holds until the gate opens.
+	for p.Ready() != 0 {
+		time.Sleep(time.Millisecond) // the poll interval of a wait on the pool's state
+	}
+	watch := time.Now()
+	for time.Since(watch) < time.Second {
+		if p.Ready() != 0 {
+			t.Fatal("the pool refilled while the run's program ran")
+		}
+		time.Sleep(10 * time.Millisecond) // the poll interval of the watch
+	}
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("go\n")
+	_ = f.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if err := p.WaitFull(context.Background()); err != nil || p.WarmRuns() != 1 {
+		t.Fatalf("after the run: %v, %d warm runs", err, p.WarmRuns())
+	}
 }
