@@ -49,8 +49,10 @@ func (s *Runs) claimAs(ctx context.Context, who workqueue.Identity, p workqueue.
 		if err != nil || len(out) > 0 || deadline == nil {
 			return out, err
 		}
+		recheck := time.NewTimer(cmp.Or(s.p.Recheck, job.RetryElsewhereFor))
 		select {
 		case <-woken:
+		case <-recheck.C: // a job that avoided this runner may be its now
 		case <-deadline:
 			return nil, nil
 		case <-ctx.Done():
@@ -58,6 +60,7 @@ func (s *Runs) claimAs(ctx context.Context, who workqueue.Identity, p workqueue.
 		case <-s.stopping:
 			return nil, nil
 		}
+		recheck.Stop()
 	}
 }
 

@@ -85,12 +85,19 @@ func setup(t *testing.T) *harness { t.Helper(); return setupWith(t, nil) }
 // setupWith is setup with an observer of the use cases; nil observes nothing.
 func setupWith(t *testing.T, obs service.Observer) *harness {
 	t.Helper()
+	return setupOptions(t, servicetest.Options{Observer: obs})
+}
+
+// setupOptions is setup with the harness's options changed by o's non-zero fields (Observer,
+// Recheck).
+func setupOptions(t *testing.T, o servicetest.Options) *harness {
+	t.Helper()
 	reg, err := jobtype.NewRegistry(testType{}, ffmpegjob.Type{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	blobs := blobtest.NewMemory()
-	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: obs})
+	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: o.Observer, Recheck: o.Recheck})
 	return &harness{Harness: s, ctx: context.Background(), clock: s.Clock, store: s.Store, accounts: s.Accounts, assets: s.Assets,
 		ledger: s.Ledger, hooks: s.Hooks, blobs: blobs, hints: s.Hints, tokens: s.Tokens,
 		auth: s.Auth, submit: s.Submit, jobs: s.Jobs, cancel: s.Cancel, runs: s.Runs, uploads: s.Uploads, batches: s.Batches,

@@ -43,7 +43,11 @@ type RunsPorts struct {
 	RunnerURL string
 	// Split tunes split and stitch.
 	Split SplitConfig
-	Log   *slog.Logger
+	// Recheck is how often a long-polling claim that found nothing claims again without being
+	// woken; 0 is job.RetryElsewhereFor. Nothing wakes a claim when a requeued job stops
+	// avoiding its runner (job.Job.Avoid), which a lone runner must still take.
+	Recheck time.Duration
+	Log     *slog.Logger
 	// Observer hears of dispatched and finished jobs (NoObserver to hear nothing).
 	Observer Observer
 }

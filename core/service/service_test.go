@@ -417,6 +417,35 @@ func TestSweepActsOnLostRunners(t *testing.T) {
 	}
 }
 
+// TestLongPollTakesTheJobOnceItStopsAvoidingTheRunner: a lone runner whose job was handed back
+// long-polls; no other runner claims it, and nothing wakes the poll when the job stops avoiding
+// the runner, so the poll claims again every Recheck and takes it then.
+func TestLongPollTakesTheJobOnceItStopsAvoidingTheRunner(t *testing.T) {
+	t.Parallel()
+	h := setupOptions(t, servicetest.Options{Recheck: 5 * time.Millisecond})
+	acc := h.open(t, account.PlanPro, 100)
+	j := h.submitJob(t, acc, `{}`)
+	a := h.claim(t, job.ClassCPU)
+	h.beat(t, a.Lease, 0, true)
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Started: true, Failure: &workqueue.Failure{Kind: workqueue.KindHandBack}}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []workqueue.Assignment, 1)
+	go func() {
+		as, _ := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: "test", Wait: time.Minute})
+		got <- as
+	}()
+	h.clock.Advance(job.RetryElsewhereFor)
+	select {
+	case as := <-got:
+		if len(as) != 1 || as[0].Lease.JobID != j.ID {
+			t.Fatalf("the long poll took %+v, want %s", as, j.ID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the long poll did not take the job once it stopped avoiding the runner")
+	}
+}
+
 // A stopping runner hands its job back: it is queued again once, for another runner first,
 // then fails RUNNER_LOST.
 func TestHandBack(t *testing.T) {

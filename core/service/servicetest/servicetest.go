@@ -66,6 +66,8 @@ type Options struct {
 	// DeliveryRetryDelays are Destinations' waits between a delivery's attempts; default one
 	// second and two.
 	DeliveryRetryDelays []time.Duration
+	// Recheck is Runs' RunsPorts.Recheck; default its own.
+	Recheck time.Duration
 }
 
 // Harness is every use case over in-memory adapters.
@@ -178,7 +180,7 @@ func Compose(o Options) (*Harness, error) {
 	gate.Presets = h.Presets
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
-		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials})
+		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials, Recheck: o.Recheck})
 	must(err)
 	if h.Runs != nil {
 		h.Workers, err = service.NewWorkers(service.WorkersPorts{Credentials: h.Credentials, Jobs: h.Store, Runs: h.Runs, Clock: h.Clock,
