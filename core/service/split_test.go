@@ -37,9 +37,16 @@ func (h *harness) submitSplit(t *testing.T, a account.Account, params string) *j
 // claimSplit claims the next cpu job as a runner of slots, with its first heartbeat.
 func (h *harness) claimSplit(t *testing.T, slots int) workqueue.Assignment {
 	t.Helper()
-	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: slots, Worker: "test"})
+	return h.claimAs(t, "test", slots)
+}
+
+// claimAs claims the next cpu job as the runner named runner, of slots, with its first
+// heartbeat.
+func (h *harness) claimAs(t *testing.T, runner string, slots int) workqueue.Assignment {
+	t.Helper()
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: slots, Worker: runner})
 	if err != nil || len(as) != 1 {
-		t.Fatalf("Claim: %v %v", as, err)
+		t.Fatalf("Claim as %s: %v %v", runner, as, err)
 	}
 	h.beat(t, as[0].Lease, 0, true)
 	return as[0]
@@ -188,19 +195,10 @@ func TestSplitPartFailsTwice(t *testing.T) {
 	t.Parallel()
 	sp := startSplit(t, 3, 3)
 	h, parent, a := sp.h, sp.parent, sp.a
-	claimAs := func(runner string) workqueue.Assignment {
-		t.Helper()
-		as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: 1, Worker: runner})
-		if err != nil || len(as) != 1 {
-			t.Fatalf("Claim as %s: %v %v", runner, as, err)
-		}
-		h.beat(t, as[0].Lease, 0, true)
-		return as[0]
-	}
 	first := ""
 	for attempt := 1; attempt <= 2; attempt++ {
 		runner := []string{"", "one", "two"}[attempt]
-		p := claimAs(runner)
+		p := h.claimAs(t, runner, 1)
 		if p.Lease.Attempt != attempt || (first != "" && p.Lease.JobID != first) {
 			t.Fatalf("%s claimed %s attempt %d, want part 1 (%s) attempt %d", runner, p.Lease.JobID, p.Lease.Attempt, first, attempt)
 		}
@@ -212,7 +210,7 @@ func TestSplitPartFailsTwice(t *testing.T) {
 			t.Fatalf("after failure %d the job's runner was told cancelled=%v", attempt, ack.Cancelled)
 		}
 		if attempt == 1 {
-			if next := claimAs("one"); next.Lease.JobID == first {
+			if next := h.claimAs(t, "one", 1); next.Lease.JobID == first {
 				t.Fatal("the runner a part failed on claimed it again at once")
 			}
 		}
@@ -236,12 +234,7 @@ func TestSplitChargesThePartsLastAttempts(t *testing.T) {
 	h, parent, a, plan := sp.h, sp.parent, sp.a, sp.plan
 	run := func(runner string, fail bool) {
 		t.Helper()
-		as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Worker: runner})
-		if err != nil || len(as) != 1 {
-			t.Fatalf("Claim as %s: %v %v", runner, as, err)
-		}
-		p := as[0]
-		h.beat(t, p.Lease, 0, true)
+		p := h.claimAs(t, runner, 1)
 		h.clock.Advance(time.Second)
 		res := workqueue.Result{ComputeMs: 700, Started: true, Failure: exitFailure("boom")}
 		if !fail {
