@@ -315,9 +315,9 @@ func (w *warm) end() {
 // the program's own (bubblewrap making namespaces and mounts, the launcher starting) slowed
 // the program's start by what the warm sandbox saved. Measured on 2 vCPUs (AMD EPYC),
 // `ffmpeg -version` from the pool took 153 ms (median of 8) with the refill beside it and 128
-// ms after it, against 145 ms cold. A worker's next job on the same slot comes after this run
-// ends, so a pool as large as the worker's concurrency still has its sandbox ready when jobs
-// are spaced; under a backlog of jobs shorter than a start, no refill keeps up either way.
+// ms after it, against 145 ms cold. A worker's next run on the same slot mostly comes after
+// this one ends, so a pool sized by the worker's concurrency still has a sandbox ready when
+// jobs are spaced; under a backlog of jobs shorter than a start, no refill keeps up either way.
 func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
 		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
@@ -325,21 +325,27 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	var w *warm
 	select {
 	case w = <-p.ready:
-		defer func() {
-			select {
-			case p.refill <- struct{}{}:
-			default:
-			}
-		}()
 	default:
+		// After the cold run, fill again: the pool may be empty because a start failed.
+		defer p.wakeFill()
 		return p.sb.run(ctx, spec)
 	}
+	// runWarm returns once the run has ended, or at once when w cannot take it (cold).
 	res, err, cold := p.runWarm(ctx, w, spec)
+	p.wakeFill()
 	if cold {
 		return p.sb.run(ctx, spec)
 	}
 	p.warmRuns.Add(1)
 	return res, err
+}
+
+// wakeFill asks fill to bring the pool back to its size.
+func (p *Pool) wakeFill() {
+	select {
+	case p.refill <- struct{}{}:
+	default:
+	}
 }
 
 // runWarm runs spec in w; cold is true when w could not take it (nothing ran, spec.Dir is as

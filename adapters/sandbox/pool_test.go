@@ -80,7 +80,9 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	t.Parallel()
 	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
 	p := newPool(t, sb, 1)
-	if err := p.WaitFull(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.WaitFull(ctx); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -93,16 +95,28 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Args: []string{"-c", "read x < gate"}})
+		res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Args: []string{"-c", "read x < gate"}})
 		if err == nil && res.ExitCode != 0 {
 			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.StderrTail)
 		}
 		done <- err
 	}()
-	// The run has taken the pool's sandbox; it holds until the gate opens.
-	for p.Ready() != 0 {
-		time.Sleep(time.Millisecond) // the poll interval of a wait on the pool's state
+	// The run has taken the pool's sandbox; it holds until the gate opens. The FIFO opens for
+	// writing once the program has opened it for reading.
+	var f *os.File
+	for f == nil {
+		var err error
+		if f, err = os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0); err != nil {
+			select {
+			case err := <-done:
+				t.Fatalf("the run ended before it read the gate: %v", err)
+			case <-ctx.Done():
+				t.Fatal("the run never read the gate")
+			case <-time.After(time.Millisecond): // the poll interval of a wait on the program
+			}
+		}
 	}
+	defer f.Close()
 	watch := time.Now()
 	for time.Since(watch) < time.Second {
 		if p.Ready() != 0 {
@@ -110,16 +124,13 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // the poll interval of the watch
 	}
-	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
-	if err != nil {
+	if _, err := f.WriteString("go\n"); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = f.WriteString("go\n")
-	_ = f.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if err := p.WaitFull(context.Background()); err != nil || p.WarmRuns() != 1 {
+	if err := p.WaitFull(ctx); err != nil || p.WarmRuns() != 1 {
 		t.Fatalf("after the run: %v, %d warm runs", err, p.WarmRuns())
 	}
 }
