@@ -55,8 +55,10 @@ func splitCandidate(j *job.Job) bool {
 	return j.Split != nil && j.Split.Reason == "" && !j.Split.Cut()
 }
 
-// minPartSeconds is the shortest part a cut aims at: each part pays an encoder's start and a
-// claim, and each join is a place the encoder's rate control starts again.
+// minPartSeconds bounds the parts of a cut to one for each minPartSeconds of input: each part
+// pays an encoder's start and a claim, and each join is a place the encoder's rate control
+// starts again. (PlanCuts makes the longest part as short as the keyframes allow; the last
+// one may be shorter.)
 const minPartSeconds = 5
 
 // splitParts decides, at a split candidate's claim, into how many parts it may be cut: the
@@ -79,9 +81,12 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		if !splitCandidate(j) {
 			return errUnchanged
 		}
-		if slots < 2 {
+		switch {
+		case slots < 2:
 			j.Split.Reason = "the class had one worker slot when the job started"
-		} else {
+		case n < 2:
+			j.Split.Reason = "the operator allows one part a job (--split-max-parts)"
+		default:
 			j.Split.MaxParts = n
 		}
 		return nil
@@ -90,7 +95,7 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		s.p.Log.Warn("recording a split's parts failed", "job", j.ID, "err", err)
 		return 0
 	}
-	if slots < 2 {
+	if slots < 2 || n < 2 {
 		return 0
 	}
 	return n
@@ -142,8 +147,8 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
 	}
 	if reason == "" {
-		// Parts of at least minPartSeconds, and two at least: the input is longer than
-		// minSeconds, which is the operator's to lower.
+		// A part for each minPartSeconds of input at most, and two at least: the input is
+		// longer than minSeconds, which is the operator's to lower.
 		n := min(cmp.Or(j.Split.MaxParts, 2), max(2, int(src.Duration/minPartSeconds)))
 		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, n)
 	}

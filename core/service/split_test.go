@@ -18,6 +18,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -297,7 +298,7 @@ func TestSplitCancelCascades(t *testing.T) {
 }
 
 // TestSplitPartsPerSlot: a job is cut into a part for each slot of its class, at most the
-// operator's cap, and into parts of 5 seconds at least.
+// operator's cap and one part for each 5 seconds of input.
 func TestSplitPartsPerSlot(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -310,7 +311,7 @@ func TestSplitPartsPerSlot(t *testing.T) {
 		{"two slots", 2, 60, 2, 2},
 		{"three slots", 3, 60, 3, 3},
 		{"the cap of 8", 9, 60, 8, 8},
-		{"parts of 5 s at least", 8, 35, 8, 7},
+		{"a part for each 5 s at most", 8, 35, 8, 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,6 +369,21 @@ func TestSplitRunsWhole(t *testing.T) {
 				t.Fatalf("view split = %+v (%v), want no parts and %q", v.Split, err, tt.reason)
 			}
 		})
+	}
+}
+
+// TestSplitOnePartAllowed: an operator's cap of one part runs split jobs whole, saying why, and
+// does not ask their runner to read the input's keyframes.
+func TestSplitOnePartAllowed(t *testing.T) {
+	t.Parallel()
+	h := setupOptions(t, servicetest.Options{Split: service.SplitConfig{MaxParts: 1}})
+	acc := h.open(t, account.PlanPro, 1000)
+	j := h.submitSplit(t, acc, splitParams)
+	if a := h.claimSplit(t, 4); a.SplitParts != 0 {
+		t.Fatalf("SplitParts = %d, want 0", a.SplitParts)
+	}
+	if v, err := h.jobs.Get(h.ctx, acc, j.ID); err != nil || v.Split == nil || !strings.Contains(v.Split.Reason, "--split-max-parts") {
+		t.Fatalf("view split = %+v (%v), want the operator's cap as the reason", v.Split, err)
 	}
 }
 

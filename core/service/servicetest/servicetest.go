@@ -68,6 +68,8 @@ type Options struct {
 	DeliveryRetryDelays []time.Duration
 	// Recheck is Runs' RunsPorts.Recheck; default its own.
 	Recheck time.Duration
+	// Split is Runs' RunsPorts.Split; default its own.
+	Split service.SplitConfig
 }
 
 // Harness is every use case over in-memory adapters.
@@ -180,7 +182,7 @@ func Compose(o Options) (*Harness, error) {
 	gate.Presets = h.Presets
 	h.Runs, err = service.NewRuns(service.RunsPorts{Jobs: h.Store, Accounts: h.Accounts, Assets: h.Assets, Blobs: h.Blobs,
 		Ledger: h.Ledger, Pricing: h.Pricing, Clock: h.Clock, Tokens: tokens, Registry: h.Registry, Lease: o.Lease, AssetURLPrefix: prefix,
-		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials, Recheck: o.Recheck})
+		RunnerURL: o.BaseURL, Log: o.Log, Observer: o.Observer, Credentials: h.Credentials, Recheck: o.Recheck, Split: o.Split})
 	must(err)
 	if h.Runs != nil {
 		h.Workers, err = service.NewWorkers(service.WorkersPorts{Credentials: h.Credentials, Jobs: h.Store, Runs: h.Runs, Clock: h.Clock,
