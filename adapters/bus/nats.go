@@ -127,7 +127,12 @@ func ensureStream(cfg NATSConfig, prefix string, opts []nats.Option) error {
 		return fmt.Errorf("bus: stream %s: %w", sc.Name, err)
 	}
 	if _, err := js.AddStream(sc); err != nil && !errors.Is(err, nats.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("bus: create stream %s: %w", sc.Name, err)
+		// Another replica made it between the lookup and the add: the server may answer
+		// that with "subjects overlap with an existing stream" (seen when a suite's
+		// subtests opened one stream at once) rather than "name already in use".
+		if _, ierr := js.StreamInfo(sc.Name); ierr != nil {
+			return fmt.Errorf("bus: create stream %s: %w", sc.Name, err)
+		}
 	}
 	return nil
 }
