@@ -19,7 +19,9 @@ const hang = "ffmpeg -f lavfi -i testsrc=s=64x64:r=25 -vf select=0 -t 5 out.mp4"
 func TestStallWatchdog(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	const stall = 2
+	// Four seconds: on a loaded 2-vCPU machine FFmpeg took over 2 s to start in the sandbox
+	// and write its first progress, which a stall time of 2 s took for a stall.
+	const stall = 4
 	caps := workqueue.Limits{StallSeconds: stall}
 
 	t.Run("a hang is stopped", func(t *testing.T) {
@@ -28,8 +30,8 @@ func TestStallWatchdog(t *testing.T) {
 		res := b.runCapped(t, "", hang, 2*time.Minute, caps)
 		took := time.Since(began)
 		e := failed(res)
-		if e == nil || e.Code != problem.CodeRunnerStalled || !e.Retryable || !strings.Contains(e.Message, "for 2 seconds") || len(res.Files) != 0 {
-			t.Fatalf("error %+v, files %v; want RUNNER_STALLED, retryable, naming the 2 seconds", e, res.Files)
+		if e == nil || e.Code != problem.CodeRunnerStalled || !e.Retryable || !strings.Contains(e.Message, "for 4 seconds") || len(res.Files) != 0 {
+			t.Fatalf("error %+v, files %v; want RUNNER_STALLED, retryable, naming the 4 seconds", e, res.Files)
 		}
 		if took > (stall+5)*time.Second {
 			t.Errorf("the hang was stopped after %v, want within the stall time (%d s) plus 5 s", took, stall)
@@ -38,8 +40,8 @@ func TestStallWatchdog(t *testing.T) {
 
 	t.Run("a slow run that writes is not", func(t *testing.T) {
 		t.Parallel()
-		// -re reads the source at its own rate: 4 seconds of writing, twice the stall time.
-		res := b.runCapped(t, "", "ffmpeg -re -f lavfi -i testsrc=d=4:s=64x64:r=25 -c:v libx264 -preset ultrafast -tune zerolatency out.mp4", time.Minute, caps)
+		// -re reads the source at its own rate: 8 seconds of writing, twice the stall time.
+		res := b.runCapped(t, "", "ffmpeg -re -f lavfi -i testsrc=d=8:s=64x64:r=25 -c:v libx264 -preset ultrafast -tune zerolatency out.mp4", time.Minute, caps)
 		if res.Failure != nil {
 			t.Fatalf("a run that kept writing failed: %+v", failed(res))
 		}
