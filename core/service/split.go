@@ -95,7 +95,7 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		s.p.Log.Warn("recording a split's parts failed", "job", j.ID, "err", err)
 		return 0
 	}
-	if slots < 2 || n < 2 {
+	if n < 2 { // n is at most slots
 		return 0
 	}
 	return n

@@ -53,10 +53,13 @@ func (h *harness) claimAs(t *testing.T, runner string, slots int) workqueue.Assi
 	return as[0]
 }
 
-// source is a 60-second input with a keyframe every 2 s and audio.
-func source(duration float64) *workqueue.SplitSource {
+// source is an input of duration seconds with a keyframe every 2 s and audio.
+func source(duration float64) *workqueue.SplitSource { return sourceEvery(duration, 2) }
+
+// sourceEvery is an input of duration seconds with a keyframe every step seconds and audio.
+func sourceEvery(duration, step float64) *workqueue.SplitSource {
 	src := &workqueue.SplitSource{Duration: duration, Audio: true}
-	for k := 0.0; k < duration; k += 2 {
+	for k := 0.0; k < duration; k += step {
 		src.Keyframes = append(src.Keyframes, k)
 	}
 	return src
@@ -323,11 +326,7 @@ func TestSplitPartsPerSlot(t *testing.T) {
 				t.Fatalf("SplitParts = %d, want %d", a.SplitParts, tt.asked)
 			}
 			// A keyframe every second: the cuts can fall where the count asks.
-			src := &workqueue.SplitSource{Duration: tt.duration, Audio: true}
-			for k := 0.0; k < tt.duration; k++ {
-				src.Keyframes = append(src.Keyframes, k)
-			}
-			if plan := h.tell(t, a.Lease, src).Split; plan == nil || len(plan.Parts) != tt.parts {
+			if plan := h.tell(t, a.Lease, sourceEvery(tt.duration, 1)).Split; plan == nil || len(plan.Parts) != tt.parts {
 				t.Fatalf("plan = %+v, want %d parts", plan, tt.parts)
 			}
 		})
