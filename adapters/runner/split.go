@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
@@ -87,21 +88,31 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		}
 	}
 
-	// Wait for the parts, holding no slot: this runner may take one of them meanwhile.
+	// Wait for the parts, holding no slot: this runner may take one of them meanwhile. A part
+	// is read as soon as it is complete, so that only the last one's read is left to the join.
+	joinReads := map[string]bool{plan.ListName: true}
+	fetch := func(name string) *workqueue.Failure {
+		if joinReads[name] {
+			return nil
+		}
+		if err := f.fetchPart(ctx, a, work, name); err != nil {
+			return f.internal(a.Lease.JobID, "reading part "+name, err)
+		}
+		joinReads[name] = true
+		return nil
+	}
 	h.Waiting(true)
-	plan, fail := f.waitParts(ctx, plan, h, deadline, st.total)
+	plan, fail := f.waitParts(ctx, plan, h, deadline, st.total, fetch)
 	h.Waiting(false)
 	if fail != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
 	}
 
-	joinReads := map[string]bool{plan.ListName: true}
 	var names []string
 	for _, p := range plan.Parts {
-		if err := f.fetchPart(ctx, a, work, p.Name); err != nil {
-			return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "reading part "+p.Name, err)}, false
+		if fail := fetch(p.Name); fail != nil {
+			return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
 		}
-		joinReads[p.Name] = true
 		names = append(names, p.Name)
 	}
 	if plan.AudioName != "" {
@@ -146,15 +157,28 @@ func tellSplit(ctx context.Context, h Hooks, src *workqueue.SplitSource) (*workq
 }
 
 // waitParts asks after the parts until every one is complete, telling the job's progress as
-// their mean; a part that fails for good fails the job on the control plane's side, which
-// answers the heartbeat with Cancelled and ends ctx. The job's time limit holds over the wait:
-// parts still running at its deadline fail the job RUNNER_TIMEOUT.
-func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks, deadline time.Time, total time.Duration) (*workqueue.SplitPlan, *workqueue.Failure) {
+// their mean and calling complete with each part's name once it is complete (a failure it
+// returns ends the wait); a part that fails for good fails the job on the control plane's
+// side, which answers the heartbeat with Cancelled and ends ctx. The job's time limit holds
+// over the wait: parts still running at its deadline fail the job RUNNER_TIMEOUT.
+func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks, deadline time.Time, total time.Duration,
+	complete func(name string) *workqueue.Failure) (*workqueue.SplitPlan, *workqueue.Failure) {
 	t := time.NewTicker(splitPoll)
 	defer t.Stop()
 	late := time.NewTimer(time.Until(deadline))
 	defer late.Stop()
-	for !plan.Done() {
+	for {
+		for _, p := range plan.Parts {
+			if p.Status != job.StatusComplete {
+				continue
+			}
+			if fail := complete(p.Name); fail != nil {
+				return nil, fail
+			}
+		}
+		if plan.Done() {
+			return plan, nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil, cancelled()
@@ -179,7 +203,6 @@ func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hoo
 		}
 		h.Progress(min(0.95*done/float64(len(plan.Parts)), 0.95))
 	}
-	return plan, nil
 }
 
 // fetchPart copies a complete part's file from the control plane into work.

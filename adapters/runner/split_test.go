@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +38,23 @@ func TestWaitParts(t *testing.T) {
 			},
 			Progress: func(p float64) { progress = append(progress, p) },
 		}
-		got, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusWaiting, job.StatusWaiting), h, time.Now().Add(time.Minute), time.Minute)
+		// Each part is read once, as soon as it is seen complete: the first while the second
+		// is still running.
+		var read []string
+		seen := map[string]bool{}
+		complete := func(name string) *workqueue.Failure {
+			if !seen[name] {
+				seen[name] = true
+				read = append(read, fmt.Sprintf("%s at %.2f", name, progress[len(progress)-1]))
+			}
+			return nil
+		}
+		got, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusWaiting, job.StatusWaiting), h, time.Now().Add(time.Minute), time.Minute, complete)
 		if fail != nil || !got.Done() {
 			t.Fatalf("waitParts = %+v, %+v; want every part complete", got, fail)
+		}
+		if want := []string{"split_part_001.mp4 at 0.71", "split_part_002.mp4 at 0.95"}; !slices.Equal(read, want) {
+			t.Fatalf("parts read %q, want %q", read, want)
 		}
 		want := []float64{0.95 * 0.5, 0.95 * 0.75, 0.95}
 		if len(progress) != len(want) {
@@ -50,6 +66,21 @@ func TestWaitParts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a part that cannot be read", func(t *testing.T) {
+		t.Parallel()
+		h := Hooks{
+			Split: func(context.Context, *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+				return plan(job.StatusComplete, job.StatusRunning), nil
+			},
+			Progress: func(float64) {},
+		}
+		broken := &workqueue.Failure{Kind: workqueue.KindInternal, Message: "reading part split_part_001.mp4"}
+		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, time.Now().Add(time.Minute), time.Minute,
+			func(string) *workqueue.Failure { return broken })
+		if fail != broken {
+			t.Fatalf("failure %+v, want the read's", fail)
+		}
+	})
 	t.Run("past the deadline", func(t *testing.T) {
 		t.Parallel()
 		h := Hooks{
@@ -58,7 +89,8 @@ func TestWaitParts(t *testing.T) {
 			},
 			Progress: func(float64) {},
 		}
-		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, time.Now().Add(600*time.Millisecond), 3*time.Second)
+		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, time.Now().Add(600*time.Millisecond), 3*time.Second,
+			func(string) *workqueue.Failure { return nil })
 		if fail == nil || fail.Kind != workqueue.KindTimeout || !strings.Contains(fail.Message, "time limit of 3 seconds") {
 			t.Fatalf("failure %+v, want a timeout", fail)
 		}
