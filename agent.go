@@ -1,6 +1,7 @@
 package mediajobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,16 @@ type AgentConfig struct {
 	DockerImage string
 	DockerHost  string
 	Log         *slog.Logger
+}
+
+// dockerOwner names a worker's Docker sandbox among those sharing an engine, for
+// RemoveLeftovers at its start: the host name, which a worker restarted in the same container
+// or on the same machine keeps (worker names default to host/pid and are not kept), and its
+// work directory, so that two workers on one machine, each with a directory of its own, do not
+// remove each other's running containers.
+func dockerOwner(cfg AgentConfig) string {
+	host, _ := os.Hostname()
+	return host + ":" + cmp.Or(cfg.WorkDir, cfg.Data)
 }
 
 // NewAgent checks the sandbox and returns a runner agent over queue with every job type's
@@ -99,10 +110,8 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 	case "", "bwrap":
 	case "docker":
 		// The engine mounts host paths: the probe runs in the work root, which a worker in a
-		// container of its own shares with the host at the same path. The sandbox's owner is
-		// the host name (a worker's container keeps it across restarts), unique on an engine
-		// where worker names are not.
-		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost, ProbeDir: cfg.WorkDir}
+		// container of its own shares with the host at the same path.
+		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost, ProbeDir: cfg.WorkDir, Owner: dockerOwner(cfg)}
 		if gpu != nil {
 			dc.GPU = &dockersandbox.GPU{Explicit: gpu}
 		}
