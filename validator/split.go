@@ -44,6 +44,56 @@ var splitEncoders = map[string]bool{
 	"libx264": true, "libx265": true, "libvpx-vp9": true, "libsvtav1": true, "mpeg4": true,
 }
 
+// splitGOPs are the keyframe intervals, in frames, of the encoders whose keyframes a split puts
+// where the whole encode does, when the command sets none: x264's and x265's 250, FFmpeg's 12
+// for MPEG-4 and 128 for VP9. SVT-AV1 rounds its interval to its mini-GOPs, which a part does
+// not know how to follow; its parts keep their own. mp4, mkv and mov default to libx264.
+var splitGOPs = map[string]int{"libx264": 250, "libx265": 250, "mpeg4": 12, "libvpx-vp9": 128}
+
+// keyframeInterval is the whole encode's keyframe interval in frames, counted from its first
+// frame: -g, or the keyint of -x264-params, -x264opts or -x265-params, which the encoder reads
+// after -g, or the encoder's own; 0 when its keyframes follow no grid a part can follow
+// (keyint=infinite, or SVT-AV1).
+func (sh *splitShape) keyframeInterval() int {
+	encoder, g, keyint := "libx264", -1, -1
+	for i := 0; i+1 < len(sh.video); i++ {
+		flag, value := sh.video[i], sh.video[i+1]
+		if len(flag) < 2 || flag[0] != '-' {
+			continue
+		}
+		base, _, _ := strings.Cut(flag[1:], ":")
+		switch base {
+		case "c", "codec", "vcodec":
+			encoder = value
+		case "g":
+			if n, err := strconv.Atoi(value); err == nil {
+				g = n
+			}
+		case "x264-params", "x264opts", "x265-params":
+			for _, kv := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ',' }) {
+				k, v, _ := strings.Cut(kv, "=")
+				if k == "keyint" {
+					keyint = 0 // "infinite", or what x264 would refuse
+					if n, err := strconv.Atoi(v); err == nil {
+						keyint = n
+					}
+				}
+			}
+		}
+		i++
+	}
+	gop, ok := splitGOPs[encoder]
+	switch {
+	case !ok:
+		return 0
+	case keyint >= 0 && encoder != "mpeg4" && encoder != "libvpx-vp9":
+		return keyint
+	case g >= 0:
+		return g
+	}
+	return gop
+}
+
 // splitContainers are the output containers of a split, by extension, with their -f names.
 var splitContainers = map[string][]string{
 	".mp4": {"mp4"}, ".mkv": {"matroska"}, ".mov": {"mov"},

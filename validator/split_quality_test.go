@@ -95,7 +95,7 @@ func TestSplitQuality(t *testing.T) {
 			if !Splittable(r.Plan).OK {
 				t.Fatalf("%q is not splittable: %s", c.Command, Splittable(r.Plan).Reason)
 			}
-			run, err := SplitCommands(r.Plan, cuts, true)
+			run, err := SplitCommands(r.Plan, cuts, true, splitSourceFPS)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,6 +136,13 @@ func TestSplitQuality(t *testing.T) {
 				t.Errorf("PSNR against the source: whole %.3f dB, stitched %.3f dB, more than 0.5 dB apart", wavg, savg)
 			}
 			wt, stt := splitPictTypes(t, w), splitPictTypes(t, s)
+			// The parts put their keyframes where the whole encode does (keyframeGrid): a frame
+			// that is an I-frame in the whole is one in the stitched output.
+			for i := range min(len(wt), len(stt)) {
+				if wt[i] == "I" && stt[i] != "I" {
+					t.Errorf("frame %d is an I-frame in the whole output, a %s-frame stitched", i, stt[i])
+				}
+			}
 			// Frame by frame: a frame's quality follows its place in the GOP (an I-frame or the
 			// base layer of a hierarchical mini-GOP is several dB above its neighbours), and a
 			// part restarts the GOP at its first frame, so the same frame can be an I-frame in

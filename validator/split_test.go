@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -132,6 +133,7 @@ func TestSplitCommands(t *testing.T) {
 		opts    Options
 		cuts    []float64
 		audio   bool
+		rate    float64
 		want    SplitRun
 	}{
 		{
@@ -139,11 +141,12 @@ func TestSplitCommands(t *testing.T) {
 			command: "ffmpeg -hide_banner -i https://cdn.example.com/in.mp4 -vf scale=640:-2 -c:v libx264 -crf 23 -c:a aac -b:a 128k -movflags +faststart out.mp4",
 			cuts:    []float64{2, 4.0333333333},
 			audio:   true,
+			rate:    30,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-hide_banner", "-to", "2.000000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_002.mp4"},
-					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_003.mp4"},
+					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(t,6.316666667+n_forced*8.333333333)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(t,4.283333333+n_forced*8.333333333)", "-an", "-sn", "-dn", "split_part_003.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
 				Audio:     []string{"-hide_banner", "-i", "input_0.mp4", "-vn", "-sn", "-dn", "-c:a", "aac", "-b:a", "128k", "split_audio.mp4"},
@@ -158,10 +161,11 @@ func TestSplitCommands(t *testing.T) {
 			command: "ffmpeg -i in.mov -c:v libx265 -tag:v hvc1 out.mov",
 			opts:    Options{Inputs: map[string]Input{"in.mov": {URL: "https://cdn.example.com/in.mov"}}},
 			cuts:    []float64{1.5},
+			rate:    24,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-an", "-sn", "-dn", "split_part_001.mov"},
-					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-an", "-sn", "-dn", "split_part_002.mov"},
+					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-force_key_frames", "expr:gte(t,8.895833333+n_forced*10.416666667)", "-an", "-sn", "-dn", "split_part_002.mov"},
 				},
 				PartNames: []string{"split_part_001.mov", "split_part_002.mov"},
 				ListName:  "split_parts.txt",
@@ -174,10 +178,11 @@ func TestSplitCommands(t *testing.T) {
 			command: "ffmpeg -i https://cdn.example.com/in.mp4 -map 0:v -map 0:a? -c:v libx264 -c:a copy out.mkv",
 			cuts:    []float64{4},
 			audio:   true,
+			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,5.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "-map", "0:a?", "-c:a", "copy", "split_audio.mkv"},
@@ -192,10 +197,11 @@ func TestSplitCommands(t *testing.T) {
 			command: "ffmpeg -i https://cdn.example.com/in.mp4 -map 0:v:0 -c:v libx264 out.mp4",
 			cuts:    []float64{4},
 			audio:   true,
+			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,5.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				ListName:  "split_parts.txt",
@@ -209,10 +215,11 @@ func TestSplitCommands(t *testing.T) {
 			opts:    Options{Inputs: map[string]Input{"subs.srt": {Inline: true, ContentSize: 10}}},
 			cuts:    []float64{3},
 			audio:   true,
+			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "3.000000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-force_key_frames", "expr:gte(t,6.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				ListName:  "split_parts.txt",
@@ -226,10 +233,11 @@ func TestSplitCommands(t *testing.T) {
 			opts:    Options{Inputs: map[string]Input{"logo.png": {Inline: true, ContentSize: 10}}},
 			cuts:    []float64{2},
 			audio:   true,
+			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,7.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "split_audio.mp4"},
@@ -247,7 +255,7 @@ func TestSplitCommands(t *testing.T) {
 			if !r.Valid {
 				t.Fatalf("Validate: %s", r.Error)
 			}
-			got, err := SplitCommands(r.Plan, tt.cuts, tt.audio)
+			got, err := SplitCommands(r.Plan, tt.cuts, tt.audio, tt.rate)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,21 +273,86 @@ func TestSplitCommandsRefusals(t *testing.T) {
 		name string
 		plan *Plan
 		cuts []float64
+		rate float64
 		want string
 	}{
-		{"not splittable", Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 -t 3 out.mp4", Options{}).Plan, []float64{1}, "the output's -t"},
-		{"cuts out of order", ok, []float64{2, 1}, "cut 1 is not a time after"},
-		{"cut at zero", ok, []float64{0}, "cut 0 is not a time after"},
-		{"name the split writes", Validate("ffmpeg -i split_audio.mp4 -c:v libx264 out.mp4", Options{}).Plan, []float64{1}, `"split_audio.mp4"`},
+		{"not splittable", Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 -t 3 out.mp4", Options{}).Plan, []float64{1}, 25, "the output's -t"},
+		{"cuts out of order", ok, []float64{2, 1}, 25, "cut 1 is not a time after"},
+		{"cut at zero", ok, []float64{0}, 25, "cut 0 is not a time after"},
+		{"name the split writes", Validate("ffmpeg -i split_audio.mp4 -c:v libx264 out.mp4", Options{}).Plan, []float64{1}, 25, `"split_audio.mp4"`},
+		{"no frame rate", ok, []float64{1}, 0, "the input's frame rate is not known"},
+		{"a frame rate past the bound", ok, []float64{1}, 1001, "the input's frame rate is not known"},
+		{"a frame rate that is not a number", ok, []float64{1}, math.NaN(), "the input's frame rate is not known"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := SplitCommands(tt.plan, tt.cuts, true)
+			_, err := SplitCommands(tt.plan, tt.cuts, true, tt.rate)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("SplitCommands error = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestKeyframeInterval: the whole encode's keyframe interval, which the parts follow: -g, the
+// encoder's own keyint over -g, the encoder's default; none for SVT-AV1 or keyint=infinite,
+// whose parts need no frame rate.
+func TestKeyframeInterval(t *testing.T) {
+	t.Parallel()
+	const in = "ffmpeg -i https://cdn.example.com/in.mp4 "
+	tests := []struct {
+		command string
+		want    int
+	}{
+		{in + "out.mp4", 250},
+		{in + "-c:v libx264 -crf 23 out.mp4", 250},
+		{in + "-c:v libx264 -g 48 -keyint_min 48 out.mp4", 48},
+		{in + "-c:v libx264 -g:v 48 out.mp4", 48},
+		{in + "-c:v libx264 -g 48 -x264-params keyint=96:min-keyint=96 out.mp4", 96},
+		{in + "-c:v libx264 -x264opts keyint=infinite out.mp4", 0},
+		{in + "-c:v libx265 -x265-params keyint=60 out.mp4", 60},
+		{in + "-c:v libx265 out.mkv", 250},
+		{in + "-c:v mpeg4 out.mov", 12},
+		{in + "-c:v mpeg4 -g 30 out.mov", 30},
+		{in + "-c:v libvpx-vp9 -b:v 1M out.mkv", 128},
+		{in + "-c:v libsvtav1 -g 60 out.mkv", 0},
+		{in + "-c:v libx264 -g 1 out.mp4", 1},
+	}
+	for _, tt := range tests {
+		r := Validate(tt.command, Options{})
+		sh, reason := splitParse(r.Plan)
+		if reason != "" {
+			t.Fatalf("%q: %s", tt.command, reason)
+		}
+		if got := sh.keyframeInterval(); got != tt.want {
+			t.Errorf("%q: keyframe interval %d, want %d", tt.command, got, tt.want)
+		}
+		// Without a grid to follow (none, or every frame a keyframe), no frame rate is needed.
+		if _, err := SplitCommands(r.Plan, []float64{1}, true, 0); (err == nil) != (tt.want <= 1) {
+			t.Errorf("%q without a frame rate: %v", tt.command, err)
+		}
+	}
+}
+
+// TestKeyframeGrid: a part's forced keyframes fall half a frame before each frame of the whole
+// encode's grid after the part's start, in the part's own time.
+func TestKeyframeGrid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cut, rate float64
+		gop       int
+		want      string
+	}{
+		{6, 25, 250, "expr:gte(t,3.980000000+n_forced*10.000000000)"},               // frame 150; the grid's next is 250
+		{10, 25, 250, "expr:gte(t,9.980000000+n_forced*10.000000000)"},              // on the grid: the next one
+		{4.004, 30000.0 / 1001, 48, "expr:gte(t,0.784116667+n_forced*1.601600000)"}, // frame 120 at 29.97; the next is 144
+		{1.333333, 30, 12, "expr:gte(t,0.250000000+n_forced*0.400000000)"},          // frame 40; the next is 48
+	}
+	for _, tt := range tests {
+		if got := keyframeGrid(tt.cut, tt.rate, tt.gop); got != tt.want {
+			t.Errorf("keyframeGrid(%v, %v, %d) = %s, want %s", tt.cut, tt.rate, tt.gop, got, tt.want)
+		}
 	}
 }
 
@@ -295,7 +368,7 @@ func FuzzSplitCommands(f *testing.F) {
 		if !r.Valid {
 			return
 		}
-		run, err := SplitCommands(r.Plan, []float64{a, b}, audio)
+		run, err := SplitCommands(r.Plan, []float64{a, b}, audio, 25)
 		if ok := Splittable(r.Plan).OK; !ok {
 			if err == nil {
 				t.Fatalf("SplitCommands(%q) split a command Splittable refuses", command)

@@ -35,7 +35,8 @@ const (
 
 // SplitCommands writes the commands of a split of an accepted, splittable command (plan is
 // Result.Plan): cuts are the input's keyframe times, in seconds and increasing, where the parts
-// meet, so there are len(cuts)+1 parts; audio says that the input has an audio stream.
+// meet, so there are len(cuts)+1 parts; audio says that the input has an audio stream; rate is
+// the input's video frame rate, in frames per second (0 when not known).
 //
 // Each part seeks on the input side (-ss before -i), which starts decoding at the keyframe at
 // or before the cut and drops every frame before it: at a keyframe cut, the part's first frame
@@ -44,10 +45,18 @@ const (
 // microseconds and rounds them to the stream's time base, so a time printed to the microsecond
 // names the frame exactly. A part's timestamps start at 0; where the graph reads the time
 // (subtitles, t in an expression), it is shifted to the source's time around the graph.
-func SplitCommands(plan *Plan, cuts []float64, audio bool) (*SplitRun, error) {
+//
+// A part also puts its keyframes where the whole encode puts them (keyframeGrid): a frame that
+// is an I-frame in the whole output and a B-frame in the stitched one is several dB below it.
+// That takes the frame rate; without it a split of such an encoder is refused.
+func SplitCommands(plan *Plan, cuts []float64, audio bool, rate float64) (*SplitRun, error) {
 	sh, reason := splitParse(plan)
 	if reason != "" {
 		return nil, errors.New("the command cannot be split: " + reason)
+	}
+	gop := sh.keyframeInterval()
+	if gop > 1 && !(rate > 0 && rate <= maxSplitRate) {
+		return nil, errors.New("the input's frame rate is not known: the parts could not put their keyframes where the whole encode puts them")
 	}
 	prev := 0.0
 	for _, c := range cuts {
@@ -84,7 +93,11 @@ func SplitCommands(plan *Plan, cuts []float64, audio bool) (*SplitRun, error) {
 			}
 			part = append(part, sh.graphFlag, graph)
 		}
-		part = append(append(part, sh.video...), "-an", "-sn", "-dn", name)
+		part = append(part, sh.video...)
+		if i > 0 && gop > 1 {
+			part = append(part, "-force_key_frames", keyframeGrid(cuts[i-1], rate, gop))
+		}
+		part = append(part, "-an", "-sn", "-dn", name)
 		run.Parts = append(run.Parts, part)
 		run.PartNames = append(run.PartNames, name)
 		list.WriteString("file '" + name + "'\n")
@@ -172,3 +185,20 @@ func pad3(n int) string {
 }
 
 func clone(s []string) []string { return append([]string(nil), s...) }
+
+// maxSplitRate bounds the frame rate a split takes from its runner.
+const maxSplitRate = 1000
+
+// keyframeGrid is the -force_key_frames expression of a part starting at cut seconds into an
+// input of rate frames per second, for an encode that puts a keyframe every gop frames from the
+// input's first: a keyframe at each frame of that grid after the part's first frame (which is a
+// keyframe anyway). The encoder counts its interval again from a forced keyframe, so from the
+// first the part's keyframes are the whole encode's. The times are the part's, which start at
+// 0, each half a frame early so that rounding cannot move it past its frame.
+func keyframeGrid(cut, rate float64, gop int) string {
+	first := int(math.Round(cut * rate))
+	next := (first/gop + 1) * gop
+	at := (float64(next-first) - 0.5) / rate
+	every := float64(gop) / rate
+	return "expr:gte(t," + strconv.FormatFloat(at, 'f', 9, 64) + "+n_forced*" + strconv.FormatFloat(every, 'f', 9, 64) + ")"
+}

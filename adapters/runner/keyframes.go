@@ -41,6 +41,8 @@ type SplitSource struct {
 	Keyframes []float64 // as Keyframes reads them
 	Duration  float64   // seconds
 	Audio     bool
+	// FrameRate is the video's frame rate (r_frame_rate), frames per second; 0 when not known.
+	FrameRate float64
 	// Reason is set when the input is not split: it has no video stream, or a subtitle stream,
 	// which the whole command would carry into its output by FFmpeg's default stream selection
 	// while the parts and the audio encode drop it (refused even where the command's -sn or
@@ -51,7 +53,7 @@ type SplitSource struct {
 // ProbeSplit reads a split's SplitSource with ffprobe in the sandbox: the streams and the
 // duration in one run, the keyframes (Keyframes) in another.
 func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (SplitSource, error) {
-	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type:format=duration", "-of", "csv=p=1")
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type,r_frame_rate:format=duration", "-of", "csv=p=1")
 	if err != nil {
 		return SplitSource{}, err
 	}
@@ -61,6 +63,9 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 		f := strings.Split(strings.TrimSpace(line), ",")
 		switch {
 		case len(f) >= 2 && f[0] == "stream" && f[1] == "video":
+			if !video && len(f) >= 3 {
+				src.FrameRate = parseRate(f[2])
+			}
 			video = true
 		case len(f) >= 2 && f[0] == "stream" && f[1] == "audio":
 			src.Audio = true

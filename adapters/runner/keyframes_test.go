@@ -90,9 +90,9 @@ func TestProbeSplit(t *testing.T) {
 		want   SplitSource
 		reason string
 	}{
-		{"av.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, Audio: true}, ""},
-		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4}, ""},
-		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4}, "a subtitle stream"},
+		{"av.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, Audio: true, FrameRate: 25}, ""},
+		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25}, ""},
+		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25}, "a subtitle stream"},
 		{"sound.m4a", SplitSource{}, "no video stream"},
 	}
 	for _, tt := range tests {
@@ -192,7 +192,7 @@ func TestSplitInSandbox(t *testing.T) {
 			if len(cuts) != 2 {
 				t.Fatalf("validator.PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
 			}
-			run, err := validator.SplitCommands(r.Plan, cuts, probe.Audio)
+			run, err := validator.SplitCommands(r.Plan, cuts, probe.Audio, probe.FrameRate)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -154,7 +154,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	}
 	if reason == "" {
 		var err error
-		if run, err = s.splitRun(j, cuts, src.Audio); err != nil {
+		if run, err = s.splitRun(j, cuts, src.Audio, src.FrameRate); err != nil {
 			reason = err.Error()
 		}
 	}
@@ -228,7 +228,7 @@ const maxKeyframes = 86400
 func (s *Runs) minSeconds() float64 { return cmp.Or(s.p.Split.MinSeconds, DefaultSplitMinSeconds) }
 
 // splitRun writes the commands of a job's split, validated as the job's own command was.
-func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool) (*validator.SplitRun, error) {
+func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool, rate float64) (*validator.SplitRun, error) {
 	r, err := ffmpegjob.Parse(j.Inputs, j.Params)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool) (*validator.Spli
 	if err != nil {
 		return nil, err
 	}
-	run, err := validator.SplitCommands(c.Last(), cuts, audio)
+	run, err := validator.SplitCommands(c.Last(), cuts, audio, rate)
 	if err != nil {
 		return nil, err
 	}

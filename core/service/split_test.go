@@ -58,7 +58,7 @@ func source(duration float64) *workqueue.SplitSource { return sourceEvery(durati
 
 // sourceEvery is an input of duration seconds with a keyframe every step seconds and audio.
 func sourceEvery(duration, step float64) *workqueue.SplitSource {
-	src := &workqueue.SplitSource{Duration: duration, Audio: true}
+	src := &workqueue.SplitSource{Duration: duration, Audio: true, FrameRate: 25}
 	for k := 0.0; k < duration; k += step {
 		src.Keyframes = append(src.Keyframes, k)
 	}
@@ -347,6 +347,7 @@ func TestSplitRunsWhole(t *testing.T) {
 		{"short input", splitParams, 2, source(10), "the input is 10.0 s long; inputs under 30 s run whole"},
 		{"no keyframe to cut", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0}}, "no keyframe to cut at"},
 		{"the runner's reason", splitParams, 2, &workqueue.SplitSource{Reason: "the input has no video stream"}, "no video stream"},
+		{"no frame rate", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0, 30}, Audio: true}, "the input's frame rate is not known"},
 		{"not splittable", `{"command":"ffmpeg -i in.mp4 -vf fps=10 out.mp4","split":"auto"}`, 2, nil, "fps"},
 	}
 	for _, tt := range tests {

@@ -125,7 +125,10 @@ type SplitSource struct {
 	Keyframes []float64 `json:"keyframes,omitempty"`
 	Duration  float64   `json:"duration"`
 	Audio     bool      `json:"audio"`
-	Reason    string    `json:"reason,omitempty"`
+	// FrameRate is the video's frame rate in frames per second, 0 when not known: the parts
+	// put their keyframes where the whole encode would, which are frame counts.
+	FrameRate float64 `json:"frameRate,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
 }
 
 // SplitPlan is the control plane's answer to a SplitSource, repeated on each heartbeat of the

@@ -1110,6 +1110,8 @@ export declare abstract class Operations {
     split?: {
       audio: boolean;
       duration: number;
+      /** The video's frame rate in frames per second (ffprobe's r_frame_rate); the parts put their keyframes where the whole encode would. Omitted when not known: an encoder with a keyframe interval then runs whole. */
+      frameRate?: number;
       /** Keyframe times in seconds from the input's start, in order. */
       keyframes?: number[];
       /** Why the input cannot be split whatever the command. */
