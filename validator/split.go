@@ -24,8 +24,9 @@ import (
 //     to the source's around the graph;
 //   - one output file, mp4, mkv or mov, with a video encoder of splitEncoders (or the
 //     container's default) and only the output options of splitOutputFlags: rate control is
-//     per part (a -b:v target holds per part), GOP and B-frame settings restart at each part,
-//     which begins with a keyframe anyway;
+//     per part (a -b:v target holds per part); each part begins with a keyframe and then
+//     keeps the whole encode's keyframe grid (keyframeInterval), while B-frame decisions
+//     restart at each part;
 //   - no -t, -to, -ss, -frames, -fs on the output, no -r, -fps_mode or -vsync (which frames a
 //     rate change keeps depends on where a part starts), no two-pass, no -shortest, no
 //     -force_key_frames, no -copyts, no stream copy of the video.
