@@ -52,7 +52,11 @@ type AgentConfig struct {
 // remove each other's running containers.
 func dockerOwner(cfg AgentConfig) string {
 	host, _ := os.Hostname()
-	return host + ":" + cmp.Or(cfg.WorkDir, cfg.Data)
+	dir := cmp.Or(cfg.WorkDir, cfg.Data)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // --work-dir work and ./work, from where the worker started
+	}
+	return host + ":" + dir
 }
 
 // NewAgent checks the sandbox and returns a runner agent over queue with every job type's

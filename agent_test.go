@@ -63,3 +63,18 @@ func TestDockerWorkersShareAnEngine(t *testing.T) {
 		t.Fatalf("the first worker's run after the second started: exit %d, %v\n%s", r.res.ExitCode, r.err, r.res.StderrTail)
 	}
 }
+
+// TestDockerOwner: a worker's Docker owner is its host's and its work directory's, however
+// the directory is written, and the data directory's when it has no work directory.
+func TestDockerOwner(t *testing.T) {
+	t.Parallel()
+	if a, b := dockerOwner(AgentConfig{WorkDir: "work"}), dockerOwner(AgentConfig{WorkDir: "./work/"}); a != b {
+		t.Errorf("work and ./work/ own %q and %q", a, b)
+	}
+	if a, b := dockerOwner(AgentConfig{WorkDir: "/srv/a"}), dockerOwner(AgentConfig{WorkDir: "/srv/b"}); a == b {
+		t.Errorf("two work directories share the owner %q", a)
+	}
+	if a, b := dockerOwner(AgentConfig{Data: "/srv/data"}), dockerOwner(AgentConfig{WorkDir: "/srv/data"}); a != b {
+		t.Errorf("a worker with only a data directory owns %q, want %q", a, b)
+	}
+}
