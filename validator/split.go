@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -52,42 +53,46 @@ var splitEncoders = map[string]bool{
 var splitGOPs = map[string]int{"libx264": 250, "libx265": 250, "mpeg4": 12, "libvpx-vp9": 128}
 
 // keyframeInterval is the whole encode's keyframe interval in frames, counted from its first
-// frame: -g, or the keyint of -x264-params, -x264opts or -x265-params, which the encoder reads
-// after -g, or the encoder's own; 0 when its keyframes follow no grid a part can follow
-// (keyint=infinite, or SVT-AV1).
+// frame: -g, or the keyint of the encoder's own options (-x264-params or -x264opts for x264,
+// -x265-params for x265), which it reads after -g, or the encoder's default; 0 when its
+// keyframes follow no grid a part can follow (keyint=infinite, or SVT-AV1).
 func (sh *splitShape) keyframeInterval() int {
 	encoder, g, keyint := "libx264", -1, -1
-	for i := 0; i+1 < len(sh.video); i++ {
+	params := map[string]string{"x264-params": "libx264", "x264opts": "libx264", "x265-params": "libx265"}
+	var own []string // the encoder options, by encoder
+	for i := 0; i+1 < len(sh.video); i += 2 {
 		flag, value := sh.video[i], sh.video[i+1]
-		if len(flag) < 2 || flag[0] != '-' {
+		base, _, _ := strings.Cut(strings.TrimPrefix(flag, "-"), ":")
+		switch {
+		case base == "c" || base == "codec" || base == "vcodec":
+			encoder = value
+		case base == "g":
+			// FFmpeg reads an integer option as a number (48.0, 1e2) and rounds it.
+			if v, err := strconv.ParseFloat(value, 64); err == nil && math.Abs(v) < 1<<30 {
+				g = int(math.Round(v))
+			}
+		case params[base] != "":
+			own = append(own, params[base], value)
+		}
+	}
+	for i := 0; i+1 < len(own); i += 2 {
+		if own[i] != encoder {
 			continue
 		}
-		base, _, _ := strings.Cut(flag[1:], ":")
-		switch base {
-		case "c", "codec", "vcodec":
-			encoder = value
-		case "g":
-			if n, err := strconv.Atoi(value); err == nil {
-				g = n
-			}
-		case "x264-params", "x264opts", "x265-params":
-			for _, kv := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ',' }) {
-				k, v, _ := strings.Cut(kv, "=")
-				if k == "keyint" {
-					keyint = 0 // "infinite", or what x264 would refuse
-					if n, err := strconv.Atoi(v); err == nil {
-						keyint = n
-					}
+		for _, kv := range strings.Split(own[i+1], ":") {
+			if k, v, _ := strings.Cut(kv, "="); k == "keyint" {
+				keyint = 0 // "infinite"
+				if n, err := strconv.Atoi(v); err == nil {
+					keyint = n
 				}
 			}
 		}
-		i++
 	}
 	gop, ok := splitGOPs[encoder]
 	switch {
 	case !ok:
 		return 0
-	case keyint >= 0 && encoder != "mpeg4" && encoder != "libvpx-vp9":
+	case keyint >= 0:
 		return keyint
 	case g >= 0:
 		return g

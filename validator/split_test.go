@@ -145,8 +145,8 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-hide_banner", "-to", "2.000000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(t,6.316666667+n_forced*8.333333333)", "-an", "-sn", "-dn", "split_part_002.mp4"},
-					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(t,4.283333333+n_forced*8.333333333)", "-an", "-sn", "-dn", "split_part_003.mp4"},
+					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(n,190+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(n,129+n_forced*250)", "-an", "-sn", "-dn", "split_part_003.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
 				Audio:     []string{"-hide_banner", "-i", "input_0.mp4", "-vn", "-sn", "-dn", "-c:a", "aac", "-b:a", "128k", "split_audio.mp4"},
@@ -165,7 +165,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-an", "-sn", "-dn", "split_part_001.mov"},
-					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-force_key_frames", "expr:gte(t,8.895833333+n_forced*10.416666667)", "-an", "-sn", "-dn", "split_part_002.mov"},
+					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-force_key_frames", "expr:gte(n,214+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mov"},
 				},
 				PartNames: []string{"split_part_001.mov", "split_part_002.mov"},
 				ListName:  "split_parts.txt",
@@ -182,7 +182,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,5.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,150+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "-map", "0:a?", "-c:a", "copy", "split_audio.mkv"},
@@ -201,7 +201,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,5.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,150+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				ListName:  "split_parts.txt",
@@ -219,7 +219,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "3.000000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-force_key_frames", "expr:gte(t,6.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-force_key_frames", "expr:gte(n,175+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				ListName:  "split_parts.txt",
@@ -237,7 +237,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:gte(t,7.980000000+n_forced*10.000000000)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,200+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "split_audio.mp4"},
@@ -283,6 +283,7 @@ func TestSplitCommandsRefusals(t *testing.T) {
 		{"no frame rate", ok, []float64{1}, 0, "the input's frame rate is not known"},
 		{"a frame rate past the bound", ok, []float64{1}, 1001, "the input's frame rate is not known"},
 		{"a frame rate that is not a number", ok, []float64{1}, math.NaN(), "the input's frame rate is not known"},
+		{"a frame rate under one a second", ok, []float64{1}, 0.5, "the input's frame rate is not known"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +319,11 @@ func TestKeyframeInterval(t *testing.T) {
 		{in + "-c:v libvpx-vp9 -b:v 1M out.mkv", 128},
 		{in + "-c:v libsvtav1 -g 60 out.mkv", 0},
 		{in + "-c:v libx264 -g 1 out.mp4", 1},
+		{in + "-c:v libx264 -g 48.0 out.mp4", 48},
+		{in + "-c:v libx264 -g 1e2 out.mp4", 100},
+		{in + "-c:v libx264 -x265-params keyint=60 out.mp4", 250}, // x265's options are not x264's
+		{in + "-c:v libx265 -x264-params keyint=60 out.mp4", 250},
+		{in + "-c:v libx265 -g 50 -x265-params keyint=60:min-keyint=60 out.mp4", 60},
 	}
 	for _, tt := range tests {
 		r := Validate(tt.command, Options{})
@@ -335,8 +341,8 @@ func TestKeyframeInterval(t *testing.T) {
 	}
 }
 
-// TestKeyframeGrid: a part's forced keyframes fall half a frame before each frame of the whole
-// encode's grid after the part's start, in the part's own time.
+// TestKeyframeGrid: a part's forced keyframes are the frames of the whole encode's grid after
+// the part's first, counted in the part's frames.
 func TestKeyframeGrid(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -344,10 +350,10 @@ func TestKeyframeGrid(t *testing.T) {
 		gop       int
 		want      string
 	}{
-		{6, 25, 250, "expr:gte(t,3.980000000+n_forced*10.000000000)"},               // frame 150; the grid's next is 250
-		{10, 25, 250, "expr:gte(t,9.980000000+n_forced*10.000000000)"},              // on the grid: the next one
-		{4.004, 30000.0 / 1001, 48, "expr:gte(t,0.784116667+n_forced*1.601600000)"}, // frame 120 at 29.97; the next is 144
-		{1.333333, 30, 12, "expr:gte(t,0.250000000+n_forced*0.400000000)"},          // frame 40; the next is 48
+		{6, 25, 250, "expr:gte(n,100+n_forced*250)"},              // frame 150; the grid's next is 250
+		{10, 25, 250, "expr:gte(n,250+n_forced*250)"},             // on the grid: the next one
+		{4.004, 30000.0 / 1001, 48, "expr:gte(n,24+n_forced*48)"}, // frame 120 at 29.97; the next is 144
+		{1.333333, 30, 12, "expr:gte(n,8+n_forced*12)"},           // frame 40; the next is 48
 	}
 	for _, tt := range tests {
 		if got := keyframeGrid(tt.cut, tt.rate, tt.gop); got != tt.want {

@@ -55,8 +55,8 @@ func SplitCommands(plan *Plan, cuts []float64, audio bool, rate float64) (*Split
 		return nil, errors.New("the command cannot be split: " + reason)
 	}
 	gop := sh.keyframeInterval()
-	if gop > 1 && !(rate > 0 && rate <= maxSplitRate) {
-		return nil, errors.New("the input's frame rate is not known: the parts could not put their keyframes where the whole encode puts them")
+	if gop > 1 && !(rate >= 1 && rate <= MaxFrameRate) {
+		return nil, errors.New("the input's frame rate is not known or not constant: the parts could not put their keyframes where the whole encode puts them")
 	}
 	prev := 0.0
 	for _, c := range cuts {
@@ -186,19 +186,13 @@ func pad3(n int) string {
 
 func clone(s []string) []string { return append([]string(nil), s...) }
 
-// maxSplitRate bounds the frame rate a split takes from its runner.
-const maxSplitRate = 1000
-
 // keyframeGrid is the -force_key_frames expression of a part starting at cut seconds into an
 // input of rate frames per second, for an encode that puts a keyframe every gop frames from the
 // input's first: a keyframe at each frame of that grid after the part's first frame (which is a
-// keyframe anyway). The encoder counts its interval again from a forced keyframe, so from the
-// first the part's keyframes are the whole encode's. The times are the part's, which start at
-// 0, each half a frame early so that rounding cannot move it past its frame.
+// keyframe anyway), counted in the part's frames (n, from 0). The encoder counts its interval
+// again from a forced keyframe, so from the first the part's keyframes are the whole encode's.
 func keyframeGrid(cut, rate float64, gop int) string {
-	first := int(math.Round(cut * rate))
-	next := (first/gop + 1) * gop
-	at := (float64(next-first) - 0.5) / rate
-	every := float64(gop) / rate
-	return "expr:gte(t," + strconv.FormatFloat(at, 'f', 9, 64) + "+n_forced*" + strconv.FormatFloat(every, 'f', 9, 64) + ")"
+	first := int64(math.Round(cut * rate))
+	next := (first/int64(gop) + 1) * int64(gop)
+	return "expr:gte(n," + strconv.FormatInt(next-first, 10) + "+n_forced*" + strconv.Itoa(gop) + ")"
 }

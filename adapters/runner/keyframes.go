@@ -41,7 +41,8 @@ type SplitSource struct {
 	Keyframes []float64 // as Keyframes reads them
 	Duration  float64   // seconds
 	Audio     bool
-	// FrameRate is the video's frame rate (r_frame_rate), frames per second; 0 when not known.
+	// FrameRate is the video's frame rate, frames per second (constantRate); 0 when it is not
+	// known or not constant.
 	FrameRate float64
 	// Reason is set when the input is not split: it has no video stream, or a subtitle stream,
 	// which the whole command would carry into its output by FFmpeg's default stream selection
@@ -53,7 +54,7 @@ type SplitSource struct {
 // ProbeSplit reads a split's SplitSource with ffprobe in the sandbox: the streams and the
 // duration in one run, the keyframes (Keyframes) in another.
 func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (SplitSource, error) {
-	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type,r_frame_rate:format=duration", "-of", "csv=p=1")
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type,r_frame_rate,avg_frame_rate:format=duration", "-of", "csv=p=1")
 	if err != nil {
 		return SplitSource{}, err
 	}
@@ -63,8 +64,8 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 		f := strings.Split(strings.TrimSpace(line), ",")
 		switch {
 		case len(f) >= 2 && f[0] == "stream" && f[1] == "video":
-			if !video && len(f) >= 3 {
-				src.FrameRate = parseRate(f[2])
+			if !video && len(f) >= 4 {
+				src.FrameRate = constantRate(f[2], f[3])
 			}
 			video = true
 		case len(f) >= 2 && f[0] == "stream" && f[1] == "audio":
@@ -82,6 +83,19 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 		return SplitSource{}, err
 	}
 	return src, nil
+}
+
+// constantRate is a video's frame rate from ffprobe's r_frame_rate (the rate its timestamps
+// are a multiple of) and avg_frame_rate (its frames over its duration): the first when the two
+// agree within 1%, the rate at which an encode counts the frames of a constant-rate video; 0
+// when either is unknown or they differ (a variable-rate video, whose frame counts are not its
+// times).
+func constantRate(r, avg string) float64 {
+	rr, ar := parseRate(r), parseRate(avg)
+	if rr == 0 || ar == 0 || math.Abs(rr-ar) > rr/100 {
+		return 0
+	}
+	return rr
 }
 
 // parseKeyframes reads ffprobe's "packet,PTS_TIME,FLAGS[,side_data,...]" and

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,6 +155,28 @@ func TestParseKeyframes(t *testing.T) {
 				t.Fatalf("parseKeyframes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestConstantRate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		r, avg string
+		want   float64
+	}{
+		{"25/1", "25/1", 25},
+		{"30000/1001", "2997/100", 30000.0 / 1001},
+		{"30/1", "2985/100", 30}, // within 1%: a last frame's duration rounds the average
+		{"30/1", "1500/51", 0},   // 2% apart: frames dropped or held, a variable rate
+		{"1000/1", "30/1", 0},    // timestamps in milliseconds, 30 frames a second
+		{"25/1", "0/0", 0},       // no average (one frame, or a stream without a duration)
+		{"0/0", "25/1", 0},
+		{"N/A", "N/A", 0},
+	}
+	for _, tt := range tests {
+		if got := constantRate(tt.r, tt.avg); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("constantRate(%q, %q) = %v, want %v", tt.r, tt.avg, got, tt.want)
+		}
 	}
 }
 

@@ -96,6 +96,9 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 			return nil
 		}
 		if err := f.fetchPart(ctx, a, work, name); err != nil {
+			if ctx.Err() != nil { // the job was cancelled, or a part failed it, during the read
+				return cancelled()
+			}
 			return f.internal(a.Lease.JobID, "reading part "+name, err)
 		}
 		joinReads[name] = true

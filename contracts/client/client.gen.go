@@ -2056,7 +2056,7 @@ type RunnerHeartbeatJSONBody struct {
 		Audio    bool    `json:"audio"`
 		Duration float64 `json:"duration"`
 
-		// FrameRate The video's frame rate in frames per second (ffprobe's r_frame_rate); the parts put their keyframes where the whole encode would. Omitted when not known: an encoder with a keyframe interval then runs whole.
+		// FrameRate The video's frame rate in frames per second (ffprobe's r_frame_rate, when avg_frame_rate agrees within 1%); the parts put their keyframes where the whole encode would. Omitted when not known or not constant: an encoder with a keyframe interval then runs whole.
 		FrameRate *float64 `json:"frameRate,omitempty"`
 
 		// Keyframes Keyframe times in seconds from the input's start, in order.

@@ -1110,7 +1110,7 @@ export declare abstract class Operations {
     split?: {
       audio: boolean;
       duration: number;
-      /** The video's frame rate in frames per second (ffprobe's r_frame_rate); the parts put their keyframes where the whole encode would. Omitted when not known: an encoder with a keyframe interval then runs whole. */
+      /** The video's frame rate in frames per second (ffprobe's r_frame_rate, when avg_frame_rate agrees within 1%); the parts put their keyframes where the whole encode would. Omitted when not known or not constant: an encoder with a keyframe interval then runs whole. */
       frameRate?: number;
       /** Keyframe times in seconds from the input's start, in order. */
       keyframes?: number[];
