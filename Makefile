@@ -10,9 +10,13 @@ GOTEST_FLAGS ?= -count=1 -timeout 25m
 # modules' directories, so its packages are named, not ./... (which would take them all again).
 ROOT_PACKAGES := . ./web/... ./internal/...
 # Every package of every module, from the workspace root: one go test run, one summary.
-# The end-to-end tests come first: go test starts packages in the order named, and they are the
-# longest, so they run from the start beside everything else rather than after it.
-PACKAGES := ./integration/... $(ROOT_PACKAGES) $(addsuffix /...,$(addprefix ./,$(filter-out integration,$(MODULES))))
+# go test starts packages in the order named (each once), two at a time on two cores. The
+# end-to-end tests come first, the longest, then the next longest (the sandbox's corpus, the
+# validator's split quality, the runner), so that the many short packages fill the end rather
+# than a long one running alone after the rest; the Docker sandbox's tests come after those,
+# past the integration package's compose deployment, which loads the same engine.
+LONG_PACKAGES := ./integration/... ./adapters/sandbox/... ./validator/... ./adapters/runner/... ./adapters/dockersandbox/...
+PACKAGES := $(LONG_PACKAGES) $(ROOT_PACKAGES) $(addsuffix /...,$(addprefix ./,$(filter-out integration,$(MODULES))))
 GOBIN_DIR := $(or $(shell go env GOBIN),$(firstword $(subst :, ,$(shell go env GOPATH)))/bin)
 GOTESTSUM := $(GOBIN_DIR)/gotestsum
 # The suites make test runs a second time against servers that adapters/testservices starts.
