@@ -379,8 +379,19 @@ func (d *composeDeployment) running(worker string) bool {
 	if len(id) < 12 {
 		return false
 	}
-	out, err := docker("ps", "-q", "--filter", "status=running", "--filter", "label=io.mediajobs.sandbox.owner="+id[:12])
-	return err == nil && strings.TrimSpace(out) != ""
+	// A worker's sandbox containers carry its host name (its container's short ID) and its
+	// work directory as their owner.
+	out, err := docker("ps", "--filter", "status=running", "--filter", "label=io.mediajobs.sandbox.owner",
+		"--format", `{{.Label "io.mediajobs.sandbox.owner"}}`)
+	if err != nil {
+		return false
+	}
+	for _, owner := range strings.Fields(out) {
+		if strings.HasPrefix(owner, id[:12]+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // client is an API client that reaches the load balancer under the name the signed links

@@ -67,11 +67,10 @@ const minPartSeconds = 5
 // parts queue like any job for slots busy now. Fewer than two runs the job whole, saying why.
 //
 // One part a slot, not more: more parts would balance the slots better (the job's own encodes
-// the audio first), but each cut restarts the encoder's GOP away from where the whole encode
-// puts its keyframes, and a frame that is an I-frame in one output and a B-frame in the other
-// differs by several dB (measured: 4 parts of a 60 s x264 encode on 2 slots, 5.8 dB at worst
-// against 2.3 dB for 2 parts, and no clear gain in time: 1.32x and 1.46x in two runs, where 2
-// parts measured 1.07x to 1.78x).
+// the audio first), but each pays an encoder's start, a seek and a claim, and 4 parts of a 60 s
+// x264 encode on 2 slots measured no gain (1.32x and 1.46x in two runs, where 2 parts measured
+// 1.07x to 1.78x). Their quality was worse then (5.8 dB at worst against 2.3 dB), before parts
+// kept the whole encode's keyframe grid (validator.SplitCommands).
 func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 	if live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin)); err == nil && live[j.Class] > 1 {
 		slots += live[j.Class] - 1
