@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"cmp"
 	"math"
 	"path"
 	"strconv"
@@ -52,34 +53,28 @@ var splitEncoders = map[string]bool{
 // not know how to follow; its parts keep their own. mp4, mkv and mov default to libx264.
 var splitGOPs = map[string]int{"libx264": 250, "libx265": 250, "mpeg4": 12, "libvpx-vp9": 128}
 
+// splitEncoderParams are each encoder's own options that may set its keyint, in the order the
+// encoder reads them: the last one read wins.
+var splitEncoderParams = map[string][]string{"libx264": {"x264opts", "x264-params"}, "libx265": {"x265-params"}}
+
 // keyframeInterval is the whole encode's keyframe interval in frames, counted from its first
-// frame: -g, or the keyint of the encoder's own options (-x264-params or -x264opts for x264,
-// -x265-params for x265), which it reads after -g, or the encoder's default; 0 when its
-// keyframes follow no grid a part can follow (keyint=infinite, or SVT-AV1).
+// frame: the keyint of the encoder's own options, which it reads after -g, or -g, or the
+// encoder's default; 0 when its keyframes follow no grid a part can follow (keyint=infinite,
+// or SVT-AV1).
 func (sh *splitShape) keyframeInterval() int {
-	encoder, g, keyint := "libx264", -1, -1
-	params := map[string]string{"x264-params": "libx264", "x264opts": "libx264", "x265-params": "libx265"}
-	var own []string // the encoder options, by encoder
-	for i := 0; i+1 < len(sh.video); i += 2 {
-		flag, value := sh.video[i], sh.video[i+1]
-		base, _, _ := strings.Cut(strings.TrimPrefix(flag, "-"), ":")
-		switch {
-		case base == "c" || base == "codec" || base == "vcodec":
-			encoder = value
-		case base == "g":
-			// FFmpeg reads an integer option as a number (48.0, 1e2) and rounds it.
-			if v, err := strconv.ParseFloat(value, 64); err == nil && math.Abs(v) < 1<<30 {
-				g = int(math.Round(v))
-			}
-		case params[base] != "":
-			own = append(own, params[base], value)
-		}
+	encoder := cmp.Or(sh.encoder, "libx264")
+	gop, ok := splitGOPs[encoder]
+	if !ok {
+		return 0
 	}
-	for i := 0; i+1 < len(own); i += 2 {
-		if own[i] != encoder {
-			continue
-		}
-		for _, kv := range strings.Split(own[i+1], ":") {
+	opts := map[string]string{} // the parts' options by name, the last of each
+	for i := 0; i+1 < len(sh.video); i += 2 {
+		base, _, _ := strings.Cut(strings.TrimPrefix(sh.video[i], "-"), ":")
+		opts[base] = sh.video[i+1]
+	}
+	keyint := -1
+	for _, name := range splitEncoderParams[encoder] {
+		for _, kv := range strings.Split(opts[name], ":") {
 			if k, v, _ := strings.Cut(kv, "="); k == "keyint" {
 				keyint = 0 // "infinite"
 				if n, err := strconv.Atoi(v); err == nil {
@@ -88,14 +83,12 @@ func (sh *splitShape) keyframeInterval() int {
 			}
 		}
 	}
-	gop, ok := splitGOPs[encoder]
-	switch {
-	case !ok:
-		return 0
-	case keyint >= 0:
+	if keyint >= 0 {
 		return keyint
-	case g >= 0:
-		return g
+	}
+	// FFmpeg reads an integer option as a number (48.0, 1e2) and rounds it.
+	if g, err := strconv.ParseFloat(opts["g"], 64); err == nil && g >= 0 && g < 1<<30 {
+		return int(math.Round(g))
 	}
 	return gop
 }
@@ -200,6 +193,7 @@ type splitShape struct {
 	video, audio, join        []string // output options of the parts, the audio and the join
 	noAudio                   bool     // -an, or -map without the input's audio
 	mapped, audioMapped       bool     // a -map of the video or the graph's output; of the audio
+	encoder                   string   // the video encoder -c:v names; "" for the container's default
 }
 
 // Splittable says whether an accepted command's encode can be split into parts at the input's
@@ -397,6 +391,7 @@ func (sh *splitShape) takeOutputFlag(f splitFlag, formats []string) string {
 		if !splitEncoders[f.value] {
 			return "the video encoder " + f.value + " is not one a split is proved for (libx264, libx265, libvpx-vp9, libsvtav1, mpeg4)"
 		}
+		sh.encoder = f.value
 	}
 	if role == roleVideo && (f.base == "vf" || f.base == "filter") {
 		if sh.graph != "" {
