@@ -42,6 +42,10 @@ const natsDrainTimeout = 5 * time.Second
 // closing it.
 const natsReplyInactive = 2 * time.Minute
 
+// How often the server sends an idle heartbeat on a consumer's pull request: a pull request
+// the server lost is noticed and made again after two of them.
+const natsPullHeartbeat = time.Second
+
 // DialNATS connects to NATS JetStream and makes sure that the stream and the control plane's
 // consumer groups exist (see the package documentation for the topology).
 func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, error) {
@@ -84,11 +88,22 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 		<-closed
 		return nil, fmt.Errorf("brokerqueue: NATS publisher: %w", err)
 	}
+	// A consumer's pull request asks the server for an idle heartbeat every
+	// natsPullHeartbeat; two missed, and nats.go pulls again. Its default (half the 30 s
+	// expiry) left a consumer whose pull request the server had dropped idle for 30 s: on a
+	// loaded machine, nats-server 2.9 once did so to the control plane's leases consumer, and
+	// every heartbeat of the fleet waited until the leases had lapsed.
+	//
+	// Acknowledgements are sent without waiting for the server's confirmation (AckAsync):
+	// a consumer hands its messages over one at a time, and a confirmed ack made each wait
+	// for a round trip to the server. Waiting bought nothing: a confirmation that failed was
+	// only logged, and the call came again after AckWait either way.
 	b.sub, err = wmjs.NewSubscriber(wmjs.SubscriberConfig{Conn: nc, Logger: wlog, AckWaitTimeout: 10 * time.Second,
-		ResourceInitializer: b.consumer, Unmarshaler: lenientUnmarshaler{},
-		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			log.Warn("brokerqueue: NATS consumer error", "err", err)
-		})}})
+		ResourceInitializer: b.consumer, Unmarshaler: lenientUnmarshaler{}, AckAsync: true,
+		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.PullHeartbeat(natsPullHeartbeat),
+			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				log.Warn("brokerqueue: NATS consumer error", "err", err)
+			})}})
 	if err != nil {
 		nc.Close()
 		<-closed
