@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs, on a machine without Go or Debian's packages, what scripts/bundle.sh packed: installs
+# var/bundle.tar.xz's FFmpeg, FFprobe and fonts (and bubblewrap, prlimit, taskset and fc-list
+# where missing) where the sandbox looks for them, then runs the GPU worker tests and
+# BenchmarkSplit (1 and 2 slots, and 8 on a machine of 9 CPUs or more) through the packed
+# binaries. As root, in a copy of this checkout; BUNDLE=FILE names another archive, and
+# SPLIT_DEBUG=DIR keeps the control plane's logs of the benchmark's runs there.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle="${BUNDLE:-var/bundle.tar.xz}"
+echo "== machine"
+grep PRETTY_NAME /etc/os-release; uname -r; echo "$(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+head -1 /proc/meminfo; ls /dev/nvidia0 2>/dev/null || echo "no NVIDIA GPU"
+b="$(mktemp -d)"
+# xz may be missing where Python is not.
+tar -C "$b" -xJf "$bundle" 2>/dev/null ||
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$bundle" "$b" || exit 1
+# The sandbox runs /usr/bin/ffmpeg and /usr/bin/ffprobe, and mounts only /usr of the host.
+cp "$b"/bin/ffmpeg "$b"/bin/ffprobe /usr/bin/ || exit 1
+for t in bwrap prlimit taskset fc-list fc-cache; do [ -x "/usr/bin/$t" ] || cp "$b/bin/$t" /usr/bin/; done
+for l in "$b"/lib/*; do ldconfig -p | grep -q "^\s*$(basename "$l") " || cp "$l" /usr/local/lib/; done
+ldconfig
+[ -d /etc/fonts ] || cp -a "$b/etc/fonts" /etc/
+mkdir -p /usr/share/fonts/opentype/inter && cp "$b"/fonts/* /usr/share/fonts/opentype/inter/ && fc-cache -f >/dev/null 2>&1
+ffmpeg -hide_banner -version | head -1
+bwrap --ro-bind / / --unshare-all --die-with-parent true && echo "bubblewrap: namespaces work" || echo "bubblewrap: FAILED (the sandbox cannot run here)"
+
+export MEDIAJOBS_BINARY="$b/bin/mediajobs"
+cd integration
+echo "== GPU worker tests"
+timeout 180 "$b/bin/integration.test" -test.run 'TestNVENCOnAGPUWorker|TestGPUJobsGoToGPUWorkers' -test.v 2>&1 |
+  grep -E -- '^(---|    ---|ok|FAIL|PASS)|nvenc_test|gpu_test'
+echo "== BenchmarkSplit"
+timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x 2>&1 | grep -v '^{'

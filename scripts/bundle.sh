@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Packs what the integration tests and BenchmarkSplit need into one archive, var/bundle.tar.xz,
+# for an x86-64 Linux machine that has neither Go nor Debian's packages (a GPU host, a bigger
+# machine lent for a measurement): mediajobs and its launcher, the integration test binary, a
+# small FFmpeg built here from Debian's own source (libx264, AAC, NVENC, every native codec and
+# filter; statically linked but for libc and libx264), bubblewrap, prlimit, taskset, fc-list and
+# the Inter fonts, with the libraries they need beyond glibc.
+#
+# Debian's FFmpeg links some 200 libraries (233 MB); this one links three. On the other machine,
+# in a copy of this checkout: `bash scripts/bundle-run.sh` (root: it installs into /usr/bin).
+# Needs root here (apt); idempotent: FFmpeg is built once per Debian version (var/bundle/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+work="$root/var/bundle"
+mkdir -p "$work"
+
+# What building FFmpeg needs, and a deb-src entry for apt-get source.
+need=()
+for p in libx264-dev libffmpeg-nvenc-dev nasm dpkg-dev xz-utils fontconfig fonts-inter bubblewrap util-linux; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+src=/etc/apt/sources.list.d/mediajobs-deb-src.sources
+if ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+  apt-get update -q >/dev/null
+fi
+if ((${#need[@]})); then
+  echo "bundle: installing ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+fi
+
+version="$(apt-cache showsrc ffmpeg | sed -n 's/^Version: //p' | sort -V | tail -1)"
+ff="$work/ffmpeg-${version#*:}"
+if [ ! -x "$ff/bin/ffmpeg" ]; then
+  echo "bundle: building FFmpeg $version from Debian's source (once; about 10 minutes on 2 cores)"
+  rm -rf "$work/src" && mkdir -p "$work/src"
+  (cd "$work/src" && apt-get source --download-only "ffmpeg=$version" >/dev/null 2>&1)
+  tar -C "$work/src" -xf "$work"/src/ffmpeg_*.orig.tar.xz
+  (cd "$work"/src/ffmpeg-*/ &&
+    ./configure --prefix="$ff" --disable-autodetect --enable-gpl --enable-libx264 --enable-zlib \
+      --enable-ffnvcodec --enable-nvenc --disable-doc --disable-ffplay --disable-debug \
+      --enable-static --disable-shared >"$work/configure.log" 2>&1 &&
+    make -j"$(nproc)" >"$work/make.log" 2>&1 && make install >>"$work/make.log" 2>&1) ||
+    { echo "bundle: building FFmpeg failed; see $work/configure.log and $work/make.log" >&2; exit 1; }
+  rm -rf "$work/src"
+fi
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/bin "$stage"/lib "$stage"/fonts "$stage"/etc
+echo "bundle: building mediajobs and the integration tests"
+(cd apps && go build -trimpath -ldflags '-s -w' -o "$stage/bin/" ./cmd/mediajobs ./cmd/mediajobs-launcher)
+(cd integration && go test -c -trimpath -ldflags '-s -w' -o "$stage/bin/integration.test" .)
+tools=("$ff/bin/ffmpeg" "$ff/bin/ffprobe" "$(command -v bwrap)" "$(command -v prlimit)" "$(command -v taskset)"
+  "$(command -v fc-list)" "$(command -v fc-cache)")
+cp "${tools[@]}" "$stage/bin/"
+# The libraries beyond glibc, which every x86-64 Linux has.
+ldd "${tools[@]}" | awk '/=> \//{print $3}' | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv)\.so' |
+  xargs -I{} cp -L {} "$stage/lib/"
+cp /usr/share/fonts/opentype/inter/*.otf "$stage/fonts/"
+cp -a /etc/fonts "$stage/etc/"
+tar -C "$stage" -cf - bin lib fonts etc | xz -6 -T0 >"$root/var/bundle.tar.xz"
+echo "bundle: var/bundle.tar.xz ($(du -h "$root/var/bundle.tar.xz" | cut -f1)); on the other machine: bash scripts/bundle-run.sh"
