@@ -544,10 +544,12 @@ func (b testBundle) runWatchedParams(t *testing.T, p map[string]any) (fractions 
 }
 
 // TestFFmpegProgressOfAGeneratedInput runs a job whose only input is a lavfi source: no input is
-// probed, so the progress comes from the length the command gives (the source's d=, -t).
+// probed, so the progress comes from the length the command gives (the source's d=, -t). The
+// source is read at its own rate (-re), so that the run outlasts FFmpeg's half-second reports
+// on any machine.
 func TestFFmpegProgressOfAGeneratedInput(t *testing.T) {
 	t.Parallel()
-	seen, _ := setup(t).runWatched(t, "ffmpeg -f lavfi -i testsrc=d=4:s=320x240:r=25 -t 4 -c:v libx264 -pix_fmt yuv420p out.mp4")
+	seen, _ := setup(t).runWatched(t, "ffmpeg -re -f lavfi -i testsrc=d=4:s=320x240:r=25 -t 4 -c:v libx264 -pix_fmt yuv420p out.mp4")
 	if len(seen) == 0 {
 		t.Fatal("no progress reported for a 4-second lavfi job")
 	}

@@ -72,12 +72,15 @@ func TestStepsChain(t *testing.T) {
 }
 
 // TestStepsProgress: progress spans the steps, rising from the first step's share to near the
-// end, and the media time written adds up across them.
+// end, and the media time written adds up across them. Each step reads its input at its own
+// rate (-re), so that it lasts its 3 s on any machine and reports progress more than once
+// (FFmpeg reports every half second); unpaced, a fast machine ran the second step between two
+// reports.
 func TestStepsProgress(t *testing.T) {
 	t.Parallel()
 	fractions, processed := setup(t).runWatchedParams(t, map[string]any{"steps": []string{
-		"ffmpeg -f lavfi -i testsrc=d=3:s=320x240:r=25 -c:v libx264 -pix_fmt yuv420p a.mp4",
-		"ffmpeg -i a.mp4 -vf scale=160:120 -c:v libx264 b.mp4",
+		"ffmpeg -re -f lavfi -i testsrc=d=3:s=320x240:r=25 -c:v libx264 -pix_fmt yuv420p a.mp4",
+		"ffmpeg -re -i a.mp4 -vf scale=160:120 -c:v libx264 b.mp4",
 	}})
 	if len(fractions) < 2 {
 		t.Fatalf("progress %v, want reports from both steps", fractions)
