@@ -3,12 +3,13 @@
 # for an x86-64 Linux machine that has neither Go nor Debian's packages (a GPU host, a bigger
 # machine lent for a measurement): mediajobs and its launcher, the integration test binary, a
 # small FFmpeg built here from Debian's own source (libx264, AAC, NVENC, every native codec and
-# filter; statically linked but for libc and libx264), bubblewrap, prlimit, taskset, fc-list and
-# the Inter fonts, with the libraries they need beyond glibc.
+# filter; FFmpeg's own libraries linked in, needing only libc, libm, libz and libx264), bubblewrap,
+# prlimit, taskset, fc-list and the Inter fonts, with the libraries they need beyond glibc.
 #
-# Debian's FFmpeg links some 200 libraries (233 MB); this one links three. On the other machine,
+# Debian's FFmpeg links some 200 libraries (233 MB); this one four. On the other machine,
 # in a copy of this checkout: `bash scripts/bundle-run.sh` (root: it installs into /usr/bin).
-# Needs root here (apt); idempotent: FFmpeg is built once per Debian version (var/bundle/).
+# Needs root here (apt) and what scripts/deps.sh installs (Go); idempotent: FFmpeg is built once
+# per Debian version of it (var/bundle/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -21,7 +22,7 @@ for p in libx264-dev libffmpeg-nvenc-dev nasm dpkg-dev xz-utils fontconfig fonts
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 src=/etc/apt/sources.list.d/mediajobs-deb-src.sources
-if ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+if ! apt-cache showsrc ffmpeg 2>/dev/null | grep -q '^Version:'; then
   printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
   apt-get update -q >/dev/null
 fi
