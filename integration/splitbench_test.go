@@ -22,7 +22,8 @@ import (
 // duration and audio start (within a frame), PSNR and SSIM against the source (within 0.5 dB),
 // and the largest drop of one frame's PSNR below the same frame's in the single pass (3 dB).
 // On a machine of 9 CPUs or more it also runs eight workers of one slot each (goal: 5× the one
-// slot). SPLIT_DEBUG=DIR keeps each run's control-plane log there (serve-1.log, serve-2.log,
+// slot). Each worker is pinned to a physical core of its own where the machine has enough
+// (physicalCores): two hardware threads of one core are not two cores. SPLIT_DEBUG=DIR keeps each run's control-plane log there (serve-1.log, serve-2.log,
 // serve-8.log), whose "job dispatched" and "split part reported" lines time the parts.
 func BenchmarkSplit(b *testing.B) {
 	dir := b.TempDir()
@@ -63,8 +64,9 @@ func BenchmarkSplit(b *testing.B) {
 		}
 		return took, out, v
 	}
-	one, whole, v1 := run("0")
-	two, split, v2 := run("0", "1")
+	cores := physicalCores()
+	one, whole, v1 := run(pinned(b, cores, 1)...)
+	two, split, v2 := run(pinned(b, cores, 2)...)
 	if v1.Split == nil || v1.Split.Parts != 0 || v2.Split == nil || v2.Split.Parts != 2 {
 		b.Fatalf("one slot split into %+v, two slots into %+v: want whole and 2 parts", v1.Split, v2.Split)
 	}
@@ -90,7 +92,7 @@ func BenchmarkSplit(b *testing.B) {
 		b.Logf("8 slots against 1 (goal 5x): not run, this machine has %d CPUs and it needs 9", n)
 		return
 	}
-	eight, split8, v8 := run("0", "1", "2", "3", "4", "5", "6", "7")
+	eight, split8, v8 := run(pinned(b, cores, 8)...)
 	if v8.Split == nil || v8.Split.Parts < 2 {
 		b.Fatalf("eight slots split into %+v: want parts", v8.Split)
 	}
@@ -101,6 +103,44 @@ func BenchmarkSplit(b *testing.B) {
 		one.Seconds(), eight.Seconds(), v8.Split.Parts, one.Seconds()/eight.Seconds())
 	b.Logf("quality of the %d parts: frames %d; video %.3f s; audio starts %.3f s; PSNR %.2f dB, SSIM %.4f, worst frame %.2f dB below the single pass's",
 		v8.Split.Parts, s8.Frames, s8.VDur, s8.AStart, psnrOf(b, split8, source), ssimOf(b, split8, source), worstFrameDrop(b, split8, whole, source))
+}
+
+// physicalCores lists one CPU of each physical core (the lowest-numbered of its hardware
+// threads, from sysfs), so that workers pinned to them never share a core; where the topology
+// cannot be read, every CPU counts as a core of its own.
+func physicalCores() []string {
+	var cores []string
+	seen := map[string]bool{}
+	for cpu := range runtime.NumCPU() {
+		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/", cpu)
+		pkg, err1 := os.ReadFile(dir + "physical_package_id")
+		core, err2 := os.ReadFile(dir + "core_id")
+		key := strings.TrimSpace(string(pkg)) + "/" + strings.TrimSpace(string(core))
+		if err1 != nil || err2 != nil {
+			key = strconv.Itoa(cpu)
+		}
+		if !seen[key] {
+			seen[key] = true
+			cores = append(cores, strconv.Itoa(cpu))
+		}
+	}
+	return cores
+}
+
+// pinned is the CPUs of n workers: n physical cores, or where the machine has fewer, CPUs 0 to
+// n-1, saying so.
+func pinned(tb testing.TB, cores []string, n int) []string {
+	tb.Helper()
+	if len(cores) >= n {
+		tb.Logf("%d workers on CPUs %v, each a physical core of its own", n, cores[:n])
+		return cores[:n]
+	}
+	tb.Logf("%d workers: this machine has %d physical cores, so some workers share one", n, len(cores))
+	cpus := make([]string, n)
+	for i := range cpus {
+		cpus[i] = strconv.Itoa(i)
+	}
+	return cpus
 }
 
 // worstFrameDrop is the most one frame of split's PSNR against the source falls below the same
