@@ -87,9 +87,10 @@ func BenchmarkSplit(b *testing.B) {
 	b.Logf("quality: PSNR %.2f / %.2f dB (goal: within 0.5 dB), SSIM %.4f / %.4f, worst frame %.2f dB below the same frame of the single pass (goal 3 dB)",
 		ps, pw, ss, sw, drop)
 
-	// 8 slots against 1 needs 8 cores for the workers and one more for the control plane.
-	if n := runtime.NumCPU(); n < 9 {
-		b.Logf("8 slots against 1 (goal 5x): not run, this machine has %d CPUs and it needs 9", n)
+	// 8 slots against 1 needs 8 physical cores for the workers and a CPU more for the control
+	// plane.
+	if n := len(allowedCPUs()); n < 9 || len(cores) < 8 {
+		b.Logf("8 slots against 1 (goal 5x): not run, this machine has %d CPUs and %d physical cores; it needs 9 and 8", n, len(cores))
 		return
 	}
 	eight, split8, v8 := run(pinned(b, cores, 8)...)
@@ -105,19 +106,17 @@ func BenchmarkSplit(b *testing.B) {
 		v8.Split.Parts, s8.Frames, s8.VDur, s8.AStart, psnrOf(b, split8, source), ssimOf(b, split8, source), worstFrameDrop(b, split8, whole, source))
 }
 
-// physicalCores lists one CPU of each physical core (the lowest-numbered of its hardware
-// threads, from sysfs), so that workers pinned to them never share a core; where the topology
-// cannot be read, every CPU counts as a core of its own.
+// physicalCores lists one CPU of each physical core among those this process may run on (its
+// Cpus_allowed_list: a cpuset or offline CPUs leave gaps), the first of the core's hardware
+// threads (topology/core_cpus_list), so that workers pinned to them never share a core. A CPU
+// whose topology cannot be read counts as a core of its own.
 func physicalCores() []string {
 	var cores []string
 	seen := map[string]bool{}
-	for cpu := range runtime.NumCPU() {
-		dir := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/", cpu)
-		pkg, err1 := os.ReadFile(dir + "physical_package_id")
-		core, err2 := os.ReadFile(dir + "core_id")
-		key := strings.TrimSpace(string(pkg)) + "/" + strings.TrimSpace(string(core))
-		if err1 != nil || err2 != nil {
-			key = strconv.Itoa(cpu)
+	for _, cpu := range allowedCPUs() {
+		key := strconv.Itoa(cpu)
+		if b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu)); err == nil {
+			key = strings.TrimSpace(string(b))
 		}
 		if !seen[key] {
 			seen[key] = true
@@ -127,18 +126,61 @@ func physicalCores() []string {
 	return cores
 }
 
-// pinned is the CPUs of n workers: n physical cores, or where the machine has fewer, CPUs 0 to
-// n-1, saying so.
+// allowedCPUs is the CPUs this process may run on, from /proc/self/status ("0-3,8-11"); where
+// that cannot be read, 0 to NumCPU-1.
+func allowedCPUs() []int {
+	var cpus []int
+	status, _ := os.ReadFile("/proc/self/status")
+	for line := range strings.Lines(string(status)) {
+		list, ok := strings.CutPrefix(line, "Cpus_allowed_list:")
+		if !ok {
+			continue
+		}
+		for part := range strings.SplitSeq(strings.TrimSpace(list), ",") {
+			lo, hi, isRange := strings.Cut(part, "-")
+			a, err1 := strconv.Atoi(lo)
+			z, err2 := strconv.Atoi(hi)
+			if !isRange {
+				z, err2 = a, nil
+			}
+			if err1 != nil || err2 != nil || z < a {
+				return cpuRange(runtime.NumCPU())
+			}
+			for c := a; c <= z; c++ {
+				cpus = append(cpus, c)
+			}
+		}
+	}
+	if len(cpus) == 0 {
+		return cpuRange(runtime.NumCPU())
+	}
+	return cpus
+}
+
+func cpuRange(n int) []int {
+	cpus := make([]int, n)
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
+}
+
+// pinned is the CPUs of n workers: n physical cores, or where the machine has fewer, the first
+// n CPUs it may use, saying so.
 func pinned(tb testing.TB, cores []string, n int) []string {
 	tb.Helper()
 	if len(cores) >= n {
-		tb.Logf("%d workers on CPUs %v, each a physical core of its own", n, cores[:n])
+		tb.Logf("%d workers on CPUs %v, one physical core each", n, cores[:n])
 		return cores[:n]
 	}
 	tb.Logf("%d workers: this machine has %d physical cores, so some workers share one", n, len(cores))
-	cpus := make([]string, n)
-	for i := range cpus {
-		cpus[i] = strconv.Itoa(i)
+	allowed := allowedCPUs()
+	if len(allowed) < n {
+		tb.Fatalf("%d workers need %d CPUs; this process may use %d", n, n, len(allowed))
+	}
+	var cpus []string
+	for _, c := range allowed[:n] {
+		cpus = append(cpus, strconv.Itoa(c))
 	}
 	return cpus
 }
