@@ -2,9 +2,10 @@
 # Runs, on a machine without Go or Debian's packages, what scripts/bundle.sh packed: installs
 # var/bundle.tar.xz's FFmpeg, FFprobe and fonts (and bubblewrap, prlimit, taskset and fc-list
 # where missing) where the sandbox looks for them, then runs the GPU worker tests and
-# BenchmarkSplit (1 and 2 slots, and 8 on a machine of 9 CPUs or more) through the packed
-# binaries. As root, in a copy of this checkout; BUNDLE=FILE names another archive, and
-# SPLIT_DEBUG=DIR keeps the control plane's logs of the benchmark's runs there.
+# BenchmarkSplit (1 and 2 slots, and 8 on a machine of 8 physical cores and 9 CPUs or more)
+# through the packed binaries. As root, in a copy of this checkout. BUNDLE=FILE names another
+# archive (a path from the checkout's root); SPLIT_DEBUG=DIR keeps the control plane's logs of
+# the benchmark's runs there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle="${BUNDLE:-var/bundle.tar.xz}"
@@ -14,11 +15,21 @@ head -1 /proc/meminfo; ls /dev/nvidia0 2>/dev/null || echo "no NVIDIA GPU"
 b="$(mktemp -d)"
 # xz may be missing where Python is not.
 tar -C "$b" -xJf "$bundle" 2>/dev/null ||
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$bundle" "$b" || exit 1
+  python3 -c 'import sys, tarfile; t = tarfile.open(sys.argv[1]); t.extractall(sys.argv[2], **({"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}))' "$bundle" "$b" || exit 1
 # The sandbox runs /usr/bin/ffmpeg and /usr/bin/ffprobe, and mounts only /usr of the host.
-cp "$b"/bin/ffmpeg "$b"/bin/ffprobe /usr/bin/ || exit 1
+for t in ffmpeg ffprobe; do
+  if [ -e "/usr/bin/$t" ] && ! cmp -s "/usr/bin/$t" "$b/bin/$t"; then
+    [ -e "/usr/bin/$t.before-bundle" ] || cp -p "/usr/bin/$t" "/usr/bin/$t.before-bundle"
+    echo "replacing /usr/bin/$t (the one there is kept as /usr/bin/$t.before-bundle)"
+  fi
+  cp "$b/bin/$t" /usr/bin/ || exit 1
+done
 for t in bwrap prlimit taskset fc-list fc-cache; do [ -x "/usr/bin/$t" ] || cp "$b/bin/$t" /usr/bin/; done
-for l in "$b"/lib/*; do ldconfig -p | grep -q "^\s*$(basename "$l") " || cp "$l" /usr/local/lib/; done
+# A library the system has is left alone: /usr/local/lib comes first, and an older copy there
+# would shadow it for every program. (grep reads the whole list: with -q it could end the pipe
+# early, and pipefail would take that as a miss.)
+have="$(ldconfig -p)"
+for l in "$b"/lib/*; do grep "^\s*$(basename "$l") " <<<"$have" >/dev/null || cp "$l" /usr/local/lib/; done
 ldconfig
 [ -d /etc/fonts ] || cp -a "$b/etc/fonts" /etc/
 mkdir -p /usr/share/fonts/opentype/inter && cp "$b"/fonts/* /usr/share/fonts/opentype/inter/ && fc-cache -f >/dev/null 2>&1

@@ -21,9 +21,12 @@ need=()
 for p in libx264-dev libffmpeg-nvenc-dev nasm dpkg-dev xz-utils fontconfig fonts-inter bubblewrap util-linux; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
+# (grep reads the whole list: grep -q would end the pipe early, and pipefail take that as a miss.)
 src=/etc/apt/sources.list.d/mediajobs-deb-src.sources
-if ! apt-cache showsrc ffmpeg 2>/dev/null | grep -q '^Version:'; then
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$src"
+if ! apt-cache showsrc ffmpeg 2>/dev/null | grep '^Version:' >/dev/null; then
+  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\nTypes: deb-src\nURIs: http://deb.debian.org/debian-security\nSuites: %s-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$codename" "$codename" "$codename" >"$src"
   apt-get update -q >/dev/null
 fi
 if ((${#need[@]})); then
@@ -34,10 +37,10 @@ fi
 version="$(apt-cache showsrc ffmpeg | sed -n 's/^Version: //p' | sort -V | tail -1)"
 ff="$work/ffmpeg-${version#*:}"
 if [ ! -x "$ff/bin/ffmpeg" ]; then
-  echo "bundle: building FFmpeg $version from Debian's source (once; about 10 minutes on 2 cores)"
+  echo "bundle: building FFmpeg $version from Debian's source (once; 5 to 10 minutes on 2 cores)"
   rm -rf "$work/src" && mkdir -p "$work/src"
-  (cd "$work/src" && apt-get source --download-only "ffmpeg=$version" >/dev/null 2>&1)
-  tar -C "$work/src" -xf "$work"/src/ffmpeg_*.orig.tar.xz
+  # apt-get source unpacks the source with Debian's patches applied (dpkg-source -x).
+  (cd "$work/src" && apt-get source "ffmpeg=$version" >/dev/null 2>&1)
   (cd "$work"/src/ffmpeg-*/ &&
     ./configure --prefix="$ff" --disable-autodetect --enable-gpl --enable-libx264 --enable-zlib \
       --enable-ffnvcodec --enable-nvenc --disable-doc --disable-ffplay --disable-debug \
