@@ -64,9 +64,10 @@ func BenchmarkSplit(b *testing.B) {
 		}
 		return took, out, v
 	}
-	cores := physicalCores()
-	one, whole, v1 := run(pinned(b, cores, 1)...)
-	two, split, v2 := run(pinned(b, cores, 2)...)
+	allowed := allowedCPUs()
+	cores := physicalCores(allowed)
+	one, whole, v1 := run(pinned(b, cores, allowed, 1)...)
+	two, split, v2 := run(pinned(b, cores, allowed, 2)...)
 	if v1.Split == nil || v1.Split.Parts != 0 || v2.Split == nil || v2.Split.Parts != 2 {
 		b.Fatalf("one slot split into %+v, two slots into %+v: want whole and 2 parts", v1.Split, v2.Split)
 	}
@@ -89,11 +90,11 @@ func BenchmarkSplit(b *testing.B) {
 
 	// 8 slots against 1 needs 8 physical cores for the workers and a CPU more for the control
 	// plane.
-	if n := len(allowedCPUs()); n < 9 || len(cores) < 8 {
-		b.Logf("8 slots against 1 (goal 5x): not run, this machine has %d CPUs and %d physical cores; it needs 9 and 8", n, len(cores))
+	if len(allowed) < 9 || len(cores) < 8 {
+		b.Logf("8 slots against 1 (goal 5x): not run, this machine has %d CPUs and %d physical cores; it needs 9 and 8", len(allowed), len(cores))
 		return
 	}
-	eight, split8, v8 := run(pinned(b, cores, 8)...)
+	eight, split8, v8 := run(pinned(b, cores, allowed, 8)...)
 	if v8.Split == nil || v8.Split.Parts < 2 {
 		b.Fatalf("eight slots split into %+v: want parts", v8.Split)
 	}
@@ -106,14 +107,13 @@ func BenchmarkSplit(b *testing.B) {
 		v8.Split.Parts, s8.Frames, s8.VDur, s8.AStart, psnrOf(b, split8, source), ssimOf(b, split8, source), worstFrameDrop(b, split8, whole, source))
 }
 
-// physicalCores lists one CPU of each physical core among those this process may run on (its
-// Cpus_allowed_list: a cpuset or offline CPUs leave gaps), the first of the core's hardware
-// threads (topology/core_cpus_list), so that workers pinned to them never share a core. A CPU
-// whose topology cannot be read counts as a core of its own.
-func physicalCores() []string {
+// physicalCores lists one CPU of each physical core among the allowed CPUs, the first of the
+// core's hardware threads (topology/core_cpus_list), so that workers pinned to them never share
+// a core. A CPU whose topology cannot be read counts as a core of its own.
+func physicalCores(allowed []int) []string {
 	var cores []string
 	seen := map[string]bool{}
-	for _, cpu := range allowedCPUs() {
+	for _, cpu := range allowed {
 		key := strconv.Itoa(cpu)
 		if b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/core_cpus_list", cpu)); err == nil {
 			key = strings.TrimSpace(string(b))
@@ -126,55 +126,48 @@ func physicalCores() []string {
 	return cores
 }
 
-// allowedCPUs is the CPUs this process may run on, from /proc/self/status ("0-3,8-11"); where
-// that cannot be read, 0 to NumCPU-1.
+// allowedCPUs is the CPUs this process may run on (a cpuset or offline CPUs leave gaps), from
+// the Cpus_allowed_list of /proc/self/status ("0-3,8-11"); where that cannot be read, 0 to
+// NumCPU-1.
 func allowedCPUs() []int {
-	var cpus []int
 	status, _ := os.ReadFile("/proc/self/status")
+	var cpus []int
 	for line := range strings.Lines(string(status)) {
-		list, ok := strings.CutPrefix(line, "Cpus_allowed_list:")
-		if !ok {
-			continue
-		}
-		for part := range strings.SplitSeq(strings.TrimSpace(list), ",") {
-			lo, hi, isRange := strings.Cut(part, "-")
-			a, err1 := strconv.Atoi(lo)
-			z, err2 := strconv.Atoi(hi)
-			if !isRange {
-				z, err2 = a, nil
-			}
-			if err1 != nil || err2 != nil || z < a {
-				return cpuRange(runtime.NumCPU())
-			}
-			for c := a; c <= z; c++ {
-				cpus = append(cpus, c)
+		if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			for part := range strings.SplitSeq(strings.TrimSpace(list), ",") {
+				lo, hi, isRange := strings.Cut(part, "-")
+				if !isRange {
+					hi = lo
+				}
+				a, err1 := strconv.Atoi(lo)
+				z, err2 := strconv.Atoi(hi)
+				if err1 != nil || err2 != nil {
+					cpus = nil
+					break
+				}
+				for c := a; c <= z; c++ {
+					cpus = append(cpus, c)
+				}
 			}
 		}
 	}
 	if len(cpus) == 0 {
-		return cpuRange(runtime.NumCPU())
-	}
-	return cpus
-}
-
-func cpuRange(n int) []int {
-	cpus := make([]int, n)
-	for i := range cpus {
-		cpus[i] = i
+		for c := range runtime.NumCPU() {
+			cpus = append(cpus, c)
+		}
 	}
 	return cpus
 }
 
 // pinned is the CPUs of n workers: n physical cores, or where the machine has fewer, the first
-// n CPUs it may use, saying so.
-func pinned(tb testing.TB, cores []string, n int) []string {
+// n allowed CPUs, saying so.
+func pinned(tb testing.TB, cores []string, allowed []int, n int) []string {
 	tb.Helper()
 	if len(cores) >= n {
 		tb.Logf("%d workers on CPUs %v, one physical core each", n, cores[:n])
 		return cores[:n]
 	}
 	tb.Logf("%d workers: this machine has %d physical cores, so some workers share one", n, len(cores))
-	allowed := allowedCPUs()
 	if len(allowed) < n {
 		tb.Fatalf("%d workers need %d CPUs; this process may use %d", n, n, len(allowed))
 	}
