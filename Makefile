@@ -144,7 +144,7 @@ lint: ## go vet, gofmt and the dependency rule
 bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
 	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./... | grep -v -E '^(ok|PASS|\?)' || true); done
 
-bundle: ## Pack mediajobs, the integration tests and a small FFmpeg into var/bundle.tar.xz for a machine without Go or Debian's packages (scripts/bundle-run.sh runs them there)
+bundle: deps ## Pack mediajobs, the integration tests and a small FFmpeg into var/bundle.tar.xz for a machine without Go or Debian's packages (scripts/bundle-run.sh runs them there)
 	@bash scripts/bundle.sh
 
 tidy: ## go mod tidy in every module (the libraries' go.mod keep no replace line)

@@ -8,17 +8,18 @@
 #
 # Debian's FFmpeg links some 200 libraries (233 MB); this one four. On the other machine,
 # in a copy of this checkout: `bash scripts/bundle-run.sh` (root: it installs into /usr/bin).
-# Needs root here (apt) and what scripts/deps.sh installs (Go); idempotent: FFmpeg is built once
-# per Debian version of it (var/bundle/).
+# Needs root here (apt) and what scripts/deps.sh installs, which make bundle runs first.
+# Idempotent: FFmpeg is built once per Debian version of it (var/bundle/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 work="$root/var/bundle"
 mkdir -p "$work"
 
-# What building FFmpeg needs, and a deb-src entry for apt-get source.
+# What building FFmpeg needs beyond scripts/deps.sh (which make bundle runs first: Go, bubblewrap,
+# fontconfig, the fonts), and a deb-src entry for apt-get source.
 need=()
-for p in libx264-dev libffmpeg-nvenc-dev nasm dpkg-dev xz-utils fontconfig fonts-inter bubblewrap util-linux; do
+for p in libx264-dev libffmpeg-nvenc-dev nasm dpkg-dev xz-utils; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # (grep reads the whole list: grep -q would end the pipe early, and pipefail take that as a miss.)
