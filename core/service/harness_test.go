@@ -97,7 +97,7 @@ func setupOptions(t *testing.T, o servicetest.Options) *harness {
 		t.Fatal(err)
 	}
 	blobs := blobtest.NewMemory()
-	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: o.Observer, Recheck: o.Recheck, Split: o.Split})
+	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: o.Observer, Recheck: o.Recheck, Waits: o.Waits, WaitRecheck: o.WaitRecheck, Split: o.Split})
 	return &harness{Harness: s, ctx: context.Background(), clock: s.Clock, store: s.Store, accounts: s.Accounts, assets: s.Assets,
 		ledger: s.Ledger, hooks: s.Hooks, blobs: blobs, hints: s.Hints, tokens: s.Tokens,
 		auth: s.Auth, submit: s.Submit, jobs: s.Jobs, cancel: s.Cancel, runs: s.Runs, uploads: s.Uploads, batches: s.Batches,

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/blob"
@@ -15,13 +16,21 @@ type JobsPorts struct {
 	Jobs   job.Store
 	Blobs  blob.Store
 	Viewer Viewer
+	// Waits tells Wait of the jobs' changes; nil makes one of its own, told by Changed alone.
+	Waits *Waits
+	// Recheck is how often a Wait reads its job with no word of a change: the words are hints,
+	// which a broker may drop. Default one second.
+	Recheck time.Duration
 }
 
-// Jobs reads jobs: one, a page of them, and the files of their outputs.
+// Jobs reads jobs: one, a page of them, and the files of their outputs; and waits for a job
+// to end (Wait).
 type Jobs struct {
-	jobs   job.Store
-	blobs  blob.Store
-	viewer Viewer
+	jobs    job.Store
+	blobs   blob.Store
+	viewer  Viewer
+	waits   *Waits
+	recheck time.Duration
 }
 
 // NewJobs returns the Jobs use case.
@@ -30,7 +39,59 @@ func NewJobs(p JobsPorts) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Jobs{jobs: p.Jobs, blobs: p.Blobs, viewer: p.Viewer}, nil
+	if p.Waits == nil {
+		p.Waits = NewWaits()
+	}
+	if p.Recheck <= 0 {
+		p.Recheck = time.Second
+	}
+	return &Jobs{jobs: p.Jobs, blobs: p.Blobs, viewer: p.Viewer, waits: p.Waits, recheck: p.Recheck}, nil
+}
+
+// Changed tells the waits on job id that it may have changed (Waits.Changed).
+func (s *Jobs) Changed(id string) { s.waits.Changed(id) }
+
+// Stop ends every wait, and the waits to come (Waits.Stop).
+func (s *Jobs) Stop() { s.waits.Stop() }
+
+// Waiting is how many waits are on now (Waits.Waiting).
+func (s *Jobs) Waiting() int { return s.waits.Waiting() }
+
+// Wait returns the account's job once it has ended (complete, failed or cancelled), or as it
+// stands after up to d (at most MaxWait), whichever comes first: a client follows a job with
+// one request where it would poll. A job that has ended is returned at once; so is any job
+// when d is 0. The wait ends early, with the job as it stands, when the service stops; and
+// with ctx's error when ctx ends.
+func (s *Jobs) Wait(ctx context.Context, a account.Account, id string, d time.Duration) (View, error) {
+	deadline := time.NewTimer(min(d, MaxWait))
+	defer deadline.Stop()
+	recheck := time.NewTicker(s.recheck)
+	defer recheck.Stop()
+	last := d <= 0
+	for {
+		// The channel is taken before the read: a change after the read closes it.
+		changed, leave := s.waits.watch(id)
+		j, err := ownJob(ctx, s.jobs, a, id)
+		if err != nil || last || j.Status.Terminal() {
+			leave()
+			if err != nil {
+				return View{}, err
+			}
+			return s.viewer.View(j), nil
+		}
+		select {
+		case <-changed:
+		case <-recheck.C:
+		case <-deadline.C:
+			last = true // read it once more, as it stands now
+		case <-s.waits.stopping:
+			last = true
+		case <-ctx.Done():
+			leave()
+			return View{}, ctx.Err()
+		}
+		leave()
+	}
 }
 
 // Get returns the account's job as clients see it, with fresh file URLs.

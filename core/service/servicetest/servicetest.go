@@ -68,6 +68,11 @@ type Options struct {
 	DeliveryRetryDelays []time.Duration
 	// Recheck is Runs' RunsPorts.Recheck; default its own.
 	Recheck time.Duration
+	// Waits are Jobs' JobsPorts.Waits; default its own. The application also makes them an
+	// Observer, so that they hear of the jobs that end: pass them as Observer too for that.
+	Waits *service.Waits
+	// WaitRecheck is Jobs' JobsPorts.Recheck; default its own.
+	WaitRecheck time.Duration
 	// Split is Runs' RunsPorts.Split; default its own.
 	Split service.SplitConfig
 }
@@ -204,7 +209,7 @@ func Compose(o Options) (*Harness, error) {
 	h.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: h.Store, Clock: h.Clock, Waker: h.Hints,
 		Destinations: h.Destinations})
 	must(err)
-	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer})
+	h.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: h.Store, Blobs: h.Blobs, Viewer: viewer, Waits: o.Waits, Recheck: o.WaitRecheck})
 	must(err)
 	h.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: h.Store, Blobs: h.Blobs, Pricing: h.Pricing, Clock: h.Clock, Stopper: h.Hints, Viewer: viewer,
 		Observer: o.Observer})
