@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -388,6 +389,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		return nil, err
 	}
 	a.UC = uc
+	a.Metrics.WatchJobWaits(uc.Jobs.Waiting)
 	// One budget of failed authentications per client address, for the API and /mcp alike.
 	failures := authFailures(cfg, limiter, proxies)
 	api := httpapi.New(uc.UseCases, httpapi.Options{
@@ -433,6 +435,9 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
+			// The waits on the job here read it again at once (GET /jobs/{id}?wait=); those
+			// on other replicas hear of it through the bus, below.
+			uc.Jobs.Changed(eventJob(m.Payload))
 			// A complete job's delivery to its destination becomes due.
 			if err := uc.Destinations.HandleEvent(ctx, m); err != nil {
 				return err
@@ -453,11 +458,22 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 	return a, nil
 }
 
+// eventJob is the job a job event (service.Event) names, "" for another event's payload.
+func eventJob(payload []byte) string {
+	var e struct {
+		JobID string `json:"jobId"`
+	}
+	_ = json.Unmarshal(payload, &e)
+	return e.JobID
+}
+
 // useCases composes the application's use cases over the adapters.
 func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.Signer, types *jobtype.Registry,
 	pricing *billing.Pricing, key []byte, limiter ratelimit.Limiter) (UseCases, error) {
 	cfg, clk := a.Config, clock.System{}
-	obs := observers{a.Metrics, logObserver{a.Log}}
+	// The waits on jobs (GET /jobs/{id}?wait=) hear of a job this replica ends as it commits.
+	waits := service.NewWaits()
+	obs := observers{a.Metrics, logObserver{a.Log}, waits}
 	tokens, err := workqueue.NewTokens(leaseKey(key))
 	if err != nil {
 		return UseCases{}, err
@@ -495,7 +511,7 @@ func (a *App) useCases(store *sqlstore.Store, blobs blob.Store, signer *urlsign.
 	collect(err)
 	uc.Submit, err = service.NewSubmit(service.SubmitPorts{Gate: gate, Jobs: store, Clock: clk, Waker: waker, Destinations: uc.Destinations})
 	collect(err)
-	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer})
+	uc.Jobs, err = service.NewJobs(service.JobsPorts{Jobs: store, Blobs: blobs, Viewer: viewer, Waits: waits})
 	collect(err)
 	uc.Cancel, err = service.NewCancel(service.CancelPorts{Jobs: store, Blobs: blobs, Pricing: pricing, Clock: clk, Stopper: cancelHints{a.Bus, a.Log}, Viewer: viewer,
 		Observer: obs})
@@ -686,6 +702,14 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 			return nil, err
 		}
 	}
+	// A job's events on other replicas end the waits on it here; the service's stop ends them all.
+	if err := a.Bus.Subscribe(ctx, service.TopicEvents, func(_ context.Context, p []byte) error {
+		a.UC.Jobs.Changed(eventJob(p))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, a.UC.Jobs.Stop)
 	services := []service.Service{
 		service.NewSweepService(a.UC.Runs, service.SweepConfig{Lease: a.Config.Lease, Log: a.Log,
 			Requeued: func(ctx context.Context, classes []job.Class) {

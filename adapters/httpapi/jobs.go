@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bunrouter"
 
@@ -49,9 +51,18 @@ func (a *api) submitJob(w http.ResponseWriter, req bunrouter.Request) error {
 	return writeData(w, http.StatusCreated, created{ID: j.ID, Status: j.Status})
 }
 
+// getJob answers the job; with ?wait=N, once the job has ended or after N seconds (a long
+// poll), whichever comes first.
 func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
-	v, err := a.uc.Jobs.Get(req.Context(), caller(req), req.Param("id"))
+	wait, err := waitParam(req.URL.Query())
 	if err != nil {
+		return err
+	}
+	v, err := a.uc.Jobs.Wait(req.Context(), caller(req), req.Param("id"), wait)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return nil // the client went away while it waited: no one reads an answer
+		}
 		return err
 	}
 	withDelivery, err := a.uc.Destinations.WithDelivery(req.Context(), caller(req), v)
@@ -59,6 +70,24 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	return writeData(w, http.StatusOK, withDelivery)
+}
+
+// waitParam reads GET /jobs/{id}'s wait: whole seconds from 0 to service.MaxWait, 0 when
+// absent.
+func waitParam(q url.Values) (time.Duration, error) {
+	vals, ok := q["wait"]
+	if !ok {
+		return 0, nil
+	}
+	maxWait := int(service.MaxWait / time.Second)
+	if len(vals) > 1 {
+		return 0, problem.Reject(problem.CodeValidation, "query parameter wait is given %d times; give it once", len(vals))
+	}
+	n, err := strconv.Atoi(vals[0])
+	if err != nil || n < 0 || n > maxWait {
+		return 0, problem.Reject(problem.CodeValidation, "wait %q must be a whole number of seconds from 0 to %d", vals[0], maxWait)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 // listPage is the answer of GET /jobs: { data: [...], pagination: { nextCursor } }.

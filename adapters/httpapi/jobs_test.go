@@ -121,21 +121,28 @@ func TestGetJob(t *testing.T) {
 	tests := []struct {
 		name   string
 		id     string
+		query  string
 		key    string
 		status int
 		want   job.Status
 	}{
-		{"waiting", waiting.ID, b.key, 200, job.StatusWaiting},
-		{"failed", failed.ID, b.key, 200, job.StatusFailed},
-		{"complete", complete.ID, b.key, 200, job.StatusComplete},
-		{"other account's job", waiting.ID, b.otherKey, 404, ""},
-		{"missing job", "job_missing", b.key, 404, ""},
-		{"no key", waiting.ID, "", 401, ""},
+		{"waiting", waiting.ID, "", b.key, 200, job.StatusWaiting},
+		{"failed", failed.ID, "", b.key, 200, job.StatusFailed},
+		{"complete", complete.ID, "", b.key, 200, job.StatusComplete},
+		{"other account's job", waiting.ID, "", b.otherKey, 404, ""},
+		{"missing job", "job_missing", "", b.key, 404, ""},
+		{"no key", waiting.ID, "", "", 401, ""},
+		// A long poll: an ended job answers at once, a running one after the wait as it stands.
+		{"complete, waited for", complete.ID, "?wait=60", b.key, 200, job.StatusComplete},
+		{"failed, waited for", failed.ID, "?wait=60", b.key, 200, job.StatusFailed},
+		{"waiting, a wait of 0", waiting.ID, "?wait=0", b.key, 200, job.StatusWaiting},
+		{"waiting, waited for a second", waiting.ID, "?wait=1", b.key, 200, job.StatusWaiting},
+		{"other account's job, waited for", waiting.ID, "?wait=60", b.otherKey, 404, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := b.do(t, request{method: "GET", path: "/jobs/" + tt.id, key: tt.key})
+			res := b.do(t, request{method: "GET", path: "/jobs/" + tt.id + tt.query, key: tt.key})
 			if res.status != tt.status {
 				t.Fatalf("status %d, body %s", res.status, res.body)
 			}
@@ -244,6 +251,24 @@ func TestListJobs(t *testing.T) {
 			code, msg := res.errorBody(t)
 			if res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.mentions) {
 				t.Fatalf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.mentions)
+			}
+		})
+	}
+}
+
+// TestGetJobRejectsWait: a wait that is not a whole number of seconds from 0 to 60, or is given
+// twice, is a VALIDATION_ERROR naming it.
+func TestGetJobRejectsWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	waiting := b.seedJob(t, job.StatusWaiting, nil)
+	for _, q := range []string{"?wait=-1", "?wait=61", "?wait=1.5", "?wait=soon", "?wait=", "?wait=1&wait=2"} {
+		t.Run(q, func(t *testing.T) {
+			t.Parallel()
+			res := b.do(t, request{method: "GET", path: "/jobs/" + waiting.ID + q, key: b.key})
+			code, msg := res.errorBody(t)
+			if res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, "wait") {
+				t.Fatalf("got %d %s %q, want 400 naming wait", res.status, code, msg)
 			}
 		})
 	}

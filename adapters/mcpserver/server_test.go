@@ -156,6 +156,13 @@ func TestToolsAnswerAsREST(t *testing.T) {
 			if diff := cmp.Diff(asJSON(t, rest), got); diff != "" {
 				t.Errorf("get_job is not GET /jobs/{id}'s data (-rest +mcp):\n%s", diff)
 			}
+			// With wait, as GET /jobs/{id}?wait=: no runner runs here, so the job is still
+			// waiting when its second is up.
+			var waited service.View
+			mustSucceed(t, cs, "get_job", map[string]any{"id": sub.ID, "wait": 1}, &waited)
+			if waited.ID != sub.ID || waited.Status != job.StatusWaiting {
+				t.Errorf("get_job with wait answered %s %s, want %s waiting", waited.ID, waited.Status, sub.ID)
+			}
 
 			var page mcpserver.JobPage
 			mustSucceed(t, cs, "list_jobs", map[string]any{"type": "ffmpeg", "limit": 100}, &page)
@@ -295,6 +302,10 @@ func TestToolErrors(t *testing.T) {
 		{"unknown param", "submit_job", map[string]any{"type": "ffmpeg", "params": map[string]any{
 			"command": "ffmpeg -f lavfi -i testsrc out.mp4", "bogus": 1}}, problem.CodeValidation, "bogus"},
 		{"no job", "get_job", map[string]any{"id": "job_missing"}, problem.CodeNotFound, "job_missing"},
+		{"no job, waited for", "get_job", map[string]any{"id": "job_missing", "wait": 30}, problem.CodeNotFound, "job_missing"},
+		{"wait too long", "get_job", map[string]any{"id": "job_missing", "wait": 61}, problem.CodeValidation, "wait 61 must be a whole number of seconds from 0 to 60"},
+		{"wait negative", "get_job", map[string]any{"id": "job_missing", "wait": -1}, problem.CodeValidation, "wait -1"},
+		{"wait not a number", "get_job", map[string]any{"id": "job_missing", "wait": "soon"}, problem.CodeValidation, "wait"},
 		{"unknown priority", "submit_job", map[string]any{"type": "ffmpeg", "priority": "urgent", "params": map[string]any{
 			"command": "ffmpeg -f lavfi -i testsrc out.mp4"}}, problem.CodeValidation, `priority must be one of low, normal, high; got "urgent"`},
 		{"high priority on Free", "submit_job", map[string]any{"type": "ffmpeg", "priority": "high", "params": map[string]any{

@@ -33,11 +33,11 @@ import (
 )
 
 const instructions = `mediajobs runs media work (FFmpeg commands, burned-in captions, metadata probes) asynchronously.
-Typical flow: upload_media for local bytes (or use any https URL directly) → submit_job → get_job every 1–2 seconds until status is complete, failed or cancelled → read output.file.url or output.files[].url (signed, valid one hour; get_job again mints fresh ones).
+Typical flow: upload_media for local bytes (or use any https URL directly) → submit_job → get_job with wait: 30 (it answers the moment the job ends, or after 30 s; call again while it runs) until status is complete, failed or cancelled → read output.file.url or output.files[].url (signed, valid one hour; get_job again mints fresh ones).
 A job may carry priority (low, normal or high; high on Pro): among waiting jobs higher priority goes first, and within a priority accounts take turns. get_queue shows this account's waiting jobs with their positions (1 runs next); set_job_priority changes a waiting job's priority.
 probe_media answers quickly with a file's streams, duration and format. A tool result with isError carries {code, message}: VALIDATION_ERROR means fix the request as the message says; retryAfterSeconds means wait that long and call again. A call answered HTTP 429 Too Many Requests spent the account's per-minute request budget (shared with REST): wait Retry-After seconds and call again.`
 
-const submitJobDescription = `Submit a media processing job; it runs asynchronously. Returns {id, status: "waiting"}. Then call get_job with the id every 1–2 seconds until status is complete, failed or cancelled.
+const submitJobDescription = `Submit a media processing job; it runs asynchronously. Returns {id, status: "waiting"}. Then call get_job with the id and wait: 30 until status is complete, failed or cancelled.
 
 Job types:
 - "ffmpeg": params.command is a real FFmpeg command line starting with "ffmpeg". Inputs are -i https URLs written in the command, or files staged by name through "inputs" (the command then refers to the bare name, e.g. -i clip.mp4). Files read by filters (subtitles=subs.srt, lut3d=, drawtext fontfile=, concat lists) must be given in "inputs", e.g. {"subs.srt": {"content": "1\n00:00:00,000 --> ..."}}. The output is every file the command writes, named in the command (e.g. out.mp4). Optional params: outputFormat (mp4, mkv, webm, mov, avi, ts, gif, png, jpg, mp3, wav, flac, ogg, aac, opus, m4a, srt, vtt; default inferred from the output name), timeout (seconds, 1–900, default 120; plan caps: Free 300, Pro 900), compute (auto, cpu or gpu; default auto: h264_nvenc, hevc_nvenc and av1_nvenc go to a GPU, which needs the Pro plan). About 120 flags are allowed (-i -f -c:v -c:a -vf -af -filter_complex -map -ss -t -r -s -b:v -b:a -crf -preset -an -vn -y -movflags -strict ...); any other flag, and filters or formats that read files, use the network or run code, are rejected with VALIDATION_ERROR naming them. Synthetic sources work too: -f lavfi -i testsrc=duration=2:size=320x240:rate=25. To run several commands as one job, give params.steps (1 to 10 command strings) instead of params.command: they run in order in one work directory, a step reads earlier steps' outputs by bare name (-i web.mp4), the timeout covers them all, a failure says which step, and the outputs are the last step's plus those params.keep lists (e.g. "keep": ["poster.jpg"]). Or run a preset (list_presets shows them: web-mp4, hls-ladder, thumbnail-sprite, loudness-r128, gif-preview and the account's own): give preset and variables in place of params.command, with the inputs the preset reads, e.g. {"preset": "web-mp4", "variables": {"height": 480}, "inputs": {"in.mp4": url}}; a bad value is refused naming params.variables.<name>.
@@ -53,7 +53,7 @@ const setJobPriorityDescription = `Change a waiting job's priority (low, normal 
 
 const getQueueDescription = `Show this account's waiting jobs in the order they will be claimed, as GET /queue does: data is a list of {position, class, job}, cpu jobs first, where position counts every account's waiting jobs of that class (1 is claimed next; other accounts' jobs are counted, never shown) and job is as get_job shows it. limit is 1 to 1000, default 100. It is a snapshot: submits, claims and priority changes move it.`
 
-const getJobDescription = `Read a job: status (waiting, dispatched, running, complete, failed, cancelled), progress (0–1, while running), output (when complete: data, file, files, expiresAt), error (when failed: code, message, detail with FFmpeg's stderr tail, retryable) and cost. Poll every 1–2 seconds until status is complete, failed or cancelled. File URLs are signed and valid for one hour; calling get_job again mints fresh ones.`
+const getJobDescription = `Read a job: status (waiting, dispatched, running, complete, failed, cancelled), progress (0–1, while running), output (when complete: data, file, files, expiresAt), error (when failed: code, message, detail with FFmpeg's stderr tail, retryable) and cost. Give wait (seconds, up to 60) to have the answer come the moment the job ends, or after that many seconds with the job as it then stands; call again while it runs. Without wait it answers at once. File URLs are signed and valid for one hour; calling get_job again mints fresh ones.`
 
 const listJobsDescription = `List this account's jobs, newest first, as get_job shows them. Filter by status or type; page with limit (1–100, default 20) and cursor (pagination.nextCursor of the previous page; null on the last page).`
 
@@ -162,14 +162,17 @@ func (h *Handler) submitJob(ctx context.Context, a account.Account, in SubmitJob
 	}
 	h.log.InfoContext(logctx.WithJob(ctx, j.ID), "job submitted", "type", j.Type, "class", j.Class, "account", j.AccountID, "via", "mcp")
 	return SubmittedJob{ID: j.ID, Status: j.Status},
-		fmt.Sprintf("Job %s (%s) is %s. Call get_job with id %q every 1–2 seconds until it is complete, failed or cancelled.", j.ID, j.Type, j.Status, j.ID), nil
+		fmt.Sprintf("Job %s (%s) is %s. Call get_job with id %q and wait 30 until it is complete, failed or cancelled.", j.ID, j.Type, j.Status, j.ID), nil
 }
 
 func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput) (service.JobWithDelivery, string, error) {
 	if in.ID == "" {
 		return service.JobWithDelivery{}, "", problem.Reject(problem.CodeValidation, "id is required")
 	}
-	v, err := h.uc.Jobs.Get(ctx, a, in.ID)
+	if maxWait := int(service.MaxWait / time.Second); in.Wait < 0 || in.Wait > maxWait {
+		return service.JobWithDelivery{}, "", problem.Reject(problem.CodeValidation, "wait %d must be a whole number of seconds from 0 to %d", in.Wait, maxWait)
+	}
+	v, err := h.uc.Jobs.Wait(ctx, a, in.ID, time.Duration(in.Wait)*time.Second)
 	if err != nil {
 		return service.JobWithDelivery{}, "", err
 	}
@@ -211,7 +214,7 @@ func summarize(v service.View) string {
 		case v.ProcessedMs != nil:
 			s += fmt.Sprintf(" (%s of media written; its length is not known)", (time.Duration(*v.ProcessedMs) * time.Millisecond).Round(100*time.Millisecond))
 		}
-		return s + "; call get_job again in 1–2 seconds."
+		return s + "; call get_job again with wait 30."
 	}
 }
 
@@ -287,7 +290,7 @@ func (h *Handler) probeMedia(ctx context.Context, a account.Account, in ProbeMed
 	case job.StatusCancelled:
 		return Probe{}, "", problem.Reject(problem.CodeCancelled, "probe job %s was cancelled", v.ID)
 	default:
-		return p, fmt.Sprintf("The probe (job %s) is still %s; call get_job with id %q every 1–2 seconds and read output.data when it is complete.", v.ID, v.Status, v.ID), nil
+		return p, fmt.Sprintf("The probe (job %s) is still %s; call get_job with id %q and wait 30, and read output.data when it is complete.", v.ID, v.Status, v.ID), nil
 	}
 }
 

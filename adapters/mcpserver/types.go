@@ -42,6 +42,8 @@ type GetQueueInput struct {
 // GetJobInput is the request of get_job.
 type GetJobInput struct {
 	ID string `json:"id" jsonschema:"the job's id, job_..., as submit_job returned it"`
+	// Wait is GET /jobs/{id}'s wait: seconds to hold the answer until the job ends.
+	Wait int `json:"wait,omitempty" jsonschema:"seconds to wait for the job to end before answering, 0 to 60; the answer comes the moment it ends, or after wait seconds with the job as it then stands; default 0, at once"`
 }
 
 // ListJobsInput is the request of list_jobs: the query of GET /jobs.

@@ -85,6 +85,14 @@ func New(depth QueueDepth) *Metrics {
 	return m
 }
 
+// WatchJobWaits feeds mediajobs_job_waits from waiting, read at every scrape: the requests
+// held until their job ends (GET /jobs/{id}?wait=, get_job's wait), each an open connection.
+func (m *Metrics) WatchJobWaits(waiting func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mediajobs_job_waits",
+		Help: "Requests waiting now for their job to end (GET /jobs/{id}?wait=, get_job's wait)."},
+		func() float64 { return float64(waiting()) }))
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})

@@ -50,7 +50,7 @@ func (e *APIError) Error() string {
 // ResponseError is nil for a 2xx answer and the *APIError of any other, so that a caller of a
 // generated ...WithResponse method can write
 //
-//	resp, err := c.GetJobWithResponse(ctx, id)
+//	resp, err := c.GetJobWithResponse(ctx, id, nil)
 //	if err == nil {
 //		err = client.ResponseError(resp.HTTPResponse, resp.Body)
 //	}

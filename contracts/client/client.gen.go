@@ -2104,6 +2104,12 @@ type SubmitJobParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetJobParams defines parameters for GetJob.
+type GetJobParams struct {
+	// Wait Seconds to wait for the job to end before answering, 0 (the default) to 60.
+	Wait *int64 `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // SetJobPriorityJSONBody defines parameters for SetJobPriority.
 type SetJobPriorityJSONBody struct {
 	// Priority Orders the waiting jobs of a compute class; `high` needs the Pro plan (403 `PLAN_LIMIT`
@@ -3192,12 +3198,20 @@ type ClientInterface interface {
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
 	SubmitJob(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetJob Read a job
+	// GetJob Read a job, or wait for it to end
 	//
 	// Mints fresh file URLs on every read. Another account's job is 404.
 	//
+	// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
+	// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
+	// a long poll, which follows a job with one request instead of many and hears of its end
+	// within milliseconds. A job that has already ended answers at once. A client that gets a
+	// job still running asks again. A server that is shutting down answers its waiting
+	// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+	// `VALIDATION_ERROR` naming it.
+	//
 	// Corresponds with GET /jobs/{id} (the `GetJob` operationId).
-	GetJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetJob(ctx context.Context, id JobID, params *GetJobParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelJob Cancel a job
 	//
@@ -4351,13 +4365,21 @@ func (c *Client) SubmitJob(ctx context.Context, params *SubmitJobParams, body Su
 	return c.Client.Do(req)
 }
 
-// GetJob Read a job
+// GetJob Read a job, or wait for it to end
 //
 // Mints fresh file URLs on every read. Another account's job is 404.
 //
+// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
+// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
+// a long poll, which follows a job with one request instead of many and hears of its end
+// within milliseconds. A job that has already ended answers at once. A client that gets a
+// job still running asks again. A server that is shutting down answers its waiting
+// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+// `VALIDATION_ERROR` naming it.
+//
 // Corresponds with GET /jobs/{id} (the `GetJob` operationId).
-func (c *Client) GetJob(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetJobRequest(c.Server, id)
+func (c *Client) GetJob(ctx context.Context, id JobID, params *GetJobParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetJobRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6351,7 +6373,7 @@ func NewSubmitJobRequestWithBody(server string, params *SubmitJobParams, content
 }
 
 // NewGetJobRequest constructs an http.Request for the GetJob method
-func NewGetJobRequest(server string, id JobID) (*http.Request, error) {
+func NewGetJobRequest(server string, id JobID, params *GetJobParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6374,6 +6396,33 @@ func NewGetJobRequest(server string, id JobID) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8130,14 +8179,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /jobs (the `SubmitJob` operationId).
 	SubmitJobWithResponse(ctx context.Context, params *SubmitJobParams, body SubmitJobJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitJobResponse, error)
 
-	// GetJobWithResponse Read a job
+	// GetJobWithResponse Read a job, or wait for it to end
 	//
 	// Mints fresh file URLs on every read. Another account's job is 404.
+	//
+	// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
+	// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
+	// a long poll, which follows a job with one request instead of many and hears of its end
+	// within milliseconds. A job that has already ended answers at once. A client that gets a
+	// job still running asks again. A server that is shutting down answers its waiting
+	// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+	// `VALIDATION_ERROR` naming it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /jobs/{id} (the `GetJob` operationId).
-	GetJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
+	GetJobWithResponse(ctx context.Context, id JobID, params *GetJobParams, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
 
 	// CancelJobWithResponse Cancel a job
 	//
@@ -11550,6 +11607,8 @@ type GetJobResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *JobEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ValidationError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -11571,6 +11630,11 @@ type GetJobResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetJobResponse) GetJSON200() *JobEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetJobResponse) GetJSON400() *ValidationError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -15146,15 +15210,23 @@ func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, params 
 	return ParseSubmitJobResponse(rsp)
 }
 
-// GetJobWithResponse Read a job
+// GetJobWithResponse Read a job, or wait for it to end
 //
 // Mints fresh file URLs on every read. Another account's job is 404.
+//
+// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
+// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
+// a long poll, which follows a job with one request instead of many and hears of its end
+// within milliseconds. A job that has already ended answers at once. A client that gets a
+// job still running asks again. A server that is shutting down answers its waiting
+// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+// `VALIDATION_ERROR` naming it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /jobs/{id} (the `GetJob` operationId).
-func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id JobID, reqEditors ...RequestEditorFn) (*GetJobResponse, error) {
-	rsp, err := c.GetJob(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id JobID, params *GetJobParams, reqEditors ...RequestEditorFn) (*GetJobResponse, error) {
+	rsp, err := c.GetJob(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -18591,6 +18663,13 @@ func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized

@@ -13,9 +13,14 @@ func (s Status) Terminal() bool {
 	return s == StatusComplete || s == StatusFailed || s == StatusCancelled
 }
 
-// Defaults of Wait. The API asks clients to poll every 1 to 2 seconds; Wait starts faster so that
-// a job of a second does not cost a second of waiting, then backs off to the API's pace.
+// Defaults of Wait. Each read of the job asks the server to hold its answer until the job ends
+// (GET /jobs/{id}?wait=, a long poll) for DefaultLongPoll, or, with WithProgress, for the
+// longest poll interval in whole seconds, so that progress is seen as often as polling would
+// see it. A server
+// that answers a running job sooner (one without long polls) is polled: every 500 ms at first,
+// backing off to 2 s, the API's pace.
 const (
+	DefaultLongPoll  = 20 * time.Second
 	DefaultFirstPoll = 500 * time.Millisecond
 	DefaultMaxPoll   = 2 * time.Second
 	// maxTransient is how many transport failures or 5xx answers in a row Wait rides out (a
@@ -31,10 +36,22 @@ type waitConfig struct {
 	onPoll     func(Job)
 	// sleep waits d or until ctx is done; tests replace it to see the waits without taking them.
 	sleep func(ctx context.Context, d time.Duration) error
+	// now reads the clock that tells whether the server held an answer; tests replace it.
+	now func() time.Time
+}
+
+// longPoll is the wait each read asks for, in whole seconds: DefaultLongPoll, or the longest
+// poll interval when progress is followed (0, no wait, under a second: that polls).
+func (c waitConfig) longPoll() time.Duration {
+	if c.onPoll == nil {
+		return DefaultLongPoll
+	}
+	return c.max.Truncate(time.Second)
 }
 
 // WithPollInterval sets the first interval between two reads of the job and the longest one
-// the backoff (x1.5 per read) reaches.
+// the backoff (x1.5 per read) reaches, where the server answers a running job at once; with
+// WithProgress, the longest is also how long a read waits for the job to end.
 func WithPollInterval(first, max time.Duration) WaitOption {
 	return func(c *waitConfig) {
 		if first > 0 {
@@ -63,20 +80,25 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Wait polls GET /jobs/{id} until the job is complete, failed or cancelled, and returns it; a
-// failed job is a result, not an error (read job.Error). Between reads it backs off from
-// DefaultFirstPoll to DefaultMaxPoll. A 429 RATE_LIMITED answer waits its Retry-After and polls
-// on; transport failures and 5xx answers are retried a few times with the same backoff. Any
-// other refusal (401, 404) is an *APIError; a done ctx returns ctx.Err().
+// Wait follows the job with GET /jobs/{id}?wait= until it is complete, failed or cancelled, and
+// returns it; a failed job is a result, not an error (read job.Error). Each read waits on the
+// server for up to DefaultLongPoll (with WithProgress, the longest poll interval in whole
+// seconds; under a second, it polls), so the
+// job's end is heard within milliseconds; a server that answers a running job sooner is polled,
+// backing off from DefaultFirstPoll to DefaultMaxPoll. A 429 RATE_LIMITED answer waits its
+// Retry-After and reads on; transport failures and 5xx answers are retried a few times with the
+// same backoff. Any other refusal (401, 404) is an *APIError; a done ctx returns ctx.Err().
 func (c *ClientWithResponses) Wait(ctx context.Context, id string, opts ...WaitOption) (*Job, error) {
-	cfg := waitConfig{first: DefaultFirstPoll, max: DefaultMaxPoll, sleep: sleepCtx}
+	cfg := waitConfig{first: DefaultFirstPoll, max: DefaultMaxPoll, sleep: sleepCtx, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	longPoll := cfg.longPoll()
 	interval := cfg.first
 	transient := 0
 	for {
-		job, wait, err := c.poll(ctx, id)
+		asked := cfg.now()
+		job, wait, err := c.poll(ctx, id, longPoll)
 		switch {
 		case err == nil:
 			transient = 0
@@ -85,6 +107,9 @@ func (c *ClientWithResponses) Wait(ctx context.Context, id string, opts ...WaitO
 			}
 			if job.Status.Terminal() {
 				return job, nil
+			}
+			if longPoll > 0 && cfg.now().Sub(asked) >= longPoll/2 {
+				continue // the server held the answer as asked: ask again at once
 			}
 			wait = interval
 		case wait > 0:
@@ -104,9 +129,11 @@ func (c *ClientWithResponses) Wait(ctx context.Context, id string, opts ...WaitO
 	}
 }
 
-// poll reads the job once. wait is the Retry-After of a 429 answer (at least a second).
-func (c *ClientWithResponses) poll(ctx context.Context, id string) (*Job, time.Duration, error) {
-	resp, err := c.GetJobWithResponse(ctx, id)
+// poll reads the job once, asking the server to hold the answer for up to hold while the job
+// runs. wait is the Retry-After of a 429 answer (at least a second).
+func (c *ClientWithResponses) poll(ctx context.Context, id string, hold time.Duration) (*Job, time.Duration, error) {
+	seconds := int64(hold / time.Second)
+	resp, err := c.GetJobWithResponse(ctx, id, &GetJobParams{Wait: &seconds})
 	if err != nil {
 		return nil, 0, &transportError{err: fmt.Errorf("client: GET /jobs/%s: %w", id, err)}
 	}

@@ -24,7 +24,8 @@ type scripted struct {
 }
 
 // fakeAPI is a stand-in for GET /jobs/{id} that plays a script: the waits, rate limits and
-// failures Wait must ride out cannot be produced on demand by the real service. Wait against the
+// failures Wait must ride out cannot be produced on demand by the real service. It answers at
+// once, as a server without long polls would; a test's clock says when the server held one. Wait against the
 // real server is tested in integration (TestClientAgainstServer).
 type fakeAPI struct {
 	t      *testing.T
@@ -32,12 +33,14 @@ type fakeAPI struct {
 	script []scripted
 	reads  int
 	keys   []string
+	waits  []string // the wait of each read
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys = append(f.keys, r.Header.Get("Authorization"))
+	f.waits = append(f.waits, r.URL.Query().Get("wait"))
 	if r.Method != http.MethodGet || r.URL.Path != "/jobs/job_1" {
 		f.t.Errorf("unexpected %s %s", r.Method, r.URL.Path)
 		w.WriteHeader(http.StatusNotFound)
@@ -94,12 +97,28 @@ func TestWait(t *testing.T) {
 		wantCode   Code // an *APIError with this code
 		wantErr    bool // any error
 		wantSleeps []time.Duration
+		held       bool   // the server holds each answer for the wait asked (the clock says so)
+		wantWait   string // the wait each read asks for; "2" when empty (WithProgress's default)
 	}{
 		{
 			name:       "backs off x1.5 up to the cap",
 			script:     []scripted{ok(StatusWaiting, 0), ok(StatusDispatched, 0), ok(StatusRunning, 0.1), ok(StatusRunning, 0.5), ok(StatusRunning, 0.8), ok(StatusRunning, 0.9), ok(StatusComplete, 0)},
 			wantStatus: StatusComplete,
 			wantSleeps: []time.Duration{500 * ms, 750 * ms, 1125 * ms, 1687500 * time.Microsecond, 2000 * ms, 2000 * ms},
+		},
+		{
+			name:       "a server that holds its answers is asked again at once",
+			script:     []scripted{ok(StatusWaiting, 0), ok(StatusRunning, 0.5), ok(StatusRunning, 0.9), ok(StatusComplete, 0)},
+			held:       true,
+			wantStatus: StatusComplete,
+		},
+		{
+			name:       "a longer poll interval is a longer wait per read",
+			script:     []scripted{ok(StatusRunning, 0.5), ok(StatusComplete, 0)},
+			opts:       []WaitOption{WithPollInterval(time.Second, 5*time.Second)},
+			held:       true,
+			wantStatus: StatusComplete,
+			wantWait:   "5",
 		},
 		{
 			name:       "a job already over is one read",
@@ -144,6 +163,16 @@ func TestWait(t *testing.T) {
 			opts:       []WaitOption{WithPollInterval(100*ms, 200*ms)},
 			wantStatus: StatusComplete,
 			wantSleeps: []time.Duration{100 * ms, 150 * ms, 200 * ms},
+			wantWait:   "0", // progress more often than a second is polled
+		},
+		{
+			name:       "an interval under a second polls even when the clock says held",
+			script:     []scripted{ok(StatusRunning, 0), ok(StatusComplete, 0)},
+			opts:       []WaitOption{WithPollInterval(100*ms, 200*ms)},
+			held:       true,
+			wantStatus: StatusComplete,
+			wantSleeps: []time.Duration{100 * ms},
+			wantWait:   "0",
 		},
 	}
 	for _, tt := range tests {
@@ -163,6 +192,14 @@ func TestWait(t *testing.T) {
 					cfg.sleep = func(_ context.Context, d time.Duration) error {
 						sleeps = append(sleeps, d)
 						return nil
+					}
+					if tt.held {
+						// Every read of the clock is a minute on: each answer took its wait.
+						var clock time.Time
+						cfg.now = func() time.Time {
+							clock = clock.Add(time.Minute)
+							return clock
+						}
 					}
 				},
 				WithProgress(func(j Job) { seen = append(seen, j.Status) }),
@@ -189,6 +226,15 @@ func TestWait(t *testing.T) {
 			if diff := cmp.Diff(tt.wantSleeps, sleeps); diff != "" {
 				t.Errorf("waits between reads (-want +got):\n%s", diff)
 			}
+			want := tt.wantWait
+			if want == "" {
+				want = "2"
+			}
+			for i, w := range api.waits {
+				if w != want {
+					t.Errorf("read %d asked to wait %q seconds, want %q", i+1, w, want)
+				}
+			}
 			if api.reads != len(tt.script) {
 				t.Errorf("read the job %d times, want %d", api.reads, len(tt.script))
 			}
@@ -198,6 +244,30 @@ func TestWait(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWaitLongPoll: without WithProgress, each read asks the server to hold it for
+// DefaultLongPoll.
+func TestWaitLongPoll(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{t: t, script: []scripted{ok(StatusRunning, 0.5), ok(StatusComplete, 0)}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, "mj_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clock time.Time
+	held := func(cfg *waitConfig) {
+		cfg.now = func() time.Time { clock = clock.Add(DefaultLongPoll); return clock }
+		cfg.sleep = func(context.Context, time.Duration) error { t.Error("Wait slept after a held answer"); return nil }
+	}
+	if j, err := c.Wait(context.Background(), "job_1", held); err != nil || j.Status != StatusComplete {
+		t.Fatalf("Wait = %v, %v; want the complete job", j, err)
+	}
+	if diff := cmp.Diff([]string{"20", "20"}, api.waits); diff != "" {
+		t.Errorf("waits asked (-want +got):\n%s", diff)
 	}
 }
 

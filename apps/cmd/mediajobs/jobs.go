@@ -90,7 +90,7 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return listJobs(ctx, c, list, stdout, fail)
 	case "get":
-		resp, err := c.GetJobWithResponse(ctx, positional[0])
+		resp, err := c.GetJobWithResponse(ctx, positional[0], nil)
 		if err != nil {
 			return fail(err)
 		}

@@ -115,11 +115,11 @@ mediajobs is running at %[1]s (data in %[2]s)
   account  %[3]s (pro plan, development)
   API key  %[4]s
 
-Submit a job that works offline (a test pattern), then poll it:
+Submit a job that works offline (a test pattern), then wait for it (up to 30 s per request):
 
   curl -s -X POST %[1]s/jobs -H 'Authorization: Bearer %[4]s' -H 'Content-Type: application/json' \
     -d '{"type":"ffmpeg","params":{"command":"ffmpeg -f lavfi -i testsrc=duration=3:size=640x360:rate=25 -c:v libx264 -pix_fmt yuv420p out.mp4"}}'
-  curl -s %[1]s/jobs/<job_id> -H 'Authorization: Bearer %[4]s'
+  curl -s '%[1]s/jobs/<job_id>?wait=30' -H 'Authorization: Bearer %[4]s'
 
 The web console is at %[1]s/ and the API reference at %[1]s/docs (the document itself:
 %[1]s/openapi.json). Stop with Ctrl-C.

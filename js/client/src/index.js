@@ -181,16 +181,22 @@ export class Client extends Operations {
     }
   }
 
-  // wait polls GET /jobs/{id} until the job is terminal and answers it. The delay starts at
-  // interval ms and grows by half to maxInterval (the spec's 1 to 2 s); a RATE_LIMITED answer
-  // waits its Retry-After. onProgress(job) hears every change of status or progress.
+  // wait follows the job with GET /jobs/{id}?wait= (a long poll) until it is terminal and answers
+  // it. Each read asks the server to hold its answer until the job ends, for up to 20 s, or, with
+  // onProgress, for maxInterval in whole seconds, so progress is heard as often as polling would
+  // hear it (a maxInterval under a second polls). A server that answers a running job sooner is
+  // polled: the delay starts at interval ms and grows by half to maxInterval (the spec's 1 to
+  // 2 s). A RATE_LIMITED answer waits its Retry-After. onProgress(job) hears every change of
+  // status or progress.
   async wait(id, { onProgress, signal, interval = 500, maxInterval = 2000 } = {}) {
+    const hold = onProgress ? Math.floor(maxInterval / 1000) : 20;
     let delay = interval;
     let last = '';
     for (;;) {
       let job;
+      const asked = Date.now();
       try {
-        ({ data: job } = await this.getJob(id, { signal }));
+        ({ data: job } = await this.getJob(id, { signal, wait: hold }));
       } catch (err) {
         if (!(err instanceof MediajobsError) || !err.retryable) throw err;
         await sleep(1000 * (err.retryAfter ?? 1), signal);
@@ -202,6 +208,7 @@ export class Client extends Operations {
         onProgress?.(job);
       }
       if (TERMINAL.has(job.status)) return job;
+      if (hold > 0 && Date.now() - asked >= hold * 500) continue; // the server held the answer: ask again at once
       await sleep(delay, signal);
       delay = Math.min(maxInterval, delay * 1.5);
     }

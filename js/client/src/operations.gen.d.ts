@@ -949,6 +949,11 @@ export interface SubmitJobOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+export interface GetJobOptions extends RequestOptions {
+  /** Seconds to wait for the job to end before answering, 0 (the default) to 60. */
+  wait?: number;
+}
+
 export interface SpriteIndexOptions extends RequestOptions {
   interval?: number;
   width?: number;
@@ -1169,8 +1174,8 @@ export declare abstract class Operations {
   submitJob(body: JobRequest, options?: SubmitJobOptions): Promise<{
     data: Created;
   }>;
-  /** Read a job (`GET /jobs/{id}`). */
-  getJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
+  /** Read a job, or wait for it to end (`GET /jobs/{id}`). */
+  getJob(id: string, options?: GetJobOptions): Promise<JobEnvelope>;
   /** Cancel a job (`POST /jobs/{id}/cancel`). */
   cancelJob(id: string, options?: RequestOptions): Promise<JobEnvelope>;
   /** Deliver a complete job's outputs to its destination again (`POST /jobs/{id}/deliver`). */

@@ -34,7 +34,7 @@ export const operations = Object.freeze({
   runnerReport: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/internal/runner/report","response":"json"}),
   listJobs: Object.freeze({"auth":true,"method":"GET","path":"/jobs","query":{"cursor":"cursor","limit":"limit","status":"status","type":"type"},"response":"json"}),
   submitJob: Object.freeze({"auth":true,"body":"json","header":{"idempotencyKey":"Idempotency-Key"},"method":"POST","path":"/jobs","response":"json"}),
-  getJob: Object.freeze({"auth":true,"method":"GET","path":"/jobs/{id}","pathParams":{"id":"id"},"response":"json"}),
+  getJob: Object.freeze({"auth":true,"method":"GET","path":"/jobs/{id}","pathParams":{"id":"id"},"query":{"wait":"wait"},"response":"json"}),
   cancelJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/cancel","pathParams":{"id":"id"},"response":"json"}),
   deliverJob: Object.freeze({"auth":true,"method":"POST","path":"/jobs/{id}/deliver","pathParams":{"id":"id"},"response":"json"}),
   setJobPriority: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/jobs/{id}/priority","pathParams":{"id":"id"},"response":"json"}),

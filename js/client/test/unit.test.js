@@ -91,7 +91,7 @@ describe('requests', () => {
   test('wait follows the job to its end and hears each change once', async () => {
     const states = [['waiting'], ['running', 0.1], ['running', 0.1], ['running', 0.6], ['complete']];
     let i = 0;
-    const { fetch } = recorder(() => {
+    const { calls, fetch } = recorder(() => {
       const [status, progress] = states[Math.min(i++, states.length - 1)];
       return json(200, { data: { id: 'job_1', type: 'ffmpeg', status, progress, createdAt: 1 } });
     });
@@ -99,6 +99,31 @@ describe('requests', () => {
     const job = await new Client({ baseUrl: 'http://svc.test', apiKey: 'k', fetch }).wait('job_1', { interval: 1, maxInterval: 2, onProgress: (j) => heard.push(`${j.status}${j.progress ?? ''}`) });
     assert.equal(job.status, 'complete');
     assert.deepEqual(heard, ['waiting', 'running0.1', 'running0.6', 'complete']);
+    // Progress asked for every 2 ms is polled: no read is held.
+    assert.deepEqual(new Set(calls.map((c) => c.url)), new Set(['http://svc.test/jobs/job_1?wait=0']));
+  });
+
+  test('with onProgress, each read is held for maxInterval in whole seconds', async () => {
+    const { calls, fetch } = recorder(() => json(200, { data: { id: 'job_1', type: 'ffmpeg', status: 'complete', createdAt: 1 } }));
+    await new Client({ baseUrl: 'http://svc.test', fetch }).wait('job_1', { onProgress: () => {} });
+    assert.deepEqual(calls.map((c) => c.url), ['http://svc.test/jobs/job_1?wait=2']);
+  });
+
+  test('wait asks again at once when the server held its answer, and waits 20 s without onProgress', { timeout: 5000 }, async () => {
+    const states = ['running', 'complete'];
+    let i = 0;
+    const { calls, fetch } = recorder(() => json(200, { data: { id: 'job_1', type: 'ffmpeg', status: states[i++], createdAt: 1 } }));
+    const c = new Client({ baseUrl: 'http://svc.test', fetch });
+    const realNow = Date.now;
+    let clock = 0;
+    Date.now = () => (clock += 20_000); // every read of the clock is the whole wait on
+    try {
+      const job = await c.wait('job_1', { interval: 60_000 }); // a sleep would outlast the test's timeout
+      assert.equal(job.status, 'complete');
+    } finally {
+      Date.now = realNow;
+    }
+    assert.deepEqual(calls.map((c) => c.url), ['http://svc.test/jobs/job_1?wait=20', 'http://svc.test/jobs/job_1?wait=20']);
   });
 
   test('wait stops when its signal aborts', async () => {
