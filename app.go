@@ -687,7 +687,9 @@ func (a *App) closeAll() {
 // embeds the service with its own HTTP server calls Start rather than Run; wait returns once
 // all of it stopped. With the embedded default (SQLite in the data directory) it first takes
 // the directory for this process alone (LockData), and fails with ErrDataInUse while another
-// process serves from it.
+// process serves from it. Requests held by GET /jobs/{id}?wait= are answered when ctx ends: an
+// embedder cancels ctx before its server's Shutdown, or registers UC.Jobs.Stop with the
+// server's RegisterOnShutdown, so that Shutdown does not wait out their waits.
 func (a *App) Start(ctx context.Context) (wait func(), err error) {
 	// One process serves a data directory at a time (LockData).
 	if err := a.LockData(); err != nil {

@@ -61,7 +61,10 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 	v, err := a.uc.Jobs.Wait(req.Context(), caller(req), req.Param("id"), wait)
 	if err != nil {
 		if req.Context().Err() != nil {
-			return nil // the client went away while it waited: no one reads an answer
+			// The client went away while it waited: no one reads an answer. 499 (nginx's "client
+			// closed request") tells the request metrics and log so, where 200 would not.
+			w.WriteHeader(statusClientClosed)
+			return nil
 		}
 		return err
 	}
@@ -71,6 +74,9 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	return writeData(w, http.StatusOK, withDelivery)
 }
+
+// statusClientClosed is the status recorded for a request whose client left before its answer.
+const statusClientClosed = 499
 
 // waitParam reads GET /jobs/{id}'s wait: whole seconds from 0 to service.MaxWait, 0 when
 // absent.

@@ -3205,9 +3205,11 @@ type ClientInterface interface {
 	// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
 	// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
 	// a long poll, which follows a job with one request instead of many and hears of its end
-	// within milliseconds. A job that has already ended answers at once. A client that gets a
-	// job still running asks again. A server that is shutting down answers its waiting
-	// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+	// within milliseconds (at most a few seconds where a replica's word of it is lost). A job
+	// that has already ended answers at once. A client that gets a job still running asks
+	// again. A server that is shutting down answers its waiting requests at once, and so does
+	// one where the account already holds 50 waits. A proxy in front must allow an answer 60 s
+	// or more in coming. A `wait` that is not a whole number from 0 to 60 is a
 	// `VALIDATION_ERROR` naming it.
 	//
 	// Corresponds with GET /jobs/{id} (the `GetJob` operationId).
@@ -4372,9 +4374,11 @@ func (c *Client) SubmitJob(ctx context.Context, params *SubmitJobParams, body Su
 // With `wait`, the answer comes once the job has ended (`complete`, `failed` or
 // `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
 // a long poll, which follows a job with one request instead of many and hears of its end
-// within milliseconds. A job that has already ended answers at once. A client that gets a
-// job still running asks again. A server that is shutting down answers its waiting
-// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+// within milliseconds (at most a few seconds where a replica's word of it is lost). A job
+// that has already ended answers at once. A client that gets a job still running asks
+// again. A server that is shutting down answers its waiting requests at once, and so does
+// one where the account already holds 50 waits. A proxy in front must allow an answer 60 s
+// or more in coming. A `wait` that is not a whole number from 0 to 60 is a
 // `VALIDATION_ERROR` naming it.
 //
 // Corresponds with GET /jobs/{id} (the `GetJob` operationId).
@@ -8186,9 +8190,11 @@ type ClientWithResponsesInterface interface {
 	// With `wait`, the answer comes once the job has ended (`complete`, `failed` or
 	// `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
 	// a long poll, which follows a job with one request instead of many and hears of its end
-	// within milliseconds. A job that has already ended answers at once. A client that gets a
-	// job still running asks again. A server that is shutting down answers its waiting
-	// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+	// within milliseconds (at most a few seconds where a replica's word of it is lost). A job
+	// that has already ended answers at once. A client that gets a job still running asks
+	// again. A server that is shutting down answers its waiting requests at once, and so does
+	// one where the account already holds 50 waits. A proxy in front must allow an answer 60 s
+	// or more in coming. A `wait` that is not a whole number from 0 to 60 is a
 	// `VALIDATION_ERROR` naming it.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -15217,9 +15223,11 @@ func (c *ClientWithResponses) SubmitJobWithResponse(ctx context.Context, params 
 // With `wait`, the answer comes once the job has ended (`complete`, `failed` or
 // `cancelled`), or after `wait` seconds with the job as it then stands, whichever is first:
 // a long poll, which follows a job with one request instead of many and hears of its end
-// within milliseconds. A job that has already ended answers at once. A client that gets a
-// job still running asks again. A server that is shutting down answers its waiting
-// requests at once. A `wait` that is not a whole number from 0 to 60 is a
+// within milliseconds (at most a few seconds where a replica's word of it is lost). A job
+// that has already ended answers at once. A client that gets a job still running asks
+// again. A server that is shutting down answers its waiting requests at once, and so does
+// one where the account already holds 50 waits. A proxy in front must allow an answer 60 s
+// or more in coming. A `wait` that is not a whole number from 0 to 60 is a
 // `VALIDATION_ERROR` naming it.
 //
 // Returns a wrapper object for the known response body format(s).

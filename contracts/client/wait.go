@@ -20,7 +20,9 @@ func (s Status) Terminal() bool {
 // that answers a running job sooner (one without long polls) is polled: every 500 ms at first,
 // backing off to 2 s, the API's pace.
 const (
-	DefaultLongPoll  = 20 * time.Second
+	DefaultLongPoll = 20 * time.Second
+	// MaxLongPoll is the longest wait the API holds a read for (GET /jobs/{id}'s wait, 60).
+	MaxLongPoll      = 60 * time.Second
 	DefaultFirstPoll = 500 * time.Millisecond
 	DefaultMaxPoll   = 2 * time.Second
 	// maxTransient is how many transport failures or 5xx answers in a row Wait rides out (a
@@ -46,7 +48,7 @@ func (c waitConfig) longPoll() time.Duration {
 	if c.onPoll == nil {
 		return DefaultLongPoll
 	}
-	return c.max.Truncate(time.Second)
+	return min(c.max.Truncate(time.Second), MaxLongPoll)
 }
 
 // WithPollInterval sets the first interval between two reads of the job and the longest one
@@ -88,6 +90,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // backing off from DefaultFirstPoll to DefaultMaxPoll. A 429 RATE_LIMITED answer waits its
 // Retry-After and reads on; transport failures and 5xx answers are retried a few times with the
 // same backoff. Any other refusal (401, 404) is an *APIError; a done ctx returns ctx.Err().
+// Bound the whole wait with ctx, not with the http.Client's Timeout: a Timeout shorter than a
+// read's wait cuts every read, and Wait gives up after a few.
 func (c *ClientWithResponses) Wait(ctx context.Context, id string, opts ...WaitOption) (*Job, error) {
 	cfg := waitConfig{first: DefaultFirstPoll, max: DefaultMaxPoll, sleep: sleepCtx, now: time.Now}
 	for _, o := range opts {

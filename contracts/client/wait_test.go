@@ -121,6 +121,14 @@ func TestWait(t *testing.T) {
 			wantWait:   "5",
 		},
 		{
+			name:       "an interval over a minute waits the API's longest",
+			script:     []scripted{ok(StatusRunning, 0.5), ok(StatusComplete, 0)},
+			opts:       []WaitOption{WithPollInterval(time.Second, 2*time.Minute)},
+			held:       true,
+			wantStatus: StatusComplete,
+			wantWait:   "60",
+		},
+		{
 			name:       "a job already over is one read",
 			script:     []scripted{ok(StatusFailed, 0)},
 			wantStatus: StatusFailed,

@@ -16,3 +16,10 @@ func (s *Waits) Entries() int {
 	defer s.mu.Unlock()
 	return len(s.changed)
 }
+
+// Accounts is how many accounts hold waits.
+func (s *Waits) Accounts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.accounts)
+}

@@ -19,7 +19,7 @@ type JobsPorts struct {
 	// Waits tells Wait of the jobs' changes; nil makes one of its own, told by Changed alone.
 	Waits *Waits
 	// Recheck is how often a Wait reads its job with no word of a change: the words are hints,
-	// which a broker may drop. Default one second.
+	// which a broker may drop. Default five seconds.
 	Recheck time.Duration
 }
 
@@ -43,7 +43,7 @@ func NewJobs(p JobsPorts) (*Jobs, error) {
 		p.Waits = NewWaits()
 	}
 	if p.Recheck <= 0 {
-		p.Recheck = time.Second
+		p.Recheck = 5 * time.Second
 	}
 	return &Jobs{jobs: p.Jobs, blobs: p.Blobs, viewer: p.Viewer, waits: p.Waits, recheck: p.Recheck}, nil
 }
@@ -60,37 +60,46 @@ func (s *Jobs) Waiting() int { return s.waits.Waiting() }
 // Wait returns the account's job once it has ended (complete, failed or cancelled), or as it
 // stands after up to d (at most MaxWait), whichever comes first: a client follows a job with
 // one request where it would poll. A job that has ended is returned at once; so is any job
-// when d is 0. The wait ends early, with the job as it stands, when the service stops; and
-// with ctx's error when ctx ends.
+// when d is 0, and when the account already holds MaxWaitsPerAccount waits on this replica (a
+// client then polls). The wait ends early, with the job as it stands, when the service stops;
+// and with ctx's error when ctx ends.
 func (s *Jobs) Wait(ctx context.Context, a account.Account, id string, d time.Duration) (View, error) {
+	if d <= 0 || !s.waits.enter(a.ID) {
+		return s.Get(ctx, a, id)
+	}
+	defer s.waits.exit(a.ID)
 	deadline := time.NewTimer(min(d, MaxWait))
 	defer deadline.Stop()
 	recheck := time.NewTicker(s.recheck)
 	defer recheck.Stop()
-	last := d <= 0
+	last := false
 	for {
-		// The channel is taken before the read: a change after the read closes it.
-		changed, leave := s.waits.watch(id)
-		j, err := ownJob(ctx, s.jobs, a, id)
-		if err != nil || last || j.Status.Terminal() {
-			leave()
-			if err != nil {
-				return View{}, err
+		// One read, watching the job from before it: a change after the read closes changed.
+		j, again, err := func() (*job.Job, bool, error) {
+			changed, leave := s.waits.watch(id)
+			defer leave()
+			j, err := ownJob(ctx, s.jobs, a, id)
+			if err != nil || last || j.Status.Terminal() {
+				return j, false, err
 			}
+			select {
+			case <-changed:
+			case <-recheck.C:
+			case <-deadline.C:
+				last = true // read it once more, as it stands now
+			case <-s.waits.stopping:
+				last = true
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			return nil, true, nil
+		}()
+		switch {
+		case err != nil:
+			return View{}, err
+		case !again:
 			return s.viewer.View(j), nil
 		}
-		select {
-		case <-changed:
-		case <-recheck.C:
-		case <-deadline.C:
-			last = true // read it once more, as it stands now
-		case <-s.waits.stopping:
-			last = true
-		case <-ctx.Done():
-			leave()
-			return View{}, ctx.Err()
-		}
-		leave()
 	}
 }
 

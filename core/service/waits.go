@@ -10,6 +10,12 @@ import (
 // MaxWait is the longest Jobs.Wait: a client waits again for longer.
 const MaxWait = 60 * time.Second
 
+// MaxWaitsPerAccount is how many Jobs.Wait an account holds at once on one replica; a wait
+// past it answers at once, as a read does. Each wait holds a connection and reads its job
+// again at every change and recheck, where a plain read costs one: the cap keeps what one
+// account's request budget buys near what polling would.
+const MaxWaitsPerAccount = 50
+
 // Waits is where the waits on jobs (Jobs.Wait) hear that a job may have changed. As an Observer
 // it hears of each job this replica makes terminal the moment its change commits; Changed
 // brings the hints of the rest (the job events of this replica's relay and of other replicas,
@@ -17,10 +23,12 @@ const MaxWait = 60 * time.Second
 type Waits struct {
 	NoObserver
 
-	// changed holds the waits on each job being waited for; waiting counts them all.
-	mu      sync.Mutex
-	changed map[string]*watchers
-	waiting int
+	// changed holds the reads of each job being waited for; accounts counts the waits of each
+	// account, waiting all of them.
+	mu       sync.Mutex
+	changed  map[string]*watchers
+	accounts map[string]int
+	waiting  int
 	// stopping is closed when the service stops: waits return at once.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -28,7 +36,7 @@ type Waits struct {
 
 // NewWaits returns a Waits with no one waiting.
 func NewWaits() *Waits {
-	return &Waits{changed: map[string]*watchers{}, stopping: make(chan struct{})}
+	return &Waits{changed: map[string]*watchers{}, accounts: map[string]int{}, stopping: make(chan struct{})}
 }
 
 // JobFinished ends the waits on j: it has ended.
@@ -49,6 +57,29 @@ func (s *Waits) Changed(id string) {
 // shutting down, and a long poll must not hold it up.
 func (s *Waits) Stop() {
 	s.stopOnce.Do(func() { close(s.stopping) })
+}
+
+// enter counts a wait of account, false (and nothing counted) when the account holds
+// MaxWaitsPerAccount already.
+func (s *Waits) enter(account string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.accounts[account] >= MaxWaitsPerAccount {
+		return false
+	}
+	s.accounts[account]++
+	s.waiting++
+	return true
+}
+
+// exit uncounts a wait enter counted.
+func (s *Waits) exit(account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waiting--
+	if s.accounts[account]--; s.accounts[account] <= 0 {
+		delete(s.accounts, account)
+	}
 }
 
 // Waiting is how many waits are on now (the mediajobs_job_waits gauge).
@@ -76,11 +107,9 @@ func (s *Waits) watch(id string) (<-chan struct{}, func()) {
 		s.changed[id] = w
 	}
 	w.n++
-	s.waiting++
 	return w.ch, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.waiting--
 		if w.n--; w.n == 0 && s.changed[id] == w {
 			delete(s.changed, id)
 		}

@@ -161,8 +161,8 @@ func TestJobsWait(t *testing.T) {
 			case r.view.Status != tt.wantStatus || r.view.ID != id:
 				t.Fatalf("Wait answered job %s %s, want %s %s", r.view.ID, r.view.Status, id, tt.wantStatus)
 			}
-			if n := w.Entries(); n != 0 {
-				t.Errorf("%d jobs still have waits on them after the wait answered", n)
+			if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
+				t.Errorf("after the wait answered: %d jobs, %d waits and %d accounts still counted", n, m, k)
 			}
 		})
 	}
@@ -203,8 +203,8 @@ func TestJobsWaitAnswersAtOnce(t *testing.T) {
 			case err != nil || v.Status != tt.wantStatus:
 				t.Fatalf("Wait = %s, %v; want %s", v.Status, err, tt.wantStatus)
 			}
-			if n := w.Entries(); n != 0 {
-				t.Errorf("%d jobs have waits on them after an answer", n)
+			if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
+				t.Errorf("after an answer: %d jobs, %d waits and %d accounts still counted", n, m, k)
 			}
 		})
 	}
@@ -233,5 +233,43 @@ func TestJobsWaitMany(t *testing.T) {
 	}
 	if n := w.Entries(); n != 0 {
 		t.Errorf("%d jobs have waits on them after every wait answered", n)
+	}
+}
+
+// TestJobsWaitCap: an account holding MaxWaitsPerAccount waits has its next answered at once,
+// as a read; another account's wait still waits.
+func TestJobsWaitCap(t *testing.T) {
+	t.Parallel()
+	h, w := waitHarness(t, true)
+	a := h.open(t, account.PlanPro, 1_000_000)
+	other := h.open(t, account.PlanPro, 1_000_000)
+	id := h.submitJob(t, a, `{}`).ID
+	otherID := h.submitJob(t, other, `{}`).ID
+	var outs []<-chan waitResult
+	for range service.MaxWaitsPerAccount {
+		outs = append(outs, startWait(t, h, w, context.Background(), a, id, service.MaxWait))
+	}
+	if v, err := h.jobs.Wait(context.Background(), a, id, service.MaxWait); err != nil || v.Status != job.StatusWaiting {
+		t.Fatalf("the wait past the cap answered %s, %v; want the waiting job at once", v.Status, err)
+	}
+	outs = append(outs, startWait(t, h, w, context.Background(), other, otherID, service.MaxWait))
+	if n := w.Waiting(); n != service.MaxWaitsPerAccount+1 {
+		t.Fatalf("%d waits on, want %d", n, service.MaxWaitsPerAccount+1)
+	}
+	for _, c := range []struct {
+		a  account.Account
+		id string
+	}{{a, id}, {other, otherID}} {
+		if _, err := h.cancel.Cancel(h.ctx, c.a, c.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, out := range outs {
+		if r := answer(t, out); r.err != nil || r.view.Status != job.StatusCancelled {
+			t.Errorf("wait %d answered %s, %v; want cancelled", i, r.view.Status, r.err)
+		}
+	}
+	if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
+		t.Errorf("after every wait answered: %d jobs, %d waits and %d accounts still counted", n, m, k)
 	}
 }

@@ -189,7 +189,7 @@ export class Client extends Operations {
   // 2 s). A RATE_LIMITED answer waits its Retry-After. onProgress(job) hears every change of
   // status or progress.
   async wait(id, { onProgress, signal, interval = 500, maxInterval = 2000 } = {}) {
-    const hold = onProgress ? Math.floor(maxInterval / 1000) : 20;
+    const hold = onProgress ? Math.min(60, Math.floor(maxInterval / 1000)) : 20; // the API holds 60 s at most
     let delay = interval;
     let last = '';
     for (;;) {

@@ -106,7 +106,8 @@ describe('requests', () => {
   test('with onProgress, each read is held for maxInterval in whole seconds', async () => {
     const { calls, fetch } = recorder(() => json(200, { data: { id: 'job_1', type: 'ffmpeg', status: 'complete', createdAt: 1 } }));
     await new Client({ baseUrl: 'http://svc.test', fetch }).wait('job_1', { onProgress: () => {} });
-    assert.deepEqual(calls.map((c) => c.url), ['http://svc.test/jobs/job_1?wait=2']);
+    await new Client({ baseUrl: 'http://svc.test', fetch }).wait('job_1', { onProgress: () => {}, maxInterval: 120_000 });
+    assert.deepEqual(calls.map((c) => c.url), ['http://svc.test/jobs/job_1?wait=2', 'http://svc.test/jobs/job_1?wait=60']);
   });
 
   test('wait asks again at once when the server held its answer, and waits 20 s without onProgress', { timeout: 5000 }, async () => {
