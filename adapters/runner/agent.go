@@ -33,6 +33,10 @@ type Hooks struct {
 	// Waiting says that the run waits for others (a split job for its parts) and does not
 	// count against the agent's slots until it says so again with false; nil ignores it.
 	Waiting func(bool)
+	// Computed says that the run's compute is over: what is left of it (reading its outputs,
+	// their upload, the report) waits on the network, not the slot's CPU, and the agent claims
+	// the slot's next job meanwhile. Nil ignores it.
+	Computed func()
 }
 
 // Executor runs one job type in a work directory of its own.
@@ -43,7 +47,7 @@ type Executor interface {
 // Config configures an Agent.
 type Config struct {
 	Class job.Class
-	// Slots is how many jobs run at once; default 2.
+	// Slots is how many jobs compute at once (a run uploading its outputs holds none); default 2.
 	Slots int
 	// WorkRoot is where work directories are made.
 	WorkRoot string
@@ -96,10 +100,11 @@ type Agent struct {
 	wake    chan struct{}
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
-	// waiting counts the runs that wait for others (a split job for its parts): they hold no
-	// slot meanwhile (Hooks.Waiting).
-	waiting int
-	wg      sync.WaitGroup
+	// waiting counts the runs that wait for others (a split job for its parts), and computed
+	// those whose compute is over (uploading, reporting): they hold no slot meanwhile
+	// (Hooks.Waiting, Hooks.Computed).
+	waiting, computed int
+	wg                sync.WaitGroup
 	// hardStop ends what is left of the runs (their reports) once the drain is over.
 	hardStop   context.Context
 	stopReport context.CancelFunc
@@ -176,13 +181,14 @@ func (a *Agent) Cancel(jobID string) {
 }
 
 // Running is how many slots the agent's runs hold now: its runs, less those waiting for others
-// (Hooks.Waiting), at most one a slot.
+// (Hooks.Waiting) or done computing (Hooks.Computed), at most one a slot.
 func (a *Agent) Running() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// Waiting runs hold no slot, up to one per slot: more would gather split jobs that each keep
-	// their input on disk and all join at once when their parts end.
-	return len(a.running) - min(a.waiting, a.cfg.Slots)
+	// Such runs hold no slot, up to one per slot: more would gather split jobs that each keep
+	// their input on disk and all join at once when their parts end, or uploads beyond what
+	// the network takes.
+	return len(a.running) - min(a.waiting+a.computed, a.cfg.Slots)
 }
 
 // Run claims and runs jobs until ctx ends. Then it takes no new work, lets the jobs in flight
@@ -340,6 +346,14 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		interval = min(interval, w.LeaseFor/3)
 	}
 	b := &beats{a: a, w: w, cancel: cancel, now: make(chan struct{}, 1)}
+	computed := false // guarded by a.mu
+	defer func() {
+		a.mu.Lock()
+		if computed {
+			a.computed--
+		}
+		a.mu.Unlock()
+	}()
 	// The first heartbeat moves the job to running; a job cancelled or lost since its claim
 	// is dropped without running.
 	if err := b.send(ctx); err != nil && errors.Is(context.Cause(ctx), errLeaseLost) {
@@ -377,6 +391,18 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 			}
 		},
 		Split: b.sendSplit,
+		Computed: func() {
+			a.mu.Lock()
+			first := !computed
+			if first {
+				computed = true
+				a.computed++
+			}
+			a.mu.Unlock()
+			if first {
+				a.Wake() // the slot is free for the next job
+			}
+		},
 		Waiting: func(w bool) {
 			a.mu.Lock()
 			if w {

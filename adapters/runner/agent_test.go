@@ -25,6 +25,9 @@ type scripted struct {
 	started chan string
 	stopped chan string
 	release chan workqueue.Result
+	// computed makes each run say its compute is over as soon as it starts (Hooks.Computed),
+	// as an FFmpeg run does before it uploads its outputs.
+	computed bool
 }
 
 func newScripted() *scripted {
@@ -34,6 +37,9 @@ func newScripted() *scripted {
 func (s *scripted) Execute(ctx context.Context, a workqueue.Assignment, _ string, h runner.Hooks) workqueue.Result {
 	h.Executing()
 	h.Progress(0.5)
+	if s.computed {
+		h.Computed()
+	}
 	s.started <- a.Lease.JobID
 	select {
 	case r := <-s.release:
@@ -164,6 +170,41 @@ func TestAgentRunsAJob(t *testing.T) {
 	j := b.waitStatus(t, id, job.StatusComplete)
 	if j.Cost == nil || j.Cost.Amount != 2 {
 		t.Fatalf("cost %+v", j.Cost)
+	}
+}
+
+// TestAgentTakesTheNextJobOnceComputed: a run whose compute is over (uploading, reporting)
+// holds no slot, so a one-slot agent starts the next job meanwhile; one such run per slot, so a
+// third waits for one of the two to end.
+func TestAgentTakesTheNextJobOnceComputed(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	b.exec.computed = true
+	b.start(t, b.queue, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond})
+	ids := []string{b.submit(t), b.submit(t), b.submit(t)}
+	started := func() string {
+		t.Helper()
+		select {
+		case id := <-b.exec.started:
+			return id
+		case <-time.After(10 * time.Second):
+			t.Fatal("no run started within 10 s")
+			return ""
+		}
+	}
+	first, second := started(), started()
+	if first == second {
+		t.Fatalf("ran %s twice", first)
+	}
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`)}
+	third := started()
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`)}
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`)}
+	for _, id := range ids {
+		b.waitStatus(t, id, job.StatusComplete)
+	}
+	if third == first || third == second {
+		t.Fatalf("ran %s twice", third)
 	}
 }
 

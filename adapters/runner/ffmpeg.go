@@ -172,6 +172,9 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
+	if h.Computed != nil {
+		h.Computed() // what is left is reading and uploading the outputs
+	}
 	if checked.Last().Analysis {
 		return f.analysisResult(a, alog, computeMs)
 	}
