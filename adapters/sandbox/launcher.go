@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -80,6 +81,9 @@ var launcherReady atomic.Bool
 // RunLauncher first): a program that embeds the runner without doing so gets cold sandboxes.
 func LauncherReady() bool { return launcherReady.Load() }
 
+// launcherProcsEnv is set for the launcher alone (Pool.start), not for the program it starts.
+const launcherProcsEnv = "GOMAXPROCS"
+
 func launcherMain(fdArg string, allowed []string) error {
 	fd, err := strconv.Atoi(fdArg)
 	if err != nil || fd < 3 {
@@ -113,10 +117,11 @@ func launcherMain(fdArg string, allowed []string) error {
 		}
 	}
 	argv := append([]string{l.Program}, l.Args...)
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, launcherProcsEnv+"=") })
 	if l.End == "" {
-		return syscall.Exec(l.Program, argv, os.Environ())
+		return syscall.Exec(l.Program, argv, env)
 	}
-	p, err := os.StartProcess(l.Program, argv, &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	p, err := os.StartProcess(l.Program, argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
 	if err != nil {
 		return err
 	}

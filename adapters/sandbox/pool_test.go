@@ -1,13 +1,18 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
@@ -132,5 +137,35 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	}
 	if err := p.WaitFull(ctx); err != nil || p.WarmRuns() != 1 {
 		t.Fatalf("after the run: %v, %d warm runs", err, p.WarmRuns())
+	}
+}
+
+// TestWarmEnvironmentIsClean: the program a warm sandbox runs sees the environment a cold
+// one gives, and nothing of what its launcher was started with (GOMAXPROCS).
+func TestWarmEnvironmentIsClean(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Config{Programs: []string{"/usr/bin/env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPool(t, sb, 1)
+	if err := p.WaitFull(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := p.Run(context.Background(), sandbox.Spec{Dir: t.TempDir(), Program: "/usr/bin/env", Stdout: &out})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("env: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if p.WarmRuns() != 1 {
+		t.Fatalf("the run was not warm (%d warm runs)", p.WarmRuns())
+	}
+	want := []string{
+		"HOME=/tmp", "LANG=C.UTF-8", "MALLOC_ARENA_MAX=4", "PATH=/usr/bin", "PWD=/work", "TMPDIR=/tmp", "XDG_CACHE_HOME=/tmp",
+	}
+	got := strings.Fields(out.String())
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environment inside a warm sandbox (-want +got):\n%s", diff)
 	}
 }
