@@ -442,10 +442,12 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 			if err := uc.Destinations.HandleEvent(ctx, m); err != nil {
 				return err
 			}
-			if err := uc.FanOut.Handle(ctx, m); err != nil {
+			switch n, err := uc.FanOut.Fan(ctx, m); {
+			case err != nil:
 				return err
+			case n > 0:
+				a.Deliverer.Wake()
 			}
-			a.Deliverer.Wake()
 			return b.Publish(ctx, service.TopicEvents, m.Payload)
 		},
 	}}

@@ -43,9 +43,16 @@ func NewFanOut(p FanOutPorts) (*FanOut, error) {
 // for Config.URLTTL, so every attempt sends the same bytes. It is idempotent: a delivery's key
 // is the message key and the endpoint, and a key already stored is skipped.
 func (s *FanOut) Handle(ctx context.Context, m job.Message) error {
+	_, err := s.Fan(ctx, m)
+	return err
+}
+
+// Fan is Handle, answering how many deliveries it wrote: a deliverer need not look for due
+// deliveries after an event no endpoint subscribes to, as most are.
+func (s *FanOut) Fan(ctx context.Context, m job.Message) (int, error) {
 	var ev Event
 	if err := json.Unmarshal(m.Payload, &ev); err != nil {
-		return fmt.Errorf("event %s: %w", m.Key, err)
+		return 0, fmt.Errorf("event %s: %w", m.Key, err)
 	}
 	var (
 		accountID string
@@ -55,30 +62,31 @@ func (s *FanOut) Handle(ctx context.Context, m job.Message) error {
 		// A batch event is sent as written: it has no file URLs to mint.
 		var be BatchEvent
 		if err := json.Unmarshal(m.Payload, &be); err != nil {
-			return fmt.Errorf("event %s: %w", m.Key, err)
+			return 0, fmt.Errorf("event %s: %w", m.Key, err)
 		}
 		b, err := s.batches.GetBatch(ctx, be.BatchID)
 		if errors.Is(err, problem.ErrNotFound) {
-			return nil
+			return 0, nil
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		accountID, body = b.AccountID, m.Payload
 	} else {
 		j, err := s.jobs.Get(ctx, ev.JobID)
 		if errors.Is(err, problem.ErrNotFound) {
-			return nil
+			return 0, nil
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		accountID = j.AccountID
 	}
 	es, err := s.store.ListEndpoints(ctx, accountID)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	written := 0
 	now := s.viewer.Clock.Now()
 	for _, e := range es {
 		if !e.Subscribed(ev.Event) {
@@ -90,14 +98,17 @@ func (s *FanOut) Handle(ctx context.Context, m job.Message) error {
 				ev.Output = &o
 			}
 			if body, err = json.Marshal(ev); err != nil {
-				return err
+				return written, err
 			}
 		}
 		d := webhook.NewDelivery(webhook.NewDeliveryParams{ID: job.NewID("del"), Key: m.Key + "|" + e.ID, Event: ev.Event,
 			JobID: ev.JobID, Endpoint: e, Body: body, Now: now})
-		if err := s.store.CreateDelivery(ctx, d); err != nil && !errors.Is(err, problem.ErrConflict) {
-			return err
+		switch err := s.store.CreateDelivery(ctx, d); {
+		case err == nil:
+			written++
+		case !errors.Is(err, problem.ErrConflict):
+			return written, err
 		}
 	}
-	return nil
+	return written, nil
 }
