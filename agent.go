@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/runner"
@@ -73,6 +74,14 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	rc := cfg.Runner
 	if pool := warmPool(sb, reach, work, cfg); pool != nil {
 		sb, rc.Stopped = pool, pool.Close
+		// The pool refills once a job's report is done, not while the job still uploads.
+		onRun := rc.OnRun
+		rc.OnRun = func(r runner.RunStats) {
+			pool.Refill()
+			if onRun != nil {
+				onRun(r)
+			}
+		}
 	}
 	// The runner validates each job again with the ranges its fetcher may reach.
 	exec := &runner.FFmpeg{Sandbox: sb, Queue: queue, Log: cfg.Log, AllowPrivateNetworks: cfg.Fetch.AllowPrivate,
@@ -162,13 +171,19 @@ func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConf
 	if launcher == "" && !sandbox.LauncherReady() {
 		return nil
 	}
-	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm", Launcher: launcher})
+	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm", Launcher: launcher,
+		RefillDelay: refillDelay})
 	if err != nil {
 		cfg.Log.Warn("sandboxes start cold: the warm pool could not be made", "err", err)
 		return nil
 	}
 	return p
 }
+
+// refillDelay is how long the warm pool waits after a run for the end of its job (the agent's
+// OnRun, at which it refills at once) before it refills all the same: a long upload does not
+// keep the pool short.
+const refillDelay = 250 * time.Millisecond
 
 // LauncherName is the warm sandboxes' launcher, a small program of its own that make build puts
 // beside mediajobs: it starts in a millisecond, where mediajobs itself takes about twenty.

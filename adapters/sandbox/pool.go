@@ -45,6 +45,8 @@ type Pool struct {
 	done     sync.WaitGroup
 	// cleanups are the teardowns of sandboxes whose run has returned.
 	cleanups sync.WaitGroup
+	// refillDelay is PoolConfig.RefillDelay.
+	refillDelay time.Duration
 }
 
 var _ Runner = (*Pool)(nil)
@@ -60,6 +62,11 @@ type PoolConfig struct {
 	// Launcher is the binary that acts as the launcher when started with LauncherArg
 	// (RunLauncher); default this process's executable.
 	Launcher string
+	// RefillDelay is how long after a warm run the pool waits to start its refill, unless
+	// Refill says sooner: a refill is a bubblewrap start, milliseconds of CPU, which would
+	// otherwise take them from the end of the job the run belongs to (reading, uploading and
+	// reporting its outputs). Zero refills at once.
+	RefillDelay time.Duration
 }
 
 // NewPool starts a pool over sb and fills it in the background until Close.
@@ -88,7 +95,7 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, ready: make(chan *warm, cfg.Size),
-		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop}
+		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop, refillDelay: cfg.RefillDelay}
 	p.done.Go(func() { p.fill(ctx) })
 	return p, nil
 }
@@ -335,13 +342,21 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	// runWarm returns once the run has ended, or at once when w cannot take it (cold).
 	res, err, cold := p.runWarm(ctx, w, spec)
-	p.wakeFill()
+	if p.refillDelay > 0 && !cold {
+		time.AfterFunc(p.refillDelay, p.wakeFill)
+	} else {
+		p.wakeFill()
+	}
 	if cold {
 		return p.sb.run(ctx, spec)
 	}
 	p.warmRuns.Add(1)
 	return res, err
 }
+
+// Refill starts bringing the pool back to its size now: the job whose runs took sandboxes from
+// it is over (PoolConfig.RefillDelay).
+func (p *Pool) Refill() { p.wakeFill() }
 
 // wakeFill asks fill to bring the pool back to its size.
 func (p *Pool) wakeFill() {

@@ -169,3 +169,52 @@ func TestWarmEnvironmentIsClean(t *testing.T) {
 		t.Errorf("environment inside a warm sandbox (-want +got):\n%s", diff)
 	}
 }
+
+// TestPoolRefillWaitsForItsJob: with a RefillDelay, a warm run's sandbox is not replaced until
+// Refill says the run's job is over (or the delay is up): the refill's bubblewrap start does
+// not take the CPU of the job's last steps.
+func TestPoolRefillWaitsForItsJob(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	root, err := os.MkdirTemp("", "warm-pool-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: 1, Root: root, RefillDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		_ = os.RemoveAll(root)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Args: []string{"-c", "true"}}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if p.WarmRuns() != 1 {
+		t.Fatalf("the run was not warm")
+	}
+	// An absence can only be watched for a while: a refill started at once is ready in tens
+	// of milliseconds.
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	if err := p.WaitFull(short); err == nil || p.Ready() != 0 {
+		t.Fatalf("the pool refilled before Refill or its delay (%d ready)", p.Ready())
+	}
+	p.Refill()
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatalf("the pool did not refill after Refill: %v", err)
+	}
+}
