@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,6 +163,26 @@ func TestToolsAnswerAsREST(t *testing.T) {
 			mustSucceed(t, cs, "get_job", map[string]any{"id": sub.ID, "wait": 1}, &waited)
 			if waited.ID != sub.ID || waited.Status != job.StatusWaiting {
 				t.Errorf("get_job with wait answered %s %s, want %s waiting", waited.ID, waited.Status, sub.ID)
+			}
+			// A wait ends when the job does: cancelled while get_job waits, it answers cancelled.
+			ended := make(chan service.View, 1)
+			go func() {
+				var v service.View
+				if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_job",
+					Arguments: map[string]any{"id": sub.ID, "wait": 60}}); err == nil && !res.IsError {
+					raw, _ := json.Marshal(res.StructuredContent)
+					_ = json.Unmarshal(raw, &v)
+				}
+				ended <- v
+			}()
+			for b.waits.Waiting() == 0 {
+				time.Sleep(time.Millisecond) // a wait on state: get_job's wait on the job
+			}
+			if _, err := b.h.Cancel.Cancel(context.Background(), b.acct, sub.ID); err != nil {
+				t.Fatal(err)
+			}
+			if v := <-ended; v.Status != job.StatusCancelled {
+				t.Errorf("get_job waiting on the job answered %q at its cancel, want cancelled", v.Status)
 			}
 
 			var page mcpserver.JobPage

@@ -22,6 +22,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype/extractmetadata"
 	"github.com/mediajobs/mediajobs/core/jobtype/ffmpegjob"
 	"github.com/mediajobs/mediajobs/core/ratelimit"
+	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/service/servicetest"
 )
 
@@ -31,6 +32,7 @@ type testBundle struct {
 	acct  account.Account
 	key   string // API key of acct
 	media *httptest.Server
+	waits *service.Waits
 }
 
 type setupOpts struct {
@@ -66,8 +68,11 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The waits of get_job hear of the jobs that end, as the application wires them, and of
+	// nothing else: their recheck is an hour.
+	waits := service.NewWaits()
 	h := servicetest.New(t, servicetest.Options{BaseURL: srv.URL, Types: types, Signer: signer, Blobs: blobs, MaxUpload: 1 << 20,
-		Start: time.Now().UTC().Truncate(time.Millisecond)})
+		Start: time.Now().UTC().Truncate(time.Millisecond), Observer: waits, Waits: waits, WaitRecheck: time.Hour})
 	acct, key := h.Open(t, "acct_a", account.PlanFree, 600)
 
 	media := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +103,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		mcpserver.Options{Fetch: fetch, AllowPrivateNetworks: allowed, MaxInline: o.maxInline, ProbeWait: 300 * time.Millisecond,
 			AuthFailed: o.authFailed}))
 	handler = mux
-	return &testBundle{url: srv.URL + "/mcp", h: h, acct: acct, key: key, media: media}
+	return &testBundle{url: srv.URL + "/mcp", h: h, acct: acct, key: key, media: media, waits: waits}
 }
 
 // allowed is the operator's allow list of the tests: the media server's loopback, opened to
