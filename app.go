@@ -442,11 +442,12 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 			if err := uc.Destinations.HandleEvent(ctx, m); err != nil {
 				return err
 			}
-			switch n, err := uc.FanOut.Fan(ctx, m); {
-			case err != nil:
+			n, err := uc.FanOut.Fan(ctx, m)
+			if n > 0 {
+				a.Deliverer.Wake() // even when a later endpoint failed: these are written
+			}
+			if err != nil {
 				return err
-			case n > 0:
-				a.Deliverer.Wake()
 			}
 			return b.Publish(ctx, service.TopicEvents, m.Payload)
 		},

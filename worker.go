@@ -57,7 +57,7 @@ type WorkerConfig struct {
 func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Control, "control", env("MEDIAJOBS_CONTROL", ""), "the control plane: http://host:port (HTTP transport), nats://host:port or postgres://… (broker transport) (MEDIAJOBS_CONTROL)")
 	fs.StringVar(&c.Class, "class", env("MEDIAJOBS_CLASS", "cpu"), "compute class of the jobs this worker runs: cpu or gpu (MEDIAJOBS_CLASS)")
-	fs.IntVar(&c.Concurrency, "concurrency", envInt("MEDIAJOBS_CONCURRENCY", 2), "jobs computing at once; a job uploading its outputs frees its slot for the next (MEDIAJOBS_CONCURRENCY)")
+	fs.IntVar(&c.Concurrency, "concurrency", envInt("MEDIAJOBS_CONCURRENCY", 2), "jobs computing at once; an ffmpeg job uploading its outputs frees its slot for the next, so size the work disk for twice this many jobs (MEDIAJOBS_CONCURRENCY)")
 	fs.StringVar(&c.WorkDir, "work-dir", env("MEDIAJOBS_WORK_DIR", ""), "job work directories, reachable by the sandbox user; required (MEDIAJOBS_WORK_DIR)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("MEDIAJOBS_DRAIN_TIMEOUT", 30*time.Second), "on SIGTERM, how long running jobs may finish before they are handed back (MEDIAJOBS_DRAIN_TIMEOUT)")
 	fs.StringVar(&c.Name, "name", env("MEDIAJOBS_WORKER_NAME", ""), "this worker's name in the control plane's logs; default host/pid (MEDIAJOBS_WORKER_NAME)")

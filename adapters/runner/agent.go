@@ -101,10 +101,11 @@ type Agent struct {
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
 	// waiting counts the runs that wait for others (a split job for its parts), and computed
-	// those whose compute is over (uploading, reporting): they hold no slot meanwhile
-	// (Hooks.Waiting, Hooks.Computed).
-	waiting, computed int
-	wg                sync.WaitGroup
+	// holds, by job, those whose compute is over (uploading, reporting): they hold no slot
+	// meanwhile (Hooks.Waiting, Hooks.Computed).
+	waiting  int
+	computed map[string]bool
+	wg       sync.WaitGroup
 	// hardStop ends what is left of the runs (their reports) once the drain is over.
 	hardStop   context.Context
 	stopReport context.CancelFunc
@@ -159,7 +160,7 @@ func New(cfg Config, queue workqueue.Queue, executors map[string]Executor) (*Age
 	}
 	hard, stop := context.WithCancel(context.Background())
 	return &Agent{cfg: cfg, queue: queue, executors: executors, wake: make(chan struct{}, 1),
-		running: map[string]context.CancelCauseFunc{}, hardStop: hard, stopReport: stop}, nil
+		running: map[string]context.CancelCauseFunc{}, computed: map[string]bool{}, hardStop: hard, stopReport: stop}, nil
 }
 
 // Wake tells the agent that work may be waiting (a bus hint).
@@ -188,7 +189,7 @@ func (a *Agent) Running() int {
 	// Such runs hold no slot, up to one per slot: more would gather split jobs that each keep
 	// their input on disk and all join at once when their parts end, or uploads beyond what
 	// the network takes.
-	return len(a.running) - min(a.waiting+a.computed, a.cfg.Slots)
+	return len(a.running) - min(a.waiting+len(a.computed), a.cfg.Slots)
 }
 
 // Run claims and runs jobs until ctx ends. Then it takes no new work, lets the jobs in flight
@@ -201,8 +202,11 @@ func (a *Agent) Run(ctx context.Context) {
 	a.loop(ctx)
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()
-	if a.Running() > 0 {
-		a.cfg.Log.Info("runner: draining", "running", a.Running(), "timeout", a.cfg.DrainTimeout)
+	a.mu.Lock()
+	inFlight := len(a.running)
+	a.mu.Unlock()
+	if inFlight > 0 {
+		a.cfg.Log.Info("runner: draining", "running", inFlight, "timeout", a.cfg.DrainTimeout)
 	}
 	t := time.NewTimer(a.cfg.DrainTimeout)
 	defer t.Stop()
@@ -212,16 +216,28 @@ func (a *Agent) Run(ctx context.Context) {
 		return
 	case <-t.C:
 	}
-	a.mu.Lock()
-	for _, cancel := range a.running {
-		cancel(errDrained)
-	}
-	a.mu.Unlock()
+	// The runs still computing are stopped and handed back; those whose compute is over are
+	// let finish their upload and report, within the grace.
+	a.cancelRuns(func(id string) bool { return !a.computed[id] })
 	// The handed-back runs report at once; give them a little time, then stop re-sending.
-	grace := time.AfterFunc(10*time.Second, a.stopReport)
+	grace := time.AfterFunc(10*time.Second, func() {
+		a.cancelRuns(func(string) bool { return true })
+		a.stopReport()
+	})
 	defer grace.Stop()
 	<-done
 	a.stopReport()
+}
+
+// cancelRuns stops, handing them back, the runs whose job which picks.
+func (a *Agent) cancelRuns(which func(jobID string) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, cancel := range a.running {
+		if which(id) {
+			cancel(errDrained)
+		}
+	}
 }
 
 func (a *Agent) loop(ctx context.Context) {
@@ -279,6 +295,7 @@ func (a *Agent) start(w workqueue.Assignment) {
 		defer func() {
 			a.mu.Lock()
 			delete(a.running, w.Lease.JobID)
+			delete(a.computed, w.Lease.JobID)
 			a.mu.Unlock()
 			cancel(nil)
 			a.Wake() // a slot is free
@@ -346,14 +363,6 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		interval = min(interval, w.LeaseFor/3)
 	}
 	b := &beats{a: a, w: w, cancel: cancel, now: make(chan struct{}, 1)}
-	computed := false // guarded by a.mu
-	defer func() {
-		a.mu.Lock()
-		if computed {
-			a.computed--
-		}
-		a.mu.Unlock()
-	}()
 	// The first heartbeat moves the job to running; a job cancelled or lost since its claim
 	// is dropped without running.
 	if err := b.send(ctx); err != nil && errors.Is(context.Cause(ctx), errLeaseLost) {
@@ -393,11 +402,8 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		Split: b.sendSplit,
 		Computed: func() {
 			a.mu.Lock()
-			first := !computed
-			if first {
-				computed = true
-				a.computed++
-			}
+			first := !a.computed[w.Lease.JobID]
+			a.computed[w.Lease.JobID] = true
 			a.mu.Unlock()
 			if first {
 				a.Wake() // the slot is free for the next job

@@ -26,8 +26,9 @@ type scripted struct {
 	stopped chan string
 	release chan workqueue.Result
 	// computed makes each run say its compute is over as soon as it starts (Hooks.Computed),
-	// as an FFmpeg run does before it uploads its outputs.
-	computed bool
+	// as an FFmpeg run does before it uploads its outputs; computedJob, that job's run alone.
+	computed    bool
+	computedJob string
 }
 
 func newScripted() *scripted {
@@ -37,7 +38,7 @@ func newScripted() *scripted {
 func (s *scripted) Execute(ctx context.Context, a workqueue.Assignment, _ string, h runner.Hooks) workqueue.Result {
 	h.Executing()
 	h.Progress(0.5)
-	if s.computed {
+	if s.computed || s.computedJob == a.Lease.JobID {
 		h.Computed()
 	}
 	s.started <- a.Lease.JobID
@@ -280,6 +281,36 @@ func TestAgentDrains(t *testing.T) {
 	if j, _ := b.h.Store.Get(context.Background(), later); j.Status != job.StatusWaiting || j.Attempt != 0 {
 		t.Fatalf("a stopped agent claimed new work: %s, attempt %d", j.Status, j.Attempt)
 	}
+}
+
+// TestAgentDrainLetsAnUploadFinish: at the drain's end a run still computing is handed back,
+// while one whose compute is over (uploading its outputs) is let finish and report: its work is
+// done.
+func TestAgentDrainLetsAnUploadFinish(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	uploading, computing := b.submit(t), b.submit(t)
+	b.exec.computedJob = uploading
+	stop := b.start(t, b.queue, runner.Config{Slots: 2, Heartbeat: 20 * time.Millisecond, DrainTimeout: time.Millisecond})
+	started := map[string]bool{<-b.exec.started: true, <-b.exec.started: true}
+	if !started[uploading] || !started[computing] {
+		t.Fatalf("started %v", started)
+	}
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	// The drain's end stops the computing run; the uploading one goes on until released.
+	select {
+	case got := <-b.exec.stopped:
+		if got != computing {
+			t.Fatalf("the drain stopped %s, want %s (still computing)", got, computing)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drain did not stop the computing run")
+	}
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 100}
+	<-stopped
+	b.waitStatus(t, uploading, job.StatusComplete)
+	b.waitJob(t, computing, "handed back", func(j *job.Job) bool { return j.Status == job.StatusWaiting && j.Requeues == 1 })
 }
 
 // A lease the control plane refuses (the job went back to the queue, or failed RUNNER_LOST)

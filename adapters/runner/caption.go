@@ -229,7 +229,7 @@ func (b *burner) burn(script []byte) workqueue.Result {
 	if e := b.ffmpeg(args, pw); e != nil {
 		return b.fail(e)
 	}
-	files, err := b.f.collect(b.ctx, b.a, b.work, func(n string) bool { return b.inputs[n] })
+	files, err := b.f.collect(b.ctx, b.a, b.work, func(n string) bool { return b.inputs[n] }, nil)
 	if err != nil {
 		return b.fail(b.f.internal(b.a.Lease.JobID, "storing the output failed", err))
 	}

@@ -172,9 +172,6 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		}
 	}
 
-	if h.Computed != nil {
-		h.Computed() // what is left is reading and uploading the outputs
-	}
 	if checked.Last().Analysis {
 		return f.analysisResult(a, alog, computeMs)
 	}
@@ -182,7 +179,7 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		i, ok := made[name]
 		return inputs[name] || ok && !checked.Kept(name, i)
 	}
-	files, err := f.collect(ctx, a, work, leftover)
+	files, err := f.collect(ctx, a, work, leftover, h.Computed)
 	if err != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
 	}
@@ -374,8 +371,9 @@ func firstLocalInput(args []string, inputs map[string]bool) (name string, seek f
 const DefaultMaxProbes = 8
 
 // Files in the work directory are untrusted: they are opened without following symlinks, and
-// anything but a regular file is ignored.
-func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, skip func(name string) bool) ([]job.File, error) {
+// anything but a regular file is ignored. computed, when not nil, is called once the files are
+// read and probed, before their uploads (Hooks.Computed).
+func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, skip func(name string) bool, computed func()) ([]job.File, error) {
 	entries, err := os.ReadDir(work)
 	if err != nil {
 		return nil, err
@@ -428,6 +426,9 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 	}
 	wg.Wait()
 	fillFromPlaylists(work, files)
+	if computed != nil {
+		computed() // what is left is the uploads: the network's work, not the CPU's
+	}
 	for i, n := range names {
 		size, err := f.store(ctx, a.Lease, filepath.Join(work, n), n)
 		if err != nil {

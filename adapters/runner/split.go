@@ -134,7 +134,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 	}
 	h.Progress(0.99)
 	leftover := func(name string) bool { return staged[name] || joinReads[name] }
-	files, err := f.collect(ctx, a, work, leftover)
+	files, err := f.collect(ctx, a, work, leftover, nil)
 	if err != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}, false
 	}
