@@ -31,6 +31,12 @@ func TestMain(m *testing.M) {
 // newPool is a pool over sb whose work directories sit beside the tests' (one filesystem).
 func newPool(t testing.TB, sb *sandbox.Sandbox, size int) *sandbox.Pool {
 	t.Helper()
+	return newPoolWith(t, sb, sandbox.PoolConfig{Size: size})
+}
+
+// newPoolWith is newPool with cfg, whose Root it makes.
+func newPoolWith(t testing.TB, sb *sandbox.Sandbox, cfg sandbox.PoolConfig) *sandbox.Pool {
+	t.Helper()
 	root, err := os.MkdirTemp("", "warm-pool-")
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +44,8 @@ func newPool(t testing.TB, sb *sandbox.Sandbox, size int) *sandbox.Pool {
 	if err := os.Chmod(root, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	p, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: size, Root: root})
+	cfg.Root = root
+	p, err := sandbox.NewPool(sb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,21 +183,7 @@ func TestWarmEnvironmentIsClean(t *testing.T) {
 func TestPoolRefillWaitsForItsJob(t *testing.T) {
 	t.Parallel()
 	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
-	root, err := os.MkdirTemp("", "warm-pool-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	p, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: 1, Root: root, RefillDelay: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.Close()
-		_ = os.RemoveAll(root)
-	})
+	p := newPoolWith(t, sb, sandbox.PoolConfig{Size: 1, RefillDelay: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := p.WaitFull(ctx); err != nil {

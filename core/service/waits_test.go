@@ -52,6 +52,15 @@ func startWait(t *testing.T, h *harness, w *service.Waits, ctx context.Context, 
 	return out
 }
 
+// leftNothing fails the test if the waits still count a job, a wait or an account, when all
+// have answered.
+func leftNothing(t *testing.T, w *service.Waits, when string) {
+	t.Helper()
+	if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
+		t.Errorf("%s: %d jobs, %d waits and %d accounts still counted", when, n, m, k)
+	}
+}
+
 // answer is the Wait's answer, failing the test if none comes within a minute.
 func answer(t *testing.T, out <-chan waitResult) waitResult {
 	t.Helper()
@@ -161,9 +170,7 @@ func TestJobsWait(t *testing.T) {
 			case r.view.Status != tt.wantStatus || r.view.ID != id:
 				t.Fatalf("Wait answered job %s %s, want %s %s", r.view.ID, r.view.Status, id, tt.wantStatus)
 			}
-			if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
-				t.Errorf("after the wait answered: %d jobs, %d waits and %d accounts still counted", n, m, k)
-			}
+			leftNothing(t, w, "after the wait answered")
 		})
 	}
 }
@@ -203,9 +210,7 @@ func TestJobsWaitAnswersAtOnce(t *testing.T) {
 			case err != nil || v.Status != tt.wantStatus:
 				t.Fatalf("Wait = %s, %v; want %s", v.Status, err, tt.wantStatus)
 			}
-			if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
-				t.Errorf("after an answer: %d jobs, %d waits and %d accounts still counted", n, m, k)
-			}
+			leftNothing(t, w, "after an answer")
 		})
 	}
 }
@@ -231,9 +236,7 @@ func TestJobsWaitMany(t *testing.T) {
 			t.Errorf("wait %d answered %s, %v; want cancelled", i, r.view.Status, r.err)
 		}
 	}
-	if n := w.Entries(); n != 0 {
-		t.Errorf("%d jobs have waits on them after every wait answered", n)
-	}
+	leftNothing(t, w, "after every wait answered")
 }
 
 // TestJobsWaitCap: an account holding MaxWaitsPerAccount waits has its next answered at once,
@@ -269,7 +272,5 @@ func TestJobsWaitCap(t *testing.T) {
 			t.Errorf("wait %d answered %s, %v; want cancelled", i, r.view.Status, r.err)
 		}
 	}
-	if n, m, k := w.Entries(), w.Waiting(), w.Accounts(); n+m+k != 0 {
-		t.Errorf("after every wait answered: %d jobs, %d waits and %d accounts still counted", n, m, k)
-	}
+	leftNothing(t, w, "after every wait answered")
 }
