@@ -275,8 +275,8 @@ func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueu
 		return err
 	}
 	s.cancelParts(ctx, parts)
+	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now()) // before the waits hear of the end
 	s.p.Observer.JobFinished(j)
-	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
 	return nil
 }
 

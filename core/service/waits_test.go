@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,7 +90,8 @@ func TestJobsWait(t *testing.T) {
 			act: func(t *testing.T, h *harness, _ *service.Waits, _ account.Account, _ string, _ context.CancelFunc) {
 				as := h.claim(t, job.ClassCPU)
 				h.beat(t, as.Lease, 0.5, true)
-				if err := h.runs.Report(h.ctx, as.Lease, workqueue.Result{Failure: exitFailure("boom")}); err != nil {
+				h.clock.Advance(3 * time.Second)
+				if err := h.runs.Report(h.ctx, as.Lease, workqueue.Result{ComputeMs: 3000, Started: true, Failure: exitFailure("boom")}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -273,4 +275,48 @@ func TestJobsWaitCap(t *testing.T) {
 		}
 	}
 	leftNothing(t, w, "after every wait answered")
+}
+
+// balanceAtEnd is the waits of a harness, as an observer that also reads the account's balance
+// at the moment it hears of a job's end.
+type balanceAtEnd struct {
+	service.NoObserver
+	waits   *service.Waits
+	balance func(accountID string) int64
+	mu      sync.Mutex
+	seen    map[string]int64
+}
+
+func (o *balanceAtEnd) JobFinished(j *job.Job) {
+	o.mu.Lock()
+	o.seen[j.ID] = o.balance(j.AccountID)
+	o.mu.Unlock()
+	o.waits.JobFinished(j)
+}
+
+// TestJobsWaitHearsAfterTheCharge: the waits hear of a job's end once its charge is in the
+// ledger, so a client that sees the job end sees its balance charged.
+func TestJobsWaitHearsAfterTheCharge(t *testing.T) {
+	t.Parallel()
+	waits := service.NewWaits()
+	o := &balanceAtEnd{waits: waits, seen: map[string]int64{}}
+	h := setupOptions(t, servicetest.Options{Observer: o, Waits: waits, WaitRecheck: time.Hour})
+	o.balance = func(accountID string) int64 { b, _ := h.ledger.Balance(h.ctx, accountID); return b }
+	a := h.open(t, account.PlanPro, 1_000_000)
+	id := h.submitJob(t, a, `{}`).ID
+	out := startWait(t, h, waits, context.Background(), a, id, service.MaxWait)
+	as := h.claim(t, job.ClassCPU)
+	h.beat(t, as.Lease, 0.5, true)
+	h.clock.Advance(3 * time.Second)
+	if err := h.runs.Report(h.ctx, as.Lease, workqueue.Result{ComputeMs: 3000, Started: true, Failure: exitFailure("boom")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := answer(t, out); r.err != nil || r.view.Status != job.StatusFailed {
+		t.Fatalf("Wait answered %s, %v; want failed", r.view.Status, r.err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if bal, ok := o.seen[id]; !ok || bal >= 1_000_000 {
+		t.Errorf("the waits heard of the end with the balance at %d (heard: %v), before the charge", bal, ok)
+	}
 }
