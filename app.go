@@ -435,9 +435,6 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		// Job events fan out to webhook endpoints as deliveries, then go on the bus for
 		// whoever else listens.
 		service.TopicEvents: func(ctx context.Context, m job.Message) error {
-			// The waits on the job here read it again at once (GET /jobs/{id}?wait=); those
-			// on other replicas hear of it through the bus, below.
-			uc.Jobs.Changed(eventJob(m.Payload))
 			// A complete job's delivery to its destination becomes due.
 			if err := uc.Destinations.HandleEvent(ctx, m); err != nil {
 				return err
@@ -707,7 +704,8 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 			return nil, err
 		}
 	}
-	// A job's events on other replicas end the waits on it here; the service's stop ends them all.
+	// A job's events, of any replica (the relay publishes them below its handlers), tell the
+	// waits on it here to read it again; the service's stop ends them all.
 	if err := a.Bus.Subscribe(ctx, service.TopicEvents, func(_ context.Context, p []byte) error {
 		a.UC.Jobs.Changed(eventJob(p))
 		return nil

@@ -82,10 +82,10 @@ func BenchmarkSubmitJobs(b *testing.B) {
 }
 
 // BenchmarkJobOverhead measures a short job end to end, from POST /jobs to `complete` seen by
-// a client waiting on it with GET /jobs/{id}?wait=, against the same FFmpeg command run bare with exec. It reports
-// the median overhead and the ratio (target: median overhead ≤ 50 ms), and the parts of the
-// overhead it can see: the wait before the runner starts, a no-op sandbox start and an ffprobe
-// in the sandbox (the runner probes every output).
+// a client waiting on it with GET /jobs/{id}?wait=, against the same FFmpeg command run bare
+// with exec. It reports the median overhead and the ratio (target: median overhead ≤ 50 ms),
+// and the parts of the overhead it can see: the wait before the runner starts, a no-op sandbox
+// start and an ffprobe in the sandbox (the runner probes every output).
 func BenchmarkJobOverhead(b *testing.B) {
 	const command = "ffmpeg -f lavfi -i testsrc=duration=0.2:size=64x64 -frames:v 1 out.png"
 	args := []string{"-f", "lavfi", "-i", "testsrc=duration=0.2:size=64x64", "-frames:v", "1", "out.png"}
@@ -118,8 +118,8 @@ func BenchmarkJobOverhead(b *testing.B) {
 }
 
 // bareBeside runs rounds of the FFmpeg command bare (args, with exec) and the same command as a
-// job (body) followed to its end with GET /jobs/{id}?wait= (a long poll), and returns the two lists of durations;
-// done hears each completed job.
+// job (body) followed to its end with GET /jobs/{id}?wait= (a long poll), and returns the two
+// lists of durations; done hears each completed job.
 func bareBeside(b *testing.B, c *client, body map[string]any, args []string, rounds int, done func(jobView)) (bare, e2e []time.Duration) {
 	b.Helper()
 	b.ResetTimer()

@@ -78,22 +78,20 @@ func (a *api) getJob(w http.ResponseWriter, req bunrouter.Request) error {
 // statusClientClosed is the status recorded for a request whose client left before its answer.
 const statusClientClosed = 499
 
-// waitParam reads GET /jobs/{id}'s wait: whole seconds from 0 to service.MaxWait, 0 when
-// absent.
+// waitParam reads GET /jobs/{id}'s wait (service.WaitFor), 0 when absent.
 func waitParam(q url.Values) (time.Duration, error) {
 	vals, ok := q["wait"]
 	if !ok {
 		return 0, nil
 	}
-	maxWait := int(service.MaxWait / time.Second)
 	if len(vals) > 1 {
 		return 0, problem.Reject(problem.CodeValidation, "query parameter wait is given %d times; give it once", len(vals))
 	}
 	n, err := strconv.Atoi(vals[0])
-	if err != nil || n < 0 || n > maxWait {
-		return 0, problem.Reject(problem.CodeValidation, "wait %q must be a whole number of seconds from 0 to %d", vals[0], maxWait)
+	if err != nil {
+		return 0, problem.Reject(problem.CodeValidation, "wait %q must be a whole number of seconds from 0 to %d", vals[0], int(service.MaxWait/time.Second))
 	}
-	return time.Duration(n) * time.Second, nil
+	return service.WaitFor(n)
 }
 
 // listPage is the answer of GET /jobs: { data: [...], pagination: { nextCursor } }.

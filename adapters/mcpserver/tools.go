@@ -169,10 +169,11 @@ func (h *Handler) getJob(ctx context.Context, a account.Account, in GetJobInput)
 	if in.ID == "" {
 		return service.JobWithDelivery{}, "", problem.Reject(problem.CodeValidation, "id is required")
 	}
-	if maxWait := int(service.MaxWait / time.Second); in.Wait < 0 || in.Wait > maxWait {
-		return service.JobWithDelivery{}, "", problem.Reject(problem.CodeValidation, "wait %d must be a whole number of seconds from 0 to %d", in.Wait, maxWait)
+	wait, err := service.WaitFor(in.Wait)
+	if err != nil {
+		return service.JobWithDelivery{}, "", err
 	}
-	v, err := h.uc.Jobs.Wait(ctx, a, in.ID, time.Duration(in.Wait)*time.Second)
+	v, err := h.uc.Jobs.Wait(ctx, a, in.ID, wait)
 	if err != nil {
 		return service.JobWithDelivery{}, "", err
 	}

@@ -337,15 +337,15 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	case w = <-p.ready:
 	default:
 		// After the cold run, fill again: the pool may be empty because a start failed.
-		defer p.wakeFill()
+		defer p.Refill()
 		return p.sb.run(ctx, spec)
 	}
 	// runWarm returns once the run has ended, or at once when w cannot take it (cold).
 	res, err, cold := p.runWarm(ctx, w, spec)
 	if p.refillDelay > 0 && !cold {
-		time.AfterFunc(p.refillDelay, p.wakeFill)
+		time.AfterFunc(p.refillDelay, p.Refill)
 	} else {
-		p.wakeFill()
+		p.Refill()
 	}
 	if cold {
 		return p.sb.run(ctx, spec)
@@ -354,12 +354,10 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	return res, err
 }
 
-// Refill starts bringing the pool back to its size now: the job whose runs took sandboxes from
-// it is over (PoolConfig.RefillDelay).
-func (p *Pool) Refill() { p.wakeFill() }
-
-// wakeFill asks fill to bring the pool back to its size.
-func (p *Pool) wakeFill() {
+// Refill asks the pool to come back to its size now: after a cold run, whose pool may be empty
+// because a start failed, and when the job whose runs took sandboxes is over
+// (PoolConfig.RefillDelay).
+func (p *Pool) Refill() {
 	select {
 	case p.refill <- struct{}{}:
 	default:

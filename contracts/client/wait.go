@@ -16,9 +16,8 @@ func (s Status) Terminal() bool {
 // Defaults of Wait. Each read of the job asks the server to hold its answer until the job ends
 // (GET /jobs/{id}?wait=, a long poll) for DefaultLongPoll, or, with WithProgress, for the
 // longest poll interval in whole seconds, so that progress is seen as often as polling would
-// see it. A server
-// that answers a running job sooner (one without long polls) is polled: every 500 ms at first,
-// backing off to 2 s, the API's pace.
+// see it. A server that answers a running job sooner (one without long polls) is polled: every
+// 500 ms at first, backing off to 2 s, the API's pace.
 const (
 	DefaultLongPoll = 20 * time.Second
 	// MaxLongPoll is the longest wait the API holds a read for (GET /jobs/{id}'s wait, 60).
@@ -85,9 +84,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // Wait follows the job with GET /jobs/{id}?wait= until it is complete, failed or cancelled, and
 // returns it; a failed job is a result, not an error (read job.Error). Each read waits on the
 // server for up to DefaultLongPoll (with WithProgress, the longest poll interval in whole
-// seconds; under a second, it polls), so the
-// job's end is heard within milliseconds; a server that answers a running job sooner is polled,
-// backing off from DefaultFirstPoll to DefaultMaxPoll. A 429 RATE_LIMITED answer waits its
+// seconds; under a second, it polls), so the job's end is heard within milliseconds; a server
+// that answers a running job sooner is polled, backing off from DefaultFirstPoll to
+// DefaultMaxPoll. A 429 RATE_LIMITED answer waits its
 // Retry-After and reads on; transport failures and 5xx answers are retried a few times with the
 // same backoff. Any other refusal (401, 404) is an *APIError; a done ctx returns ctx.Err().
 // Bound the whole wait with ctx, not with the http.Client's Timeout: a Timeout shorter than a

@@ -5,10 +5,20 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // MaxWait is the longest Jobs.Wait: a client waits again for longer.
 const MaxWait = 60 * time.Second
+
+// WaitFor is the wait of GET /jobs/{id}?wait= and get_job's wait, given in whole seconds: 0
+// to MaxWait, else a VALIDATION_ERROR naming it.
+func WaitFor(seconds int) (time.Duration, error) {
+	if maxWait := int(MaxWait / time.Second); seconds < 0 || seconds > maxWait {
+		return 0, problem.Reject(problem.CodeValidation, "wait %d must be a whole number of seconds from 0 to %d", seconds, maxWait)
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
 
 // MaxWaitsPerAccount is how many Jobs.Wait an account holds at once on one replica; a wait
 // past it answers at once, as a read does. Each wait holds a connection and reads its job
@@ -24,11 +34,10 @@ type Waits struct {
 	NoObserver
 
 	// changed holds the reads of each job being waited for; accounts counts the waits of each
-	// account, waiting all of them.
+	// account.
 	mu       sync.Mutex
 	changed  map[string]*watchers
 	accounts map[string]int
-	waiting  int
 	// stopping is closed when the service stops: waits return at once.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -68,7 +77,6 @@ func (s *Waits) enter(account string) bool {
 		return false
 	}
 	s.accounts[account]++
-	s.waiting++
 	return true
 }
 
@@ -76,7 +84,6 @@ func (s *Waits) enter(account string) bool {
 func (s *Waits) exit(account string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waiting--
 	if s.accounts[account]--; s.accounts[account] <= 0 {
 		delete(s.accounts, account)
 	}
@@ -86,7 +93,11 @@ func (s *Waits) exit(account string) {
 func (s *Waits) Waiting() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.waiting
+	n := 0
+	for _, waits := range s.accounts {
+		n += waits
+	}
+	return n
 }
 
 // watchers are the waits on one job: ch is closed by its next change.
