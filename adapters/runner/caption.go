@@ -229,14 +229,14 @@ func (b *burner) burn(script []byte) workqueue.Result {
 	if e := b.ffmpeg(args, pw); e != nil {
 		return b.fail(e)
 	}
-	files, err := b.f.collect(b.ctx, b.a, b.work, func(n string) bool { return b.inputs[n] }, nil)
+	files, inline, err := b.f.collect(b.ctx, b.a, b.work, func(n string) bool { return b.inputs[n] }, nil)
 	if err != nil {
 		return b.fail(b.f.internal(b.a.Lease.JobID, "storing the output failed", err))
 	}
 	if len(files) != 1 || files[0].Path != CaptionOutput {
 		return b.fail(exitFail(fmt.Sprintf("expected one output %s, found %d files", CaptionOutput, len(files)), nil))
 	}
-	return workqueue.Result{Files: files, ComputeMs: b.compute.Milliseconds()}
+	return workqueue.Result{Files: files, Inline: inline, ComputeMs: b.compute.Milliseconds()}
 }
 
 // ffmpeg runs FFmpeg in the sandbox with the time left.

@@ -179,11 +179,11 @@ func (f *FFmpeg) Execute(ctx context.Context, a workqueue.Assignment, work strin
 		i, ok := made[name]
 		return inputs[name] || ok && !checked.Kept(name, i)
 	}
-	files, err := f.collect(ctx, a, work, leftover, h.Computed)
+	files, inline, err := f.collect(ctx, a, work, leftover, h.Computed)
 	if err != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}
 	}
-	return workqueue.Result{Files: files, ComputeMs: computeMs}
+	return workqueue.Result{Files: files, Inline: inline, ComputeMs: computeMs}
 }
 
 // step is where one command stands in its job: its index among of steps, the time left of the
@@ -373,10 +373,10 @@ const DefaultMaxProbes = 8
 // Files in the work directory are untrusted: they are opened without following symlinks, and
 // anything but a regular file is ignored. computed, when not nil, is called once the files are
 // read and probed, before their uploads (Hooks.Computed).
-func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, skip func(name string) bool, computed func()) ([]job.File, error) {
+func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work string, skip func(name string) bool, computed func()) ([]job.File, []workqueue.InlineFile, error) {
 	entries, err := os.ReadDir(work)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var names []string
 	for _, e := range entries {
@@ -429,14 +429,45 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 	if computed != nil {
 		computed() // what is left is the uploads: the network's work, not the CPU's
 	}
+	// Files that fit what the control plane takes inside the report go with it, in order,
+	// while they fit; the rest are stored one by one.
+	var inline []workqueue.InlineFile
+	budget := a.InlineBytes
 	for i, n := range names {
+		if budget > 0 {
+			data, ok, err := readSmall(filepath.Join(work, n), budget)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				inline = append(inline, workqueue.InlineFile{Name: n, Data: data})
+				budget -= int64(len(data))
+				files[i].Size = int64(len(data))
+				continue
+			}
+		}
 		size, err := f.store(ctx, a.Lease, filepath.Join(work, n), n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files[i].Size = size
 	}
-	return files, nil
+	return files, inline, nil
+}
+
+// readSmall reads the file at path, not following a symlink, when it holds at most max bytes;
+// ok is false when it holds more.
+func readSmall(path string, max int64) (data []byte, ok bool, err error) {
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer fd.Close()
+	data, err = io.ReadAll(io.LimitReader(fd, max+1))
+	if err != nil || int64(len(data)) > max {
+		return nil, false, err
+	}
+	return data, true, nil
 }
 
 // controlPlaneRetryFor is how long a call of the control plane's file routes (an output's

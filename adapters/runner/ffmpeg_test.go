@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -402,6 +403,50 @@ func TestOutputUploadOutlastsAnUnavailableControlPlane(t *testing.T) {
 	}
 	if q.n.Load() >= 0 {
 		t.Fatalf("uploads left to fail: %d; the executor did not retry", q.n.Load())
+	}
+}
+
+// TestSmallOutputsGoWithTheReport: the outputs that fit the assignment's InlineBytes go with the
+// result (Result.Inline), in name order while they fit, and are not uploaded; the rest are.
+// Against a control plane that allows none (an older one), every output is uploaded.
+func TestSmallOutputsGoWithTheReport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	params, _ := json.Marshal(map[string]any{"command": "ffmpeg -f lavfi -i testsrc=duration=2:size=320x240:rate=25 -c:v mpeg4 -q:v 1 big.mp4 -vf scale=64:48 -frames:v 1 small.png"})
+	for _, inline := range []int64{0, 32 << 10} {
+		a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg", Params: params,
+			Timeout: time.Minute, AssetURLPrefix: "https://api.test/assets/", InlineBytes: inline}
+		work, err := os.MkdirTemp(b.root, "work-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last atomic.Value
+		res := b.exec.Execute(context.Background(), a, work, hooks(&last))
+		if failed(res) != nil {
+			t.Fatalf("inline %d: job failed: %+v", inline, failed(res))
+		}
+		carried := map[string][]byte{}
+		for _, f := range res.Inline {
+			carried[f.Name] = f.Data
+		}
+		if len(res.Files) != 2 {
+			t.Fatalf("inline %d: files %+v, want big.mp4 and small.png", inline, res.Files)
+		}
+		for _, f := range res.Files {
+			stored, err := b.blobs.Open(context.Background(), blob.OutputKey("acc_1", a.Lease.JobID, f.Path))
+			if err == nil {
+				stored.Close()
+			}
+			wantInline := inline > 0 && f.Path == "small.png"
+			switch data, ok := carried[f.Path]; {
+			case ok != wantInline:
+				t.Errorf("inline %d: %s carried in the report: %v, want %v", inline, f.Path, ok, wantInline)
+			case ok && (int64(len(data)) != f.Size || !bytes.HasPrefix(data, []byte("\x89PNG"))):
+				t.Errorf("inline %d: %s carries %d bytes (%q...), reported %d", inline, f.Path, len(data), data[:min(len(data), 8)], f.Size)
+			case ok == (err == nil):
+				t.Errorf("inline %d: %s carried %v, uploaded %v: want one of the two", inline, f.Path, ok, err == nil)
+			}
+		}
 	}
 }
 

@@ -134,11 +134,11 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 	}
 	h.Progress(0.99)
 	leftover := func(name string) bool { return staged[name] || joinReads[name] }
-	files, err := f.collect(ctx, a, work, leftover, nil)
+	files, inline, err := f.collect(ctx, a, work, leftover, nil)
 	if err != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "storing the outputs failed", err)}, false
 	}
-	return workqueue.Result{Files: files, ComputeMs: computeMs}, false
+	return workqueue.Result{Files: files, Inline: inline, ComputeMs: computeMs}, false
 }
 
 // splitAnswerFor is how long a runner sends the input it read before it gives up on the

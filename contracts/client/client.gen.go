@@ -809,10 +809,13 @@ type Assignment struct {
 	AssetURLPrefix string `json:"assetUrlPrefix"`
 
 	// AssetsURL Where the job's uploaded inputs are read: + asset ID.
-	AssetsURL *string                 `json:"assetsUrl,omitempty"`
-	Class     AssignmentClass         `json:"class"`
-	Inputs    *map[string]interface{} `json:"inputs,omitempty"`
-	Lease     Lease                   `json:"lease"`
+	AssetsURL *string         `json:"assetsUrl,omitempty"`
+	Class     AssignmentClass `json:"class"`
+
+	// InlineBytes How many bytes of output files the report may carry itself (the result's `inline`) in place of an upload each; absent: none, every file is uploaded.
+	InlineBytes *int64                  `json:"inlineBytes,omitempty"`
+	Inputs      *map[string]interface{} `json:"inputs,omitempty"`
+	Lease       Lease                   `json:"lease"`
 
 	// LeaseFor How long the lease lasts without a heartbeat, nanoseconds.
 	LeaseFor int64 `json:"leaseFor"`
@@ -1767,6 +1770,13 @@ type RunResult struct {
 		Steps *int64 `json:"steps,omitempty"`
 	} `json:"failure,omitempty"`
 	Files *[]File `json:"files,omitempty"`
+
+	// Inline Output files carried in the report, at most the assignment's `inlineBytes` in all, each also named in `files`; held to the rules of an upload.
+	Inline *[]struct {
+		// Data The file's bytes, in base64.
+		Data []byte `json:"data"`
+		Name string `json:"name"`
+	} `json:"inline,omitempty"`
 
 	// Started The job's FFmpeg step began.
 	Started *bool `json:"started,omitempty"`

@@ -180,7 +180,8 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 		Lease:     workqueue.Lease{JobID: j.ID, Attempt: j.Attempt, Token: s.p.Tokens.Issue(j.ID, j.Attempt)},
 		AccountID: j.AccountID, Type: j.Type, Class: j.Class, Inputs: j.Inputs, Params: j.Params,
 		Timeout: j.Timeout, LeaseFor: s.p.Lease, AssetURLPrefix: s.p.AssetURLPrefix,
-		Limits: workqueue.Limits{Bytes: pl.JobBytes, Files: pl.JobFiles, StallSeconds: cmp.Or(pl.StallSeconds, billing.DefaultStallSeconds)},
+		Limits:      workqueue.Limits{Bytes: pl.JobBytes, Files: pl.JobFiles, StallSeconds: cmp.Or(pl.StallSeconds, billing.DefaultStallSeconds)},
+		InlineBytes: min(workqueue.DefaultInlineBytes, pl.JobBytes),
 	}
 	if s.p.RunnerURL != "" {
 		a.OutputsURL = s.p.RunnerURL + "/internal/runner/jobs/" + url.PathEscape(j.ID) + "/outputs/"

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,19 +120,89 @@ func (s *Runs) capsOf(ctx context.Context, accountID string) billing.Plan {
 // checkStored is a successful report's look at what the lease stored, before its
 // transaction: the plan's caps, and each recorded output's size in storage. A job gone or of
 // another attempt is left to the report's own checks.
-func (s *Runs) checkStored(ctx context.Context, who workqueue.Identity, l workqueue.Lease) (billing.Plan, error) {
+func (s *Runs) checkStored(ctx context.Context, who workqueue.Identity, l workqueue.Lease) (*job.Job, billing.Plan, error) {
 	j, err := s.p.Jobs.Get(ctx, l.JobID)
 	if errors.Is(err, problem.ErrNotFound) {
-		return s.p.Pricing.Plan(account.PlanFree), nil
+		return nil, s.p.Pricing.Plan(account.PlanFree), nil
 	}
 	if err != nil {
-		return billing.Plan{}, err
+		return nil, billing.Plan{}, err
 	}
 	caps := s.capsOf(ctx, j.AccountID)
 	if j.Attempt != l.Attempt {
-		return caps, nil
+		return j, caps, nil
 	}
-	return caps, s.storedAsRecorded(ctx, who, j, l)
+	return j, caps, s.storedAsRecorded(ctx, who, j, l)
+}
+
+// storeInline stores the files a report carries (Result.Inline) as PutOutput would store them:
+// names the validator lets a command write, each once, no more bytes than the assignment
+// allowed (InlineBytes), and within the plan's caps together with the files stored under the
+// lease already. j is the job as the report found it; a job the report will not finish (another
+// attempt's, or ended) has nothing stored. It returns the uploads the result records in the
+// same write that takes it (recordInline).
+func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqueue.Lease, j *job.Job, caps billing.Plan, files []workqueue.InlineFile) ([]job.Upload, error) {
+	if j == nil || j.Attempt != l.Attempt || j.Status.Terminal() {
+		return nil, nil // the report is refused, or was taken already: its write says which
+	}
+	var total int64
+	named := map[string]bool{}
+	for _, f := range files {
+		if err := checkOutputName(f.Name); err != nil {
+			return nil, s.refusedFiles(who, l, err)
+		}
+		if named[f.Name] {
+			return nil, s.refusedFiles(who, l, problem.Reject(problem.CodeConflict, "the result carries %s twice", f.Name))
+		}
+		named[f.Name] = true
+		total += int64(len(f.Data))
+	}
+	if most := min(workqueue.DefaultInlineBytes, caps.JobBytes); total > most {
+		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"the result carries %d bytes of files, past the %d a report may carry: store them with PutOutput", total, most))
+	}
+	ups := recordInline(j.Uploads, nil)
+	for _, f := range files {
+		ups = recordInline(ups, []job.Upload{{Name: f.Name, Size: int64(len(f.Data))}})
+	}
+	var sum int64
+	for _, u := range ups {
+		sum += u.Size
+	}
+	if len(ups) > caps.JobFiles || sum > caps.JobBytes {
+		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
+			"the result's files take the job past its limit of %d files or %d bytes", caps.JobFiles, caps.JobBytes))
+	}
+	stored := make([]job.Upload, 0, len(files))
+	for _, f := range files {
+		n, err := s.p.Blobs.Put(ctx, blob.OutputKey(j.AccountID, j.ID, f.Name), bytes.NewReader(f.Data), int64(len(f.Data)))
+		if err != nil {
+			s.deleteInline(ctx, j, stored)
+			return nil, err
+		}
+		stored = append(stored, job.Upload{Name: f.Name, Size: n})
+	}
+	return stored, nil
+}
+
+// recordInline is the lease's uploads with the files a report carried, each replacing an
+// upload of its name.
+func recordInline(ups, inline []job.Upload) []job.Upload {
+	out := slices.Clone(ups)
+	for _, in := range inline {
+		out = slices.DeleteFunc(out, func(u job.Upload) bool { return u.Name == in.Name })
+		out = append(out, in)
+	}
+	return out
+}
+
+// deleteInline deletes the files storeInline stored for a report that was not taken.
+func (s *Runs) deleteInline(ctx context.Context, j *job.Job, ups []job.Upload) {
+	for _, u := range ups {
+		if err := s.p.Blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name)); err != nil {
+			s.p.Log.Warn("deleting a file of a refused report failed", "job", j.ID, "file", u.Name, "err", err)
+		}
+	}
 }
 
 // putOutput stores one output file of the lease's job, within the plan's caps for the whole

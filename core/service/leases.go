@@ -113,17 +113,31 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 	if !s.p.Tokens.Valid(l) {
 		return s.refused(who, l, "forged lease token")
 	}
-	var caps billing.Plan
+	var (
+		caps   billing.Plan
+		cur    *job.Job
+		inline []job.Upload
+	)
 	if r.Failure == nil {
 		var err error
-		if caps, err = s.checkStored(ctx, who, l); err != nil {
+		if cur, caps, err = s.checkStored(ctx, who, l); err != nil {
+			return err
+		}
+		if inline, err = s.storeInline(ctx, who, l, cur, caps, r.Inline); err != nil {
 			return err
 		}
 	}
 	// A split job is charged the compute of its parts besides its own.
-	partsMs, parts, err := s.partsCompute(ctx, l.JobID)
-	if err != nil && !errors.Is(err, problem.ErrNotFound) {
-		return err
+	var (
+		partsMs int64
+		parts   []*job.Job
+		err     error
+	)
+	if cur == nil || cur.Split.Cut() {
+		partsMs, parts, err = s.partsCompute(ctx, l.JobID)
+		if err != nil && !errors.Is(err, problem.ErrNotFound) {
+			return err
+		}
 	}
 	j, err := s.p.Jobs.Update(ctx, l.JobID, func(j *job.Job) error {
 		if err := s.holds(j, who, l); err != nil {
@@ -143,6 +157,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 			}
 		}
 		if r.Failure == nil {
+			j.Uploads = recordInline(j.Uploads, inline)
 			files, err := s.checkReport(j, who, r.Files, caps)
 			if err != nil {
 				return err
@@ -164,6 +179,12 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		}
 		return s.finish(j, r, now)
 	})
+	// Files carried by a report that was not taken are not the job's. (One that found the job
+	// ended meanwhile keeps them: a resent report that lost the race to its first sending
+	// wrote the same bytes that the first recorded.)
+	if err != nil && !errors.Is(err, errUnchanged) {
+		s.deleteInline(ctx, cur, inline)
+	}
 	switch {
 	case errors.Is(err, errUnchanged):
 		return nil

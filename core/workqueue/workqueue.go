@@ -92,6 +92,10 @@ type Assignment struct {
 	// read its input's keyframes and tell them in a heartbeat (Beat.Split): the control plane
 	// then cuts the input into at most this many parts, or says why not (Ack.Split).
 	SplitParts int `json:"splitParts,omitempty"`
+	// InlineBytes, above 0, is how many bytes of output files the report may carry itself
+	// (Result.Inline); a control plane that sends 0 (or none: an older one) takes every file
+	// through PutOutput.
+	InlineBytes int64 `json:"inlineBytes,omitempty"`
 }
 
 // Limits cap what one job may write.
@@ -160,6 +164,17 @@ func (p *SplitPlan) Done() bool {
 	return len(p.Parts) > 0
 }
 
+// InlineFile is an output file carried in a report (Result.Inline).
+type InlineFile struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
+// DefaultInlineBytes is how many bytes of output files a control plane takes inside a report
+// (Assignment.InlineBytes): a thumbnail, a caption file or a short clip skips the upload's
+// round trip and its write, and a report stays well under the 1 MiB a JSON body may hold.
+const DefaultInlineBytes = 256 << 10
+
 // Ack answers a heartbeat.
 type Ack struct {
 	// Cancelled tells the runner that the job was cancelled: stop it and report.
@@ -170,11 +185,15 @@ type Ack struct {
 	Split *SplitPlan `json:"split,omitempty"`
 }
 
-// Result is how an attempt ended: the files it stored through PutOutput, or its data; or a
-// Failure.
+// Result is how an attempt ended: the files it stored through PutOutput or carries in Inline,
+// or its data; or a Failure.
 type Result struct {
 	Files []job.File      `json:"files,omitempty"`
 	Data  json.RawMessage `json:"data,omitempty"`
+	// Inline carries small output files in the report itself, in place of a PutOutput each:
+	// at most Assignment.InlineBytes in all, each also named in Files. The control plane stores
+	// them under the lease, within the plan's caps, before it takes the result.
+	Inline []InlineFile `json:"inline,omitempty"`
 	// ComputeMs is the execution time measured by the runner, file transfers excluded.
 	ComputeMs int64 `json:"computeMs"`
 	// Started tells that the compute step began (billing reads it).

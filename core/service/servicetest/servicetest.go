@@ -32,6 +32,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/preset/presettest"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/core/webhook/webhooktest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
@@ -435,6 +436,9 @@ func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Ha
 		Output: func(t *testing.T, jobID, name string) []byte {
 			t.Helper()
 			b, err := h.Blobs.Open(ctx, blob.OutputKey(acct.ID, jobID, name))
+			if errors.Is(err, problem.ErrNotFound) {
+				return nil
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

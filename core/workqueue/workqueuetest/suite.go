@@ -56,7 +56,7 @@ type Harness struct {
 	Elapse func(d time.Duration)
 	// Job reads a job from the store.
 	Job func(t *testing.T, id string) *job.Job
-	// Output reads a stored output file of a job.
+	// Output reads a stored output file of a job; nil when none is stored.
 	Output func(t *testing.T, jobID, name string) []byte
 }
 
@@ -86,6 +86,7 @@ func TestQueue(t *testing.T, f Features, newHarness Constructor) {
 		TestOutputsAndResultComplete,
 		TestLeaseReadsOnlyItsJobsInputs,
 		TestResultHeldToStoredFiles,
+		TestReportCarriesSmallFiles,
 		TestComputeIsWhatTheControlPlaneSaw,
 		TestFailureIsMappedByTheCore,
 		TestExpiredLeaseIsRefused,
@@ -458,6 +459,74 @@ func TestResultHeldToStoredFiles(t *testing.T, f Features, newHarness Constructo
 		if want := map[bool]int64{true: int64(len(video)), false: 1}[f.Path == "out.mp4"]; f.Size != want {
 			t.Errorf("%s recorded as %d bytes, stored %d", f.Path, f.Size, want)
 		}
+	}
+}
+
+// TestReportCarriesSmallFiles: a report may carry output files itself, up to the assignment's
+// InlineBytes, beside files stored with PutOutput. They are held to the rules of an upload
+// (names, each once, the plan's caps) and of a result (named in it, their sizes the control
+// plane's); a refused report keeps none of them and leaves the job running.
+func TestReportCarriesSmallFiles(t *testing.T, f Features, newHarness Constructor) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	id := h.Submit(t, job.ClassCPU)
+	a := claimExecuting(t, h)
+	if a.InlineBytes <= 0 || a.InlineBytes > a.Limits.Bytes {
+		t.Fatalf("the assignment allows %d inline bytes of a job's %d: want some, within the job's", a.InlineBytes, a.Limits.Bytes)
+	}
+	video := []byte("video bytes")
+	if _, err := h.Queue.PutOutput(ctx, a.Lease, "out.mp4", bytes.NewReader(video), 0); err != nil {
+		t.Fatalf("PutOutput: %v", err)
+	}
+	thumb := []byte("a small jpeg")
+	file := func(name string, size int64) job.File {
+		return job.File{Path: name, Type: job.TypeOf(name), Size: size}
+	}
+	both := []job.File{file("out.mp4", 11), file("thumb.jpg", 1)}
+	for _, tt := range []struct {
+		name   string
+		inline []workqueue.InlineFile
+		files  []job.File
+		check  func(error) bool
+	}{
+		{"more than the assignment allows", []workqueue.InlineFile{{Name: "thumb.jpg", Data: make([]byte, a.InlineBytes+1)}}, both, tooLarge},
+		{"a name no command may write", []workqueue.InlineFile{{Name: ".env", Data: thumb}}, []job.File{file("out.mp4", 11), file(".env", 1)}, refused},
+		{"a traversal name", []workqueue.InlineFile{{Name: "../x/thumb.jpg", Data: thumb}}, both, refused},
+		{"the same file twice", []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}, {Name: "thumb.jpg", Data: thumb}}, both, refused},
+		{"a file the result leaves out", []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}}, []job.File{file("out.mp4", 11)}, refused},
+	} {
+		res := workqueue.Result{Files: tt.files, Inline: tt.inline, ComputeMs: 10, Started: true}
+		if err := h.Queue.Report(ctx, a.Lease, res); !tt.check(err) {
+			t.Errorf("%s: %v, want refused", tt.name, err)
+		}
+		if j := h.Job(t, id); j.Status != job.StatusRunning || j.Output != nil || j.Cost != nil {
+			t.Fatalf("%s changed the job: %s %+v %+v", tt.name, j.Status, j.Output, j.Cost)
+		}
+		if got := h.Output(t, id, "thumb.jpg"); got != nil {
+			t.Fatalf("%s kept the file it carried: %q", tt.name, got)
+		}
+	}
+	res := workqueue.Result{Files: both, Inline: []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}}, ComputeMs: 10, Started: true}
+	for range 2 { // a re-sent result is harmless
+		if err := h.Queue.Report(ctx, a.Lease, res); err != nil {
+			t.Fatalf("the right result: %v", err)
+		}
+	}
+	j := h.Job(t, id)
+	if j.Status != job.StatusComplete || j.Output == nil || len(j.Output.Files) != 2 {
+		t.Fatalf("job %s with %+v", j.Status, j.Output)
+	}
+	for _, f := range j.Output.Files {
+		if want := map[string]int64{"out.mp4": int64(len(video)), "thumb.jpg": int64(len(thumb))}[f.Path]; f.Size != want {
+			t.Errorf("%s recorded as %d bytes, stored %d", f.Path, f.Size, want)
+		}
+	}
+	if got := h.Output(t, id, "thumb.jpg"); !bytes.Equal(got, thumb) {
+		t.Fatalf("the carried file holds %q, want %q", got, thumb)
+	}
+	if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
+		t.Fatalf("the uploaded file holds %q, want %q", got, video)
 	}
 }
 

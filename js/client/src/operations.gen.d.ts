@@ -60,6 +60,8 @@ export type Assignment = {
   /** Where the job's uploaded inputs are read: + asset ID. */
   assetsUrl?: string;
   class: 'cpu' | 'gpu';
+  /** How many bytes of output files the report may carry itself (the result's `inline`) in place of an upload each; absent: none, every file is uploaded. */
+  inlineBytes?: number;
   inputs?: Record<string, unknown>;
   lease: Lease;
   /** How long the lease lasts without a heartbeat, nanoseconds. */
@@ -717,6 +719,12 @@ export type RunResult = {
     steps?: number;
   };
   files?: File[];
+  /** Output files carried in the report, at most the assignment's `inlineBytes` in all, each also named in `files`; held to the rules of an upload. */
+  inline?: ({
+    /** The file's bytes, in base64. */
+    data: string;
+    name: string;
+  })[];
   /** The job's FFmpeg step began. */
   started?: boolean;
 };
