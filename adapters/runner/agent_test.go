@@ -335,3 +335,149 @@ func TestAgentDropsARefusedLease(t *testing.T) {
 		t.Fatalf("the job is %s", j.Status)
 	}
 }
+
+// firstBeat is a work queue that calls before (once) ahead of the first heartbeat, and records
+// when that heartbeat was answered and when the result was reported.
+type firstBeat struct {
+	workqueue.Queue
+	before   func()
+	beats    atomic.Int32
+	once     sync.Once
+	mu       sync.Mutex
+	answered time.Time
+	reported time.Time
+}
+
+func (f *firstBeat) Heartbeat(ctx context.Context, b workqueue.Beat) (workqueue.Ack, error) {
+	f.beats.Add(1)
+	first := false
+	f.once.Do(func() {
+		first = true
+		if f.before != nil {
+			f.before()
+		}
+	})
+	ack, err := f.Queue.Heartbeat(ctx, b)
+	if first {
+		f.mu.Lock()
+		f.answered = time.Now()
+		f.mu.Unlock()
+	}
+	return ack, err
+}
+
+func (f *firstBeat) Report(ctx context.Context, l workqueue.Lease, r workqueue.Result) error {
+	f.mu.Lock()
+	f.reported = time.Now()
+	f.mu.Unlock()
+	return f.Queue.Report(ctx, l, r)
+}
+
+// TestAgentRunsWhileTheFirstHeartbeatIsOut: the run starts without waiting for the first
+// heartbeat's answer (a round trip off the job's path), and the report waits for it.
+func TestAgentRunsWhileTheFirstHeartbeatIsOut(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	gate := make(chan struct{})
+	var open sync.Once
+	q := &firstBeat{Queue: b.queue, before: func() { <-gate }}
+	b.start(t, q, runner.Config{Slots: 1, Heartbeat: time.Hour})
+	t.Cleanup(func() { open.Do(func() { close(gate) }) }) // before the agent's stop, on a failure
+	id := b.submit(t)
+	select {
+	case <-b.exec.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run waited for the first heartbeat's answer")
+	}
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 5}
+	open.Do(func() { close(gate) })
+	b.waitStatus(t, id, job.StatusComplete)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.answered.IsZero() || q.reported.Before(q.answered) {
+		t.Fatalf("first heartbeat answered at %v, the result reported at %v: want the report after", q.answered, q.reported)
+	}
+}
+
+// TestAgentStopsAJobCancelledBeforeItsFirstHeartbeat: a job cancelled between its claim and its
+// first heartbeat is stopped by that heartbeat's answer, and stays cancelled, uncharged.
+func TestAgentStopsAJobCancelledBeforeItsFirstHeartbeat(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	var id atomic.Value
+	q := &firstBeat{Queue: b.queue, before: func() {
+		if _, err := b.h.Cancel.Cancel(context.Background(), b.acct, id.Load().(string)); err != nil {
+			t.Error(err)
+		}
+	}}
+	id.Store(b.submit(t))
+	b.start(t, q, runner.Config{Slots: 1, Heartbeat: time.Hour})
+	select {
+	case got := <-b.exec.stopped:
+		if got != id.Load() {
+			t.Fatalf("stopped %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run of a job cancelled before its first heartbeat went on")
+	}
+	if j := b.waitStatus(t, id.Load().(string), job.StatusCancelled); j.Cost != nil && j.Cost.Amount != 0 {
+		t.Fatalf("the cancelled job was charged %+v", j.Cost)
+	}
+}
+
+// TestAgentSaysRunningAndExecutingInOneHeartbeat: a run whose compute begins at once sends one
+// heartbeat that moves the job to running and says the compute began, not one of each.
+func TestAgentSaysRunningAndExecutingInOneHeartbeat(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	q := &firstBeat{Queue: b.queue}
+	b.start(t, q, runner.Config{Slots: 1, Heartbeat: time.Hour, FirstHeartbeat: time.Hour})
+	id := b.submit(t)
+	<-b.exec.started
+	b.waitJob(t, id, "executing", func(j *job.Job) bool { return j.Status == job.StatusRunning && j.ExecStartedAt != nil })
+	b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 5}
+	b.waitStatus(t, id, job.StatusComplete)
+	if n := q.beats.Load(); n != 1 {
+		t.Fatalf("%d heartbeats, want 1", n)
+	}
+}
+
+// startsLate is an executor whose compute begins only when begin is closed (its inputs are slow
+// to fetch), and then completes.
+type startsLate struct{ begin chan struct{} }
+
+func (s startsLate) Execute(ctx context.Context, _ workqueue.Assignment, _ string, h runner.Hooks) workqueue.Result {
+	select {
+	case <-s.begin:
+	case <-ctx.Done():
+		return workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindCancelled}}
+	}
+	h.Executing()
+	return workqueue.Result{Data: json.RawMessage(`{"ok":true}`), ComputeMs: 5}
+}
+
+// TestAgentSaysRunningBeforeASlowStart: a run whose compute has not begun FirstHeartbeat after
+// its claim is seen running all the same, and says its compute began when it does.
+func TestAgentSaysRunningBeforeASlowStart(t *testing.T) {
+	t.Parallel()
+	b := agentSetup(t)
+	exec := startsLate{begin: make(chan struct{})}
+	a, err := runner.New(runner.Config{Class: job.ClassCPU, WorkRoot: t.TempDir(), Poll: 10 * time.Millisecond, Slots: 1,
+		Heartbeat: time.Hour, FirstHeartbeat: 20 * time.Millisecond, Log: slog.New(slog.DiscardHandler)},
+		b.queue, map[string]runner.Executor{ffmpegjob.Name: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	id := b.submit(t)
+	if j := b.waitStatus(t, id, job.StatusRunning); j.ExecStartedAt != nil {
+		t.Fatalf("the compute began at %v, before the executor said so", j.ExecStartedAt)
+	}
+	close(exec.begin)
+	if j := b.waitStatus(t, id, job.StatusComplete); j.ExecStartedAt == nil {
+		t.Fatal("the job completed without its compute's start recorded")
+	}
+}
