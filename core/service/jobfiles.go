@@ -142,8 +142,11 @@ func (s *Runs) checkStored(ctx context.Context, who workqueue.Identity, l workqu
 // attempt's, or ended) has nothing stored. It returns the uploads the result records in the
 // same write that takes it (recordInline).
 func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqueue.Lease, j *job.Job, caps billing.Plan, files []workqueue.InlineFile) ([]job.Upload, error) {
-	if j == nil || j.Attempt != l.Attempt || j.Status.Terminal() {
+	if j == nil || j.Status.Terminal() {
 		return nil, nil // the report is refused, or was taken already: its write says which
+	}
+	if err := s.holds(j, who, l); err != nil {
+		return nil, err // nothing is written for a lease that is not this worker's
 	}
 	var total int64
 	named := map[string]bool{}

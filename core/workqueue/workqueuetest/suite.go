@@ -642,10 +642,18 @@ func TestForeignOrForgedLeaseIsRefused(t *testing.T, f Features, newHarness Cons
 		if err := h.Queue.Report(ctx, l, workqueue.Result{Data: json.RawMessage(`{}`)}); !errors.Is(err, workqueue.ErrLeaseRefused) {
 			t.Errorf("report with %s: %v", name, err)
 		}
+		carrying := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo}},
+			Inline: []workqueue.InlineFile{{Name: "out.mp4", Data: []byte("not yours")}}}
+		if err := h.Queue.Report(ctx, l, carrying); !errors.Is(err, workqueue.ErrLeaseRefused) {
+			t.Errorf("report carrying a file with %s: %v", name, err)
+		}
 	}
 	for _, id := range []string{first, second} {
 		if j := h.Job(t, id); j.Status != job.StatusDispatched {
 			t.Fatalf("refused calls changed job %s: %s", id, j.Status)
+		}
+		if got := h.Output(t, id, "out.mp4"); got != nil {
+			t.Fatalf("a refused report stored a file of job %s: %q", id, got)
 		}
 	}
 }
