@@ -12,6 +12,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/asset/assettest"
 	"github.com/mediajobs/mediajobs/core/batch/batchtest"
 	"github.com/mediajobs/mediajobs/core/billing/billingtest"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/clock/clocktest"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -89,7 +90,7 @@ func setupWith(t *testing.T, obs service.Observer) *harness {
 }
 
 // setupOptions is setup with the harness's options changed by o's non-zero fields (Observer,
-// Recheck, Split).
+// Recheck, Split, Blobs).
 func setupOptions(t *testing.T, o servicetest.Options) *harness {
 	t.Helper()
 	reg, err := jobtype.NewRegistry(testType{}, ffmpegjob.Type{})
@@ -97,7 +98,11 @@ func setupOptions(t *testing.T, o servicetest.Options) *harness {
 		t.Fatal(err)
 	}
 	blobs := blobtest.NewMemory()
-	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: blobs, MaxUpload: 10, Lease: lease, Observer: o.Observer, Recheck: o.Recheck, Waits: o.Waits, WaitRecheck: o.WaitRecheck, Split: o.Split})
+	var store blob.Store = blobs
+	if o.Blobs != nil {
+		store = o.Blobs // the test reads it itself; h.blobs is unused
+	}
+	s := servicetest.New(t, servicetest.Options{Types: reg, Blobs: store, MaxUpload: 10, Lease: lease, Observer: o.Observer, Recheck: o.Recheck, Waits: o.Waits, WaitRecheck: o.WaitRecheck, Split: o.Split})
 	return &harness{Harness: s, ctx: context.Background(), clock: s.Clock, store: s.Store, accounts: s.Accounts, assets: s.Assets,
 		ledger: s.Ledger, hooks: s.Hooks, blobs: blobs, hints: s.Hints, tokens: s.Tokens,
 		auth: s.Auth, submit: s.Submit, jobs: s.Jobs, cancel: s.Cancel, runs: s.Runs, uploads: s.Uploads, batches: s.Batches,

@@ -136,20 +136,22 @@ func (s *Runs) checkStored(ctx context.Context, who workqueue.Identity, l workqu
 }
 
 // storeInline stores the files a report carries (Result.Inline) as PutOutput would store them:
-// names the validator lets a command write, each once, no more bytes than the assignment
-// allowed (InlineBytes), and within the plan's caps together with the files stored under the
-// lease already. j is the job as the report found it; a job the report will not finish (another
-// attempt's, or ended) has nothing stored. It returns the uploads the result records in the
-// same write that takes it (recordInline).
+// names the validator lets a command write, each once and none stored under the lease already,
+// no more bytes than the assignment allowed (InlineBytes), and within the plan's caps together
+// with the files stored under the lease. j is the job as the report found it; nothing is
+// written for a job the report will not finish (ended, or not this worker's lease). It returns
+// the uploads that the write taking the result records (addInline); a report that is not taken
+// deletes them again (dropInline).
 func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqueue.Lease, j *job.Job, caps billing.Plan, files []workqueue.InlineFile) ([]job.Upload, error) {
-	if j == nil || j.Status.Terminal() {
-		return nil, nil // the report is refused, or was taken already: its write says which
+	if len(files) == 0 || j == nil || j.Status.Terminal() {
+		return nil, nil // nothing carried, or the report is refused or was taken already: its write says which
 	}
 	if err := s.holds(j, who, l); err != nil {
-		return nil, err // nothing is written for a lease that is not this worker's
+		return nil, err
 	}
 	var total int64
 	named := map[string]bool{}
+	ups := slices.Clone(j.Uploads)
 	for _, f := range files {
 		if err := checkOutputName(f.Name); err != nil {
 			return nil, s.refusedFiles(who, l, err)
@@ -159,14 +161,14 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 		}
 		named[f.Name] = true
 		total += int64(len(f.Data))
+		ups = append(ups, job.Upload{Name: f.Name, Size: int64(len(f.Data))})
+	}
+	if _, err := addInline(j.Uploads, ups[len(j.Uploads):]); err != nil {
+		return nil, s.refusedFiles(who, l, err)
 	}
 	if most := min(workqueue.DefaultInlineBytes, caps.JobBytes); total > most {
 		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
 			"the result carries %d bytes of files, past the %d a report may carry: store them with PutOutput", total, most))
-	}
-	ups := recordInline(j.Uploads, nil)
-	for _, f := range files {
-		ups = recordInline(ups, []job.Upload{{Name: f.Name, Size: int64(len(f.Data))}})
 	}
 	var sum int64
 	for _, u := range ups {
@@ -180,7 +182,7 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 	for _, f := range files {
 		n, err := s.p.Blobs.Put(ctx, blob.OutputKey(j.AccountID, j.ID, f.Name), bytes.NewReader(f.Data), int64(len(f.Data)))
 		if err != nil {
-			s.deleteInline(ctx, j, stored)
+			s.dropInline(ctx, j.ID, stored)
 			return nil, err
 		}
 		stored = append(stored, job.Upload{Name: f.Name, Size: n})
@@ -188,20 +190,46 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 	return stored, nil
 }
 
-// recordInline is the lease's uploads with the files a report carried, each replacing an
-// upload of its name.
-func recordInline(ups, inline []job.Upload) []job.Upload {
-	out := slices.Clone(ups)
+// addInline is the lease's uploads with the files a report carried, none of which may have
+// been stored under the lease already: a carried file never replaces an upload (whose bytes a
+// refused report would otherwise take with it).
+func addInline(ups, inline []job.Upload) ([]job.Upload, error) {
 	for _, in := range inline {
-		out = slices.DeleteFunc(out, func(u job.Upload) bool { return u.Name == in.Name })
-		out = append(out, in)
+		if slices.ContainsFunc(ups, func(u job.Upload) bool { return u.Name == in.Name }) {
+			return nil, problem.Reject(problem.CodeConflict, "the result carries %s, which was stored under this lease already", in.Name)
+		}
 	}
-	return out
+	return append(slices.Clone(ups), inline...), nil
 }
 
-// deleteInline deletes the files storeInline stored for a report that was not taken.
-func (s *Runs) deleteInline(ctx context.Context, j *job.Job, ups []job.Upload) {
+// dropInline deletes the files storeInline stored for a report whose write did not take them:
+// each that the job, read again, does not record (as an upload of its attempt, or an output).
+// The job's own record decides, not the write's error: a write may commit and fail to say so,
+// a resent report may lose the race to its first sending, and another attempt may since have
+// stored a file of the same name. A job that cannot be read keeps the files.
+func (s *Runs) dropInline(ctx context.Context, jobID string, ups []job.Upload) {
+	if len(ups) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the worker's request may be what ended
+	j, err := s.p.Jobs.Get(ctx, jobID)
+	if err != nil {
+		s.p.Log.Warn("reading a job to clean up a refused report's files failed", "job", jobID, "err", err)
+		return
+	}
+	recorded := map[string]bool{}
+	for _, u := range j.Uploads {
+		recorded[u.Name] = true
+	}
+	if j.Output != nil {
+		for _, f := range j.Output.Files {
+			recorded[f.Path] = true
+		}
+	}
 	for _, u := range ups {
+		if recorded[u.Name] {
+			continue
+		}
 		if err := s.p.Blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name)); err != nil {
 			s.p.Log.Warn("deleting a file of a refused report failed", "job", j.ID, "file", u.Name, "err", err)
 		}

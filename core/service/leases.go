@@ -157,7 +157,11 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 			}
 		}
 		if r.Failure == nil {
-			j.Uploads = recordInline(j.Uploads, inline)
+			ups, err := addInline(j.Uploads, inline) // an upload may have landed meanwhile
+			if err != nil {
+				return s.refusedFiles(who, l, err)
+			}
+			j.Uploads = ups
 			files, err := s.checkReport(j, who, r.Files, caps)
 			if err != nil {
 				return err
@@ -179,11 +183,8 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		}
 		return s.finish(j, r, now)
 	})
-	// Files carried by a report that was not taken are not the job's. (One that found the job
-	// ended meanwhile keeps them: a resent report that lost the race to its first sending
-	// wrote the same bytes that the first recorded.)
-	if err != nil && !errors.Is(err, errUnchanged) {
-		s.deleteInline(ctx, cur, inline)
+	if err != nil {
+		s.dropInline(ctx, l.JobID, inline) // files carried by a report not taken are not the job's
 	}
 	switch {
 	case errors.Is(err, errUnchanged):

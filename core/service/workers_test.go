@@ -1,17 +1,23 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/blob"
+	"github.com/mediajobs/mediajobs/core/blob/blobtest"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -82,6 +88,45 @@ func TestLeaseBoundToItsWorker(t *testing.T) {
 	list, err := h.Workers.List(h.ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "a" || list[0].RunningJobs != 1 || list[0].Version != "v9" || list[0].LastSeen == nil {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// A report carrying files with another worker's lease writes nothing: the holder's upload of the
+// same name keeps its bytes.
+func TestCarriedFilesBoundToTheLeasesWorker(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	id := h.submitJob(t, acc, `{}`).ID
+	_, a, _ := h.Workers.Create(h.ctx, "a", "")
+	_, b, _ := h.Workers.Create(h.ctx, "b", "")
+	as, err := h.runs.As(a.Identity()).Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
+	if err != nil || len(as) != 1 {
+		t.Fatalf("claim: %v %v", as, err)
+	}
+	l := as[0].Lease
+	if _, err := h.runs.As(a.Identity()).PutOutput(h.ctx, l, "out.mp4", strings.NewReader("the holder's"), 0); err != nil {
+		t.Fatal(err)
+	}
+	res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Type: job.FileVideo}},
+		Inline: []workqueue.InlineFile{{Name: "out.mp4", Data: []byte("not yours")}, {Name: "x.png", Data: []byte("nor this")}}}
+	if err := h.runs.As(b.Identity()).Report(h.ctx, l, res); !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Fatalf("another worker's report: %v", err)
+	}
+	read := func(name string) (string, bool) {
+		b, err := h.blobs.Open(h.ctx, blob.OutputKey(acc.ID, id, name))
+		if err != nil {
+			return "", false
+		}
+		defer b.Close()
+		data, _ := io.ReadAll(b)
+		return string(data), true
+	}
+	if got, _ := read("out.mp4"); got != "the holder's" {
+		t.Fatalf("the holder's upload holds %q", got)
+	}
+	if _, ok := read("x.png"); ok {
+		t.Fatal("another worker's report stored x.png")
 	}
 }
 
@@ -187,5 +232,61 @@ func TestReportHeldToStoredSizes(t *testing.T) {
 	}
 	if got := h.job(t, j.ID); got.Status != job.StatusRunning {
 		t.Fatalf("the job is %s", got.Status)
+	}
+}
+
+// gathering is a blob store whose writes wait until n have begun (or a few seconds have
+// passed): reports sent at once all store their files before any of them is taken.
+type gathering struct {
+	*blobtest.Memory
+	n       int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+}
+
+func (g *gathering) Put(ctx context.Context, key string, r io.Reader, max int64) (int64, error) {
+	g.mu.Lock()
+	if g.arrived++; g.arrived == g.n {
+		close(g.all)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.all:
+	case <-time.After(5 * time.Second):
+	}
+	return g.Memory.Put(ctx, key, r, max)
+}
+
+// Of reports sent at once under one lease, each carrying a file of its own, one is taken; the
+// files of the others are deleted, so that racing reports cannot store more than the plan
+// allows.
+func TestConcurrentReportsKeepOneResultsFiles(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	blobs := &gathering{Memory: blobtest.NewMemory(), n: n, all: make(chan struct{})}
+	h := setupOptions(t, servicetest.Options{Blobs: blobs})
+	acc := h.open(t, account.PlanPro, 1000)
+	id := h.submitJob(t, acc, `{}`).ID
+	a := h.claim(t, job.ClassCPU)
+	h.beat(t, a.Lease, 0, true)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			name := fmt.Sprintf("r%d.png", i)
+			res := workqueue.Result{Files: []job.File{{Path: name, Type: job.FileImage}},
+				Inline: []workqueue.InlineFile{{Name: name, Data: []byte(name)}}, ComputeMs: 10, Started: true}
+			if err := h.runs.Report(h.ctx, a.Lease, res); err != nil {
+				t.Errorf("report %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	j, err := h.store.Get(h.ctx, id)
+	if err != nil || j.Status != job.StatusComplete || j.Output == nil || len(j.Output.Files) != 1 {
+		t.Fatalf("job %+v (%v), want complete with one file", j, err)
+	}
+	if keys := blobs.Keys(); len(keys) != 1 || keys[0] != blob.OutputKey(acc.ID, id, j.Output.Files[0].Path) {
+		t.Fatalf("stored %v, want the taken report's %s alone", keys, j.Output.Files[0].Path)
 	}
 }

@@ -495,6 +495,8 @@ func TestReportCarriesSmallFiles(t *testing.T, f Features, newHarness Constructo
 		{"a traversal name", []workqueue.InlineFile{{Name: "../x/thumb.jpg", Data: thumb}}, both, refused},
 		{"the same file twice", []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}, {Name: "thumb.jpg", Data: thumb}}, both, refused},
 		{"a file the result leaves out", []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}}, []job.File{file("out.mp4", 11)}, refused},
+		{"a name uploaded already", []workqueue.InlineFile{{Name: "thumb.jpg", Data: thumb}, {Name: "out.mp4", Data: []byte("other")}}, both, refused},
+		{"past the plan's files with those stored", many(a.Limits.Files), append(both, names(a.Limits.Files)...), tooLarge},
 	} {
 		res := workqueue.Result{Files: tt.files, Inline: tt.inline, ComputeMs: 10, Started: true}
 		if err := h.Queue.Report(ctx, a.Lease, res); !tt.check(err) {
@@ -528,6 +530,29 @@ func TestReportCarriesSmallFiles(t *testing.T, f Features, newHarness Constructo
 	if got := h.Output(t, id, "out.mp4"); !bytes.Equal(got, video) {
 		t.Fatalf("the uploaded file holds %q, want %q", got, video)
 	}
+	for _, f := range names(a.Limits.Files) {
+		if got := h.Output(t, id, f.Path); got != nil {
+			t.Fatalf("a refused report's %s is stored", f.Path)
+		}
+	}
+}
+
+// many is n tiny files to carry, named as names names them.
+func many(n int) []workqueue.InlineFile {
+	var out []workqueue.InlineFile
+	for _, f := range names(n) {
+		out = append(out, workqueue.InlineFile{Name: f.Path, Data: []byte("i")})
+	}
+	return out
+}
+
+// names is n image files, p0001.png on.
+func names(n int) []job.File {
+	var out []job.File
+	for i := range n {
+		out = append(out, job.File{Path: fmt.Sprintf("p%04d.png", i+1), Type: job.FileImage, Size: 1})
+	}
+	return out
 }
 
 // TestComputeIsWhatTheControlPlaneSaw: a worker's compute figure is a hint: the charge is never
