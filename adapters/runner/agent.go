@@ -384,6 +384,8 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		case <-b.now:
 		case <-t.C:
 		case <-ran:
+		case <-ctx.Done():
+			return // stopped before it began (a drain): its hand-back starts the job if need be
 		}
 		_ = b.send(ctx)
 	}()
@@ -442,9 +444,11 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 	}
 	began := time.Now()
 	res, cleanup := a.execute(ctx, w, hooks)
-	// The work directory goes after the report: removing it took 0.5 to 3 ms, which the
-	// job's end need not wait for.
-	defer cleanup()
+	// The work directory goes beside the report, not before it: removing it took 0.5 to 3 ms,
+	// which the job's end need not wait for; the run ends when both are done.
+	removed := make(chan struct{})
+	go func() { defer close(removed); cleanup() }()
+	defer func() { <-removed }()
 	close(ran)
 	<-firstDone
 	stopBeats()
