@@ -3,6 +3,7 @@ package httpqueue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,22 +36,52 @@ func NewFiles(token string, hc *http.Client) *Files {
 	return &Files{token: token, http: hc}
 }
 
+// openAnswerWithin bounds how long Open waits for an asset's answer to begin. The control plane
+// answers once the file is open, so a longer wait is a connection that died under the request
+// (a network cut): it is given up as unavailable, for the caller to try again on a new
+// connection, rather than waited on for the transport's ResponseHeaderTimeout, which is long
+// for the outputs' uploads (answered only once the whole body is stored).
+var openAnswerWithin = 30 * time.Second
+
+var errNoAnswer = errors.New("no answer began in time")
+
 // Open reads the asset at target, on behalf of lease l. A 409 is workqueue.ErrLeaseRefused.
 func (f *Files) Open(ctx context.Context, target string, l workqueue.Lease) (io.ReadCloser, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
 	req, err := f.request(ctx, http.MethodGet, target, nil)
 	if err != nil {
+		cancel(nil)
 		return nil, err
 	}
 	lease(req, l)
+	timer := time.AfterFunc(openAnswerWithin, func() { cancel(errNoAnswer) })
 	resp, err := f.http.Do(req)
+	if !timer.Stop() && err == nil { // the answer began just as the time was up
+		resp.Body.Close()
+		err = errNoAnswer
+	}
 	if err != nil {
+		cancel(nil)
 		return nil, fmt.Errorf("httpqueue: GET %s: %w: %w", req.URL.Path, workqueue.ErrUnavailable, err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		defer cancel(nil)
 		defer resp.Body.Close()
 		return nil, fail(resp)
 	}
-	return resp.Body, nil
+	return cancelOnClose{resp.Body, cancel}, nil
+}
+
+// cancelOnClose is a response body that ends its request's context when closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel(nil)
+	return err
 }
 
 // Put streams r to target as an output of lease l's job, at most max bytes (0: no cap here;

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +167,45 @@ func TestUnavailableControlPlane(t *testing.T) {
 			t.Errorf("heartbeat to %s: %v, want ErrUnavailable", base, err)
 		}
 		q.CloseIdleConnections()
+	}
+}
+
+// TestOpenGivesUpOnAnAnswerThatNeverBegins: an asset's read whose answer does not begin (its
+// connection died under it, as in a network cut) is given up as unavailable within
+// openAnswerWithin, for the runner to try again, and the next read on a new connection
+// succeeds. Not parallel: it sets the package's wait.
+func TestOpenGivesUpOnAnAnswerThatNeverBegins(t *testing.T) {
+	defer httpqueue.SetOpenAnswerWithin(200 * time.Millisecond)()
+	var calls atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // the first answer never begins
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		_, _ = w.Write([]byte("asset"))
+	}))
+	defer srv.Close()
+	defer close(release)
+	f := httpqueue.NewFiles("mjw_token", nil)
+	defer f.CloseIdleConnections()
+	l := workqueue.Lease{JobID: "job_1", Attempt: 1, Token: "t"}
+	began := time.Now()
+	if _, err := f.Open(context.Background(), srv.URL+"/a", l); !errors.Is(err, workqueue.ErrUnavailable) {
+		t.Fatalf("an answer that never began: %v, want unavailable", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("given up after %v", took)
+	}
+	r, err := f.Open(context.Background(), srv.URL+"/a", l)
+	if err != nil {
+		t.Fatalf("the next read: %v", err)
+	}
+	defer r.Close()
+	if b, _ := io.ReadAll(r); string(b) != "asset" {
+		t.Fatalf("read %q", b)
 	}
 }
