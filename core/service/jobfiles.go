@@ -151,7 +151,7 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 	}
 	var total int64
 	named := map[string]bool{}
-	ups := slices.Clone(j.Uploads)
+	carried := make([]job.Upload, 0, len(files))
 	for _, f := range files {
 		if err := checkOutputName(f.Name); err != nil {
 			return nil, s.refusedFiles(who, l, err)
@@ -161,9 +161,10 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 		}
 		named[f.Name] = true
 		total += int64(len(f.Data))
-		ups = append(ups, job.Upload{Name: f.Name, Size: int64(len(f.Data))})
+		carried = append(carried, job.Upload{Name: f.Name, Size: int64(len(f.Data))})
 	}
-	if _, err := addInline(j.Uploads, ups[len(j.Uploads):]); err != nil {
+	ups, err := addInline(j.Uploads, carried)
+	if err != nil {
 		return nil, s.refusedFiles(who, l, err)
 	}
 	if most := min(workqueue.DefaultInlineBytes, caps.JobBytes); total > most {
@@ -217,15 +218,7 @@ func (s *Runs) dropInline(ctx context.Context, jobID string, ups []job.Upload) {
 		s.p.Log.Warn("reading a job to clean up a refused report's files failed", "job", jobID, "err", err)
 		return
 	}
-	recorded := map[string]bool{}
-	for _, u := range j.Uploads {
-		recorded[u.Name] = true
-	}
-	if j.Output != nil {
-		for _, f := range j.Output.Files {
-			recorded[f.Path] = true
-		}
-	}
+	recorded := storedNames(j)
 	for _, u := range ups {
 		if recorded[u.Name] {
 			continue
@@ -234,6 +227,20 @@ func (s *Runs) dropInline(ctx context.Context, jobID string, ups []job.Upload) {
 			s.p.Log.Warn("deleting a file of a refused report failed", "job", j.ID, "file", u.Name, "err", err)
 		}
 	}
+}
+
+// storedNames is the names of the files a job records: its attempt's uploads and its outputs.
+func storedNames(j *job.Job) map[string]bool {
+	names := map[string]bool{}
+	for _, u := range j.Uploads {
+		names[u.Name] = true
+	}
+	if j.Output != nil {
+		for _, f := range j.Output.Files {
+			names[f.Path] = true
+		}
+	}
+	return names
 }
 
 // putOutput stores one output file of the lease's job, within the plan's caps for the whole

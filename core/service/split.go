@@ -322,16 +322,7 @@ func endParts(ctx context.Context, jobs job.Store, blobs blob.Store, clk clock.C
 			log.Warn("ending a part of a split job failed", "job", p.ParentID, "part", p.ID, "err", err)
 			continue
 		}
-		names := map[string]bool{}
-		for _, u := range j.Uploads {
-			names[u.Name] = true
-		}
-		if j.Output != nil {
-			for _, f := range j.Output.Files {
-				names[f.Path] = true
-			}
-		}
-		for n := range names {
+		for n := range storedNames(j) {
 			if err := blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, n)); err != nil {
 				log.Warn("deleting a part's file failed", "job", p.ParentID, "part", p.ID, "file", n, "err", err)
 			}
