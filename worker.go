@@ -49,6 +49,8 @@ type WorkerConfig struct {
 	// MetricsAddr serves this worker's Prometheus metrics at /metrics on its own listener;
 	// empty: off.
 	MetricsAddr string
+	// PprofAddr serves this worker's Go profiles (net/http/pprof) on its own listener; empty: off.
+	PprofAddr string
 	Transcription
 	Log *slog.Logger
 }
@@ -67,6 +69,7 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DockerImage, "docker-image", env("MEDIAJOBS_DOCKER_IMAGE", dockersandbox.DefaultImage), "image with ffmpeg and ffprobe for --sandbox docker (MEDIAJOBS_DOCKER_IMAGE)")
 	fs.StringVar(&c.DockerHost, "docker-host", env("DOCKER_HOST", ""), "Docker Engine address for --sandbox docker; default the local socket (DOCKER_HOST)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("MEDIAJOBS_METRICS_ADDR", ""), "serve this worker's Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9101; empty: off (MEDIAJOBS_METRICS_ADDR)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("MEDIAJOBS_PPROF_ADDR", ""), "serve this worker's Go profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6061; empty: off (MEDIAJOBS_PPROF_ADDR)")
 	c.Transcription.Flags(fs)
 	fs.StringVar(&c.LogFormat, "log-format", env("MEDIAJOBS_LOG_FORMAT", "json"), "log format: json (one object a line) or text (MEDIAJOBS_LOG_FORMAT)")
 	// The token comes from the environment only: a flag would show it in the process list.
@@ -124,6 +127,13 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	}
 	if wm != nil {
 		stop, err := serveMetrics(cfg.MetricsAddr, wm.Handler(), cfg.Log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if cfg.PprofAddr != "" {
+		stop, err := servePprof(cfg.PprofAddr, cfg.Log)
 		if err != nil {
 			return err
 		}

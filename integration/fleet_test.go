@@ -298,15 +298,25 @@ func testControlPlaneRestart(t *testing.T, tr transport) {
 }
 
 // TestWorkerMetrics: a worker started with --metrics-addr counts its runs by outcome and its
-// slots at /metrics.
+// slots at /metrics; with --pprof-addr it serves Go's profiles on that address.
 func TestWorkerMetrics(t *testing.T) {
 	t.Parallel()
 	srv := fleetServer(t, sqliteBackend, nil)
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
-	addr := freeAddr(t)
-	startWorker(t, srv.Base, 3, "MEDIAJOBS_METRICS_ADDR="+addr)
+	addr, pprofAddr := freeAddr(t), freeAddr(t)
+	startWorker(t, srv.Base, 3, "MEDIAJOBS_METRICS_ADDR="+addr, "MEDIAJOBS_PPROF_ADDR="+pprofAddr)
 	if j := c.complete(ffmpegJob(trivialCommand, nil, nil)); j.Status != "complete" {
 		t.Fatalf("job: %s %s", j.Status, errorText(j))
+	}
+	// The profiles listen before the worker claims: it is up once a job has run.
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(cmdline), "worker") {
+		t.Fatalf("worker /debug/pprof/cmdline: %d %q", resp.StatusCode, cmdline)
 	}
 	wants := []string{
 		`mediajobs_worker_runs_total{class="cpu",outcome="complete",type="ffmpeg"} 1`,
