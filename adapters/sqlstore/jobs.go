@@ -2,9 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -202,8 +204,31 @@ func (s *Store) Create(ctx context.Context, j *job.Job) error {
 
 // Get returns a job or problem.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
+	st, err := s.hot.stmt(ctx, s.r, hotJob)
+	if err != nil {
+		return nil, err
+	}
+	return s.readJob(ctx, st, id)
+}
+
+// readJob reads job id with st, a prepared hotJob or hotJobLocked.
+func (s *Store) readJob(ctx context.Context, st *sql.Stmt, id string) (*job.Job, error) {
+	rows, err := st.QueryContext(ctx, id)
+	if err != nil {
+		return nil, mapErr("job "+id, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, mapErr("job "+id, err)
+		}
+		return nil, mapErr("job "+id, sql.ErrNoRows)
+	}
 	var r jobRow
-	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+	if err := s.r.ScanRow(ctx, rows, &r); err != nil {
+		return nil, mapErr("job "+id, err)
+	}
+	if err := rows.Close(); err != nil {
 		return nil, mapErr("job "+id, err)
 	}
 	return r.job()
@@ -227,12 +252,14 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		var r jobRow
-		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
-			return mapErr("job "+id, err)
-		}
-		j, err := r.job()
+	locked, err := s.hot.stmt(ctx, s.w, hotJobLocked)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		st := tx.StmtContext(ctx, locked)
+		defer st.Close()
+		j, err := s.readJob(ctx, st, id)
 		if err != nil {
 			return err
 		}
@@ -368,6 +395,15 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	var prepared *sql.Stmt
+	if !s.postgres {
+		// Prepared before the transaction, which holds SQLite's one writer connection.
+		st, err := s.hot.claim(ctx, s.w, s.claimQuery(s.w, p, true).String())
+		if err != nil {
+			return nil, err
+		}
+		prepared = st
+	}
 	var out []*job.Job
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// Claims take turns (on PostgreSQL; SQLite's single writer serialises them already): a
@@ -376,22 +412,8 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		if err := s.lockClaims(ctx, tx); err != nil {
 			return err
 		}
-		groups, ranked := s.candidates(tx, p)
-		if len(p.Concurrency) > 0 {
-			ranked = withinCaps(tx, ranked, p)
-		}
-		// Only the IDs are ordered and locked, then the chosen rows read: ordering whole rows
-		// (their inputs and params) spilled a backlog's sort to disk. The status is checked on
-		// the row itself as well: PostgreSQL checks a row it waited for again against the
-		// locked table's own conditions only, not the subquery's.
-		var ids []string
-		q := tx.NewSelect().With("grp", groups).TableExpr("jobs AS job_row").ColumnExpr("job_row.id").
-			Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
-			Where("job_row.status = ?", string(job.StatusWaiting)).OrderExpr(claimOrder).Limit(int64(p.Limit))
-		if s.postgres {
-			q = q.For("UPDATE OF job_row SKIP LOCKED")
-		}
-		if err := q.Scan(ctx, &ids); err != nil {
+		ids, err := s.claimIDs(ctx, tx, p, prepared)
+		if err != nil {
 			return mapErr("claim jobs", err)
 		}
 		if len(ids) == 0 {
@@ -425,6 +447,51 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// claimQuery is a claim's choice of up to p.Limit job IDs, on db; with params, the runner and
+// the time are the parameters ?1 and ?2 of a statement to prepare (claimIDs). Only the IDs are ordered and
+// locked, then the chosen rows read: ordering whole rows (their inputs and params) spilled a
+// backlog's sort to disk. The status is checked on the row itself as well: PostgreSQL checks a
+// row it waited for again against the locked table's own conditions only, not the subquery's.
+func (s *Store) claimQuery(db bun.IDB, p job.ClaimParams, params bool) *bun.SelectQuery {
+	groups, ranked := s.candidates(db, p, params)
+	if len(p.Concurrency) > 0 {
+		ranked = withinCaps(db, ranked, p)
+	}
+	q := db.NewSelect().With("grp", groups).TableExpr("jobs AS job_row").ColumnExpr("job_row.id").
+		Join("JOIN (?) AS o ON o.id = job_row.id", ranked).
+		Where("job_row.status = ?", string(job.StatusWaiting)).OrderExpr(claimOrder).Limit(int64(p.Limit))
+	if s.postgres {
+		q = q.For("UPDATE OF job_row SKIP LOCKED")
+	}
+	return q
+}
+
+// claimIDs runs a claim's choice of job IDs (claimQuery) in tx. On PostgreSQL bun writes it out
+// whole and the server parses it; on SQLite, where parsing it took a third of a claim's time,
+// it runs prepared: one statement for each text (a class, a limit, the plans' caps), kept with
+// the store's hot statements, with the runner and the time as its parameters (candidates).
+func (s *Store) claimIDs(ctx context.Context, tx bun.Tx, p job.ClaimParams, prepared *sql.Stmt) ([]string, error) {
+	var ids []string
+	if prepared == nil {
+		err := s.claimQuery(tx, p, false).Scan(ctx, &ids)
+		return ids, err
+	}
+	now := s.w.Dialect().AppendTime(nil, p.Now) // as bun writes a time: a quoted literal
+	rows, err := tx.StmtContext(ctx, prepared).QueryContext(ctx, p.Runner, string(now[1:len(now)-1]))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // claimOrder is job.Order over the columns of ranked: priority, turn, the account served
@@ -464,11 +531,16 @@ func (s *Store) ranked(tx bun.IDB, class job.Class) *bun.SelectQuery {
 //
 // A job that avoids the claiming runner (job.Job.Avoid) until after p.Now is left out of all
 // three, as if it were not waiting.
-func (s *Store) candidates(tx bun.IDB, p job.ClaimParams) (groups, cands *bun.SelectQuery) {
+func (s *Store) candidates(tx bun.IDB, p job.ClaimParams, params bool) (groups, cands *bun.SelectQuery) {
 	class, limit := p.Class, p.Limit
-	// claimable leaves out, of the jobs under alias, those that avoid the claiming runner.
-	claimable := func(alias string) (string, string, time.Time) {
-		return "(" + alias + ".avoid_runner IS NULL OR " + alias + ".avoid_runner <> ? OR " + alias + ".avoid_until <= ?)", p.Runner, p.Now.UTC()
+	// claimable leaves out, of the jobs under alias, those that avoid the claiming runner; with
+	// params, the runner and the time are the parameters ?1 and ?2 (claimQuery).
+	var runner, now any = p.Runner, p.Now.UTC()
+	if params {
+		runner, now = bun.Safe("?1"), bun.Safe("?2")
+	}
+	claimable := func(alias string) (string, any, any) {
+		return "(" + alias + ".avoid_runner IS NULL OR " + alias + ".avoid_runner <> ? OR " + alias + ".avoid_until <= ?)", runner, now
 	}
 	// boundary is the created_at or ID of a group's offset-th oldest waiting job (from 0), or
 	// of its newest where dir is DESC.
@@ -501,12 +573,13 @@ func (s *Store) candidates(tx bun.IDB, p job.ClaimParams) (groups, cands *bun.Se
 // plan. Accounts whose plan has no cap, or that the accounts table lacks, pass, and so do a
 // split job's parts, which are neither counted nor capped: their job is (a split job waiting
 // for its parts must not hold the slots they need).
-func withinCaps(tx bun.Tx, ranked *bun.SelectQuery, p job.ClaimParams) *bun.SelectQuery {
+func withinCaps(tx bun.IDB, ranked *bun.SelectQuery, p job.ClaimParams) *bun.SelectQuery {
 	caps := "CASE a.plan"
 	var args []any
-	for plan, n := range p.Concurrency {
+	// In a fixed order, so that the claim's text, and its prepared statement, stay the same.
+	for _, plan := range slices.Sorted(maps.Keys(p.Concurrency)) {
 		caps += " WHEN ? THEN ?"
-		args = append(args, plan, n)
+		args = append(args, plan, p.Concurrency[plan])
 	}
 	caps += " END"
 	capped := tx.NewSelect().TableExpr("(?) AS r", ranked).

@@ -91,7 +91,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		_ = w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r}
+	s := &Store{w: w, r: r, hot: hotStmts{maxClaims: maxClaimStmts}}
 	s.startCommitter()
 	return open(ctx, s)
 }

@@ -1,0 +1,66 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/job/jobtest"
+)
+
+func openSQLiteT(t *testing.T) *Store {
+	t.Helper()
+	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mediajobs.db"))
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestJobStoreUnpreparedClaims runs the job store suite on SQLite keeping no claim statement, so
+// that every claim takes the path of a text past maxClaims: bun writes the runner and the time
+// into the text where the prepared statement binds them (claimIDs).
+func TestJobStoreUnpreparedClaims(t *testing.T) {
+	t.Parallel()
+	jobtest.TestStore(t, jobtest.Features{}, func(t *testing.T) job.Store {
+		s := openSQLiteT(t)
+		s.hot.maxClaims = 0
+		return s
+	})
+}
+
+// TestClaimsArePrepared: on SQLite, claims of one class and limit share one prepared statement,
+// whatever their time and runner, and a different limit has a statement of its own.
+func TestClaimsArePrepared(t *testing.T) {
+	t.Parallel()
+	s := openSQLiteT(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for i := range 4 {
+		j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_prep", Type: "ffmpeg",
+			Params: json.RawMessage(`{"command":"ffmpeg -i in.mp4 out.mp4"}`), Class: job.ClassCPU, Timeout: time.Minute, Now: now.Add(time.Duration(i) * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caps := map[string]int{"free": 1, "pro": 10, "team": 50}
+	for i, limit := range []int{1, 1, 2} {
+		got, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: limit, Lease: time.Minute,
+			Now: now.Add(time.Hour + time.Duration(i)*time.Second), Concurrency: caps, Worker: "w", Runner: "w/" + string(rune('a'+i))})
+		if err != nil || len(got) != limit {
+			t.Fatalf("claim %d of %d: %d jobs, %v", i, limit, len(got), err)
+		}
+	}
+	s.hot.mu.Lock()
+	defer s.hot.mu.Unlock()
+	if len(s.hot.claims) != 2 {
+		t.Fatalf("%d claim statements kept, want 2 (limits 1 and 2)", len(s.hot.claims))
+	}
+}
