@@ -178,6 +178,16 @@ func sandboxCosts(b *testing.B) (start, probe time.Duration) {
 	return median(starts), median(probes)
 }
 
+// quantile is the q-quantile of ds (0 ≤ q ≤ 1), the nearest rank's.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -210,19 +220,28 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			c.complete(body) // warm: the worker's first claim, the image's layers, FFmpeg's libraries
 			c = c.unchecked()
 
-			// A median of a few: b.N of a 2-second operation is 1.
+			// A median of a few: b.N of a 2-second operation is 1. Each round runs the command
+			// bare and then as a job, and the overhead is the median of the rounds' differences:
+			// a pair shares the machine's state of the moment, which the difference of two
+			// medians taken apart does not (on a 2-core VM they moved by 10 ms between runs).
 			var queued, ran []time.Duration
-			bare, e2e := bareBeside(b, c, body, args, max(b.N, 7), func(j jobView) {
+			bare, e2e := bareBeside(b, c, body, args, max(b.N, 11), func(j jobView) {
 				if j.StartedAt != nil && j.CompletedAt != nil {
 					queued = append(queued, time.Duration(*j.StartedAt-j.CreatedAt)*time.Millisecond)
 					ran = append(ran, time.Duration(*j.CompletedAt-*j.StartedAt)*time.Millisecond)
 				}
 			})
-			mb, me := median(bare), median(e2e)
-			b.ReportMetric(float64((me-mb).Microseconds())/1000, "overhead-ms")
+			diffs := make([]time.Duration, len(e2e))
+			for i := range e2e {
+				diffs[i] = e2e[i] - bare[i]
+			}
+			over, q1, q3 := median(diffs), quantile(diffs, 0.25), quantile(diffs, 0.75)
+			me := median(e2e)
+			b.ReportMetric(float64(over.Microseconds())/1000, "overhead-ms")
 			b.ReportMetric(float64(me.Microseconds())/1000, "e2e-ms")
-			b.Logf("%s worker, 1-second job over %d runs: bare %v, end to end %v, overhead %v (median); createdAt→startedAt %v, startedAt→completedAt %v",
-				sb, len(e2e), mb.Round(time.Millisecond), me.Round(time.Millisecond), (me - mb).Round(time.Millisecond), median(queued), median(ran))
+			b.Logf("%s worker, 1-second job over %d rounds: bare %v, end to end %v (medians); overhead %v (median of the rounds' differences; quartiles %v to %v); createdAt→startedAt %v, startedAt→completedAt %v",
+				sb, len(e2e), median(bare).Round(time.Millisecond), me.Round(time.Millisecond), over.Round(100*time.Microsecond),
+				q1.Round(100*time.Microsecond), q3.Round(100*time.Microsecond), median(queued), median(ran))
 		})
 	}
 }
