@@ -34,13 +34,14 @@ func TestJobStoreUnpreparedClaims(t *testing.T) {
 }
 
 // TestClaimsArePrepared: on SQLite, claims of one class and limit share one prepared statement,
-// whatever their time and runner, and a different limit has a statement of its own.
+// whatever their time and runner (and the order a map gives the plans' caps in: seven claims
+// of eight plans all but certainly differ), and a different limit has a statement of its own.
 func TestClaimsArePrepared(t *testing.T) {
 	t.Parallel()
 	s := openSQLiteT(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	for i := range 4 {
+	for i := range 9 {
 		j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_prep", Type: "ffmpeg",
 			Params: json.RawMessage(`{"command":"ffmpeg -i in.mp4 out.mp4"}`), Class: job.ClassCPU, Timeout: time.Minute, Now: now.Add(time.Duration(i) * time.Second)})
 		if err != nil {
@@ -50,8 +51,8 @@ func TestClaimsArePrepared(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	caps := map[string]int{"free": 1, "pro": 10, "team": 50}
-	for i, limit := range []int{1, 1, 2} {
+	caps := map[string]int{"free": 1, "pro": 10, "team": 50, "a": 2, "b": 3, "c": 4, "d": 5, "e": 6}
+	for i, limit := range []int{1, 1, 1, 1, 1, 1, 1, 2} {
 		got, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: limit, Lease: time.Minute,
 			Now: now.Add(time.Hour + time.Duration(i)*time.Second), Concurrency: caps, Worker: "w", Runner: "w/" + string(rune('a'+i))})
 		if err != nil || len(got) != limit {

@@ -12,19 +12,19 @@ import (
 )
 
 // The statements on every request's path — the key lookup of authentication, the balance read
-// of the submit gate, and the read of one job, which every GET /jobs/{id}, wait, heartbeat and
-// report makes — are prepared once and reused: bun writes its arguments into the SQL text, so
-// every other query is parsed anew, which under load costs SQLite as much as running it (a job
-// read: 57 µs through bun, 20 µs prepared). database/sql prepares a *sql.Stmt again on each
-// pooled connection as needed.
+// of the submit gate, and on SQLite the read of one job, which every GET /jobs/{id}, wait,
+// heartbeat and report makes — are prepared once and reused: bun writes its arguments into the
+// SQL text, so every other query is parsed anew, which under load costs SQLite as much as
+// running it (a job read: 57 µs through bun, 20 µs prepared). database/sql prepares a
+// *sql.Stmt again on each pooled connection as needed.
 type hotQuery int
 
 const (
 	hotAuth hotQuery = iota
 	hotSession
 	hotBalance
-	// hotJob reads one job by ID on the read pool; hotJobLocked, in a write transaction,
-	// locking its row on PostgreSQL.
+	// hotJob reads one job by ID on the read pool; hotJobLocked, in a write transaction.
+	// SQLite only (Store.readJob).
 	hotJob
 	hotJobLocked
 	hotCount
@@ -47,11 +47,7 @@ var hotSQL = [hotCount]string{
 func hotText(db *bun.DB, q hotQuery) string {
 	switch q {
 	case hotJob, hotJobLocked:
-		sel := db.NewSelect().Model((*jobRow)(nil)).Where("job_row.id = ?", bun.Safe("?"))
-		if q == hotJobLocked && db.Dialect().Name() == dialect.PG {
-			sel = sel.For("UPDATE")
-		}
-		return sel.String()
+		return db.NewSelect().Model((*jobRow)(nil)).Where("job_row.id = ?", bun.Safe("?")).String()
 	}
 	return hotSQL[q]
 }
@@ -122,7 +118,7 @@ func (h *hotStmts) claim(ctx context.Context, db *bun.DB, text string) (*sql.Stm
 func (h *hotStmts) keep(ctx context.Context, db *bun.DB, text string, kept func(st *sql.Stmt) *sql.Stmt) (*sql.Stmt, error) {
 	st, err := db.DB.PrepareContext(ctx, text)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: prepare: %w", err)
+		return nil, mapErr("prepare", err) // a database gone is ErrUnreachable, as any query's
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

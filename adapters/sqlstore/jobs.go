@@ -204,6 +204,13 @@ func (s *Store) Create(ctx context.Context, j *job.Job) error {
 
 // Get returns a job or problem.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
+	if s.postgres {
+		var r jobRow
+		if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+			return nil, mapErr("job "+id, err)
+		}
+		return r.job()
+	}
 	st, err := s.hot.stmt(ctx, s.r, hotJob)
 	if err != nil {
 		return nil, err
@@ -211,7 +218,9 @@ func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 	return s.readJob(ctx, st, id)
 }
 
-// readJob reads job id with st, a prepared hotJob or hotJobLocked.
+// readJob reads job id with st, a prepared hotJob or hotJobLocked. The job reads are prepared
+// on SQLite only, whose parsing is this process's CPU: PostgreSQL parses on its server, and a
+// statement it prepared fails for good once a migration changes a column's type under it.
 func (s *Store) readJob(ctx context.Context, st *sql.Stmt, id string) (*job.Job, error) {
 	rows, err := st.QueryContext(ctx, id)
 	if err != nil {
@@ -252,14 +261,16 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	locked, err := s.hot.stmt(ctx, s.w, hotJobLocked)
-	if err != nil {
-		return nil, err
+	var locked *sql.Stmt
+	if !s.postgres {
+		st, err := s.hot.stmt(ctx, s.w, hotJobLocked) // before the transaction: SQLite's writer is one connection
+		if err != nil {
+			return nil, err
+		}
+		locked = st
 	}
-	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		st := tx.StmtContext(ctx, locked)
-		defer st.Close()
-		j, err := s.readJob(ctx, st, id)
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		j, err := s.readLocked(ctx, tx, locked, id)
 		if err != nil {
 			return err
 		}
@@ -285,6 +296,21 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 		s.outboxWritten()
 	}
 	return out, nil
+}
+
+// readLocked reads job id in tx with its row locked (on PostgreSQL; SQLite's write transaction
+// holds the database), through locked, the prepared hotJobLocked, where there is one.
+func (s *Store) readLocked(ctx context.Context, tx bun.Tx, locked *sql.Stmt, id string) (*job.Job, error) {
+	if locked == nil {
+		var r jobRow
+		if err := s.forUpdate(tx.NewSelect().Model(&r).Where("id = ?", id), false).Scan(ctx); err != nil {
+			return nil, mapErr("job "+id, err)
+		}
+		return r.job()
+	}
+	st := tx.StmtContext(ctx, locked)
+	defer st.Close()
+	return s.readJob(ctx, st, id)
 }
 
 // UpdateMany loads the jobs with their rows locked (in ID order, so that concurrent bulk updates
