@@ -476,10 +476,11 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 }
 
 // claimQuery is a claim's choice of up to p.Limit job IDs, on db; with params, the runner and
-// the time are the parameters ?1 and ?2 of a statement to prepare (claimIDs). Only the IDs are ordered and
-// locked, then the chosen rows read: ordering whole rows (their inputs and params) spilled a
-// backlog's sort to disk. The status is checked on the row itself as well: PostgreSQL checks a
-// row it waited for again against the locked table's own conditions only, not the subquery's.
+// the time are the parameters ?1 and ?2 of a statement to prepare (claimIDs). Only the IDs are
+// ordered and locked, then the chosen rows read: ordering whole rows (their inputs and params)
+// spilled a backlog's sort to disk. The status is checked on the row itself as well: PostgreSQL
+// checks a row it waited for again against the locked table's own conditions only, not the
+// subquery's.
 func (s *Store) claimQuery(db bun.IDB, p job.ClaimParams, params bool) *bun.SelectQuery {
 	groups, ranked := s.candidates(db, p, params)
 	if len(p.Concurrency) > 0 {
