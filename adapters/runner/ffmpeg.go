@@ -434,40 +434,17 @@ func (f *FFmpeg) collect(ctx context.Context, a workqueue.Assignment, work strin
 	var inline []workqueue.InlineFile
 	budget := a.InlineBytes
 	for i, n := range names {
-		if budget > 0 {
-			data, ok, err := readSmall(filepath.Join(work, n), budget)
-			if err != nil {
-				return nil, nil, err
-			}
-			if ok {
-				inline = append(inline, workqueue.InlineFile{Name: n, Data: data})
-				budget -= int64(len(data))
-				files[i].Size = int64(len(data))
-				continue
-			}
-		}
-		size, err := f.store(ctx, a.Lease, filepath.Join(work, n), n)
+		size, data, err := f.store(ctx, a.Lease, filepath.Join(work, n), n, budget)
 		if err != nil {
 			return nil, nil, err
+		}
+		if data != nil {
+			inline = append(inline, workqueue.InlineFile{Name: n, Data: data})
+			budget -= size
 		}
 		files[i].Size = size
 	}
 	return files, inline, nil
-}
-
-// readSmall reads the file at path, not following a symlink, when it holds at most max bytes;
-// ok is false when it holds more.
-func readSmall(path string, max int64) (data []byte, ok bool, err error) {
-	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	defer fd.Close()
-	data, err = io.ReadAll(io.LimitReader(fd, max+1))
-	if err != nil || int64(len(data)) > max {
-		return nil, false, err
-	}
-	return data, true, nil
 }
 
 // controlPlaneRetryFor is how long a call of the control plane's file routes (an output's
@@ -488,15 +465,30 @@ func whileUnavailable(ctx context.Context, call func() error) error {
 	}
 }
 
-func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string) (int64, error) {
+// store sends the output file at path (not followed if a symlink) as name: as data for the
+// report to carry when it holds at most inline bytes, else through PutOutput. size is its
+// size, as read or as the control plane stored it.
+func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string, inline int64) (size int64, data []byte, err error) {
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", name, err)
+		return 0, nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer fd.Close()
 	fi, err := fd.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("stat %s: %w", name, err)
+		return 0, nil, fmt.Errorf("stat %s: %w", name, err)
+	}
+	if inline > 0 && fi.Size() <= inline {
+		data, err := io.ReadAll(io.LimitReader(fd, inline+1))
+		if err != nil {
+			return 0, nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if int64(len(data)) <= inline {
+			return int64(len(data)), data, nil
+		}
+		if fi, err = fd.Stat(); err != nil { // it grew past what the report takes: stored, then
+			return 0, nil, fmt.Errorf("stat %s: %w", name, err)
+		}
 	}
 	var n int64
 	err = whileUnavailable(ctx, func() (err error) {
@@ -505,7 +497,7 @@ func (f *FFmpeg) store(ctx context.Context, l workqueue.Lease, path, name string
 		n, err = f.Queue.PutOutput(ctx, l, name, io.NewSectionReader(fd, 0, fi.Size()), 0)
 		return err
 	})
-	return n, err
+	return n, nil, err
 }
 
 // defaultStallSeconds is the stall time of an assignment that names none (a control plane of an

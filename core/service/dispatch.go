@@ -181,7 +181,7 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 		AccountID: j.AccountID, Type: j.Type, Class: j.Class, Inputs: j.Inputs, Params: j.Params,
 		Timeout: j.Timeout, LeaseFor: s.p.Lease, AssetURLPrefix: s.p.AssetURLPrefix,
 		Limits:      workqueue.Limits{Bytes: pl.JobBytes, Files: pl.JobFiles, StallSeconds: cmp.Or(pl.StallSeconds, billing.DefaultStallSeconds)},
-		InlineBytes: min(workqueue.DefaultInlineBytes, pl.JobBytes),
+		InlineBytes: inlineBytes(pl),
 	}
 	if s.p.RunnerURL != "" {
 		a.OutputsURL = s.p.RunnerURL + "/internal/runner/jobs/" + url.PathEscape(j.ID) + "/outputs/"

@@ -167,15 +167,11 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 	if err != nil {
 		return nil, s.refusedFiles(who, l, err)
 	}
-	if most := min(workqueue.DefaultInlineBytes, caps.JobBytes); total > most {
+	if most := inlineBytes(caps); total > most {
 		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
 			"the result carries %d bytes of files, past the %d a report may carry: store them with PutOutput", total, most))
 	}
-	var sum int64
-	for _, u := range ups {
-		sum += u.Size
-	}
-	if len(ups) > caps.JobFiles || sum > caps.JobBytes {
+	if sum, n := uploadedBesides(ups, ""); n > caps.JobFiles || sum > caps.JobBytes {
 		return nil, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
 			"the result's files take the job past its limit of %d files or %d bytes", caps.JobFiles, caps.JobBytes))
 	}
@@ -189,6 +185,12 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 		stored = append(stored, job.Upload{Name: f.Name, Size: n})
 	}
 	return stored, nil
+}
+
+// inlineBytes is how many bytes of output files a report may carry under plan
+// (Assignment.InlineBytes): DefaultInlineBytes, within the job's own cap.
+func inlineBytes(plan billing.Plan) int64 {
+	return min(workqueue.DefaultInlineBytes, plan.JobBytes)
 }
 
 // addInline is the lease's uploads with the files a report carried, none of which may have
