@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
@@ -801,7 +804,19 @@ func chownTree(root string, uid, gid int) error {
 // descriptors that way, but descriptors this process inherited (from a shell, a supervisor)
 // are not, and exec would hand them to bwrap, which passes them on into the sandbox: an
 // inherited directory descriptor there would be a way out of the mount namespace.
+//
+// It is one system call, close_range with CLOSE_RANGE_CLOEXEC (Linux 5.11), where the kernel
+// has it; elsewhere a walk of /proc/self/fd, which cost a worker a tenth of a millisecond of
+// CPU at each sandbox start.
 func closeInheritedOnExec() error {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return nil
+	}
+	return walkCloseOnExec()
+}
+
+// walkCloseOnExec is closeInheritedOnExec on a kernel without close_range.
+func walkCloseOnExec() error {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("list open descriptors: %w", err)
