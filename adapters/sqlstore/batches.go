@@ -155,7 +155,7 @@ func (s *Store) CountJob(ctx context.Context, batchID, jobID string, fn func(*ba
 		if _, err := tx.NewUpdate().Model(nr).WherePK().Exec(ctx); err != nil {
 			return mapErr("update batch "+batchID, err)
 		}
-		if err := enqueue(ctx, tx, b.Outbox, b.UpdatedAt); err != nil {
+		if err := enqueue(ctx, tx, nil, b.Outbox, b.UpdatedAt); err != nil {
 			return err
 		}
 		counted = true

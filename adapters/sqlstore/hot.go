@@ -27,6 +27,9 @@ const (
 	// SQLite only (Store.readJob).
 	hotJob
 	hotJobLocked
+	// hotOutbox writes one outbox message in its job change's transaction (enqueue). SQLite
+	// only, as the job reads.
+	hotOutbox
 	hotCount
 )
 
@@ -41,6 +44,8 @@ var hotSQL = [hotCount]string{
 		WHERE s.hash = ? AND k.revoked_at IS NULL`,
 	hotBalance: `SELECT balance FROM balances WHERE account_id = ?`,
 	// hotJob and hotJobLocked are written by bun from jobRow (hotText): its columns, in order.
+	hotOutbox: `INSERT INTO "outbox" ("key", "topic", "payload", "attempts", "created_at", "available_at")
+		VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
 }
 
 // hotText is q's SQL: hotSQL's, or bun's select of a whole jobRow by ID for the job reads.

@@ -261,13 +261,16 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	var locked *sql.Stmt
+	var locked, outbox *sql.Stmt
 	if !s.postgres {
-		st, err := s.hot.stmt(ctx, s.w, hotJobLocked) // before the transaction: SQLite's writer is one connection
-		if err != nil {
+		// Prepared before the transaction: SQLite's writer is one connection.
+		var err error
+		if locked, err = s.hot.stmt(ctx, s.w, hotJobLocked); err != nil {
 			return nil, err
 		}
-		locked = st
+		if outbox, err = s.hot.stmt(ctx, s.w, hotOutbox); err != nil {
+			return nil, err
+		}
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		j, err := s.readLocked(ctx, tx, locked, id)
@@ -281,7 +284,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 		if err := s.write(ctx, tx, j); err != nil {
 			return err
 		}
-		if err := enqueue(ctx, tx, j.Outbox, j.UpdatedAt); err != nil {
+		if err := enqueue(ctx, tx, outbox, j.Outbox, j.UpdatedAt); err != nil {
 			return err
 		}
 		emitted = len(j.Outbox) > 0
@@ -353,7 +356,7 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 			if err := s.write(ctx, tx, j); err != nil {
 				return err
 			}
-			if err := enqueue(ctx, tx, j.Outbox, j.UpdatedAt); err != nil {
+			if err := enqueue(ctx, tx, nil, j.Outbox, j.UpdatedAt); err != nil {
 				return err
 			}
 			emitted = emitted || len(j.Outbox) > 0
