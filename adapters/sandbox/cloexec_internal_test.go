@@ -8,8 +8,8 @@ import (
 
 // TestCloseInheritedOnExec: a descriptor opened without close-on-exec, as one inherited from a
 // shell or a supervisor is, is marked close-on-exec before a sandbox starts, so bubblewrap
-// never passes it into the sandbox: by close_range where the kernel has it, and by the walk of
-// /proc/self/fd where it has not.
+// never passes it into the sandbox: by close_range where the kernel has it (every kernel we
+// support does: Debian 12 has 6.1), and by the walk of /proc/self/fd where it has not.
 func TestCloseInheritedOnExec(t *testing.T) {
 	// Not parallel: each marks every descriptor of the test binary, as a sandbox start does.
 	for _, tc := range []struct {
@@ -17,10 +17,11 @@ func TestCloseInheritedOnExec(t *testing.T) {
 		mark func() error
 	}{
 		{"closeInheritedOnExec", closeInheritedOnExec},
+		{"rangeCloseOnExec", rangeCloseOnExec},
 		{"walkCloseOnExec", walkCloseOnExec},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY, 0) // no O_CLOEXEC
+			fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0) // no O_CLOEXEC
 			if err != nil {
 				t.Fatal(err)
 			}

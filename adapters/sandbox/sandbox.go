@@ -809,10 +809,16 @@ func chownTree(root string, uid, gid int) error {
 // has it; elsewhere a walk of /proc/self/fd, which cost a worker a tenth of a millisecond of
 // CPU at each sandbox start.
 func closeInheritedOnExec() error {
-	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+	if rangeCloseOnExec() == nil {
 		return nil
 	}
 	return walkCloseOnExec()
+}
+
+// rangeCloseOnExec is closeInheritedOnExec by close_range: ENOSYS before Linux 5.9, EINVAL
+// before 5.11, which added CLOSE_RANGE_CLOEXEC.
+func rangeCloseOnExec() error {
+	return unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 }
 
 // walkCloseOnExec is closeInheritedOnExec on a kernel without close_range.
