@@ -43,9 +43,9 @@ var hotSQL = [hotCount]string{
 		FROM sessions AS s JOIN api_keys AS k ON k.id = s.key_id JOIN accounts AS a ON a.id = s.account_id
 		WHERE s.hash = ? AND k.revoked_at IS NULL`,
 	hotBalance: `SELECT balance FROM balances WHERE account_id = ?`,
-	// hotJob and hotJobLocked are written by bun from jobRow (hotText): its columns, in order.
 	hotOutbox: `INSERT INTO "outbox" ("key", "topic", "payload", "attempts", "created_at", "available_at")
 		VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
+	// hotJob and hotJobLocked are written by bun from jobRow (hotText): its columns, in order.
 }
 
 // hotText is q's SQL: hotSQL's, or bun's select of a whole jobRow by ID for the job reads.

@@ -36,6 +36,7 @@ func enqueue(ctx context.Context, tx bun.Tx, prepared *sql.Stmt, msgs []job.Mess
 		at := tx.Dialect().AppendTime(nil, now)
 		at = at[1 : len(at)-1]
 		st := tx.StmtContext(ctx, prepared)
+		defer st.Close()
 		for _, m := range msgs {
 			if _, err := st.ExecContext(ctx, m.Key, m.Topic, m.Payload, string(at), string(at)); err != nil {
 				return mapErr("outbox", err)

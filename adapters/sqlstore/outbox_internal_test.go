@@ -38,14 +38,16 @@ func TestOutboxInsertPrepared(t *testing.T) {
 	type row struct {
 		Key, Topic, Payload, CreatedAt, AvailableAt string
 		Attempts                                    int
+		Types                                       string // of payload, created_at, available_at
 	}
 	var rows []row
 	if err := s.r.NewRaw(`SELECT "key", topic, CAST(payload AS TEXT) AS payload, attempts, CAST(created_at AS TEXT) AS created_at,
-		CAST(available_at AS TEXT) AS available_at FROM outbox ORDER BY seq`).Scan(ctx, &rows); err != nil {
+		CAST(available_at AS TEXT) AS available_at, typeof(payload) || ' ' || typeof(created_at) || ' ' || typeof(available_at) AS types
+		FROM outbox ORDER BY seq`).Scan(ctx, &rows); err != nil {
 		t.Fatal(err)
 	}
 	at := "2026-11-27 12:00:00.123456+00:00"
-	want := []row{{"bun", "t", "p1", at, at, 0}, {"prepared", "t", "p2", at, at, 0}}
+	want := []row{{"bun", "t", "p1", at, at, 0, "blob text text"}, {"prepared", "t", "p2", at, at, 0, "blob text text"}}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("outbox rows (-want +got):\n%s", diff)
 	}
