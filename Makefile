@@ -142,7 +142,7 @@ lint: ## go vet, gofmt and the dependency rule
 	@bash scripts/depcheck.sh
 
 bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
-	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 ./... | grep -v -E '^(ok|PASS|\?)' || true); done
+	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | grep -v -E '^(ok|PASS|\?)' || true); done
 
 bundle: deps ## Pack mediajobs, the integration tests and a small FFmpeg into var/bundle.tar.xz for a machine without Go or Debian's packages (scripts/bundle-run.sh runs them there)
 	@bash scripts/bundle.sh
