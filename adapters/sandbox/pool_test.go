@@ -211,3 +211,110 @@ func TestPoolRefillWaitsForItsJob(t *testing.T) {
 		t.Fatalf("the pool did not refill after Refill: %v", err)
 	}
 }
+
+// TestPoolWorkDir: a job's work directory from the pool is a warm sandbox's own, held for the
+// job. The job's first FFmpeg run there takes that sandbox and finds what the job wrote into
+// the directory beforehand; its output stays in place; a probe on the directory takes another.
+// The release removes the directory and the pool refills; a sandbox no run took is torn down at
+// its release; with none ready, the directory is a fresh one in the root the job asked for.
+func TestPoolWorkDir(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{})
+	// No refill after a warm run, so that what each run took shows in Ready.
+	p := newPoolWith(t, sb, sandbox.PoolConfig{Size: 1, RefillDelay: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(r sandbox.Runner, dir, program string, args ...string) {
+		t.Helper()
+		res, err := r.Run(ctx, sandbox.Spec{Dir: dir, Program: program, Timeout: time.Minute, Args: args})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%s %q: %v, exit %d: %s", program, args, err, res.ExitCode, res.StderrTail)
+		}
+	}
+	// The job's input, made beforehand by a cold sandbox outside the pool.
+	scratch := filepath.Join(root, "scratch")
+	if err := os.Mkdir(scratch, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	run(sb, scratch, sandbox.FFmpeg, "-nostdin", "-f", "lavfi", "-i", "testsrc=size=32x32", "-frames:v", "1", "in.png")
+	input, err := os.ReadFile(filepath.Join(scratch, "in.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir, release, err := p.WorkDir(root, "job-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ready() != 0 || filepath.Dir(dir) == root {
+		t.Fatalf("WorkDir gave %s with %d sandboxes still ready; want the pool's only one", dir, p.Ready())
+	}
+	// With none ready, the next job's directory is made in its root, and the pool refills.
+	other, releaseOther, err := p.WorkDir(root, "job-")
+	if err != nil || filepath.Dir(other) != root || !strings.HasPrefix(filepath.Base(other), "job-") {
+		t.Fatalf("WorkDir with none ready: %s, %v; want a job-* directory in %s", other, err, root)
+	}
+	releaseOther()
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("released %s is still there: %v", other, err)
+	}
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The job writes its input before the run, as the runner stages one.
+	if err := os.WriteFile(filepath.Join(dir, "in.png"), input, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(p, dir, sandbox.FFprobe, "-v", "error", "in.png")
+	if p.WarmRuns() != 1 || p.Ready() != 0 {
+		t.Fatalf("the probe beside the job: %d warm runs, %d ready; want it in the ready sandbox", p.WarmRuns(), p.Ready())
+	}
+	run(p, dir, sandbox.FFmpeg, "-nostdin", "-loglevel", "error", "-i", "in.png", "-vf", "scale=16:16", "out.png")
+	if p.WarmRuns() != 2 {
+		t.Fatalf("the job's FFmpeg made %d warm runs in all; want 2, the second in the sandbox held for it", p.WarmRuns())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"in.png", "out.png"}, names); diff != "" {
+		t.Errorf("the job's directory after its run (-want +got):\n%s", diff)
+	}
+	release()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("released %s is still there: %v", dir, err)
+	}
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatalf("the pool did not refill after the release: %v", err)
+	}
+
+	// A held sandbox no run took is torn down at the release, and replaced.
+	unused, releaseUnused, err := p.WorkDir(root, "job-")
+	if err != nil || p.Ready() != 0 {
+		t.Fatalf("WorkDir: %s, %v, %d ready", unused, err, p.Ready())
+	}
+	releaseUnused()
+	if _, err := os.Stat(unused); !os.IsNotExist(err) {
+		t.Errorf("released %s is still there: %v", unused, err)
+	}
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatalf("the pool did not refill after an unused release: %v", err)
+	}
+	if p.WarmRuns() != 2 {
+		t.Errorf("%d warm runs; the unused sandbox ran something", p.WarmRuns())
+	}
+}
