@@ -73,7 +73,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	}
 	rc := cfg.Runner
 	if pool := warmPool(sb, reach, work, cfg); pool != nil {
-		sb, rc.Stopped, rc.WorkDir = pool, pool.Close, pool.WorkDir
+		sb, rc.Stopped = pool, pool.Close
 		// The pool refills once a job's report is done, not while the job still uploads.
 		onRun := rc.OnRun
 		rc.OnRun = func(r runner.RunStats) {
@@ -161,9 +161,8 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 // mediajobs-launcher beside this executable nor an executable that acts as one
 // (sandbox.RunLauncher). Each slot runs a job and, beside it, the probe of its
 // input, so the pool holds two sandboxes a slot. Its root sits beside the work root (work.warm),
-// on the work directories' filesystem. A job's work directory is a warm sandbox's own where one
-// is ready (sandbox.Pool.WorkDir), which the job's FFmpeg runs in; its other runs link its
-// files into sandboxes of their own and rename their outputs back.
+// on the work directories' filesystem, so that staged files are linked in and outputs renamed
+// out, and apart from the job directories.
 func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) *sandbox.Pool {
 	if !cfg.Warm || sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU {
 		return nil

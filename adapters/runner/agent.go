@@ -51,11 +51,6 @@ type Config struct {
 	Slots int
 	// WorkRoot is where work directories are made.
 	WorkRoot string
-	// WorkDir, when set, makes each job's work directory in WorkRoot, named after prefix, and
-	// returns the release that removes it once the job is over; a pool of warm sandboxes
-	// (sandbox.Pool.WorkDir) hands out a sandbox's own directory instead, where the job's
-	// FFmpeg runs without its files being linked in and moved back. Default os.MkdirTemp.
-	WorkDir func(root, prefix string) (dir string, release func(), err error)
 	// Worker names this runner in the control plane's logs; default the host name and pid.
 	Worker string
 	// Version is this runner's build, as `mediajobs workers list` shows it; default the main
@@ -517,29 +512,15 @@ func (a *Agent) execute(ctx context.Context, w workqueue.Assignment, h Hooks) (r
 	if !ok {
 		return workqueue.Result{Failure: invalid(fmt.Sprintf("this runner cannot run jobs of type %q", w.Type))}, func() {}
 	}
-	workDir := a.cfg.WorkDir
-	if workDir == nil {
-		workDir = tempWorkDir(a.cfg.Log)
-	}
-	work, release, err := workDir(a.cfg.WorkRoot, w.Lease.JobID+"-")
+	work, err := os.MkdirTemp(a.cfg.WorkRoot, w.Lease.JobID+"-")
 	if err != nil {
 		a.cfg.Log.Error("runner: could not make a work directory", "job", w.Lease.JobID, "err", err)
 		return workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindInternal, Message: "making a work directory"}}, func() {}
 	}
-	return ex.Execute(ctx, w, filepath.Clean(work), h), release
-}
-
-// tempWorkDir is Config.WorkDir's default: a fresh directory, removed at the release.
-func tempWorkDir(log *slog.Logger) func(root, prefix string) (string, func(), error) {
-	return func(root, prefix string) (string, func(), error) {
-		dir, err := os.MkdirTemp(root, prefix)
-		if err != nil {
-			return "", nil, err
+	cleanup = func() {
+		if err := os.RemoveAll(work); err != nil {
+			a.cfg.Log.Warn("runner: could not remove a work directory", "job", w.Lease.JobID, "err", err)
 		}
-		return dir, func() {
-			if err := os.RemoveAll(dir); err != nil {
-				log.Warn("runner: could not remove a work directory", "dir", dir, "err", err)
-			}
-		}, nil
 	}
+	return ex.Execute(ctx, w, filepath.Clean(work), h), cleanup
 }

@@ -28,11 +28,9 @@ import (
 // staged files of Spec.Dir are hard-linked into the warm sandbox's own empty work directory
 // before the command is released, and what the run made there is moved back into Spec.Dir
 // after it, so the caller finds its outputs where a cold run leaves them, and runs on the same
-// directory at once (a probe beside the job) each see every staged file. A job whose work
-// directory is a warm sandbox's own (WorkDir) runs its FFmpeg there instead, with nothing
-// linked or moved. Where no warm sandbox is ready, or the work directory is on another
-// filesystem than the pool's or holds a directory, the run is a cold one (Sandbox.Run). The
-// caps are those of a cold run: the same bwrap options and
+// directory at once (a probe beside the job) each see every staged file. Where no warm sandbox
+// is ready, or the work directory is on another filesystem than the pool's or holds a
+// directory, the run is a cold one (Sandbox.Run). The caps are those of a cold run: the same bwrap options and
 // seccomp filters, a memory cgroup set to the run's limit before release, the rlimits set by
 // the launcher as prlimit sets them, the caps' watcher, the deadline.
 type Pool struct {
@@ -49,10 +47,6 @@ type Pool struct {
 	cleanups sync.WaitGroup
 	// refillDelay is PoolConfig.RefillDelay.
 	refillDelay time.Duration
-	// reserved are the sandboxes handed out with their work directories (WorkDir), by
-	// directory, until a run takes one or its job releases it.
-	mu       sync.Mutex
-	reserved map[string]*warm
 }
 
 var _ Runner = (*Pool)(nil)
@@ -101,8 +95,7 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, ready: make(chan *warm, cfg.Size),
-		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop, refillDelay: cfg.RefillDelay,
-		reserved: map[string]*warm{}}
+		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop, refillDelay: cfg.RefillDelay}
 	p.done.Go(func() { p.fill(ctx) })
 	return p, nil
 }
@@ -112,12 +105,6 @@ func (p *Pool) Close() {
 	p.stop()
 	p.done.Wait()
 	p.cleanups.Wait()
-	p.mu.Lock()
-	for dir, w := range p.reserved {
-		w.end() // the directory is its job's, which removes it
-		delete(p.reserved, dir)
-	}
-	p.mu.Unlock()
 	for {
 		select {
 		case w := <-p.ready:
@@ -332,8 +319,7 @@ func (w *warm) end() {
 	}
 }
 
-// Run runs spec in a warm sandbox: the one held for spec.Dir (WorkDir) for an FFmpeg run, or
-// a ready one; or a cold one where none is ready.
+// Run runs spec in a warm sandbox, or a cold one where none is ready.
 //
 // The sandbox it took is replaced once the run has returned, not while it runs: a start beside
 // the program's own (bubblewrap making namespaces and mounts, the launcher starting) slowed
@@ -346,18 +332,15 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
 		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
 	}
-	w := p.takeReserved(spec.Dir, spec.Program)
-	if w == nil {
-		select {
-		case w = <-p.ready:
-		default:
-			// After the cold run, fill again: the pool may be empty because a start failed.
-			defer p.Refill()
-			return p.sb.run(ctx, spec)
-		}
+	var w *warm
+	select {
+	case w = <-p.ready:
+	default:
+		// After the cold run, fill again: the pool may be empty because a start failed.
+		defer p.Refill()
+		return p.sb.run(ctx, spec)
 	}
-	// runWarm returns once the run has ended, or at once when w cannot take it (cold; never
-	// for the job's own sandbox, whose directory is spec.Dir).
+	// runWarm returns once the run has ended, or at once when w cannot take it (cold).
 	res, err, cold := p.runWarm(ctx, w, spec)
 	if p.refillDelay > 0 && !cold {
 		time.AfterFunc(p.refillDelay, p.Refill)
@@ -381,66 +364,6 @@ func (p *Pool) Refill() {
 	}
 }
 
-// WorkDir makes a job's work directory in root, named after prefix, and returns it with the
-// release that removes it once the job is over. Where a sandbox is ready, the directory is
-// that sandbox's own instead, bound as its /work when it started, and the sandbox is held for
-// the job: the job's first FFmpeg run on the directory takes it (Run) and runs there, with no
-// links made nor outputs moved back, as the program's files already lie where the job reads
-// them. The job fills the directory before that run, while the launcher waits for its command
-// and nothing else runs in the sandbox. Its other runs on the directory take other sandboxes.
-// A sandbox no run took is torn down at the release, and the pool refills either way.
-func (p *Pool) WorkDir(root, prefix string) (dir string, release func(), err error) {
-	select {
-	case w := <-p.ready:
-		p.mu.Lock()
-		p.reserved[w.dir] = w
-		p.mu.Unlock()
-		return w.dir, func() { p.release(w) }, nil
-	default:
-	}
-	p.Refill() // the pool may be empty because a start failed
-	if dir, err = os.MkdirTemp(root, prefix); err != nil {
-		return "", nil, err
-	}
-	return dir, func() { p.remove(dir) }, nil
-}
-
-// remove removes a job's work directory, saying so when it cannot.
-func (p *Pool) remove(dir string) {
-	if err := os.RemoveAll(dir); err != nil {
-		p.sb.cfg.Log.Warn("sandbox: could not remove a work directory", "dir", dir, "err", err)
-	}
-}
-
-// release ends the hold of WorkDir on w: it tears w down if no run took it, removes its
-// directory, and refills the pool.
-func (p *Pool) release(w *warm) {
-	p.mu.Lock()
-	_, unused := p.reserved[w.dir]
-	delete(p.reserved, w.dir)
-	p.mu.Unlock()
-	if unused {
-		w.end()
-	}
-	p.remove(w.dir)
-	p.Refill()
-}
-
-// takeReserved returns the sandbox WorkDir handed out with dir, for a run of program there, and
-// ends its hold; nil when there is none. Only an FFmpeg run takes it: a probe beside the job's
-// FFmpeg would otherwise take the sandbox whose directory saves the job's run a copy.
-func (p *Pool) takeReserved(dir, program string) *warm {
-	if program != FFmpeg {
-		return nil
-	}
-	dir = filepath.Clean(dir)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := p.reserved[dir]
-	delete(p.reserved, dir)
-	return w
-}
-
 // runWarm runs spec in w; cold is true when w could not take it (nothing ran, spec.Dir is as
 // it was) and the run should start cold.
 func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err error, cold bool) {
@@ -453,33 +376,25 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		spec.Timeout = DefaultTimeout
 	}
 	lim := spec.Limits.withDefaults(spec.Timeout)
-	// own: spec.Dir is w's directory (WorkDir), where the job's files already lie.
-	own := filepath.Clean(spec.Dir) == w.dir
 	if os.Geteuid() == 0 {
 		if err := chownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
-			if own {
-				w.end()
-			} else {
-				w.teardown()
-			}
+			w.teardown()
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
-	if !own {
-		staged, lerr := linkEntries(spec.Dir, w.dir)
-		if lerr != nil {
-			w.teardown()
-			return Result{}, nil, true
-		}
-		// From here the staged files are linked into w.dir, and what the run made there goes
-		// back to spec.Dir whatever happens.
-		defer func() {
-			if merr := returnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
-				err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
-			}
-			_ = os.RemoveAll(w.dir)
-		}()
+	staged, lerr := linkEntries(spec.Dir, w.dir)
+	if lerr != nil {
+		w.teardown()
+		return Result{}, nil, true
 	}
+	// From here the staged files are linked into w.dir, and what the run made there goes back
+	// to spec.Dir whatever happens.
+	defer func() {
+		if merr := returnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
+			err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
+		}
+		_ = os.RemoveAll(w.dir)
+	}()
 	if w.job != nil {
 		if err := w.job.setLimit(lim.MemoryBytes); err != nil {
 			w.end()
