@@ -272,7 +272,7 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 	if os.Geteuid() == 0 {
 		// Root in the container would be root on the host's files; hand the tree to nobody.
 		user = fmt.Sprintf("%d:%d", nobody, nobody)
-		if err := chownTree(spec.Dir, nobody, nobody); err != nil {
+		if err := sandbox.ChownTree(spec.Dir, nobody, nobody); err != nil {
 			return sandbox.Result{}, fmt.Errorf("dockersandbox: hand work dir to uid %d: %w", nobody, err)
 		}
 	}
@@ -491,11 +491,3 @@ func reachedFileSize(dir string, limit int64) bool {
 	return reached
 }
 
-func chownTree(root string, uid, gid int) error {
-	return filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(path, uid, gid)
-	})
-}

@@ -377,7 +377,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	}
 	lim := spec.Limits.withDefaults(spec.Timeout)
 	if os.Geteuid() == 0 {
-		if err := chownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+		if err := ChownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
 			w.teardown()
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}

@@ -353,7 +353,7 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 		if err := searchable(filepath.Dir(spec.Dir), sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
 			return Result{}, fmt.Errorf("%w: %v", ErrSetup, err)
 		}
-		if err := chownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
+		if err := ChownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err)
 		}
 	}
@@ -791,12 +791,33 @@ func (s *statusReader) read(r io.Reader) bwrapStatus {
 	}
 }
 
-func chownTree(root string, uid, gid int) error {
-	return filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+// ChownTree hands dir and everything in it to uid:gid, a run's work directory to the sandbox's
+// user, never following a symbolic link out of dir. A process in a sandbox that has dir bound
+// (a run beside another on the same directory) may swap a subdirectory for a link to a host
+// path between the walk's listing and its descent: a walk by path names would then hand that
+// host path's files to the sandbox's user. The walk goes through an os.Root, which resolves
+// every name inside dir and refuses one that leads out of it.
+func ChownTree(dir string, uid, gid int) error { return chownWalk(dir, uid, gid, nil) }
+
+// chownWalk is ChownTree; visited, when set, hears each name once it is handed over (the tests
+// swap a directory there, as a racing sandbox would).
+func chownWalk(dir string, uid, gid int, visited func(name string)) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(name string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(path, uid, gid)
+		if err := root.Lchown(name, uid, gid); err != nil {
+			return err
+		}
+		if visited != nil {
+			visited(name)
+		}
+		return nil
 	})
 }
 
