@@ -490,4 +490,3 @@ func reachedFileSize(dir string, limit int64) bool {
 	})
 	return reached
 }
-
