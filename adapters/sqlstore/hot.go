@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
 )
 
 // The statements on every request's path — the key lookup of authentication, the balance read
@@ -134,13 +136,6 @@ func (h *hotStmts) keep(ctx context.Context, db *bun.DB, text string, kept func(
 	return k, nil
 }
 
-func (h *hotStmts) closeClaims() {
-	for text, st := range h.claims {
-		_ = st.Close()
-		delete(h.claims, text)
-	}
-}
-
 func (h *hotStmts) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -150,7 +145,17 @@ func (h *hotStmts) close() {
 			h.stmts[i] = nil
 		}
 	}
-	h.closeClaims()
+	for text, st := range h.claims {
+		_ = st.Close()
+		delete(h.claims, text)
+	}
+}
+
+// timeText is t as bun writes a time into a query, unquoted: the parameter a prepared statement
+// binds where bun would write the literal, since SQLite compares the stored times as text.
+func timeText(d schema.Dialect, t time.Time) string {
+	b := d.AppendTime(nil, t)
+	return string(b[1 : len(b)-1])
 }
 
 // numbered turns ? placeholders into $1, $2, ... (the hot queries hold no literal ?).

@@ -508,8 +508,9 @@ func (s *Store) claimIDs(ctx context.Context, tx bun.Tx, p job.ClaimParams, prep
 		err := s.claimQuery(tx, p, false).Scan(ctx, &ids)
 		return ids, err
 	}
-	now := s.w.Dialect().AppendTime(nil, p.Now) // as bun writes a time: a quoted literal
-	rows, err := tx.StmtContext(ctx, prepared).QueryContext(ctx, p.Runner, string(now[1:len(now)-1]))
+	st := tx.StmtContext(ctx, prepared)
+	defer st.Close()
+	rows, err := st.QueryContext(ctx, p.Runner, timeText(tx.Dialect(), p.Now))
 	if err != nil {
 		return nil, err
 	}

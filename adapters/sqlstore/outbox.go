@@ -32,13 +32,11 @@ func enqueue(ctx context.Context, tx bun.Tx, prepared *sql.Stmt, msgs []job.Mess
 		return nil
 	}
 	if prepared != nil {
-		// The times as bun writes them, unquoted: the relay compares available_at as text.
-		at := tx.Dialect().AppendTime(nil, now)
-		at = at[1 : len(at)-1]
+		at := timeText(tx.Dialect(), now) // the relay compares available_at as text
 		st := tx.StmtContext(ctx, prepared)
 		defer st.Close()
 		for _, m := range msgs {
-			if _, err := st.ExecContext(ctx, m.Key, m.Topic, m.Payload, string(at), string(at)); err != nil {
+			if _, err := st.ExecContext(ctx, m.Key, m.Topic, m.Payload, at, at); err != nil {
 				return mapErr("outbox", err)
 			}
 		}
