@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,14 +88,14 @@ func BenchmarkFleet(b *testing.B) {
 				bare, sandboxed, fleet = append(bare, br), append(sandboxed, sr), append(fleet, fr)
 				ofBare, ofSandboxed = append(ofBare, fr/br), append(ofSandboxed, fr/sr)
 			}
-			b.ReportMetric(medianOf(fleet), "fleet-jobs/s")
-			b.ReportMetric(medianOf(bare), "bare-jobs/s")
-			b.ReportMetric(medianOf(sandboxed), "sandboxed-jobs/s")
-			b.ReportMetric(medianOf(ofBare), "fleet/bare")
-			b.ReportMetric(medianOf(ofSandboxed), "fleet/sandboxed")
+			b.ReportMetric(median(fleet), "fleet-jobs/s")
+			b.ReportMetric(median(bare), "bare-jobs/s")
+			b.ReportMetric(median(sandboxed), "sandboxed-jobs/s")
+			b.ReportMetric(median(ofBare), "fleet/bare")
+			b.ReportMetric(median(ofSandboxed), "fleet/sandboxed")
 			b.Logf("%d worker(s) × %d, medians of %d rounds: %.1f jobs/s through the fleet; at %d at once %.1f jobs/s bare, %.1f in the sandbox: %.0f%% of bare, %.0f%% of sandboxed (rounds %s)",
-				workers, concurrency, rounds, medianOf(fleet), workers*concurrency, medianOf(bare), medianOf(sandboxed),
-				100*medianOf(ofBare), 100*medianOf(ofSandboxed), percents(ofSandboxed))
+				workers, concurrency, rounds, median(fleet), workers*concurrency, median(bare), median(sandboxed),
+				100*median(ofBare), 100*median(ofSandboxed), percents(ofSandboxed))
 		})
 	}
 }
@@ -115,16 +114,6 @@ func fleetRate(b *testing.B, c *client, n int) float64 {
 		}
 	}
 	return float64(n) / time.Since(start).Seconds()
-}
-
-// medianOf is the median of xs (the upper one of an even count).
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // percents writes ratios as whole percents, in their order: "85 91 88".
