@@ -9,7 +9,7 @@ import (
 // out, and what came before it is passed on whole; on stderr the exit code after it is read.
 func TestEndWriter(t *testing.T) {
 	t.Parallel()
-	mark := newEndMark()
+	mark := NewEndMark()
 	for _, tc := range []struct {
 		name     string
 		writes   []string

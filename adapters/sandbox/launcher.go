@@ -22,12 +22,12 @@ const LauncherArg = "sandbox-launcher"
 // launcherPath is where the launcher appears inside a warm sandbox.
 const launcherPath = "/launcher"
 
-// launch is the one command a warm sandbox's launcher receives from the host: the program, its
+// Launch is the one command a warm sandbox's launcher receives from the host: the program, its
 // arguments and the rlimits it runs under (what prlimit sets on a cold run).
-type launch struct {
+type Launch struct {
 	Program string   `json:"program"`
 	Args    []string `json:"args"`
-	Rlimits []rlimit `json:"rlimits"`
+	Rlimits []Rlimit `json:"rlimits"`
 	// End, when set, makes the launcher run the program as its child rather than exec it, and
 	// write End to stdout and End, the exit code and a newline to stderr once it has exited:
 	// the host then knows the program's output is all read and its exit code, without waiting
@@ -36,18 +36,19 @@ type launch struct {
 	End string `json:"end,omitempty"`
 }
 
-type rlimit struct {
+// Rlimit is one resource limit the launcher sets before it starts the program.
+type Rlimit struct {
 	Resource int    `json:"resource"`
 	Value    uint64 `json:"value"` // soft and hard alike
 }
 
 // rlimits are the limits of lim, as the cold run's prlimit sets them.
-func (sb *Sandbox) rlimits(lim Limits, memoryCgroup bool) []rlimit {
+func (sb *Sandbox) rlimits(lim Limits, memoryCgroup bool) []Rlimit {
 	as := uint64(unix.RLIM_INFINITY)
 	if v, err := strconv.ParseUint(sb.addressSpace(lim, memoryCgroup), 10, 64); err == nil {
 		as = v
 	}
-	return []rlimit{
+	return []Rlimit{
 		{syscall.RLIMIT_CPU, uint64(lim.CPUSeconds)},
 		{syscall.RLIMIT_FSIZE, uint64(min(lim.FileSizeBytes, lim.JobBytes))},
 		{syscall.RLIMIT_AS, as},
@@ -59,7 +60,8 @@ func (sb *Sandbox) rlimits(lim Limits, memoryCgroup bool) []rlimit {
 
 // RunLauncher is the launcher's main, for a binary started with LauncherArg first: it returns
 // at once (false) otherwise. Inside a warm sandbox it reads one command from the descriptor
-// named by its next argument, checks the program against the allowlist that follows (both set
+// named by its next argument (3 or more: a pipe from bubblewrap; 0: stdin, which a warm
+// container's launcher is attached by), checks the program against the allowlist that follows (both set
 // by the host on bubblewrap's command line), sets the rlimits and execs the program in its
 // place. It never returns when it was asked to launch: it exits on any error.
 func RunLauncher() bool {
@@ -86,7 +88,7 @@ const launcherProcsEnv = "GOMAXPROCS"
 
 func launcherMain(fdArg string, allowed []string) error {
 	fd, err := strconv.Atoi(fdArg)
-	if err != nil || fd < 3 {
+	if err != nil || (fd < 3 && fd != 0) {
 		return fmt.Errorf("bad command descriptor %q", fdArg)
 	}
 	// Not dumpable: a program of the same user cannot read the launcher's memory through /proc
@@ -100,10 +102,17 @@ func launcherMain(fdArg string, allowed []string) error {
 	if err != nil {
 		return fmt.Errorf("read command: %w", err)
 	}
+	if fd == 0 {
+		// The command came on stdin (a container's attach stream): the program's stdin is
+		// /dev/null, as in a cold run.
+		if err := nullStdin(); err != nil {
+			return err
+		}
+	}
 	if len(data) == 0 {
 		return fmt.Errorf("no command: the sandbox was torn down unused")
 	}
-	var l launch
+	var l Launch
 	if err := json.Unmarshal(data, &l); err != nil {
 		return fmt.Errorf("decode command: %w", err)
 	}
@@ -137,5 +146,22 @@ func launcherMain(fdArg string, allowed []string) error {
 	fmt.Fprint(os.Stdout, l.End)
 	fmt.Fprintf(os.Stderr, "%s%d\n", l.End, code)
 	os.Exit(code)
+	return nil
+}
+
+// nullStdin makes descriptor 0 /dev/null again after the command was read from it and closed.
+func nullStdin() error {
+	// unix.Open, not os.Open: an *os.File on descriptor 0 would close it when collected.
+	null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	if null == 0 {
+		return nil // the lowest free descriptor, just closed
+	}
+	defer unix.Close(null)
+	if err := unix.Dup3(null, 0, 0); err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
 	return nil
 }

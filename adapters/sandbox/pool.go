@@ -37,12 +37,8 @@ type Pool struct {
 	sb       *Sandbox
 	launcher string // the launcher binary's copy in root, bound read-only
 	root     string
-	ready    chan *warm
-	refill   chan struct{}
-	full     chan struct{} // signalled each time fill has filled the pool
+	ahead    *Ahead[*warm]
 	warmRuns atomic.Int64
-	stop     context.CancelFunc
-	done     sync.WaitGroup
 	// cleanups are the teardowns of sandboxes whose run has returned.
 	cleanups sync.WaitGroup
 	// refillDelay is PoolConfig.RefillDelay.
@@ -93,74 +89,31 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 	if err := copyExecutable(cfg.Launcher, launcher); err != nil {
 		return nil, fmt.Errorf("sandbox: copy the launcher: %w", err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, ready: make(chan *warm, cfg.Size),
-		refill: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: stop, refillDelay: cfg.RefillDelay}
-	p.done.Go(func() { p.fill(ctx) })
+	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, refillDelay: cfg.RefillDelay}
+	p.ahead = NewAhead(cfg.Size, p.start, (*warm).teardown, func(err error) {
+		sb.cfg.Log.Warn("sandbox: a warm sandbox could not be started; runs start cold", "err", err)
+	})
 	return p, nil
 }
 
 // Close tears down the sandboxes still waiting and stops refilling.
 func (p *Pool) Close() {
-	p.stop()
-	p.done.Wait()
+	p.ahead.Close()
 	p.cleanups.Wait()
-	for {
-		select {
-		case w := <-p.ready:
-			w.teardown()
-		default:
-			_ = os.Remove(p.launcher)
-			return
-		}
-	}
+	_ = os.Remove(p.launcher)
 }
 
 // WaitFull waits until every sandbox of the pool is started and waiting, or ctx ends.
-func (p *Pool) WaitFull(ctx context.Context) error {
-	for len(p.ready) < cap(p.ready) {
-		select {
-		case <-p.full:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
+func (p *Pool) WaitFull(ctx context.Context) error { return p.ahead.WaitFull(ctx) }
 
 // Ready is how many sandboxes are started and waiting.
-func (p *Pool) Ready() int { return len(p.ready) }
+func (p *Pool) Ready() int { return p.ahead.Ready() }
 
 // WarmRuns is how many runs a warm sandbox took (the others started cold).
 func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
 
 // Available is the sandbox's.
 func (p *Pool) Available(ctx context.Context) error { return p.sb.Available(ctx) }
-
-// fill keeps the pool full, one start at a time, woken by each run that takes a sandbox.
-func (p *Pool) fill(ctx context.Context) {
-	for {
-		for len(p.ready) < cap(p.ready) && ctx.Err() == nil {
-			w, err := p.start()
-			if err != nil {
-				p.sb.cfg.Log.Warn("sandbox: a warm sandbox could not be started; runs start cold", "err", err)
-				break
-			}
-			p.ready <- w
-		}
-		if len(p.ready) == cap(p.ready) {
-			select {
-			case p.full <- struct{}{}:
-			default:
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.refill:
-		}
-	}
-}
 
 // warm is one started sandbox, waiting for its command.
 type warm struct {
@@ -170,11 +123,9 @@ type warm struct {
 	status  *statusReader
 	statusC chan bwrapStatus
 	job     *jobCgroup
-	stdout  switchWriter
-	stderr  switchWriter
-	// outEnd and errEnd find the launcher's end marks in the output (launch.End).
-	outEnd, errEnd endWriter
-	waited         chan error
+	// ends passes the output on and finds the launcher's end marks in it (Launch.End).
+	ends   *EndMarks
+	waited chan error
 }
 
 // start starts one sandbox whose launcher waits for its command.
@@ -184,7 +135,7 @@ func (p *Pool) start() (_ *warm, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1)}
+	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1), ends: NewEndMarks()}
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -257,9 +208,8 @@ func (p *Pool) start() (_ *warm, err error) {
 	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
 	w.cmd.Env = []string{}
 	w.cmd.Dir = "/"
-	w.outEnd.next, w.errEnd.next = &w.stdout, &w.stderr
-	w.cmd.Stdout = &w.outEnd
-	w.cmd.Stderr = &w.errEnd
+	w.cmd.Stdout = w.ends.Stdout()
+	w.cmd.Stderr = w.ends.Stderr()
 	w.cmd.ExtraFiles = extra
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() == 0 {
@@ -332,10 +282,8 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
 		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
 	}
-	var w *warm
-	select {
-	case w = <-p.ready:
-	default:
+	w, ok := p.ahead.Take()
+	if !ok {
 		// After the cold run, fill again: the pool may be empty because a start failed.
 		defer p.Refill()
 		return p.sb.run(ctx, spec)
@@ -357,12 +305,7 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 // Refill asks the pool to come back to its size now: after a cold run, whose pool may be empty
 // because a start failed, and when the job whose runs took sandboxes is over
 // (PoolConfig.RefillDelay).
-func (p *Pool) Refill() {
-	select {
-	case p.refill <- struct{}{}:
-	default:
-	}
-}
+func (p *Pool) Refill() { p.ahead.Refill() }
 
 // runWarm runs spec in w; cold is true when w could not take it (nothing ran, spec.Dir is as
 // it was) and the run should start cold.
@@ -382,7 +325,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
-	staged, lerr := linkEntries(spec.Dir, w.dir)
+	staged, lerr := LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
 		w.teardown()
 		return Result{}, nil, true
@@ -390,7 +333,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	// From here the staged files are linked into w.dir, and what the run made there goes back
 	// to spec.Dir whatever happens.
 	defer func() {
-		if merr := returnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
+		if merr := ReturnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
 			err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
 		}
 		_ = os.RemoveAll(w.dir)
@@ -412,11 +355,10 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
 	}
 	stderr := NewTailWriter(StderrTailBytes)
-	w.stdout.set(spec.Stdout)
-	w.stderr.set(StderrWriter(stderr, spec.Stderr))
-	end := newEndMark()
-	ended := w.expectEnd(end)
-	command, err := json.Marshal(launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
+	w.ends.Set(spec.Stdout, StderrWriter(stderr, spec.Stderr))
+	end := NewEndMark()
+	ended := w.ends.Expect(end)
+	command, err := json.Marshal(Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
 	if err != nil {
 		_, _ = watcher.Close()
 		w.end()
@@ -449,8 +391,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	case waitErr = <-w.waited:
 	}
 	close(stopped)
-	w.outEnd.flush()
-	w.errEnd.flush()
+	w.ends.Flush()
 	res = Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if w.cmd.ProcessState != nil {
 		res.ExitCode = w.cmd.ProcessState.ExitCode()
@@ -472,7 +413,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 // finishEarly settles a run whose launcher reported the program's exit: its memory cgroup's
 // counters are read now and the sandbox is torn down in the background (Close waits for it).
 func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time, stderr *TailWriter, lim Limits, watcher *workcap.Watcher) (Result, error, bool) {
-	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.errEnd.exitCode()}
+	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.ends.ExitCode()}
 	var oomKilled bool
 	var peak int64
 	if w.job != nil {
@@ -483,18 +424,22 @@ func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time
 	return res, err, false
 }
 
-// linkEntries hard-links every entry of from into to (one filesystem), and returns the
+// Staged is what LinkEntries linked into a warm sandbox's work directory: each name with its
+// file's identity.
+type Staged map[string]fileID
+
+// LinkEntries hard-links every entry of from into to (one filesystem), and returns the
 // links it made, by name, with their files' identities. Links, not moves: other runs on the
 // same directory at the same time (the probe of an input beside the job's FFmpeg, the probes
 // of its outputs) each see every staged file. A directory, which cannot be linked, or any
 // other failure undoes the links and answers an error: the run then starts cold.
-func linkEntries(from, to string) (map[string]fileID, error) {
+func LinkEntries(from, to string) (Staged, error) {
 	entries, err := os.ReadDir(from)
 	if err != nil {
 		return nil, err
 	}
-	linked := map[string]fileID{}
-	undo := func(err error) (map[string]fileID, error) {
+	linked := Staged{}
+	undo := func(err error) (Staged, error) {
 		for name := range linked {
 			_ = os.Remove(filepath.Join(to, name))
 		}
@@ -517,11 +462,11 @@ func linkEntries(from, to string) (map[string]fileID, error) {
 	return linked, nil
 }
 
-// returnEntries moves into to what the run left in from: its new entries are renamed (which
-// does not follow a symlink the run made), and the links linkEntries made that still name the
+// ReturnEntries moves into to what the run left in from: its new entries are renamed (which
+// does not follow a symlink the run made), and the links LinkEntries made that still name the
 // same file are removed. A staged name the run replaced with a file of its own is moved back
 // over the staged one, as the run would have replaced it in place.
-func returnEntries(from, to string, staged map[string]fileID) error {
+func ReturnEntries(from, to string, staged Staged) error {
 	entries, err := os.ReadDir(from)
 	if err != nil {
 		return err
@@ -552,18 +497,44 @@ func idOf(path string) (fileID, error) {
 	return fileID{uint64(st.Dev), st.Ino}, nil
 }
 
-// newEndMark is a run's end mark (launch.End): random, unprintable, never in a program's output
+// NewEndMark is a run's end mark (Launch.End): random, unprintable, never in a program's output
 // by chance, and unknown to the program.
-func newEndMark() string {
+func NewEndMark() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "\x00mediajobs-end-" + hex.EncodeToString(b[:]) + "\x00"
 }
 
-// expectEnd arms both output streams with the run's end mark, and returns a channel closed once
-// both marks came: every byte the program wrote is then read, and its exit code known.
-func (w *warm) expectEnd(mark string) <-chan struct{} {
-	out, errs := w.outEnd.expect(mark, false), w.errEnd.expect(mark, true)
+// EndMarks reads a launcher's two output streams: it passes them on to the writers Set names
+// (nothing before), and finds in them the end marks of the run Expect names.
+type EndMarks struct {
+	out, err       endWriter
+	stdout, stderr switchWriter
+}
+
+// NewEndMarks returns EndMarks that pass nothing on until Set.
+func NewEndMarks() *EndMarks {
+	m := &EndMarks{}
+	m.out.next, m.err.next = &m.stdout, &m.stderr
+	return m
+}
+
+// Stdout is where the launcher's stdout goes.
+func (m *EndMarks) Stdout() io.Writer { return &m.out }
+
+// Stderr is where the launcher's stderr goes.
+func (m *EndMarks) Stderr() io.Writer { return &m.err }
+
+// Set names where the run's output goes from now on; nil discards it.
+func (m *EndMarks) Set(stdout, stderr io.Writer) {
+	m.stdout.set(stdout)
+	m.stderr.set(stderr)
+}
+
+// Expect arms both streams with the run's end mark, and returns a channel closed once both
+// marks came: every byte the program wrote is then read, and its exit code known (ExitCode).
+func (m *EndMarks) Expect(mark string) <-chan struct{} {
+	out, errs := m.out.expect(mark, false), m.err.expect(mark, true)
 	ended := make(chan struct{})
 	go func() {
 		<-out
@@ -571,6 +542,15 @@ func (w *warm) expectEnd(mark string) <-chan struct{} {
 		close(ended)
 	}()
 	return ended
+}
+
+// ExitCode is the program's exit code that followed the mark on stderr; -1 when there was none.
+func (m *EndMarks) ExitCode() int { return m.err.exitCode() }
+
+// Flush passes on what was held back, when the run ended without its marks.
+func (m *EndMarks) Flush() {
+	m.out.flush()
+	m.err.flush()
 }
 
 // endWriter passes a stream on to next up to the launcher's end mark, which it takes out; on

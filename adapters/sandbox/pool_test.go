@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -209,5 +210,36 @@ func TestPoolRefillWaitsForItsJob(t *testing.T) {
 	p.Refill()
 	if err := p.WaitFull(ctx); err != nil {
 		t.Fatalf("the pool did not refill after Refill: %v", err)
+	}
+}
+
+// TestLauncherOnStdin: a launcher told to read its command from descriptor 0 (a warm
+// container's, attached by the engine) runs it with /dev/null on stdin, not the stream the
+// command came on; an empty stream launches nothing.
+func TestLauncherOnStdin(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := `{"program":"/usr/bin/sh","args":["-c","readlink /proc/self/fd/0; cat"],"rlimits":[]}`
+	for _, tc := range []struct {
+		name, stdin, want string
+		ok                bool
+	}{
+		{"command", command + "\n", "/dev/null\n", true},
+		{"nothing", "", "", false},
+		{"program outside the allowlist", `{"program":"/usr/bin/env","args":[]}`, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(exe, sandbox.LauncherArg, "0", "/usr/bin/sh")
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if (err == nil) != tc.ok || string(out) != tc.want {
+				t.Errorf("launcher: %v, stdout %q, stderr %q; want ok %v, stdout %q", err, out, stderr.String(), tc.ok, tc.want)
+			}
+		})
 	}
 }
