@@ -5,7 +5,8 @@
 #                               (debootstrap --variant=minbase, then docker import) when the engine
 #                               does not already hold it; a machine that pulled it keeps its own
 #   mediajobs:local             deploy/Dockerfile: the binary (make build), FFmpeg, bubblewrap, fonts, the speech model
-#   mediajobs/ffmpeg:bookworm   adapters/dockersandbox/Dockerfile: the Docker sandbox's FFmpeg
+#   mediajobs/ffmpeg:bookworm   adapters/dockersandbox/Dockerfile: the Docker sandbox's FFmpeg and
+#                               its warm containers' launcher
 #   mediajobs/postgres:15       deploy/images/postgres
 #   mediajobs/nats:2.9          deploy/images/nats
 #   mediajobs/redis:7           deploy/images/redis
@@ -73,6 +74,8 @@ fi
 if ! cmp -s "$gobin/versitygw" deploy/images/s3/versitygw; then
   cp "$gobin/versitygw" deploy/images/s3/versitygw
 fi
+# The FFmpeg image carries the warm containers' launcher, built static for it.
+(cd apps && CGO_ENABLED=0 go build -trimpath -o ../adapters/dockersandbox/ ./cmd/mediajobs-launcher)
 for f in bin/mediajobs validator/cmd/wasm/validator.wasm; do
   if [ ! -f "$f" ]; then
     echo "images: $f is missing; make images builds it first (make build)" >&2

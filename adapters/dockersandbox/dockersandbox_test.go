@@ -381,7 +381,10 @@ func TestRemoveLeftovers(t *testing.T) {
 }
 
 // available is a Docker sandbox of cfg that answers, or the test ends (testenv.Missing).
-func available(t *testing.T, cfg Config) *Sandbox {
+func available(t *testing.T, cfg Config) *Sandbox { return availableTB(t, cfg) }
+
+// availableTB is available for a test or a benchmark.
+func availableTB(t testing.TB, cfg Config) *Sandbox {
 	t.Helper()
 	sb, err := New(cfg)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
@@ -29,19 +30,8 @@ type hostKill struct {
 func (s *Sandbox) openHostKill(ctx context.Context, id string) *hostKill {
 	h := &hostKill{fd: -1}
 	go func() {
-		info, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
-		if err != nil || info.Container.State == nil || info.Container.State.Pid <= 0 {
-			return
-		}
-		pid := info.Container.State.Pid
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			return
-		}
-		// Opened first, checked after: if the PID was reused in between, the cgroup read is the
-		// new process's, which is not in this container's cgroup unless it is the container's.
-		if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err != nil || !strings.Contains(string(cg), id) {
-			unix.Close(fd)
+		fd := s.hostPidfd(ctx, id)
+		if fd < 0 {
 			return
 		}
 		h.mu.Lock()
@@ -55,6 +45,27 @@ func (s *Sandbox) openHostKill(ctx context.Context, id string) *hostKill {
 	return h
 }
 
+// hostPidfd is a pidfd of the container's first process, or -1 where this process cannot hold
+// one (another PID namespace, another user).
+func (s *Sandbox) hostPidfd(ctx context.Context, id string) int {
+	info, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil || info.Container.State == nil || info.Container.State.Pid <= 0 {
+		return -1
+	}
+	pid := info.Container.State.Pid
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	// Opened first, checked after: if the PID was reused in between, the cgroup read is the
+	// new process's, which is not in this container's cgroup unless it is the container's.
+	if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err != nil || !strings.Contains(string(cg), id) {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
 // kill signals the container's first process, when it was found; killing a PID namespace's
 // first process ends every process in it.
 func (h *hostKill) kill() {
@@ -62,6 +73,30 @@ func (h *hostKill) kill() {
 	defer h.mu.Unlock()
 	if h.fd >= 0 {
 		_ = unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, 0)
+	}
+}
+
+// exited waits up to timeout for the container's first process to have exited, and reports
+// whether it has; false too when it was not found. When a PID namespace's first process has
+// exited, every other process in it has been killed and reaped before.
+func (h *hostKill) exited(timeout time.Duration) bool {
+	h.mu.Lock()
+	fd := h.fd
+	h.mu.Unlock()
+	if fd < 0 {
+		return false
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		switch {
+		case err == unix.EINTR && time.Now().Before(deadline):
+			continue
+		case err != nil:
+			return false
+		}
+		return n > 0
 	}
 }
 

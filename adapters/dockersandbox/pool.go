@@ -1,0 +1,412 @@
+package dockersandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+)
+
+// LauncherLabel is the image label naming the path of the warm containers' launcher in the
+// image (mediajobs-launcher, which acts as sandbox.RunLauncher): DefaultImage carries it, and an
+// image without it is not pooled.
+const LauncherLabel = "io.mediajobs.launcher"
+
+// ErrNoLauncher is returned by NewPool for an image without a launcher (LauncherLabel).
+var ErrNoLauncher = errors.New("dockersandbox: the image has no launcher")
+
+// Pool is a Runner that keeps containers started ahead, as sandbox.Pool keeps bubblewrap
+// sandboxes: each is the container of a cold run (the same image, user, mounts, namespaces,
+// capabilities and cgroup limits) but for two things. Its entrypoint is the image's launcher,
+// waiting on the attached stdin for its one command; and an empty directory of the pool's own is
+// bound as its work directory. Run hard-links the staged files of Spec.Dir in, sets the run's
+// memory and process caps on the container where they differ from those it was made with,
+// writes the command (the launcher checks the program against the allowlist, sets the rlimits a
+// cold run's container has, and starts it), and moves what the run made back into Spec.Dir once
+// every process of the container is gone. Each container runs once and is removed. Where no
+// container is ready, or the staged files cannot be linked in (another filesystem, a
+// directory), the run starts cold (Sandbox.Run).
+//
+// What a warm container takes off a run's path is the engine's create, attach and start (the
+// overlay filesystem, runc's namespaces, cgroup and mounts): about three quarters of a cold run's
+// fixed cost. Its removal happens after the run has returned, in the background.
+type Pool struct {
+	s           *Sandbox
+	root        string
+	launcher    string
+	programs    []string
+	ahead       *sandbox.Ahead[*warm]
+	made        atomic.Pointer[sandbox.Limits] // what the next containers are made with: the last run's caps
+	warmRuns    atomic.Int64
+	cleanups    sync.WaitGroup
+	refillDelay time.Duration
+}
+
+var _ sandbox.Runner = (*Pool)(nil)
+
+// PoolConfig sizes a pool.
+type PoolConfig struct {
+	// Size is how many containers are kept started.
+	Size int
+	// Root holds the warm containers' work directories; it must be on the filesystem of the
+	// runs' work directories (the staged files are hard-linked in), and, for an engine that
+	// mounts host paths into a worker's own container, at the same path on the host.
+	Root string
+	// RefillDelay is how long after a warm run the pool waits to start its refill unless Refill
+	// says sooner (sandbox.PoolConfig.RefillDelay). Zero refills at once.
+	RefillDelay time.Duration
+	// Log receives the containers that could not be started; default slog.Default().
+	Log *slog.Logger
+}
+
+// NewPool starts a pool over s and fills it in the background until Close. It answers
+// ErrNoLauncher for an image without a launcher, and an error for a GPU sandbox (a GPU container
+// is not pooled).
+func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
+	if cfg.Size < 1 {
+		return nil, fmt.Errorf("dockersandbox: pool size %d is not positive", cfg.Size)
+	}
+	if s.cfg.GPU != nil {
+		return nil, errors.New("dockersandbox: a GPU sandbox is not pooled")
+	}
+	img, err := s.cli.ImageInspect(ctx, s.cfg.Image)
+	if err != nil {
+		return nil, fmt.Errorf("dockersandbox: inspect image %q: %w", s.cfg.Image, err)
+	}
+	var launcher string
+	if img.Config != nil {
+		launcher = img.Config.Labels[LauncherLabel]
+	}
+	if !filepath.IsAbs(launcher) || filepath.Clean(launcher) != launcher {
+		return nil, fmt.Errorf("%w: image %q has no %s label naming it (make images builds one that has)", ErrNoLauncher, s.cfg.Image, LauncherLabel)
+	}
+	if err := os.MkdirAll(cfg.Root, 0o711); err != nil {
+		return nil, fmt.Errorf("dockersandbox: pool root: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	programs := slices.Sorted(func(yield func(string) bool) {
+		for _, p := range s.cfg.Programs {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), refillDelay: cfg.RefillDelay}
+	lim := sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout)
+	p.made.Store(&lim)
+	p.ahead = sandbox.NewAhead(cfg.Size, p.start, (*warm).remove, func(err error) {
+		cfg.Log.Warn("dockersandbox: a warm container could not be started; runs start cold", "err", err)
+	})
+	return p, nil
+}
+
+// Close removes the containers still waiting, and waits for the removal of those that ran.
+func (p *Pool) Close() {
+	p.ahead.Close()
+	p.cleanups.Wait()
+}
+
+// WaitFull waits until every container of the pool is started and waiting, or ctx ends.
+func (p *Pool) WaitFull(ctx context.Context) error { return p.ahead.WaitFull(ctx) }
+
+// Ready is how many containers are started and waiting.
+func (p *Pool) Ready() int { return p.ahead.Ready() }
+
+// WarmRuns is how many runs a warm container took (the others started cold).
+func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
+
+// Refill asks the pool to come back to its size now (sandbox.Pool.Refill).
+func (p *Pool) Refill() { p.ahead.Refill() }
+
+// Available is the sandbox's.
+func (p *Pool) Available(ctx context.Context) error { return p.s.Available(ctx) }
+
+// warm is one started container whose launcher waits for its command.
+type warm struct {
+	s      *Sandbox
+	id     string
+	dir    string
+	lim    sandbox.Limits // the caps it was made with
+	att    client.HijackedResponse
+	ends   *sandbox.EndMarks
+	copied chan struct{}
+	wait   client.ContainerWaitResult
+	// stopWait ends the wait for the container's exit.
+	stopWait context.CancelFunc
+	host     *hostKill
+}
+
+// start makes, attaches to and starts one container.
+func (p *Pool) start() (_ *warm, err error) {
+	s := p.s
+	dir, err := os.MkdirTemp(p.root, "warm-")
+	if err != nil {
+		return nil, err
+	}
+	w := &warm{s: s, dir: dir, lim: *p.made.Load(), ends: sandbox.NewEndMarks(), copied: make(chan struct{}), host: &hostKill{fd: -1}}
+	defer func() {
+		if err != nil {
+			w.remove()
+		}
+	}()
+	user := fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	if os.Geteuid() == 0 {
+		user = fmt.Sprintf("%d:%d", nobody, nobody)
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			return nil, err
+		}
+	}
+	cfg, host := s.containerConfig(sandbox.Spec{Dir: dir}, "", w.lim, user)
+	// The launcher, a Go program, starts on one P and takes GOMAXPROCS out of the program's
+	// environment (sandbox.Pool does the same).
+	cfg.Entrypoint = append([]string{p.launcher, sandbox.LauncherArg, "0"}, p.programs...)
+	cfg.Cmd = nil
+	cfg.Env = append(cfg.Env, "GOMAXPROCS=1")
+	cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce = true, true, true
+	// The container's rlimits are ceilings that the launcher lowers to the run's (an unprivileged
+	// process can lower a hard limit, not raise it): unlimited CPU time and file size; open files
+	// as the last run had them (the engine cannot give more than it has itself, and a run that
+	// asks for more starts cold); core dumps off from the start.
+	host.Resources.Ulimits = []*container.Ulimit{
+		{Name: "cpu", Soft: -1, Hard: -1},
+		{Name: "fsize", Soft: -1, Hard: -1},
+		{Name: "nofile", Soft: w.lim.OpenFiles, Hard: w.lim.OpenFiles},
+		{Name: "core", Soft: 0, Hard: 0},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	created, err := s.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	if err != nil {
+		return nil, fmt.Errorf("create container: %w", err)
+	}
+	w.id = created.ID
+	att, err := s.cli.ContainerAttach(ctx, w.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, fmt.Errorf("attach: %w", err)
+	}
+	w.att = att.HijackedResponse
+	go func() {
+		defer close(w.copied)
+		_, _ = stdcopy.StdCopy(w.ends.Stdout(), w.ends.Stderr(), w.att.Reader)
+	}()
+	waitCtx, stopWait := context.WithCancel(context.Background())
+	w.stopWait = stopWait
+	w.wait = s.cli.ContainerWait(waitCtx, w.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	if _, err := s.cli.ContainerStart(ctx, w.id, client.ContainerStartOptions{}); err != nil {
+		return nil, fmt.Errorf("start container: %w", err)
+	}
+	w.host.fd = s.hostPidfd(ctx, w.id)
+	return w, nil
+}
+
+// kill kills the container: its first process from this host where it can, and through the
+// engine.
+func (w *warm) kill() {
+	w.host.kill()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = w.s.cli.ContainerKill(ctx, w.id, client.ContainerKillOptions{Signal: "KILL"})
+	}()
+}
+
+// remove removes the container (killing what still runs) and its work directory.
+func (w *warm) remove() {
+	if w.att.Conn != nil {
+		w.att.Close()
+	}
+	if w.stopWait != nil {
+		w.stopWait()
+	}
+	w.host.close()
+	if w.id != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		_, _ = w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true})
+		cancel()
+	}
+	_ = os.RemoveAll(w.dir)
+}
+
+// Run runs spec in a warm container, or a cold one where none is ready.
+func (p *Pool) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+	program, ok := p.s.cfg.Programs[spec.Program]
+	if !ok {
+		return sandbox.Result{}, fmt.Errorf("%w: %q", sandbox.ErrProgramNotAllowed, spec.Program)
+	}
+	w, ok := p.ahead.Take()
+	if !ok {
+		defer p.Refill()
+		return p.s.Run(ctx, spec)
+	}
+	res, err, cold := p.runWarm(ctx, w, program, spec)
+	if p.refillDelay > 0 && !cold {
+		time.AfterFunc(p.refillDelay, p.Refill)
+	} else {
+		p.Refill()
+	}
+	if cold {
+		return p.s.Run(ctx, spec)
+	}
+	p.warmRuns.Add(1)
+	return res, err
+}
+
+// runWarm runs spec in w and removes w; cold is true when w could not take it (nothing ran,
+// spec.Dir is as it was) and the run should start cold.
+func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbox.Spec) (res sandbox.Result, err error, cold bool) {
+	if !filepath.IsAbs(spec.Dir) {
+		w.remove()
+		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not absolute", spec.Dir), false
+	}
+	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+		w.remove()
+		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not a directory", spec.Dir), false
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = sandbox.DefaultTimeout
+	}
+	lim := spec.Limits.WithDefaults(spec.Timeout)
+	// The next containers are made with this run's caps, which the runs of one worker share.
+	p.made.Store(&lim)
+	if os.Geteuid() == 0 {
+		if err := sandbox.ChownTree(spec.Dir, nobody, nobody); err != nil {
+			w.remove()
+			return sandbox.Result{}, fmt.Errorf("dockersandbox: hand work dir to uid %d: %w", nobody, err), false
+		}
+	}
+	if lim.OpenFiles > w.lim.OpenFiles {
+		w.remove()
+		return sandbox.Result{}, nil, true // above the container's ceiling
+	}
+	staged, lerr := sandbox.LinkEntries(spec.Dir, w.dir)
+	if lerr != nil {
+		w.remove()
+		return sandbox.Result{}, nil, true
+	}
+	if lim.MemoryBytes != w.lim.MemoryBytes || lim.Processes != w.lim.Processes {
+		pids := lim.Processes
+		_, err := p.s.cli.ContainerUpdate(ctx, w.id, client.ContainerUpdateOptions{Resources: &container.Resources{
+			Memory: lim.MemoryBytes, MemorySwap: lim.MemoryBytes, PidsLimit: &pids,
+		}})
+		if err != nil {
+			w.remove() // only links to the staged files were in its directory
+			return sandbox.Result{}, fmt.Errorf("%w: set the container's caps: %v", sandbox.ErrSetup, err), false
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	killCtx, kill := context.WithCancel(runCtx)
+	defer kill()
+	watcher, err := sandbox.WatchCaps(w.dir, lim, kill)
+	if err != nil {
+		w.remove()
+		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err), false
+	}
+	stderr := sandbox.NewTailWriter(sandbox.StderrTailBytes)
+	w.ends.Set(spec.Stdout, sandbox.StderrWriter(stderr, spec.Stderr))
+	end := sandbox.NewEndMark()
+	ended := w.ends.Expect(end)
+	command, err := json.Marshal(sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end})
+	if err != nil {
+		_, _ = watcher.Close()
+		w.remove()
+		return sandbox.Result{}, err, false
+	}
+	start := time.Now()
+	_, werr := w.att.Conn.Write(command)
+	if werr == nil {
+		werr = w.att.CloseWrite()
+	}
+	if werr != nil {
+		_, _ = watcher.Close()
+		w.remove()
+		return sandbox.Result{}, fmt.Errorf("%w: release the command: %v", sandbox.ErrSetup, werr), false
+	}
+	res, runErr := w.await(killCtx, ended, start)
+	// Every process of the container is gone (await): what it left is the run's.
+	if merr := sandbox.ReturnEntries(w.dir, spec.Dir, staged); merr != nil && runErr == nil {
+		runErr = fmt.Errorf("dockersandbox: move the run's files back: %w", merr)
+	}
+	p.cleanups.Go(w.remove)
+	res.StderrTail = stderr.Bytes()
+	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
+		res.ExitCode = 128 + int(syscall.SIGXFSZ) // as Sandbox.Run reads it
+	}
+	if res, settled, err := sandbox.Settle(ctx, runCtx, res, lim, watcher, "dockersandbox"); settled {
+		return res, err, false
+	}
+	return res, runErr, false
+}
+
+// await waits for the run released at start to end, killing the container when ctx ends, and
+// returns once every process of the container is gone. The launcher's end marks tell the exit
+// code as soon as the program has exited and its output is all read; the container's first
+// process, the launcher, exits just after, taking every other process of the container with it,
+// which the host sees on its pidfd, or else the engine's wait reports.
+func (w *warm) await(ctx context.Context, ended <-chan struct{}, start time.Time) (sandbox.Result, error) {
+	res := sandbox.Result{ExitCode: -1}
+	done := ctx.Done()
+	for {
+		select {
+		case <-done:
+			done = nil
+			w.kill()
+			time.AfterFunc(cleanupTimeout, w.stopWait)
+		case <-ended:
+			res.Wall = time.Since(start)
+			res.ExitCode = w.ends.ExitCode()
+			if w.host.exited(cleanupTimeout) {
+				return res, nil
+			}
+			ended = nil // no pidfd: the engine's wait tells the exit
+		case err := <-w.wait.Error:
+			if res.Wall == 0 {
+				res.Wall = time.Since(start)
+			}
+			return res, fmt.Errorf("dockersandbox: wait: %w", err)
+		case r := <-w.wait.Result:
+			if ended != nil { // no end marks: the launcher failed, or the run was killed
+				res.Wall = time.Since(start)
+				res.ExitCode = int(r.StatusCode)
+				select {
+				case <-w.copied:
+				case <-time.After(5 * time.Second):
+					w.att.Close()
+					<-w.copied
+				}
+				w.ends.Flush()
+			}
+			if r.Error != nil && r.Error.Message != "" {
+				return res, fmt.Errorf("dockersandbox: wait: %s", r.Error.Message)
+			}
+			return res, nil
+		}
+	}
+}
+
+// rlimits are the rlimits of a cold run's container (containerConfig), which the launcher sets.
+func rlimits(lim sandbox.Limits) []sandbox.Rlimit {
+	return []sandbox.Rlimit{
+		{Resource: syscall.RLIMIT_CPU, Value: uint64(lim.CPUSeconds)},
+		{Resource: syscall.RLIMIT_FSIZE, Value: uint64(fileSizeLimit(lim))},
+		{Resource: syscall.RLIMIT_NOFILE, Value: uint64(lim.OpenFiles)},
+		{Resource: unix.RLIMIT_CORE, Value: 0},
+	}
+}

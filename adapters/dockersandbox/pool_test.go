@@ -1,0 +1,199 @@
+package dockersandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
+)
+
+// newPool is a warm pool over sb whose work directories sit beside the tests' (one filesystem),
+// full before it is returned.
+func newPool(t testing.TB, sb *Sandbox, size int) *Pool {
+	t.Helper()
+	root, err := os.MkdirTemp("", "docker-warm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPool(context.Background(), sb, PoolConfig{Size: size, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		if n := ownContainers(t, sb); n != 0 {
+			t.Errorf("after Close, %d containers of owner %s are left", n, sb.cfg.Owner)
+		}
+		_ = os.RemoveAll(root)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatalf("the pool did not fill: %v", err)
+	}
+	return p
+}
+
+// ownContainers counts the containers of sb's owner, running or not.
+func ownContainers(t testing.TB, sb *Sandbox) int {
+	t.Helper()
+	list, err := sb.cli.ContainerList(context.Background(), client.ContainerListOptions{
+		All: true, Filters: make(client.Filters).Add("label", ownerLabel+"="+sb.cfg.Owner),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
+// warmOnly runs each spec in a warm container: it waits for the pool to be full first.
+type warmOnly struct{ *Pool }
+
+func (w warmOnly) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+	if err := w.WaitFull(ctx); err != nil {
+		return sandbox.Result{}, err
+	}
+	return w.Pool.Run(ctx, spec)
+}
+
+// TestPoolSuite holds the warm containers to the suite every sandbox passes, each run in a warm
+// container: the same caps, deadlines and results as a cold container's.
+func TestPoolSuite(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: "pool-suite-" + strings.ReplaceAll(t.Name(), "/", "-")})
+	p := newPool(t, sb, 2)
+	t.Cleanup(func() {
+		if p.WarmRuns() == 0 {
+			t.Error("every run started cold")
+		}
+	})
+	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return warmOnly{p} })
+}
+
+// TestPoolRunsWarm: a run takes a started container, whose launcher runs the program in the
+// container's work directory with the staged files and hands the outputs back; the container is
+// removed and replaced, and nothing is left behind.
+func TestPoolRunsWarm(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: "pool-warm"})
+	p := newPool(t, sb, 1)
+	dir := workDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("staged\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: []string{
+		"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "color=size=16x16:duration=0.04", "-frames:v", "1", "out.png",
+	}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if p.WarmRuns() != 1 {
+		t.Fatalf("WarmRuns = %d, want 1", p.WarmRuns())
+	}
+	for _, name := range []string{"in.txt", "out.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s after the run: %v", name, err)
+		}
+	}
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The used container is removed, and its place taken by a fresh one.
+	waitFor(t, func() bool { return ownContainers(t, sb) == 1 })
+
+	// A program outside the allowlist runs in no container, warm or cold.
+	if _, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/bin/sh"}); !errors.Is(err, sandbox.ErrProgramNotAllowed) {
+		t.Errorf("run /bin/sh: %v, want ErrProgramNotAllowed", err)
+	}
+}
+
+// TestPoolNeedsTheLauncher: an image without the launcher's label is not pooled, and the error
+// says what to do.
+func TestPoolNeedsTheLauncher(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{})
+	other, err := New(Config{Image: baseImage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	_, err = NewPool(context.Background(), other, PoolConfig{Size: 1, Root: t.TempDir()})
+	if !errors.Is(err, ErrNoLauncher) || !strings.Contains(err.Error(), LauncherLabel) {
+		t.Errorf("NewPool over %s: %v, want ErrNoLauncher naming %s", baseImage, err, LauncherLabel)
+	}
+	_ = sb
+}
+
+// baseImage is the Debian image make images builds the others from: no launcher in it.
+const baseImage = "debian:bookworm-slim"
+
+// workDir is a work directory the sandbox user can reach.
+func workDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// waitFor waits up to a minute for cond.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkPoolRun runs a one-frame FFmpeg command in a fresh container and in a warm one (the
+// pool full before each run): what the pool takes off a step's path.
+func BenchmarkPoolRun(b *testing.B) {
+	for _, warm := range []bool{false, true} {
+		b.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(b *testing.B) {
+			sb := availableTB(b, Config{Owner: "pool-bench-" + strconv.FormatBool(warm)})
+			var r sandbox.Runner = sb
+			var p *Pool
+			if warm {
+				p = newPool(b, sb, 1)
+				r = p
+			}
+			dir := workDir(b)
+			var took time.Duration
+			for b.Loop() {
+				if p != nil {
+					b.StopTimer()
+					if err := p.WaitFull(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				t0 := time.Now()
+				res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: []string{
+					"-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=size=16x16:duration=0.04", "-frames:v", "1", "out.png",
+				}})
+				took += time.Since(t0)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+				}
+			}
+			b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/run")
+		})
+	}
+}
