@@ -26,8 +26,8 @@ import (
 type AgentConfig struct {
 	Class job.Class
 	Slots int
-	// Warm keeps bubblewrap sandboxes started ahead, where the executable can be their
-	// launcher (warmPool).
+	// Warm keeps sandboxes started ahead: bubblewrap sandboxes where the executable can be their
+	// launcher, containers where the image has one (warmPool).
 	Warm bool
 	// Data is the data directory (work directories go under it when the sandbox user can
 	// reach it); WorkDir chooses explicitly.
@@ -72,7 +72,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 		return nil, err
 	}
 	rc := cfg.Runner
-	if pool := warmPool(sb, reach, work, cfg); pool != nil {
+	if pool := warmPool(ctx, sb, reach, work, cfg); pool != nil {
 		sb, rc.Stopped = pool, pool.Close
 		// The pool refills once a job's report is done, not while the job still uploads.
 		onRun := rc.OnRun
@@ -156,28 +156,48 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 	return sb, bw, nil
 }
 
-// warmPool is a pool of bubblewrap sandboxes started ahead for the runs of the agent, or nil
-// where it cannot be had: the Docker sandbox, a GPU worker, or no launcher — neither
-// mediajobs-launcher beside this executable nor an executable that acts as one
-// (sandbox.RunLauncher). Each slot runs a job and, beside it, the probe of its
-// input, so the pool holds two sandboxes a slot. Its root sits beside the work root (work.warm),
-// on the work directories' filesystem, so that staged files are linked in and outputs renamed
-// out, and apart from the job directories.
-func warmPool(sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) *sandbox.Pool {
-	if !cfg.Warm || sb != sandbox.Runner(bw) || cfg.Class == job.ClassGPU {
+// warmPool keeps sandboxes started ahead for the runs of the agent: bubblewrap sandboxes
+// (sandbox.Pool) or containers (dockersandbox.Pool), or nil where it cannot be had: a GPU
+// worker, no launcher — neither mediajobs-launcher beside this executable nor an executable that
+// acts as one (sandbox.RunLauncher) for bubblewrap, an image without one for Docker. Each slot
+// runs a job and, beside it, the probe of its input, so the pool holds two sandboxes a slot. Its
+// root sits beside the work root (work.warm), on the work directories' filesystem, so that
+// staged files are linked in and outputs renamed out, and apart from the job directories.
+func warmPool(ctx context.Context, sb sandbox.Runner, bw *sandbox.Sandbox, work string, cfg AgentConfig) warmRunner {
+	if !cfg.Warm || cfg.Class == job.ClassGPU {
+		return nil
+	}
+	size, root := 2*max(cfg.Slots, 1), work+".warm"
+	if d, ok := sb.(*dockersandbox.Sandbox); ok {
+		p, err := dockersandbox.NewPool(ctx, d, dockersandbox.PoolConfig{Size: size, Root: root, RefillDelay: refillDelay, Log: cfg.Log})
+		if err != nil {
+			cfg.Log.Warn("containers start cold: the warm pool could not be made", "err", err)
+			return nil
+		}
+		return p
+	}
+	if sb != sandbox.Runner(bw) {
 		return nil
 	}
 	launcher := siblingLauncher()
 	if launcher == "" && !sandbox.LauncherReady() {
 		return nil
 	}
-	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: 2 * max(cfg.Slots, 1), Root: work + ".warm", Launcher: launcher,
-		RefillDelay: refillDelay})
+	p, err := sandbox.NewPool(bw, sandbox.PoolConfig{Size: size, Root: root, Launcher: launcher, RefillDelay: refillDelay})
 	if err != nil {
 		cfg.Log.Warn("sandboxes start cold: the warm pool could not be made", "err", err)
 		return nil
 	}
 	return p
+}
+
+// warmRunner is a pool of sandboxes started ahead.
+type warmRunner interface {
+	sandbox.Runner
+	// Refill makes the pool up now, rather than after its delay.
+	Refill()
+	// Close tears the pool down.
+	Close()
 }
 
 // refillDelay is how long the warm pool waits after a run for the end of its job (the agent's

@@ -83,7 +83,7 @@ type Config struct {
 	// split at; SplitMaxParts caps its parts (see service.SplitConfig).
 	SplitMinSeconds int
 	SplitMaxParts   int
-	// WarmSandboxes keeps bubblewrap sandboxes started ahead for the in-process runner (see
+	// WarmSandboxes keeps sandboxes started ahead for the in-process runner (see
 	// sandbox.Pool); off, every run starts its sandbox cold.
 	WarmSandboxes bool
 	MaxUpload     int64
@@ -159,7 +159,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Slots, "slots", envInt("MEDIAJOBS_SLOTS", 2), "jobs the in-process runner runs at once (MEDIAJOBS_SLOTS)")
 	fs.IntVar(&c.SplitMinSeconds, "split-min-seconds", envInt("MEDIAJOBS_SPLIT_MIN_SECONDS", service.DefaultSplitMinSeconds), "shortest input, in seconds, that a job asking for params.split auto is split at (MEDIAJOBS_SPLIT_MIN_SECONDS)")
 	fs.IntVar(&c.SplitMaxParts, "split-max-parts", envInt("MEDIAJOBS_SPLIT_MAX_PARTS", service.DefaultSplitMaxParts), "most parts one split job is cut into (MEDIAJOBS_SPLIT_MAX_PARTS)")
-	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep bubblewrap sandboxes started ahead, two a slot, so a job does not wait for one (MEDIAJOBS_WARM_SANDBOXES)")
+	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep sandboxes started ahead, two a slot, so a job does not wait for one: bubblewrap sandboxes, or containers with --sandbox docker (MEDIAJOBS_WARM_SANDBOXES)")
 	fs.Int64Var(&c.MaxUpload, "max-upload", int64(envInt("MEDIAJOBS_MAX_UPLOAD", 512<<20)), "largest upload in bytes (MEDIAJOBS_MAX_UPLOAD)")
 	fs.DurationVar(&c.URLTTL, "url-ttl", envDuration("MEDIAJOBS_URL_TTL", time.Hour), "validity of file URLs; the spec's is one hour (MEDIAJOBS_URL_TTL)")
 	c.Transcription.Flags(fs)

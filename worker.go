@@ -44,7 +44,7 @@ type WorkerConfig struct {
 	Sandbox     string
 	DockerImage string
 	DockerHost  string
-	// WarmSandboxes keeps bubblewrap sandboxes started ahead (sandbox.Pool).
+	// WarmSandboxes keeps sandboxes started ahead (sandbox.Pool, dockersandbox.Pool).
 	WarmSandboxes bool
 	// MetricsAddr serves this worker's Prometheus metrics at /metrics on its own listener;
 	// empty: off.
@@ -65,7 +65,7 @@ func (c *WorkerConfig) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Name, "name", env("MEDIAJOBS_WORKER_NAME", ""), "this worker's name in the control plane's logs; default host/pid (MEDIAJOBS_WORKER_NAME)")
 	fs.StringVar(&c.AllowPrivate, "allow-private-networks", env("MEDIAJOBS_ALLOW_PRIVATE_NETWORKS", ""), "comma-separated CIDRs the input fetcher may reach, for tests and local use (MEDIAJOBS_ALLOW_PRIVATE_NETWORKS)")
 	fs.StringVar(&c.Sandbox, "sandbox", env("MEDIAJOBS_SANDBOX", "bwrap"), "where FFmpeg runs: bwrap (bubblewrap, the default) or docker (a container per step through the Docker Engine API) (MEDIAJOBS_SANDBOX)")
-	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep bubblewrap sandboxes started ahead, two a slot, so a job does not wait for one (MEDIAJOBS_WARM_SANDBOXES)")
+	fs.BoolVar(&c.WarmSandboxes, "warm-sandboxes", envBool("MEDIAJOBS_WARM_SANDBOXES", true), "keep sandboxes started ahead, two a slot, so a job does not wait for one: bubblewrap sandboxes, or containers with --sandbox docker (MEDIAJOBS_WARM_SANDBOXES)")
 	fs.StringVar(&c.DockerImage, "docker-image", env("MEDIAJOBS_DOCKER_IMAGE", dockersandbox.DefaultImage), "image with ffmpeg and ffprobe for --sandbox docker (MEDIAJOBS_DOCKER_IMAGE)")
 	fs.StringVar(&c.DockerHost, "docker-host", env("DOCKER_HOST", ""), "Docker Engine address for --sandbox docker; default the local socket (DOCKER_HOST)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("MEDIAJOBS_METRICS_ADDR", ""), "serve this worker's Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9101; empty: off (MEDIAJOBS_METRICS_ADDR)")

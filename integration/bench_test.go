@@ -203,14 +203,15 @@ func median[T cmp.Ordered](xs []T) T {
 
 // BenchmarkRunnerOverhead runs the same 1-second job (FFmpeg paced at real time) on a worker of
 // each sandbox — bubblewrap started cold for each run, bubblewrap from the worker's pool of
-// warm sandboxes (the default), and the Docker runner (a fresh container per FFmpeg step, and
-// per ffprobe of an output) — one job at a time, and reports for each the median overhead over
+// warm sandboxes (the default), the Docker runner with a fresh container made for each FFmpeg
+// step (and each ffprobe of an output), and the Docker runner from its pool of warm containers
+// (its default) — one job at a time, and reports for each the median overhead over
 // the command run bare: make bench prints them side by side. Goal: ≤ 5 ms warm.
 func BenchmarkRunnerOverhead(b *testing.B) {
 	const command = "ffmpeg -re -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -c:v mpeg4 out.mp4"
 	args := []string{"-re", "-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10", "-c:v", "mpeg4", "out.mp4"}
 	for _, run := range []struct{ name, sandbox, warm string }{
-		{"bwrap-cold", "bwrap", "false"}, {"bwrap-warm", "bwrap", "true"}, {"docker", "docker", "false"},
+		{"bwrap-cold", "bwrap", "false"}, {"bwrap-warm", "bwrap", "true"}, {"docker-cold", "docker", "false"}, {"docker-warm", "docker", "true"},
 	} {
 		b.Run(run.name, func(b *testing.B) {
 			sb := run.name

@@ -320,8 +320,8 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 	}
 	t.Cleanup(func() {
 		for _, o := range owners {
-			if out, _ := docker("ps", "-aq", "--filter", "label=io.mediajobs.sandbox.owner="+o); strings.TrimSpace(out) != "" {
-				t.Errorf("after down -v, sandbox containers of %s remain: %s", o, out)
+			if ids := sandboxContainers(ownedOn(o), false); len(ids) > 0 {
+				t.Errorf("after down -v, sandbox containers of %s remain: %s", o, strings.Join(ids, " "))
 			}
 		}
 	})
@@ -373,25 +373,54 @@ func (d *composeDeployment) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// running reports whether a worker runs a job: a sandbox container it made is up.
+// running reports whether a worker runs a job: a sandbox container it made runs FFmpeg or
+// ffprobe (a warm container waiting for its command runs only the launcher).
 func (d *composeDeployment) running(worker string) bool {
 	id := d.container(worker)
 	if len(id) < 12 {
 		return false
 	}
-	// A worker's sandbox containers carry its host name (its container's short ID) and its
-	// work directory as their owner.
-	out, err := docker("ps", "--filter", "status=running", "--filter", "label=io.mediajobs.sandbox.owner",
-		"--format", `{{.Label "io.mediajobs.sandbox.owner"}}`)
-	if err != nil {
-		return false
-	}
-	for _, owner := range strings.Fields(out) {
-		if strings.HasPrefix(owner, id[:12]+":") {
-			return true
+	for _, c := range sandboxContainers(ownedOn(id[:12]), true) {
+		out, err := docker("top", c, "-o", "pid,comm")
+		if err != nil {
+			continue
+		}
+		for _, comm := range strings.Fields(out) {
+			if comm == "ffmpeg" || comm == "ffprobe" {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// sandboxContainers are the IDs of the sandbox containers whose owner label matches, those
+// running only or all of them.
+func sandboxContainers(match func(owner string) bool, running bool) []string {
+	args := []string{"ps", "--filter", "label=io.mediajobs.sandbox.owner", "--format", `{{.ID}} {{.Label "io.mediajobs.sandbox.owner"}}`}
+	if running {
+		args = append(args, "--filter", "status=running")
+	} else {
+		args = append(args, "-a")
+	}
+	out, err := docker(args...)
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for line := range strings.Lines(out) {
+		id, owner, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if match(owner) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// ownedOn matches the containers of the workers on host: a worker's containers carry its host
+// name (in compose, its container's short ID) and its work directory as their owner.
+func ownedOn(host string) func(string) bool {
+	return func(owner string) bool { return strings.HasPrefix(owner, host+":") }
 }
 
 // client is an API client that reaches the load balancer under the name the signed links

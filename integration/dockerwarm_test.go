@@ -1,0 +1,47 @@
+package integration
+
+import (
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
+	"github.com/mediajobs/mediajobs/adapters/testservices"
+)
+
+// TestDockerWorkerRunsWarm: a worker on the Docker runner keeps two containers started a slot; a
+// job takes one, which is removed after and replaced; the job's output is what FFmpeg made; and
+// the worker's stop removes the containers still waiting.
+func TestDockerWorkerRunsWarm(t *testing.T) {
+	t.Parallel()
+	testservices.RequireImage(t, dockersandbox.DefaultImage)
+	srv := startServer(t, serverOpts{Unthrottled: true, Backend: sqliteBackend,
+		Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var owner string
+	mine := func(o string) bool { return o == owner }
+	// Registered before the worker's, so it runs after the worker has stopped.
+	t.Cleanup(func() {
+		if ids := sandboxContainers(mine, false); len(ids) > 0 {
+			t.Errorf("after the worker stopped, its containers remain: %v", ids)
+		}
+	})
+	w := startWorker(t, srv.Base, 1, "MEDIAJOBS_SANDBOX=docker")
+	owner = host + ":" + w.Work
+	waitUntil(t, "two warm containers", time.Minute, func() bool { return len(sandboxContainers(mine, true)) == 2 })
+	before := sandboxContainers(mine, false)
+
+	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
+	j := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -c:v mpeg4 out.mp4", nil, nil))
+	if len(j.Output.Files) != 1 || len(c.mustGet(j.Output.Files[0].URL)) == 0 {
+		t.Fatalf("job %s: outputs %+v, want one non-empty out.mp4", j.ID, j.Output.Files)
+	}
+	waitUntil(t, "the used container removed and replaced", time.Minute, func() bool {
+		now := sandboxContainers(mine, false)
+		return len(now) == 2 && slices.ContainsFunc(before, func(id string) bool { return !slices.Contains(now, id) })
+	})
+}
