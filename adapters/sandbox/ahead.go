@@ -2,7 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // Ahead keeps a fixed number of things started ahead of their use (warm sandboxes, warm
@@ -17,6 +22,11 @@ type Ahead[W any] struct {
 	teardown func(W)
 	stop     context.CancelFunc
 	done     sync.WaitGroup
+	// retiring are the teardowns going on in the background (Retire); after Close, a teardown
+	// runs in its caller.
+	mu       sync.Mutex
+	closed   bool
+	retiring sync.WaitGroup
 }
 
 // NewAhead starts filling size things with start until Close. A start that fails is passed to
@@ -87,10 +97,42 @@ func (a *Ahead[W]) WaitFull(ctx context.Context) error {
 // Ready is how many are started and waiting.
 func (a *Ahead[W]) Ready() int { return len(a.ready) }
 
-// Close stops the filling and tears down those still waiting.
+// Put gives back a thing that was taken and not used, and reports whether it is waiting again;
+// when there is no room (the filling made up for it meanwhile), the caller tears it down.
+func (a *Ahead[W]) Put(w W) bool {
+	select {
+	case a.ready <- w:
+		return true
+	default:
+		return false
+	}
+}
+
+// Retire runs teardown in the background; Close waits for it.
+func (a *Ahead[W]) Retire(teardown func()) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		teardown()
+		return
+	}
+	a.retiring.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.retiring.Done()
+		teardown()
+	}()
+}
+
+// Close stops the filling, waits for the teardowns in the background, and tears down those
+// still waiting.
 func (a *Ahead[W]) Close() {
 	a.stop()
 	a.done.Wait()
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.retiring.Wait()
 	for {
 		select {
 		case w := <-a.ready:
@@ -99,4 +141,34 @@ func (a *Ahead[W]) Close() {
 			return
 		}
 	}
+}
+
+// PoolRoot makes a pool's root directory, or checks the one there: a directory of this
+// process's user that no other may write, since the host links and renames the runs' files
+// through it. It removes the work directories ("warm-*") that the pool of a process killed
+// before left there: the root belongs to one pool at a time.
+func PoolRoot(root string) error {
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		return fmt.Errorf("pool root: %w", err)
+	}
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return fmt.Errorf("pool root: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("pool root %s must be a directory of uid %d that no other user may write (it is %v)", root, os.Geteuid(), fi.Mode())
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("pool root: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "warm-") {
+			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+				return fmt.Errorf("pool root: remove what a pool before left: %w", err)
+			}
+		}
+	}
+	return nil
 }

@@ -29,7 +29,7 @@ func TestEndWriter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			e := &endWriter{next: &out}
-			done := e.expect(mark, tc.withCode)
+			done := e.expect(mark, tc.withCode, nil)
 			for _, w := range tc.writes {
 				if n, err := e.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)

@@ -36,6 +36,14 @@ type Launch struct {
 	End string `json:"end,omitempty"`
 }
 
+// MaxLaunchBytes is the longest command a launcher reads; a longer one runs cold.
+const MaxLaunchBytes = 1 << 20
+
+// requiredRlimits are the rlimits every command must set, both sandboxes' (a warm container's
+// engine-made limits on CPU time and file size are only ceilings): the launcher starts nothing
+// without them.
+var requiredRlimits = []int{syscall.RLIMIT_CPU, syscall.RLIMIT_FSIZE, syscall.RLIMIT_NOFILE, syscall.RLIMIT_CORE}
+
 // Rlimit is one resource limit the launcher sets before it starts the program.
 type Rlimit struct {
 	Resource int    `json:"resource"`
@@ -97,7 +105,7 @@ func launcherMain(fdArg string, allowed []string) error {
 		return fmt.Errorf("prctl: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "command")
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(f, MaxLaunchBytes))
 	f.Close() // the program must not inherit the host's end of the command pipe
 	if err != nil {
 		return fmt.Errorf("read command: %w", err)
@@ -118,6 +126,11 @@ func launcherMain(fdArg string, allowed []string) error {
 	}
 	if !slices.Contains(allowed, l.Program) {
 		return fmt.Errorf("program %q is not allowed", l.Program)
+	}
+	for _, r := range requiredRlimits {
+		if !slices.ContainsFunc(l.Rlimits, func(l Rlimit) bool { return l.Resource == r }) {
+			return fmt.Errorf("the command sets no rlimit %d", r)
+		}
 	}
 	for _, r := range l.Rlimits {
 		lim := syscall.Rlimit{Cur: r.Value, Max: r.Value}

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
 
@@ -39,8 +41,6 @@ type Pool struct {
 	root     string
 	ahead    *Ahead[*warm]
 	warmRuns atomic.Int64
-	// cleanups are the teardowns of sandboxes whose run has returned.
-	cleanups sync.WaitGroup
 	// refillDelay is PoolConfig.RefillDelay.
 	refillDelay time.Duration
 }
@@ -80,8 +80,8 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 		}
 		cfg.Launcher = exe
 	}
-	if err := os.MkdirAll(cfg.Root, 0o711); err != nil {
-		return nil, fmt.Errorf("sandbox: pool root: %w", err)
+	if err := PoolRoot(cfg.Root); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	// bubblewrap runs as Config.HostUID, which may not reach the launcher where it lies (a
 	// binary under /root): a copy in the pool's root, which it reaches, is what it binds.
@@ -99,7 +99,6 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 // Close tears down the sandboxes still waiting and stops refilling.
 func (p *Pool) Close() {
 	p.ahead.Close()
-	p.cleanups.Wait()
 	_ = os.Remove(p.launcher)
 }
 
@@ -126,6 +125,10 @@ type warm struct {
 	// ends passes the output on and finds the launcher's end marks in it (Launch.End).
 	ends   *EndMarks
 	waited chan error
+	// pidfd holds the PID namespace's first process (bwrap's child), -1 where it could not be
+	// had; mu guards it.
+	mu    sync.Mutex
+	pidfd int
 }
 
 // start starts one sandbox whose launcher waits for its command.
@@ -135,7 +138,7 @@ func (p *Pool) start() (_ *warm, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1), ends: NewEndMarks()}
+	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1), ends: NewEndMarks(), pidfd: -1}
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -236,13 +239,24 @@ func (p *Pool) start() (_ *warm, err error) {
 		}
 		blockW.Close()
 	}
+	if pid := w.status.childPID(30 * time.Second); pid > 0 {
+		w.pidfd = childPidfd(pid, w.cmd.Process.Pid)
+	}
 	return w, nil
 }
 
 // kill ends the sandbox: bwrap's group and its namespaced child, the pid namespace's init.
 func (w *warm) kill() {
-	if pid := w.status.childPID(2 * time.Second); pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	w.mu.Lock()
+	fd := w.pidfd
+	if fd >= 0 {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	}
+	w.mu.Unlock()
+	if fd < 0 {
+		if pid := w.status.childPID(2 * time.Second); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	if w.cmd != nil && w.cmd.Process != nil {
 		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
@@ -264,8 +278,40 @@ func (w *warm) end() {
 		w.kill()
 		<-w.waited
 	}
+	w.mu.Lock()
+	if w.pidfd >= 0 {
+		unix.Close(w.pidfd)
+		w.pidfd = -1
+	}
+	w.mu.Unlock()
 	if w.job != nil {
 		_, _, _ = w.job.finish()
+	}
+}
+
+// gone kills the sandbox's PID namespace through its first process and waits up to timeout for
+// it to have exited, which is when every process of the sandbox is gone; false where the pidfd
+// could not be had or the wait ran out.
+func (w *warm) gone(timeout time.Duration) bool {
+	w.mu.Lock()
+	fd := -1
+	if w.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(w.pidfd, unix.SIGKILL, nil, 0)
+		fd, _ = unix.FcntlInt(uintptr(w.pidfd), unix.F_DUPFD_CLOEXEC, 0) // its own, which end cannot take away
+	}
+	w.mu.Unlock()
+	if fd < 0 {
+		return false
+	}
+	defer unix.Close(fd)
+	return PidfdExited(fd, timeout)
+}
+
+// giveBack puts a sandbox that was taken and not used back into the pool, or tears it down
+// when the pool is full again.
+func (p *Pool) giveBack(w *warm) {
+	if !p.ahead.Put(w) {
+		w.teardown()
 	}
 }
 
@@ -319,15 +365,21 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		spec.Timeout = DefaultTimeout
 	}
 	lim := spec.Limits.withDefaults(spec.Timeout)
+	end := NewEndMark()
+	command, err := json.Marshal(Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
+	if err != nil || len(command) > MaxLaunchBytes {
+		p.giveBack(w)
+		return Result{}, nil, true // the launcher would not read it whole
+	}
 	if os.Geteuid() == 0 {
 		if err := ChownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
-			w.teardown()
+			p.giveBack(w)
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
 	staged, lerr := LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
-		w.teardown()
+		p.giveBack(w) // unused: another run may link its files in
 		return Result{}, nil, true
 	}
 	// From here the staged files are linked into w.dir, and what the run made there goes back
@@ -356,13 +408,11 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	}
 	stderr := NewTailWriter(StderrTailBytes)
 	w.ends.Set(spec.Stdout, StderrWriter(stderr, spec.Stderr))
-	end := NewEndMark()
 	ended := w.ends.Expect(end)
-	command, err := json.Marshal(Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		_, _ = watcher.Close()
 		w.end()
-		return Result{}, err, false
+		return Result{}, fmt.Errorf("sandbox: %w", err), false
 	}
 	start := time.Now()
 	_, werr := w.command.Write(command)
@@ -411,7 +461,11 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 }
 
 // finishEarly settles a run whose launcher reported the program's exit: its memory cgroup's
-// counters are read now and the sandbox is torn down in the background (Close waits for it).
+// counters are read, every process of the sandbox is killed (a process the program left behind
+// could otherwise go on writing the files that Run is about to hand back), and the rest of the
+// teardown (bubblewrap's exit, the namespaces, the cgroup) goes on in the background (Close
+// waits for it). Where the sandbox's first process cannot be waited on, the whole teardown
+// happens here.
 func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time, stderr *TailWriter, lim Limits, watcher *workcap.Watcher) (Result, error, bool) {
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.ends.ExitCode()}
 	var oomKilled bool
@@ -419,7 +473,12 @@ func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time
 	if w.job != nil {
 		oomKilled, peak = w.job.counters()
 	}
-	p.cleanups.Go(w.end)
+	if w.gone(5 * time.Second) {
+		p.ahead.Retire(w.end)
+	} else {
+		w.end()
+	}
+	w.ends.Set(nil, nil)
 	res, err := conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, nil)
 	return res, err, false
 }
@@ -534,13 +593,16 @@ func (m *EndMarks) Set(stdout, stderr io.Writer) {
 // Expect arms both streams with the run's end mark, and returns a channel closed once both
 // marks came: every byte the program wrote is then read, and its exit code known (ExitCode).
 func (m *EndMarks) Expect(mark string) <-chan struct{} {
-	out, errs := m.out.expect(mark, false), m.err.expect(mark, true)
 	ended := make(chan struct{})
-	go func() {
-		<-out
-		<-errs
-		close(ended)
-	}()
+	var left atomic.Int32
+	left.Store(2)
+	onEnd := func() {
+		if left.Add(-1) == 0 {
+			close(ended)
+		}
+	}
+	m.out.expect(mark, false, onEnd)
+	m.err.expect(mark, true, onEnd)
 	return ended
 }
 
@@ -565,14 +627,16 @@ type endWriter struct {
 	seen     bool
 	code     []byte
 	done     chan struct{}
+	onEnd    func()
 	closed   bool
 }
 
-// expect arms w with mark; the channel closes once the mark (and its code) came.
-func (e *endWriter) expect(mark string, withCode bool) <-chan struct{} {
+// expect arms w with mark; the channel closes, and onEnd (unless nil) is called, once the mark
+// (and its code) came.
+func (e *endWriter) expect(mark string, withCode bool, onEnd func()) <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.mark, e.withCode, e.done = []byte(mark), withCode, make(chan struct{})
+	e.mark, e.withCode, e.done, e.onEnd = []byte(mark), withCode, make(chan struct{}), onEnd
 	return e.done
 }
 
@@ -618,6 +682,9 @@ func (e *endWriter) afterMark(b []byte) {
 func (e *endWriter) close() {
 	e.closed = true
 	close(e.done)
+	if e.onEnd != nil {
+		e.onEnd()
+	}
 }
 
 // exitCode is the code that followed the mark; -1 when it was not a number.

@@ -215,21 +215,24 @@ func TestPoolRefillWaitsForItsJob(t *testing.T) {
 
 // TestLauncherOnStdin: a launcher told to read its command from descriptor 0 (a warm
 // container's, attached by the engine) runs it with /dev/null on stdin, not the stream the
-// command came on; an empty stream launches nothing.
+// command came on; an empty stream, a program outside the allowlist, or a command that does not
+// set every required rlimit launches nothing.
 func TestLauncherOnStdin(t *testing.T) {
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	command := `{"program":"/usr/bin/sh","args":["-c","readlink /proc/self/fd/0; cat"],"rlimits":[]}`
+	rlimits := `[{"resource":0,"value":60},{"resource":1,"value":1048576},{"resource":7,"value":64},{"resource":4,"value":0}]`
+	command := `{"program":"/usr/bin/sh","args":["-c","readlink /proc/self/fd/0; cat"],"rlimits":` + rlimits + `}`
 	for _, tc := range []struct {
 		name, stdin, want string
 		ok                bool
 	}{
 		{"command", command + "\n", "/dev/null\n", true},
 		{"nothing", "", "", false},
-		{"program outside the allowlist", `{"program":"/usr/bin/env","args":[]}`, "", false},
+		{"program outside the allowlist", `{"program":"/usr/bin/env","args":[],"rlimits":` + rlimits + `}`, "", false},
+		{"a required rlimit missing", `{"program":"/usr/bin/sh","args":["-c","echo ran"],"rlimits":[{"resource":0,"value":60}]}`, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(exe, sandbox.LauncherArg, "0", "/usr/bin/sh")
@@ -241,5 +244,80 @@ func TestLauncherOnStdin(t *testing.T) {
 				t.Errorf("launcher: %v, stdout %q, stderr %q; want ok %v, stdout %q", err, out, stderr.String(), tc.ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestPoolRunLeavesNothingRunning: a process the program left behind, writing to an output, is
+// killed before Run hands the outputs back, though the rest of the sandbox's teardown goes on
+// after: the file does not grow once Run has returned.
+func TestPoolRunLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	p := newPool(t, sb, 1)
+	for i := range 3 { // it raced in four runs of five before
+		if err := p.WaitFull(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Timeout: time.Minute,
+			Args: []string{"-c", "exec 3>out.txt; (while :; do echo b >&3; done) & sleep 0.2; exit 0"}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
+		}
+		path := filepath.Join(dir, "out.txt")
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // watching for a change that must not come
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Size() != fi.Size() {
+			t.Fatalf("run %d: out.txt grew from %d to %d bytes after Run returned", i, fi.Size(), after.Size())
+		}
+	}
+	if p.WarmRuns() != 3 {
+		t.Errorf("WarmRuns = %d, want 3", p.WarmRuns())
+	}
+}
+
+// TestPoolRoot: a pool's root is a directory of this user that no other may write, and a pool
+// made on it removes the work directories a pool before it left.
+func TestPoolRoot(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "warm")
+	if err := sandbox.PoolRoot(root); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(root, "warm-123", "out.mp4")
+	if err := os.MkdirAll(filepath.Dir(left), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(left, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.PoolRoot(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(left)); !os.IsNotExist(err) {
+		t.Errorf("the work directory left before is still there: %v", err)
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.PoolRoot(root); err == nil || !strings.Contains(err.Error(), "no other user may write") {
+		t.Errorf("a root others may write: %v", err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.PoolRoot(link); err == nil {
+		t.Error("a root that is a symbolic link was taken")
 	}
 }
