@@ -10,6 +10,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
+
+	"github.com/mediajobs/mediajobs/adapters/sandbox"
 )
 
 // hostKill kills a container's first process from this host, beside the engine's kill. On a
@@ -81,23 +83,16 @@ func (h *hostKill) kill() {
 // exited, every other process in it has been killed and reaped before.
 func (h *hostKill) exited(timeout time.Duration) bool {
 	h.mu.Lock()
-	fd := h.fd
+	fd := -1
+	if h.fd >= 0 {
+		fd, _ = unix.FcntlInt(uintptr(h.fd), unix.F_DUPFD_CLOEXEC, 0) // its own, which close cannot take away
+	}
 	h.mu.Unlock()
 	if fd < 0 {
 		return false
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-		switch {
-		case err == unix.EINTR && time.Now().Before(deadline):
-			continue
-		case err != nil:
-			return false
-		}
-		return n > 0
-	}
+	defer unix.Close(fd)
+	return sandbox.PidfdExited(fd, timeout)
 }
 
 // close releases the pidfd; a search still under way drops what it finds.

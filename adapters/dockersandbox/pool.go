@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -51,10 +52,43 @@ type Pool struct {
 	launcher    string
 	programs    []string
 	ahead       *sandbox.Ahead[*warm]
-	made        atomic.Pointer[sandbox.Limits] // what the next containers are made with: the last run's caps
 	warmRuns    atomic.Int64
-	cleanups    sync.WaitGroup
 	refillDelay time.Duration
+	mu          sync.Mutex
+	made        shape // what the next containers are made with
+}
+
+// shape is what a warm container is made with: the memory and pids caps the engine sets, the
+// last run's (a run that asks for others has them set before its command is written), and the
+// ceilings of the rlimits that the launcher lowers to each run's: the highest any run asked for
+// (a run that asks for more runs cold), so that the engine still bounds what a run could take
+// if its launcher did not.
+type shape struct {
+	memory, pids       int64
+	cpu, fsize, nofile int64
+}
+
+func shapeOf(lim sandbox.Limits) shape {
+	return shape{memory: lim.MemoryBytes, pids: lim.Processes, cpu: lim.CPUSeconds, fsize: fileSizeLimit(lim), nofile: lim.OpenFiles}
+}
+
+// limits are the sandbox.Limits that containerConfig makes a container of this shape from.
+func (s shape) limits() sandbox.Limits {
+	return sandbox.Limits{MemoryBytes: s.memory, Processes: s.pids, CPUSeconds: s.cpu, FileSizeBytes: s.fsize, JobBytes: s.fsize, OpenFiles: s.nofile}
+}
+
+// holds reports whether a container of shape s may run a run of shape r: its rlimits' ceilings
+// reach r's.
+func (s shape) holds(r shape) bool {
+	return r.cpu <= s.cpu && r.fsize <= s.fsize && r.nofile <= s.nofile
+}
+
+// note makes the next containers fit a run of shape r.
+func (p *Pool) note(r shape) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.made = shape{memory: r.memory, pids: r.pids,
+		cpu: max(p.made.cpu, r.cpu), fsize: max(p.made.fsize, r.fsize), nofile: max(p.made.nofile, r.nofile)}
 }
 
 var _ sandbox.Runner = (*Pool)(nil)
@@ -95,8 +129,8 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 	if !filepath.IsAbs(launcher) || filepath.Clean(launcher) != launcher {
 		return nil, fmt.Errorf("%w: image %q has no %s label naming it (make images builds one that has)", ErrNoLauncher, s.cfg.Image, LauncherLabel)
 	}
-	if err := os.MkdirAll(cfg.Root, 0o711); err != nil {
-		return nil, fmt.Errorf("dockersandbox: pool root: %w", err)
+	if err := sandbox.PoolRoot(cfg.Root); err != nil {
+		return nil, fmt.Errorf("dockersandbox: %w", err)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -108,9 +142,8 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 			}
 		}
 	})
-	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), refillDelay: cfg.RefillDelay}
-	lim := sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout)
-	p.made.Store(&lim)
+	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), refillDelay: cfg.RefillDelay,
+		made: shapeOf(sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout))}
 	p.ahead = sandbox.NewAhead(cfg.Size, p.start, (*warm).remove, func(err error) {
 		cfg.Log.Warn("dockersandbox: a warm container could not be started; runs start cold", "err", err)
 	})
@@ -118,10 +151,7 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 }
 
 // Close removes the containers still waiting, and waits for the removal of those that ran.
-func (p *Pool) Close() {
-	p.ahead.Close()
-	p.cleanups.Wait()
-}
+func (p *Pool) Close() { p.ahead.Close() }
 
 // WaitFull waits until every container of the pool is started and waiting, or ctx ends.
 func (p *Pool) WaitFull(ctx context.Context) error { return p.ahead.WaitFull(ctx) }
@@ -143,7 +173,7 @@ type warm struct {
 	s      *Sandbox
 	id     string
 	dir    string
-	lim    sandbox.Limits // the caps it was made with
+	shape  shape // what it was made with
 	att    client.HijackedResponse
 	ends   *sandbox.EndMarks
 	copied chan struct{}
@@ -160,7 +190,10 @@ func (p *Pool) start() (_ *warm, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &warm{s: s, dir: dir, lim: *p.made.Load(), ends: sandbox.NewEndMarks(), copied: make(chan struct{}), host: &hostKill{fd: -1}}
+	p.mu.Lock()
+	made := p.made
+	p.mu.Unlock()
+	w := &warm{s: s, dir: dir, shape: made, ends: sandbox.NewEndMarks(), copied: make(chan struct{}), host: &hostKill{fd: -1}}
 	defer func() {
 		if err != nil {
 			w.remove()
@@ -173,23 +206,15 @@ func (p *Pool) start() (_ *warm, err error) {
 			return nil, err
 		}
 	}
-	cfg, host := s.containerConfig(sandbox.Spec{Dir: dir}, "", w.lim, user)
+	// The container's rlimits are the shape's ceilings, which the launcher lowers to the run's
+	// (an unprivileged process can lower a hard limit, not raise it).
+	cfg, host := s.containerConfig(sandbox.Spec{Dir: dir}, "", w.shape.limits(), user)
 	// The launcher, a Go program, starts on one P and takes GOMAXPROCS out of the program's
 	// environment (sandbox.Pool does the same).
 	cfg.Entrypoint = append([]string{p.launcher, sandbox.LauncherArg, "0"}, p.programs...)
 	cfg.Cmd = nil
 	cfg.Env = append(cfg.Env, "GOMAXPROCS=1")
 	cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce = true, true, true
-	// The container's rlimits are ceilings that the launcher lowers to the run's (an unprivileged
-	// process can lower a hard limit, not raise it): unlimited CPU time and file size; open files
-	// as the last run had them (the engine cannot give more than it has itself, and a run that
-	// asks for more starts cold); core dumps off from the start.
-	host.Resources.Ulimits = []*container.Ulimit{
-		{Name: "cpu", Soft: -1, Hard: -1},
-		{Name: "fsize", Soft: -1, Hard: -1},
-		{Name: "nofile", Soft: w.lim.OpenFiles, Hard: w.lim.OpenFiles},
-		{Name: "core", Soft: 0, Hard: 0},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	created, err := s.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
@@ -229,6 +254,14 @@ func (w *warm) kill() {
 
 // remove removes the container (killing what still runs) and its work directory.
 func (w *warm) remove() {
+	if w.removeContainer() == nil {
+		_ = os.RemoveAll(w.dir)
+	}
+}
+
+// removeContainer removes the container, killing what still runs in it: once it has returned
+// without an error no process of the container runs any more.
+func (w *warm) removeContainer() error {
 	if w.att.Conn != nil {
 		w.att.Close()
 	}
@@ -236,12 +269,30 @@ func (w *warm) remove() {
 		w.stopWait()
 	}
 	w.host.close()
-	if w.id != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		_, _ = w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true})
-		cancel()
+	if w.id == "" {
+		return nil
 	}
-	_ = os.RemoveAll(w.dir)
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if _, err := w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// alive reports whether the container still waits for its command: its launcher has not exited
+// (killed while it waited, or its attach stream broken, which it reads as no command).
+func (w *warm) alive() bool {
+	select {
+	case <-w.copied:
+		return false
+	case <-w.wait.Result:
+		return false
+	case <-w.wait.Error:
+		return false
+	default:
+	}
+	return !w.host.exited(0)
 }
 
 // Run runs spec in a warm container, or a cold one where none is ready.
@@ -268,46 +319,61 @@ func (p *Pool) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, erro
 	return res, err
 }
 
-// runWarm runs spec in w and removes w; cold is true when w could not take it (nothing ran,
-// spec.Dir is as it was) and the run should start cold.
+// giveBack puts a container that was taken and not used back into the pool, or removes it when
+// the pool is full again.
+func (p *Pool) giveBack(w *warm) {
+	if !p.ahead.Put(w) {
+		p.ahead.Retire(w.remove)
+	}
+}
+
+// runWarm runs spec in w, which it gives back or removes; cold is true when w could not take it
+// (nothing ran, spec.Dir is as it was) and the run should start cold.
 func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbox.Spec) (res sandbox.Result, err error, cold bool) {
 	if !filepath.IsAbs(spec.Dir) {
-		w.remove()
+		p.giveBack(w)
 		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not absolute", spec.Dir), false
 	}
 	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
-		w.remove()
+		p.giveBack(w)
 		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not a directory", spec.Dir), false
 	}
 	if spec.Timeout <= 0 {
 		spec.Timeout = sandbox.DefaultTimeout
 	}
 	lim := spec.Limits.WithDefaults(spec.Timeout)
-	// The next containers are made with this run's caps, which the runs of one worker share.
-	p.made.Store(&lim)
+	want := shapeOf(lim)
+	p.note(want) // the next containers fit the runs of this worker
+	if !w.alive() || !w.shape.holds(want) {
+		p.ahead.Retire(w.remove)
+		return sandbox.Result{}, nil, true
+	}
+	end := sandbox.NewEndMark()
+	command, err := json.Marshal(sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end})
+	if err != nil || len(command) > sandbox.MaxLaunchBytes {
+		p.giveBack(w)
+		return sandbox.Result{}, nil, true // the launcher would not read it whole
+	}
 	if os.Geteuid() == 0 {
 		if err := sandbox.ChownTree(spec.Dir, nobody, nobody); err != nil {
-			w.remove()
+			p.giveBack(w)
 			return sandbox.Result{}, fmt.Errorf("dockersandbox: hand work dir to uid %d: %w", nobody, err), false
 		}
 	}
-	if lim.OpenFiles > w.lim.OpenFiles {
-		w.remove()
-		return sandbox.Result{}, nil, true // above the container's ceiling
-	}
 	staged, lerr := sandbox.LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
-		w.remove()
+		p.giveBack(w) // unused: another run may link its files in
 		return sandbox.Result{}, nil, true
 	}
-	if lim.MemoryBytes != w.lim.MemoryBytes || lim.Processes != w.lim.Processes {
-		pids := lim.Processes
+	// From here w's directory holds links to the staged files: w is removed, not given back.
+	if want.memory != w.shape.memory || want.pids != w.shape.pids {
+		pids := want.pids
 		_, err := p.s.cli.ContainerUpdate(ctx, w.id, client.ContainerUpdateOptions{Resources: &container.Resources{
-			Memory: lim.MemoryBytes, MemorySwap: lim.MemoryBytes, PidsLimit: &pids,
+			Memory: want.memory, MemorySwap: want.memory, PidsLimit: &pids,
 		}})
 		if err != nil {
-			w.remove() // only links to the staged files were in its directory
-			return sandbox.Result{}, fmt.Errorf("%w: set the container's caps: %v", sandbox.ErrSetup, err), false
+			p.ahead.Retire(w.remove)
+			return sandbox.Result{}, nil, true
 		}
 	}
 	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
@@ -316,18 +382,16 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 	defer kill()
 	watcher, err := sandbox.WatchCaps(w.dir, lim, kill)
 	if err != nil {
-		w.remove()
+		p.ahead.Retire(w.remove)
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err), false
 	}
 	stderr := sandbox.NewTailWriter(sandbox.StderrTailBytes)
 	w.ends.Set(spec.Stdout, sandbox.StderrWriter(stderr, spec.Stderr))
-	end := sandbox.NewEndMark()
 	ended := w.ends.Expect(end)
-	command, err := json.Marshal(sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end})
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		_, _ = watcher.Close()
-		w.remove()
-		return sandbox.Result{}, err, false
+		p.ahead.Retire(w.remove)
+		return sandbox.Result{}, fmt.Errorf("dockersandbox: %w", err), false
 	}
 	start := time.Now()
 	_, werr := w.att.Conn.Write(command)
@@ -335,16 +399,27 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		werr = w.att.CloseWrite()
 	}
 	if werr != nil {
+		// The launcher runs nothing before the end of its stream; removed before the cold
+		// run starts, so that it never does.
 		_, _ = watcher.Close()
 		w.remove()
-		return sandbox.Result{}, fmt.Errorf("%w: release the command: %v", sandbox.ErrSetup, werr), false
+		return sandbox.Result{}, nil, true
 	}
-	res, runErr := w.await(killCtx, ended, start)
-	// Every process of the container is gone (await): what it left is the run's.
+	res, gone, runErr := w.await(killCtx, ended, start)
+	if !gone {
+		// The container's end is not known (the engine's wait broke, or its kill did not land):
+		// removed first, so that no process of it acts on the files handed back.
+		if rerr := w.removeContainer(); rerr != nil {
+			_, _ = watcher.Close()
+			w.ends.Set(nil, nil)
+			return res, fmt.Errorf("dockersandbox: the run's container could not be removed, its files are kept from the job: %v (after: %v)", rerr, runErr), false
+		}
+	}
+	w.ends.Set(nil, nil) // nothing more reaches the caller's writers
 	if merr := sandbox.ReturnEntries(w.dir, spec.Dir, staged); merr != nil && runErr == nil {
 		runErr = fmt.Errorf("dockersandbox: move the run's files back: %w", merr)
 	}
-	p.cleanups.Go(w.remove)
+	p.ahead.Retire(w.remove)
 	res.StderrTail = stderr.Bytes()
 	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
 		res.ExitCode = 128 + int(syscall.SIGXFSZ) // as Sandbox.Run reads it
@@ -355,13 +430,13 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 	return res, runErr, false
 }
 
-// await waits for the run released at start to end, killing the container when ctx ends, and
-// returns once every process of the container is gone. The launcher's end marks tell the exit
-// code as soon as the program has exited and its output is all read; the container's first
-// process, the launcher, exits just after, taking every other process of the container with it,
-// which the host sees on its pidfd, or else the engine's wait reports.
-func (w *warm) await(ctx context.Context, ended <-chan struct{}, start time.Time) (sandbox.Result, error) {
-	res := sandbox.Result{ExitCode: -1}
+// await waits for the run released at start to end, killing the container when ctx ends. The
+// launcher's end marks tell the exit code as soon as the program has exited and its output is
+// all read; the container's first process, the launcher, exits just after, taking every other
+// process of the container with it, which the host sees on its pidfd, or else the engine's wait
+// reports. gone says whether every process of the container is known to be gone.
+func (w *warm) await(ctx context.Context, ended <-chan struct{}, start time.Time) (res sandbox.Result, gone bool, err error) {
+	res = sandbox.Result{ExitCode: -1}
 	done := ctx.Done()
 	for {
 		select {
@@ -373,14 +448,14 @@ func (w *warm) await(ctx context.Context, ended <-chan struct{}, start time.Time
 			res.Wall = time.Since(start)
 			res.ExitCode = w.ends.ExitCode()
 			if w.host.exited(cleanupTimeout) {
-				return res, nil
+				return res, true, nil
 			}
 			ended = nil // no pidfd: the engine's wait tells the exit
 		case err := <-w.wait.Error:
 			if res.Wall == 0 {
 				res.Wall = time.Since(start)
 			}
-			return res, fmt.Errorf("dockersandbox: wait: %w", err)
+			return res, false, fmt.Errorf("dockersandbox: wait: %w", err)
 		case r := <-w.wait.Result:
 			if ended != nil { // no end marks: the launcher failed, or the run was killed
 				res.Wall = time.Since(start)
@@ -394,9 +469,9 @@ func (w *warm) await(ctx context.Context, ended <-chan struct{}, start time.Time
 				w.ends.Flush()
 			}
 			if r.Error != nil && r.Error.Message != "" {
-				return res, fmt.Errorf("dockersandbox: wait: %s", r.Error.Message)
+				return res, true, fmt.Errorf("dockersandbox: wait: %s", r.Error.Message)
 			}
-			return res, nil
+			return res, true, nil
 		}
 	}
 }

@@ -2,9 +2,12 @@ package dockersandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,7 +75,7 @@ func (w warmOnly) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 // container: the same caps, deadlines and results as a cold container's.
 func TestPoolSuite(t *testing.T) {
 	t.Parallel()
-	sb := available(t, Config{Owner: "pool-suite-" + strings.ReplaceAll(t.Name(), "/", "-")})
+	sb := available(t, Config{Owner: testOwner("pool-suite")})
 	p := newPool(t, sb, 2)
 	t.Cleanup(func() {
 		if p.WarmRuns() == 0 {
@@ -87,7 +90,7 @@ func TestPoolSuite(t *testing.T) {
 // removed and replaced, and nothing is left behind.
 func TestPoolRunsWarm(t *testing.T) {
 	t.Parallel()
-	sb := available(t, Config{Owner: "pool-warm"})
+	sb := available(t, Config{Owner: testOwner("pool-warm")})
 	p := newPool(t, sb, 1)
 	dir := workDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("staged\n"), 0o644); err != nil {
@@ -167,7 +170,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func BenchmarkPoolRun(b *testing.B) {
 	for _, warm := range []bool{false, true} {
 		b.Run(map[bool]string{false: "cold", true: "warm"}[warm], func(b *testing.B) {
-			sb := availableTB(b, Config{Owner: "pool-bench-" + strconv.FormatBool(warm)})
+			sb := availableTB(b, Config{Owner: testOwner("pool-bench-" + strconv.FormatBool(warm))})
 			var r sandbox.Runner = sb
 			var p *Pool
 			if warm {
@@ -196,4 +199,108 @@ func BenchmarkPoolRun(b *testing.B) {
 			b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/run")
 		})
 	}
+}
+
+// TestPoolFallsBackFromADeadContainer: a warm container whose launcher died while it waited
+// (killed, its attach stream broken) runs nothing; the run starts cold instead and succeeds.
+func TestPoolFallsBackFromADeadContainer(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: testOwner("pool-dead")})
+	p := newPool(t, sb, 1)
+	list, err := sb.cli.ContainerList(context.Background(), client.ContainerListOptions{
+		Filters: make(client.Filters).Add("label", ownerLabel+"="+sb.cfg.Owner),
+	})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the pool's container: %d listed, %v", len(list.Items), err)
+	}
+	if _, err := sb.cli.ContainerKill(context.Background(), list.Items[0].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		info, err := sb.cli.ContainerInspect(context.Background(), list.Items[0].ID, client.ContainerInspectOptions{})
+		return err == nil && info.Container.State != nil && !info.Container.State.Running
+	})
+	dir := workDir(t)
+	res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: probeArgs("out.png")})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if p.WarmRuns() != 0 {
+		t.Errorf("WarmRuns = %d: the dead container was used", p.WarmRuns())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.png")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPoolRunsOnlyWithinItsCeilings: a run that asks for more CPU time than the warm container
+// was made for runs cold (the engine's ceiling is the second wall), and the containers made
+// after it fit it.
+func TestPoolRunsOnlyWithinItsCeilings(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: testOwner("pool-ceilings")})
+	p := newPool(t, sb, 1)
+	dir := workDir(t)
+	spec := sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: probeArgs("out.png"),
+		Limits: sandbox.Limits{CPUSeconds: 10 * int64(sandbox.DefaultTimeout/time.Second) * int64(runtime.NumCPU())}}
+	for i, wantWarm := range []int64{0, 1} {
+		if err := p.WaitFull(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Run(context.Background(), spec)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
+		}
+		if p.WarmRuns() != wantWarm {
+			t.Errorf("after run %d, WarmRuns = %d, want %d", i, p.WarmRuns(), wantWarm)
+		}
+	}
+}
+
+// TestPoolRunLeavesNothingRunning: a process the program left behind, writing to an output, is
+// gone before Run hands the outputs back: the file does not grow after Run has returned.
+func TestPoolRunLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: testOwner("pool-leftover"), Programs: map[string]string{sandbox.FFmpeg: sandbox.FFmpeg, "/usr/bin/sh": "/usr/bin/sh"}})
+	p := newPool(t, sb, 1)
+	dir := workDir(t)
+	res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Timeout: time.Minute,
+		Args: []string{"-c", "exec 3>out.txt; (while :; do echo b >&3; done) & sleep 0.2; exit 0"}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if p.WarmRuns() != 1 {
+		t.Fatalf("WarmRuns = %d, want 1", p.WarmRuns())
+	}
+	assertStill(t, filepath.Join(dir, "out.txt"))
+}
+
+// assertStill fails unless the file at path keeps its size for half a second: nothing writes it.
+func assertStill(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // watching for a change that must not come
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != fi.Size() {
+		t.Errorf("%s grew from %d to %d bytes after Run returned", path, fi.Size(), after.Size())
+	}
+}
+
+// probeArgs writes one small frame to out.
+func probeArgs(out string) []string {
+	return []string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=size=16x16:duration=0.04", "-frames:v", "1", out}
+}
+
+// testOwner is an owner label of name's own, this run's: a container another run left behind
+// (or another test binary's, at the same time) is not counted as this one's.
+func testOwner(name string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return name + "-" + hex.EncodeToString(b[:])
 }
