@@ -30,8 +30,9 @@ import (
 // an engine on this machine and the image; without them it skips, saying which is missing.
 func TestSuite(t *testing.T) {
 	t.Parallel()
-	sb := available(t, Config{})
-	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true}, func(t *testing.T) sandbox.Runner { return sb })
+	sb, shell := available(t, Config{}), available(t, Config{Programs: withShell()})
+	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true, Shell: func(*testing.T) sandbox.Runner { return shell }},
+		func(t *testing.T) sandbox.Runner { return sb })
 }
 
 // TestRealGPU runs NVENC in a container through the NVIDIA Container Toolkit.

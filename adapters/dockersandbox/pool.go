@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,15 +46,13 @@ var ErrNoLauncher = errors.New("dockersandbox: the image has no launcher")
 // overlay filesystem, runc's namespaces, cgroup and mounts): about three quarters of a cold run's
 // fixed cost. Its removal happens after the run has returned, in the background.
 type Pool struct {
-	s           *Sandbox
-	root        string
-	launcher    string
-	programs    []string
-	ahead       *sandbox.Ahead[*warm]
-	warmRuns    atomic.Int64
-	refillDelay time.Duration
-	mu          sync.Mutex
-	made        shape // what the next containers are made with
+	s        *Sandbox
+	root     string
+	launcher string
+	programs []string
+	ahead    *sandbox.Ahead[*warm]
+	mu       sync.Mutex
+	made     shape // what the next containers are made with
 }
 
 // shape is what a warm container is made with: the memory and pids caps the engine sets, the
@@ -142,9 +139,9 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 			}
 		}
 	})
-	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), refillDelay: cfg.RefillDelay,
+	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs),
 		made: shapeOf(sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout))}
-	p.ahead = sandbox.NewAhead(cfg.Size, p.start, (*warm).remove, func(err error) {
+	p.ahead = sandbox.NewAhead(cfg.Size, cfg.RefillDelay, p.start, (*warm).remove, func(err error) {
 		cfg.Log.Warn("dockersandbox: a warm container could not be started; runs start cold", "err", err)
 	})
 	return p, nil
@@ -160,7 +157,7 @@ func (p *Pool) WaitFull(ctx context.Context) error { return p.ahead.WaitFull(ctx
 func (p *Pool) Ready() int { return p.ahead.Ready() }
 
 // WarmRuns is how many runs a warm container took (the others started cold).
-func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
+func (p *Pool) WarmRuns() int64 { return p.ahead.WarmRuns() }
 
 // Refill asks the pool to come back to its size now (sandbox.Pool.Refill).
 func (p *Pool) Refill() { p.ahead.Refill() }
@@ -301,22 +298,8 @@ func (p *Pool) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, erro
 	if !ok {
 		return sandbox.Result{}, fmt.Errorf("%w: %q", sandbox.ErrProgramNotAllowed, spec.Program)
 	}
-	w, ok := p.ahead.Take()
-	if !ok {
-		defer p.Refill()
-		return p.s.Run(ctx, spec)
-	}
-	res, err, cold := p.runWarm(ctx, w, program, spec)
-	if p.refillDelay > 0 && !cold {
-		time.AfterFunc(p.refillDelay, p.Refill)
-	} else {
-		p.Refill()
-	}
-	if cold {
-		return p.s.Run(ctx, spec)
-	}
-	p.warmRuns.Add(1)
-	return res, err
+	return p.ahead.Run(func(w *warm) (sandbox.Result, error, bool) { return p.runWarm(ctx, w, program, spec) },
+		func() (sandbox.Result, error) { return p.s.Run(ctx, spec) })
 }
 
 // giveBack puts a container that was taken and not used back into the pool, or removes it when

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Ahead keeps a fixed number of things started ahead of their use (warm sandboxes, warm
@@ -20,8 +22,11 @@ type Ahead[W any] struct {
 	full     chan struct{} // signalled each time fill has filled it
 	start    func() (W, error)
 	teardown func(W)
-	stop     context.CancelFunc
-	done     sync.WaitGroup
+	// refillDelay is how long after a warm run the filling waits unless Refill says sooner.
+	refillDelay time.Duration
+	warmRuns    atomic.Int64
+	stop        context.CancelFunc
+	done        sync.WaitGroup
 	// retiring are the teardowns going on in the background (Retire); after Close, a teardown
 	// runs in its caller.
 	mu       sync.Mutex
@@ -31,10 +36,11 @@ type Ahead[W any] struct {
 
 // NewAhead starts filling size things with start until Close. A start that fails is passed to
 // failed, and the filling then waits for the next Refill (a run that found none ready calls it).
-func NewAhead[W any](size int, start func() (W, error), teardown func(W), failed func(error)) *Ahead[W] {
+// After a warm run (Run) it refills refillDelay later unless Refill says sooner.
+func NewAhead[W any](size int, refillDelay time.Duration, start func() (W, error), teardown func(W), failed func(error)) *Ahead[W] {
 	ctx, stop := context.WithCancel(context.Background())
 	a := &Ahead[W]{ready: make(chan W, size), refill: make(chan struct{}, 1), full: make(chan struct{}, 1),
-		start: start, teardown: teardown, stop: stop}
+		start: start, teardown: teardown, refillDelay: refillDelay, stop: stop}
 	a.done.Go(func() { a.fill(ctx, failed) })
 	return a
 }
@@ -73,6 +79,32 @@ func (a *Ahead[W]) Take() (W, bool) {
 		return zero, false
 	}
 }
+
+// Run runs in a thing taken from the pool (warm), or cold where none is ready or warm could not
+// take it (its cold result true: nothing ran). The pool is made up after the run, not while it
+// runs: refillDelay after a warm one, at once after a cold one (whose pool may be empty because
+// a start failed).
+func (a *Ahead[W]) Run(warm func(W) (Result, error, bool), cold func() (Result, error)) (Result, error) {
+	w, ok := a.Take()
+	if !ok {
+		defer a.Refill()
+		return cold()
+	}
+	res, err, wasCold := warm(w)
+	if a.refillDelay > 0 && !wasCold {
+		time.AfterFunc(a.refillDelay, a.Refill)
+	} else {
+		a.Refill()
+	}
+	if wasCold {
+		return cold()
+	}
+	a.warmRuns.Add(1)
+	return res, err
+}
+
+// WarmRuns is how many runs took a thing started ahead (the others started cold).
+func (a *Ahead[W]) WarmRuns() int64 { return a.warmRuns.Load() }
 
 // Refill asks for the count to be made up now.
 func (a *Ahead[W]) Refill() {

@@ -40,9 +40,6 @@ type Pool struct {
 	launcher string // the launcher binary's copy in root, bound read-only
 	root     string
 	ahead    *Ahead[*warm]
-	warmRuns atomic.Int64
-	// refillDelay is PoolConfig.RefillDelay.
-	refillDelay time.Duration
 }
 
 var _ Runner = (*Pool)(nil)
@@ -89,8 +86,8 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 	if err := copyExecutable(cfg.Launcher, launcher); err != nil {
 		return nil, fmt.Errorf("sandbox: copy the launcher: %w", err)
 	}
-	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, refillDelay: cfg.RefillDelay}
-	p.ahead = NewAhead(cfg.Size, p.start, (*warm).teardown, func(err error) {
+	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root}
+	p.ahead = NewAhead(cfg.Size, cfg.RefillDelay, p.start, (*warm).teardown, func(err error) {
 		sb.cfg.Log.Warn("sandbox: a warm sandbox could not be started; runs start cold", "err", err)
 	})
 	return p, nil
@@ -109,7 +106,7 @@ func (p *Pool) WaitFull(ctx context.Context) error { return p.ahead.WaitFull(ctx
 func (p *Pool) Ready() int { return p.ahead.Ready() }
 
 // WarmRuns is how many runs a warm sandbox took (the others started cold).
-func (p *Pool) WarmRuns() int64 { return p.warmRuns.Load() }
+func (p *Pool) WarmRuns() int64 { return p.ahead.WarmRuns() }
 
 // Available is the sandbox's.
 func (p *Pool) Available(ctx context.Context) error { return p.sb.Available(ctx) }
@@ -328,24 +325,8 @@ func (p *Pool) Run(ctx context.Context, spec Spec) (Result, error) {
 	if !slices.Contains(p.sb.cfg.Programs, spec.Program) {
 		return Result{}, fmt.Errorf("%w: %q", ErrProgramNotAllowed, spec.Program)
 	}
-	w, ok := p.ahead.Take()
-	if !ok {
-		// After the cold run, fill again: the pool may be empty because a start failed.
-		defer p.Refill()
-		return p.sb.run(ctx, spec)
-	}
-	// runWarm returns once the run has ended, or at once when w cannot take it (cold).
-	res, err, cold := p.runWarm(ctx, w, spec)
-	if p.refillDelay > 0 && !cold {
-		time.AfterFunc(p.refillDelay, p.Refill)
-	} else {
-		p.Refill()
-	}
-	if cold {
-		return p.sb.run(ctx, spec)
-	}
-	p.warmRuns.Add(1)
-	return res, err
+	return p.ahead.Run(func(w *warm) (Result, error, bool) { return p.runWarm(ctx, w, spec) },
+		func() (Result, error) { return p.sb.run(ctx, spec) })
 }
 
 // Refill asks the pool to come back to its size now: after a cold run, whose pool may be empty

@@ -80,6 +80,9 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 	if f.MemoryLimit {
 		tests = append(tests, TestMemoryLimit)
 	}
+	if f.Shell != nil {
+		tests = append(tests, TestNothingRunsAfterReturn)
+	}
 	porttest.Run(t, f, newRunner, tests...)
 }
 
@@ -172,6 +175,37 @@ func TestNonZeroExitKeepsStderrTail(t *testing.T, f Features, newRunner Construc
 	}
 	if !bytes.Contains(res.StderrTail, []byte("missing-input.mp4")) {
 		t.Errorf("StderrTail does not name the failure:\n%s", res.StderrTail)
+	}
+}
+
+// TestNothingRunsAfterReturn: a process the program left behind, writing to a file of the work
+// directory, is gone once Run has returned, when the runner reads the outputs and hands them
+// on: the file does not grow after that. Three runs, since the race it guards against (a warm
+// sandbox handing its files back while its teardown went on) lost only most of the time. It
+// needs Shell.
+func TestNothingRunsAfterReturn(t *testing.T, f Features, _ Constructor) {
+	t.Parallel()
+	r := f.Shell(t)
+	for i := range 3 {
+		dir := WorkDir(t)
+		res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Timeout: time.Minute,
+			Args: []string{"-c", "exec 3>out.txt; (while :; do echo b >&3; done) & sleep 0.2; exit 0"}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
+		}
+		path := filepath.Join(dir, "out.txt")
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // watching for a change that must not come
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Size() != before.Size() {
+			t.Fatalf("run %d: out.txt grew from %d to %d bytes after Run returned", i, before.Size(), after.Size())
+		}
 	}
 }
 
