@@ -51,6 +51,7 @@ type Pool struct {
 	launcher string
 	programs []string
 	ahead    *sandbox.Ahead[*warm]
+	log      *slog.Logger
 	mu       sync.Mutex
 	made     shape // what the next containers are made with
 }
@@ -139,7 +140,7 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 			}
 		}
 	})
-	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs),
+	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), log: cfg.Log,
 		made: shapeOf(sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout))}
 	p.ahead = sandbox.NewAhead(cfg.Size, cfg.RefillDelay, p.start, (*warm).remove, func(err error) {
 		cfg.Log.Warn("dockersandbox: a warm container could not be started; runs start cold", "err", err)
@@ -168,6 +169,7 @@ func (p *Pool) Available(ctx context.Context) error { return p.s.Available(ctx) 
 // warm is one started container whose launcher waits for its command.
 type warm struct {
 	s      *Sandbox
+	log    *slog.Logger
 	id     string
 	dir    string
 	shape  shape // what it was made with
@@ -190,7 +192,7 @@ func (p *Pool) start() (_ *warm, err error) {
 	p.mu.Lock()
 	made := p.made
 	p.mu.Unlock()
-	w := &warm{s: s, dir: dir, shape: made, ends: sandbox.NewEndMarks(), copied: make(chan struct{}), host: &hostKill{fd: -1}}
+	w := &warm{s: s, log: p.log, dir: dir, shape: made, ends: sandbox.NewEndMarks(), copied: make(chan struct{}), host: &hostKill{fd: -1}}
 	defer func() {
 		if err != nil {
 			w.remove()
@@ -249,11 +251,19 @@ func (w *warm) kill() {
 	}()
 }
 
-// remove removes the container (killing what still runs) and its work directory.
+// remove removes the container (killing what still runs) and its work directory; a removal the
+// engine refuses is tried once more, and then logged (the worker's next start removes the
+// container with its leftovers).
 func (w *warm) remove() {
-	if w.removeContainer() == nil {
-		_ = os.RemoveAll(w.dir)
+	err := w.removeContainer()
+	if err != nil {
+		err = w.removeContainer()
 	}
+	if err != nil {
+		w.log.Warn("dockersandbox: a used container could not be removed", "container", w.id, "err", err)
+		return
+	}
+	_ = os.RemoveAll(w.dir)
 }
 
 // removeContainer removes the container, killing what still runs in it: once it has returned
@@ -345,7 +355,11 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 	}
 	staged, lerr := sandbox.LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
-		p.giveBack(w) // unused: another run may link its files in
+		if sandbox.StagingDeclined(lerr, w.dir) {
+			p.giveBack(w) // unused: another run may link its files in
+		} else {
+			p.ahead.Retire(w.remove)
+		}
 		return sandbox.Result{}, nil, true
 	}
 	// From here w's directory holds links to the staged files: w is removed, not given back.
@@ -395,6 +409,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		if rerr := w.removeContainer(); rerr != nil {
 			_, _ = watcher.Close()
 			w.ends.Set(nil, nil)
+			p.ahead.Retire(w.remove) // tried again; the directory stays if it fails again
 			return res, fmt.Errorf("dockersandbox: the run's container could not be removed, its files are kept from the job: %v (after: %v)", rerr, runErr), false
 		}
 	}

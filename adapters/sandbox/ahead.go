@@ -53,7 +53,11 @@ func (a *Ahead[W]) fill(ctx context.Context, failed func(error)) {
 				failed(err)
 				break
 			}
-			a.ready <- w
+			select {
+			case a.ready <- w:
+			default: // Put gave one back meanwhile
+				a.teardown(w)
+			}
 		}
 		if len(a.ready) == cap(a.ready) {
 			select {
@@ -132,6 +136,11 @@ func (a *Ahead[W]) Ready() int { return len(a.ready) }
 // Put gives back a thing that was taken and not used, and reports whether it is waiting again;
 // when there is no room (the filling made up for it meanwhile), the caller tears it down.
 func (a *Ahead[W]) Put(w W) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false // Close has drained the pool, or is about to
+	}
 	select {
 	case a.ready <- w:
 		return true

@@ -123,9 +123,11 @@ type warm struct {
 	ends   *EndMarks
 	waited chan error
 	// pidfd holds the PID namespace's first process (bwrap's child), -1 where it could not be
-	// had; mu guards it.
+	// had; ended is set once bwrap has been waited for, after which nothing is signalled. mu
+	// guards both.
 	mu    sync.Mutex
 	pidfd int
+	ended bool
 }
 
 // start starts one sandbox whose launcher waits for its command.
@@ -180,6 +182,7 @@ func (p *Pool) start() (_ *warm, err error) {
 			return nil, err
 		}
 		for _, f := range filters {
+			closers = append(closers, f) // bwrap has its own copy once started
 			opts.seccompFDs = append(opts.seccompFDs, nextFD(f))
 		}
 	}
@@ -243,21 +246,57 @@ func (p *Pool) start() (_ *warm, err error) {
 }
 
 // kill ends the sandbox: bwrap's group and its namespaced child, the pid namespace's init.
+// Once bwrap has been waited for, it does nothing: a PID signalled then could be another
+// process's.
 func (w *warm) kill() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return
+	}
+	if w.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(w.pidfd, unix.SIGKILL, nil, 0)
+	} else if pid := w.status.childPID(2 * time.Second); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // bwrap, its parent, has not reaped it yet
+	}
+	if w.cmd != nil && w.cmd.Process != nil {
+		_ = w.cmd.Process.Signal(syscall.SIGKILL) // through a pidfd of Go's own
+	}
+}
+
+// reaped marks bwrap as waited for and waits for the PID namespace's first process to be gone
+// too (bwrap, killed, may exit before its child), then releases the pidfd.
+func (w *warm) reaped() {
+	w.mu.Lock()
 	fd := w.pidfd
+	w.pidfd, w.ended = -1, true
+	w.mu.Unlock()
 	if fd >= 0 {
-		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		PidfdExited(fd, 5*time.Second)
+		unix.Close(fd)
+	}
+}
+
+// alive reports whether the sandbox still waits for its command: neither bwrap nor the PID
+// namespace's first process has exited (killed while it waited).
+func (w *warm) alive() bool {
+	select {
+	case err := <-w.waited:
+		w.waited <- err // for end
+		return false
+	default:
+	}
+	w.mu.Lock()
+	fd := -1
+	if w.pidfd >= 0 {
+		fd, _ = unix.FcntlInt(uintptr(w.pidfd), unix.F_DUPFD_CLOEXEC, 0)
 	}
 	w.mu.Unlock()
 	if fd < 0 {
-		if pid := w.status.childPID(2 * time.Second); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+		return true
 	}
-	if w.cmd != nil && w.cmd.Process != nil {
-		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	defer unix.Close(fd)
+	return !PidfdExited(fd, 0)
 }
 
 // teardown ends a sandbox that was never used, and removes its work directory.
@@ -275,12 +314,7 @@ func (w *warm) end() {
 		w.kill()
 		<-w.waited
 	}
-	w.mu.Lock()
-	if w.pidfd >= 0 {
-		unix.Close(w.pidfd)
-		w.pidfd = -1
-	}
-	w.mu.Unlock()
+	w.reaped()
 	if w.job != nil {
 		_, _, _ = w.job.finish()
 	}
@@ -311,6 +345,20 @@ func (p *Pool) giveBack(w *warm) {
 		w.teardown()
 	}
 }
+
+// StagingDeclined reports whether err, from LinkEntries into warmDir, is about the staged files
+// (a directory among them, another filesystem) and left warmDir empty: the warm sandbox is then
+// as it was, and may take another run. Otherwise (its own directory failed) it is torn down.
+func StagingDeclined(err error, warmDir string) bool {
+	if !errors.Is(err, errNotLinkable) && !errors.Is(err, syscall.EXDEV) {
+		return false
+	}
+	entries, rerr := os.ReadDir(warmDir)
+	return rerr == nil && len(entries) == 0
+}
+
+// errNotLinkable is LinkEntries' error for an entry that is not a file to link.
+var errNotLinkable = errors.New("not a file to link")
 
 // Run runs spec in a warm sandbox, or a cold one where none is ready.
 //
@@ -358,9 +406,17 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
+	if !w.alive() {
+		w.teardown()
+		return Result{}, nil, true
+	}
 	staged, lerr := LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
-		p.giveBack(w) // unused: another run may link its files in
+		if StagingDeclined(lerr, w.dir) {
+			p.giveBack(w) // unused: another run may link its files in
+		} else {
+			w.teardown()
+		}
 		return Result{}, nil, true
 	}
 	// From here the staged files are linked into w.dir, and what the run made there goes back
@@ -400,9 +456,10 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	w.command.Close()
 	w.command = nil
 	if werr != nil {
+		// The launcher ran nothing (it died meanwhile, or has no whole command): cold.
 		_, _ = watcher.Close()
 		w.end()
-		return Result{}, fmt.Errorf("%w: release the command: %v", ErrSetup, werr), false
+		return Result{}, nil, true
 	}
 	stopped := make(chan struct{})
 	go func() {
@@ -422,6 +479,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	case waitErr = <-w.waited:
 	}
 	close(stopped)
+	w.reaped()
 	w.ends.Flush()
 	res = Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if w.cmd.ProcessState != nil {
@@ -487,7 +545,7 @@ func LinkEntries(from, to string) (Staged, error) {
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			return undo(fmt.Errorf("%s is a directory", e.Name()))
+			return undo(fmt.Errorf("%s is a directory: %w", e.Name(), errNotLinkable))
 		}
 		src, dst := filepath.Join(from, e.Name()), filepath.Join(to, e.Name())
 		if err := os.Link(src, dst); err != nil {

@@ -292,3 +292,37 @@ func TestPoolRoot(t *testing.T) {
 		t.Error("a root that is a symbolic link was taken")
 	}
 }
+
+// TestPoolKeepsNoPidfd: a warm run that its deadline kills releases the pidfd it held of its
+// sandbox, as one that ends by itself does. Not parallel: it counts this process's pidfds.
+func TestPoolKeepsNoPidfd(t *testing.T) {
+	pidfds := func() (n int) {
+		entries, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range entries {
+			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:[pidfd]" {
+				n++
+			}
+		}
+		return n
+	}
+	before := pidfds()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	p := newPoolWith(t, sb, sandbox.PoolConfig{Size: 1})
+	for i := range 3 {
+		if err := p.WaitFull(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Run(context.Background(), sandbox.Spec{Dir: sandboxtest.WorkDir(t), Program: "/usr/bin/sh",
+			Timeout: 300 * time.Millisecond, Args: []string{"-c", "sleep 5"}})
+		if err != nil || !res.TimedOut {
+			t.Fatalf("run %d: %+v, %v; want it timed out", i, res, err)
+		}
+	}
+	if p.WarmRuns() != 3 {
+		t.Errorf("WarmRuns = %d, want 3", p.WarmRuns())
+	}
+	p.Close()
+	if after := pidfds(); after != before {
+		t.Errorf("pidfds: %d before the pool, %d after it closed", before, after)
+	}
+}

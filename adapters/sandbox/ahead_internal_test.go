@@ -1,0 +1,60 @@
+package sandbox
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestAheadPutWhileFilling: a thing given back (Put) while a start fills its place leaves the
+// pool full, the extra one torn down, and Close does not wait on the filling forever.
+func TestAheadPutWhileFilling(t *testing.T) {
+	t.Parallel()
+	release, started := make(chan struct{}), make(chan struct{}, 8)
+	var torn []int
+	n := 0
+	a := NewAhead(1, 0, func() (int, error) {
+		n++
+		if n > 1 {
+			started <- struct{}{}
+			<-release
+		}
+		return n, nil
+	}, func(w int) { torn = append(torn, w) }, func(error) {})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.Take()
+	a.Refill()
+	<-started // the second start is under way, for the place w left
+	if !a.Put(w) {
+		t.Fatal("Put refused with a place free")
+	}
+	close(release)
+	done := make(chan struct{})
+	go func() { a.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Close waits on a filling blocked on a full pool")
+	}
+	if len(torn) != 2 {
+		t.Errorf("torn down %v, want both the one started meanwhile and the one given back", torn)
+	}
+}
+
+// TestAheadPutAfterClose: after Close nothing is taken back, so that the caller tears it down.
+func TestAheadPutAfterClose(t *testing.T) {
+	t.Parallel()
+	a := NewAhead(1, 0, func() (int, error) { return 1, nil }, func(int) {}, func(error) {})
+	if err := a.WaitFull(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := a.Take()
+	a.Close()
+	if a.Put(w) {
+		t.Error("Put after Close took back a thing nobody would tear down")
+	}
+}
