@@ -12,9 +12,12 @@ const MaxSplitSeconds = 86400
 // PlanCuts chooses where to cut an input of duration seconds, whose keyframes are at keys (as the
 // runner's Keyframes reads them), into at most n parts: the cuts, keyframe times in order, that make the
 // longest part as short as the keyframes allow, since the longest part is how long the split
-// encode takes when every part has a worker. It takes no more parts than that needs, so it may
-// return fewer than n-1 cuts. With no cut, reason says why the input is not split.
-func PlanCuts(keys []float64, duration float64, n int) (cuts []float64, reason string) {
+// encode takes when every part has a worker. The last part is the one the job's own runner takes
+// once it has encoded the audio, which costs it as much time as encoding tail seconds of the
+// video (SplitAudioShare); so the last part counts tail seconds longer than it is, and comes out
+// that much shorter than the others. It takes no more parts than that needs, so it may return
+// fewer than n-1 cuts. With no cut, reason says why the input is not split.
+func PlanCuts(keys []float64, duration float64, n int, tail float64) (cuts []float64, reason string) {
 	switch {
 	case n < 2:
 		return nil, "one part was asked for"
@@ -39,25 +42,30 @@ func PlanCuts(keys []float64, duration float64, n int) (cuts []float64, reason s
 	if len(inside) == 0 {
 		return nil, "the input has no keyframe to cut at after its first"
 	}
+	// The audio's time is counted as video after the end, where no cut may fall.
+	if !(tail > 0) {
+		tail = 0
+	}
+	end := duration + math.Min(tail, duration)
 	// The longest part is at least the longest stretch between keyframes and at most the whole;
 	// halve the range between until it is tight to a millionth of a second.
 	lo, prev := 0.0, 0.0
 	for _, k := range inside {
 		lo, prev = math.Max(lo, k-prev), k
 	}
-	lo = math.Max(lo, duration-prev)
-	hi := duration
+	lo = math.Max(lo, end-prev)
+	hi := end
 	// At most 100 halvings: from a range of at most MaxSplitSeconds that is far below 1e-6 s,
 	// and a bound keeps a range that floats cannot halve any more from spinning.
 	for i := 0; i < 100 && hi-lo > 1e-6; i++ {
 		mid := (lo + hi) / 2
-		if len(greedyCuts(inside, duration, mid)) < n {
+		if len(greedyCuts(inside, end, mid)) < n {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return greedyCuts(inside, duration, hi), ""
+	return greedyCuts(inside, end, hi), ""
 }
 
 // greedyCuts cuts each part at the last keyframe that keeps it within longest seconds.

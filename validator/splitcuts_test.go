@@ -41,12 +41,48 @@ func TestPlanCuts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, reason := PlanCuts(tt.keys, tt.duration, tt.n)
+			got, reason := PlanCuts(tt.keys, tt.duration, tt.n, 0)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("PlanCuts(%v, %v, %d) (-want +got):\n%s", tt.keys, tt.duration, tt.n, diff)
 			}
 			if (tt.reason == "") != (reason == "") || !strings.Contains(reason, tt.reason) {
 				t.Fatalf("PlanCuts(%v, %v, %d) reason %q, want one containing %q", tt.keys, tt.duration, tt.n, reason, tt.reason)
+			}
+		})
+	}
+}
+
+// TestPlanCutsTail: the last part, which the job's own runner encodes after the audio, is
+// shorter by the audio's time counted as video (tail), so that every runner ends together; the
+// cuts stay on keyframes, and a tail past the others' share leaves the last part small.
+func TestPlanCutsTail(t *testing.T) {
+	t.Parallel()
+	var every2 []float64
+	for x := 0.0; x < 60; x += 2 {
+		every2 = append(every2, x)
+	}
+	tests := []struct {
+		name string
+		n    int
+		tail float64
+		want []float64
+	}{
+		{"no audio", 2, 0, []float64{30}},
+		{"the benchmark's audio, 7 s of video", 2, 7, []float64{34}},
+		{"four parts", 4, 8, []float64{18, 36, 54}},
+		{"a tail longer than a share", 2, 50, []float64{56}},
+		{"a negative tail counts as none", 2, -5, []float64{30}},
+		{"a tail past the input counts as the input", 2, 1e9, []float64{58}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, reason := PlanCuts(every2, 60, tt.n, tt.tail)
+			if reason != "" {
+				t.Fatalf("PlanCuts: %s", reason)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("PlanCuts(2 s grid, 60, %d, %v) (-want +got):\n%s", tt.n, tt.tail, diff)
 			}
 		})
 	}
@@ -63,7 +99,7 @@ func TestPlanCutsLongestPart(t *testing.T) {
 			for i := 0; float64(i)*step < 30; i++ {
 				keys = append(keys, float64(i)*step)
 			}
-			cuts, _ := PlanCuts(keys, 30, n)
+			cuts, _ := PlanCuts(keys, 30, n, 0)
 			if len(cuts) > n-1 {
 				t.Fatalf("step %v, n %d: %d cuts", step, n, len(cuts))
 			}

@@ -35,7 +35,8 @@ func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]floa
 }
 
 // SplitSource is what a split needs to know of its input beyond the command: where it may be
-// cut, how long it is, whether it has audio for SplitCommands to encode, and, when it cannot be
+// cut, how long it is, whether it has audio for SplitCommands to encode, what the video and the
+// audio are made of (for an estimate of what each costs to encode), and, when it cannot be
 // split whatever the command, why.
 type SplitSource struct {
 	Keyframes []float64 // as Keyframes reads them
@@ -44,6 +45,10 @@ type SplitSource struct {
 	// FrameRate is the video's frame rate, frames per second (constantRate); 0 when it is not
 	// known or not constant.
 	FrameRate float64
+	// Width and Height are the first video stream's, 0 when not known.
+	Width, Height int
+	// SampleRate and Channels are the first audio stream's, 0 when not known.
+	SampleRate, Channels int
 	// Reason is set when the input is not split: it has no video stream, or a subtitle stream,
 	// which the whole command would carry into its output by FFmpeg's default stream selection
 	// while the parts and the audio encode drop it (refused even where the command's -sn or
@@ -54,28 +59,12 @@ type SplitSource struct {
 // ProbeSplit reads a split's SplitSource with ffprobe in the sandbox: the streams and the
 // duration in one run, the keyframes (Keyframes) in another.
 func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (SplitSource, error) {
-	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries", "stream=codec_type,r_frame_rate,avg_frame_rate:format=duration", "-of", "csv=p=1")
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-show_entries",
+		"stream=codec_type,width,height,sample_rate,channels,r_frame_rate,avg_frame_rate:format=duration", "-of", "csv=p=1:nk=0")
 	if err != nil {
 		return SplitSource{}, err
 	}
-	var src SplitSource
-	video := false
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		switch {
-		case len(f) >= 2 && f[0] == "stream" && f[1] == "video":
-			if !video && len(f) >= 4 {
-				src.FrameRate = constantRate(f[2], f[3])
-			}
-			video = true
-		case len(f) >= 2 && f[0] == "stream" && f[1] == "audio":
-			src.Audio = true
-		case len(f) >= 2 && f[0] == "stream" && f[1] == "subtitle" && src.Reason == "":
-			src.Reason = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
-		case len(f) >= 2 && f[0] == "format":
-			src.Duration = parseSeconds(f[1])
-		}
-	}
+	src, video := parseSplitStreams(string(out))
 	if !video {
 		return SplitSource{Reason: "the input has no video stream"}, nil
 	}
@@ -83,6 +72,48 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 		return SplitSource{}, err
 	}
 	return src, nil
+}
+
+// parseSplitStreams reads ffprobe's "stream,codec_type=video,width=1280,..." and
+// "format,duration=60.0" lines: the first video stream's and the first audio stream's facts,
+// whether there is a video stream, and the reason a subtitle stream gives.
+func parseSplitStreams(csv string) (src SplitSource, video bool) {
+	for line := range strings.Lines(csv) {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		kv := map[string]string{}
+		for _, field := range f[1:] {
+			if k, v, ok := strings.Cut(field, "="); ok {
+				kv[k] = v
+			}
+		}
+		switch {
+		case f[0] == "stream" && kv["codec_type"] == "video":
+			if !video {
+				src.FrameRate = constantRate(kv["r_frame_rate"], kv["avg_frame_rate"])
+				src.Width, src.Height = positive(kv["width"]), positive(kv["height"])
+			}
+			video = true
+		case f[0] == "stream" && kv["codec_type"] == "audio":
+			if !src.Audio {
+				src.SampleRate, src.Channels = positive(kv["sample_rate"]), positive(kv["channels"])
+			}
+			src.Audio = true
+		case f[0] == "stream" && kv["codec_type"] == "subtitle" && src.Reason == "":
+			src.Reason = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
+		case f[0] == "format":
+			src.Duration = parseSeconds(kv["duration"])
+		}
+	}
+	return src, video
+}
+
+// positive is s as a positive number, or 0.
+func positive(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // constantRate is a video's frame rate from ffprobe's r_frame_rate (the rate its timestamps

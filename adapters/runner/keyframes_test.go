@@ -56,7 +56,7 @@ func TestKeyframes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cuts, reason := validator.PlanCuts(late, 6, 2); cuts != nil || !strings.Contains(reason, "after the input's start") {
+	if cuts, reason := validator.PlanCuts(late, 6, 2, 0); cuts != nil || !strings.Contains(reason, "after the input's start") {
 		t.Errorf("validator.PlanCuts(%v) = %v, %q, want no cuts: the video starts late", late, cuts, reason)
 	}
 	if keys, err := Keyframes(context.Background(), sb, dir, "sound.m4a"); err == nil {
@@ -91,9 +91,9 @@ func TestProbeSplit(t *testing.T) {
 		want   SplitSource
 		reason string
 	}{
-		{"av.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, Audio: true, FrameRate: 25}, ""},
-		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25}, ""},
-		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25}, "a subtitle stream"},
+		{"av.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, Audio: true, FrameRate: 25, Width: 160, Height: 120, SampleRate: 44100, Channels: 1}, ""},
+		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25, Width: 160, Height: 120}, ""},
+		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25, Width: 160, Height: 120}, "a subtitle stream"},
 		{"sound.m4a", SplitSource{}, "no video stream"},
 	}
 	for _, tt := range tests {
@@ -211,7 +211,7 @@ func TestSplitInSandbox(t *testing.T) {
 			if err != nil || probe.Reason != "" || probe.Audio != audio {
 				t.Fatalf("ProbeSplit = %+v, %v; want no reason and audio %v", probe, err, audio)
 			}
-			cuts, reason := validator.PlanCuts(probe.Keyframes, probe.Duration, 3)
+			cuts, reason := validator.PlanCuts(probe.Keyframes, probe.Duration, 3, 0)
 			if len(cuts) != 2 {
 				t.Fatalf("validator.PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
 			}
@@ -279,4 +279,18 @@ func TestSplitInSandbox(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSplitStreams: ffprobe's description of the streams comes from the user's file. Whatever it
+// holds, reading it never panics and answers no negative size, rate or count.
+func FuzzSplitStreams(f *testing.F) {
+	f.Add("stream,codec_type=video,width=1280,height=720,r_frame_rate=25/1,avg_frame_rate=25/1\nstream,codec_type=audio,sample_rate=44100,channels=1,r_frame_rate=0/0,avg_frame_rate=0/0\nformat,duration=60.000000\n")
+	f.Add("stream,codec_type=video,width=-5,height=x,r_frame_rate=1/0\nstream,codec_type=subtitle\nformat,duration=N/A\n")
+	f.Add(",,=\n=stream\nstream,codec_type=audio,channels=99999999999999999999\n")
+	f.Fuzz(func(t *testing.T, csv string) {
+		src, _ := parseSplitStreams(csv)
+		if src.Width < 0 || src.Height < 0 || src.SampleRate < 0 || src.Channels < 0 || src.FrameRate < 0 || math.IsNaN(src.FrameRate) {
+			t.Fatalf("parseSplitStreams(%q) = %+v: a negative or NaN fact", csv, src)
+		}
+	})
 }

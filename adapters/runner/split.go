@@ -42,7 +42,8 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		src = SplitSource{Reason: "the input's keyframes could not be read"}
 		f.logf(a, "reading the keyframes of a split job's input failed", err)
 	}
-	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, FrameRate: src.FrameRate, Reason: src.Reason})
+	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, FrameRate: src.FrameRate,
+		Width: src.Width, Height: src.Height, SampleRate: src.SampleRate, Channels: src.Channels, Reason: src.Reason})
 	computeMs := time.Since(began).Milliseconds()
 	switch {
 	case ctx.Err() != nil:

@@ -2063,17 +2063,29 @@ type RunnerHeartbeatJSONBody struct {
 
 	// Split Sent once by the runner of a job assigned with `splitParts`: what it read of the input.
 	Split *struct {
-		Audio    bool    `json:"audio"`
+		Audio bool `json:"audio"`
+
+		// Channels The first audio stream's channel count.
+		Channels *int64  `json:"channels,omitempty"`
 		Duration float64 `json:"duration"`
 
 		// FrameRate The video's frame rate in frames per second (ffprobe's r_frame_rate, when avg_frame_rate agrees within 1%); the parts put their keyframes where the whole encode would. Omitted when not known or not constant: an encoder with a keyframe interval then runs whole.
 		FrameRate *float64 `json:"frameRate,omitempty"`
+
+		// Height The first video stream's height in pixels.
+		Height *int64 `json:"height,omitempty"`
 
 		// Keyframes Keyframe times in seconds from the input's start, in order.
 		Keyframes *[]float64 `json:"keyframes,omitempty"`
 
 		// Reason Why the input cannot be split whatever the command.
 		Reason *string `json:"reason,omitempty"`
+
+		// SampleRate The first audio stream's sample rate in Hz.
+		SampleRate *int64 `json:"sampleRate,omitempty"`
+
+		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's, so that the part the job's own runner encodes after the audio is shorter by the audio's share. Omitted when not known: the parts are then even.
+		Width *int64 `json:"width,omitempty"`
 	} `json:"split,omitempty"`
 }
 

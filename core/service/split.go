@@ -145,15 +145,23 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	if reason == "" && src.Duration < s.minSeconds() {
 		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
 	}
-	if reason == "" {
-		// A part for each minPartSeconds of input at most, and two at least: the input is
-		// longer than minSeconds, which is the operator's to lower.
-		n := min(cmp.Or(j.Split.MaxParts, 2), max(2, int(src.Duration/minPartSeconds)))
-		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, n)
+	command, err := s.splitPlan(j)
+	if reason == "" && err != nil {
+		reason = err.Error()
 	}
 	if reason == "" {
-		var err error
-		if run, err = s.splitRun(j, cuts, src.Audio, src.FrameRate); err != nil {
+		// A part for each minPartSeconds of input at most, and two at least: the input is
+		// longer than minSeconds, which is the operator's to lower. The last part, which the
+		// job's own runner takes after the audio, is shorter by the audio's share.
+		n := min(cmp.Or(j.Split.MaxParts, 2), max(2, int(src.Duration/minPartSeconds)))
+		tail := 0.0
+		if src.Audio {
+			tail = src.Duration * validator.SplitAudioShare(command, src.Width, src.Height, src.FrameRate, src.SampleRate, src.Channels)
+		}
+		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, n, tail)
+	}
+	if reason == "" {
+		if run, err = validator.SplitCommands(command, cuts, src.Audio, src.FrameRate); err != nil {
 			reason = err.Error()
 		}
 	}
@@ -226,8 +234,8 @@ const maxKeyframes = 86400
 
 func (s *Runs) minSeconds() float64 { return cmp.Or(s.p.Split.MinSeconds, DefaultSplitMinSeconds) }
 
-// splitRun writes the commands of a job's split, validated as the job's own command was.
-func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool, rate float64) (*validator.SplitRun, error) {
+// splitPlan is the plan of a job's command, validated as it was at submit.
+func (s *Runs) splitPlan(j *job.Job) (*validator.Plan, error) {
 	r, err := ffmpegjob.Parse(j.Inputs, j.Params)
 	if err != nil {
 		return nil, err
@@ -236,11 +244,7 @@ func (s *Runs) splitRun(j *job.Job, cuts []float64, audio bool, rate float64) (*
 	if err != nil {
 		return nil, err
 	}
-	run, err := validator.SplitCommands(c.Last(), cuts, audio, rate)
-	if err != nil {
-		return nil, err
-	}
-	return run, nil
+	return c.Last(), nil
 }
 
 // failSplit fails a split job whose part i failed for good (twice, or cancelled by an

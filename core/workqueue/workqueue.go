@@ -132,7 +132,13 @@ type SplitSource struct {
 	// FrameRate is the video's frame rate in frames per second, 0 when not known: the parts
 	// put their keyframes where the whole encode would, which are frame counts.
 	FrameRate float64 `json:"frameRate,omitempty"`
-	Reason    string  `json:"reason,omitempty"`
+	// Width and Height are the video's, SampleRate and Channels the audio's, 0 when not known:
+	// they weigh the audio's encode against the video's (validator.SplitAudioShare).
+	Width      int    `json:"width,omitempty"`
+	Height     int    `json:"height,omitempty"`
+	SampleRate int    `json:"sampleRate,omitempty"`
+	Channels   int    `json:"channels,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // SplitPlan is the control plane's answer to a SplitSource, repeated on each heartbeat of the

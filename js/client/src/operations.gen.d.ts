@@ -1122,13 +1122,21 @@ export declare abstract class Operations {
     /** Sent once by the runner of a job assigned with `splitParts`: what it read of the input. */
     split?: {
       audio: boolean;
+      /** The first audio stream's channel count. */
+      channels?: number;
       duration: number;
       /** The video's frame rate in frames per second (ffprobe's r_frame_rate, when avg_frame_rate agrees within 1%); the parts put their keyframes where the whole encode would. Omitted when not known or not constant: an encoder with a keyframe interval then runs whole. */
       frameRate?: number;
+      /** The first video stream's height in pixels. */
+      height?: number;
       /** Keyframe times in seconds from the input's start, in order. */
       keyframes?: number[];
       /** Why the input cannot be split whatever the command. */
       reason?: string;
+      /** The first audio stream's sample rate in Hz. */
+      sampleRate?: number;
+      /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's, so that the part the job's own runner encodes after the audio is shorter by the audio's share. Omitted when not known: the parts are then even. */
+      width?: number;
     };
   }, options?: RequestOptions): Promise<{
     data: {
