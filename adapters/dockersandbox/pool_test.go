@@ -61,16 +61,6 @@ func ownContainers(t testing.TB, sb *Sandbox) int {
 	return len(list.Items)
 }
 
-// warmOnly runs each spec in a warm container: it waits for the pool to be full first.
-type warmOnly struct{ *Pool }
-
-func (w warmOnly) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
-	if err := w.WaitFull(ctx); err != nil {
-		return sandbox.Result{}, err
-	}
-	return w.Pool.Run(ctx, spec)
-}
-
 // TestPoolSuite holds the warm containers to the suite every sandbox passes, each run in a warm
 // container: the same caps, deadlines and results as a cold container's.
 func TestPoolSuite(t *testing.T) {
@@ -83,8 +73,8 @@ func TestPoolSuite(t *testing.T) {
 			t.Errorf("warm runs: %d and %d (shell): every run started cold", p.WarmRuns(), shell.WarmRuns())
 		}
 	})
-	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true, Shell: func(*testing.T) sandbox.Runner { return warmOnly{shell} }},
-		func(t *testing.T) sandbox.Runner { return warmOnly{p} })
+	sandboxtest.TestRunner(t, sandboxtest.Features{OwnSystem: true, Shell: func(*testing.T) sandbox.Runner { return sandboxtest.WarmOnly(shell) }},
+		func(t *testing.T) sandbox.Runner { return sandboxtest.WarmOnly(p) })
 }
 
 // TestPoolRunsWarm: a run takes a started container, whose launcher runs the program in the

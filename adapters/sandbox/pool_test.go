@@ -79,20 +79,10 @@ func TestWarmSuite(t *testing.T) {
 		}
 	})
 	sandboxtest.TestRunner(t, sandboxtest.Features{
-		Shell:         func(*testing.T) sandbox.Runner { return warmOnly{shell} },
+		Shell:         func(*testing.T) sandbox.Runner { return sandboxtest.WarmOnly(shell) },
 		SyscallFilter: true,
 		MemoryLimit:   sb.MemoryCgroups() == nil,
 	}, func(t *testing.T) sandbox.Runner { return pool })
-}
-
-// warmOnly runs each spec in a warm sandbox: it waits for the pool to be full first.
-type warmOnly struct{ *sandbox.Pool }
-
-func (w warmOnly) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
-	if err := w.WaitFull(ctx); err != nil {
-		return sandbox.Result{}, err
-	}
-	return w.Pool.Run(ctx, spec)
 }
 
 // TestPoolRefillsAfterTheRun: the sandbox a run takes is replaced once the run has returned,

@@ -687,3 +687,22 @@ func assertNoLeak(t *testing.T, dir string, hostPasswd, selfCmdline []byte) {
 		}
 	}
 }
+
+// Pool is a runner that keeps sandboxes started ahead (sandbox.Pool, dockersandbox.Pool).
+type Pool interface {
+	sandbox.Runner
+	WaitFull(ctx context.Context) error
+}
+
+// WarmOnly runs each spec in a sandbox of p started ahead: it waits for p to be full before each
+// run, so that a suite holds the warm path, not a cold run the pool fell back to.
+func WarmOnly(p Pool) sandbox.Runner { return warmOnly{p} }
+
+type warmOnly struct{ Pool }
+
+func (w warmOnly) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+	if err := w.WaitFull(ctx); err != nil {
+		return sandbox.Result{}, err
+	}
+	return w.Pool.Run(ctx, spec)
+}
