@@ -25,6 +25,11 @@ func SplitAudioShare(plan *Plan, width, height int, rate float64, sampleRate, ch
 	if reason != "" || sh.noAudio {
 		return 0
 	}
+	// The video's cost follows the size it is encoded at, which a filter graph or -s may change
+	// (an upscale would make the share far too large): those keep the parts even.
+	if sh.graph != "" || lastOption(sh.video, "s") != "" {
+		return 0
+	}
 	if width <= 0 || height <= 0 || width > 1<<15 || height > 1<<15 || !(rate > 0 && rate <= MaxFrameRate) {
 		return 0
 	}
@@ -43,10 +48,11 @@ func SplitAudioShare(plan *Plan, width, height int, rate float64, sampleRate, ch
 	}
 	// The encoders' work follows the samples they take: the output's rate and channels where the
 	// command sets them, the input's otherwise.
-	samples := float64(numberOption(sh.audio, sampleRate, "ar") * numberOption(sh.audio, channels, "ac"))
-	if samples <= 0 || samples > 768000*64 {
+	rateHz, channelCount := numberOption(sh.audio, sampleRate, "ar"), numberOption(sh.audio, channels, "ac")
+	if rateHz < 1 || rateHz > 768000 || channelCount < 1 || channelCount > 64 {
 		return 0
 	}
+	samples := float64(rateHz) * float64(channelCount)
 	return min(1, perSecond*samples/44100/video)
 }
 

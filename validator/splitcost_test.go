@@ -35,6 +35,10 @@ func TestSplitAudioShare(t *testing.T) {
 		{"the audio's samples not known", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 0, 0, 0},
 		{"a tiny video is capped at 1", "ffmpeg -i in.mp4 -c:v mpeg4 -c:a aac out.mp4", 16, 16, 1, 48000, 8, 1},
 		{"not splittable", "ffmpeg -i in.mp4 -c:v copy -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},
+		{"a filter graph may change the size", "ffmpeg -i in.mp4 -vf scale=3840:2160 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},
+		{"-s changes the size", "ffmpeg -i in.mp4 -s 3840x2160 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},
+		{"a sample rate past any real one", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 1 << 62, 4, 0},
+		{"a negative channel count", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, -44100, -1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,8 +14,10 @@ type Split struct {
 	// heartbeat answers the same plan.
 	Around
 	// MaxParts is how many parts the job may be cut into, decided when it was claimed (the
-	// free slots of its class).
+	// free slots of its class, at most the operator's cap); Slots is how many slots its class
+	// had then: with as many parts as slots, the last part waits for the job's own runner.
 	MaxParts int `json:"maxParts,omitempty"`
+	Slots    int `json:"slots,omitempty"`
 }
 
 // Around are the commands of a split that the job's own runner runs around its parts

@@ -86,7 +86,7 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		case n < 2:
 			j.Split.Reason = "the operator allows one part a job (--split-max-parts)"
 		default:
-			j.Split.MaxParts = n
+			j.Split.MaxParts, j.Split.Slots = n, slots
 		}
 		return nil
 	})
@@ -151,11 +151,15 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	}
 	if reason == "" {
 		// A part for each minPartSeconds of input at most, and two at least: the input is
-		// longer than minSeconds, which is the operator's to lower. The last part, which the
-		// job's own runner takes after the audio, is shorter by the audio's share.
+		// longer than minSeconds, which is the operator's to lower.
 		n := min(cmp.Or(j.Split.MaxParts, 2), max(2, int(src.Duration/minPartSeconds)))
+		// With a part for every slot, the parts are claimed in order and the last waits for a
+		// slot to free: the job's own, once it has encoded the audio, so that part is shorter
+		// by the audio's share. With fewer parts than slots every part has a slot at once
+		// and the parts stay even. (A runner of several slots counts as one here, so a class
+		// may have more slots than Slots says; the tail then costs what it was to save.)
 		tail := 0.0
-		if src.Audio {
+		if src.Audio && j.Split.Slots > 0 && n >= j.Split.Slots {
 			tail = src.Duration * validator.SplitAudioShare(command, src.Width, src.Height, src.FrameRate, src.SampleRate, src.Channels)
 		}
 		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, n, tail)

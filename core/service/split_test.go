@@ -497,3 +497,47 @@ func TestSplitPartsAreNotObserved(t *testing.T) {
 		t.Fatalf("observed (-want +got):\n%s", d)
 	}
 }
+
+// TestSplitTailForTheAudio: with a part for every slot, the last part, which waits for the
+// job's own runner to encode the audio, is shorter by the audio's estimated share (7 s of this
+// minute); with fewer parts than slots, or the input's facts unknown, the parts stay even.
+func TestSplitTailForTheAudio(t *testing.T) {
+	t.Parallel()
+	const params = `{"command":"ffmpeg -i in.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a aac -b:a 128k out.mp4","split":"auto"}`
+	facts := func(src *workqueue.SplitSource) *workqueue.SplitSource {
+		src.Width, src.Height, src.SampleRate, src.Channels = 1280, 720, 44100, 1
+		return src
+	}
+	tests := []struct {
+		name  string
+		slots int
+		src   *workqueue.SplitSource
+		ends  []float64 // of the parts but the last
+	}{
+		{"a part for each slot", 2, facts(source(60)), []float64{34}},
+		{"the facts unknown", 2, source(60), []float64{30}},
+		{"more slots than parts", 9, facts(source(60)), []float64{8, 16, 24, 32, 40, 48, 56}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			parent := h.submitSplit(t, h.open(t, account.PlanPro, 1000), params)
+			a := h.claimSplit(t, tt.slots)
+			if plan := h.tell(t, a.Lease, tt.src).Split; plan == nil || len(plan.Parts) != len(tt.ends)+1 {
+				t.Fatalf("plan = %+v, want %d parts", plan, len(tt.ends)+1)
+			}
+			j, err := h.store.Get(h.ctx, parent.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ends []float64
+			for _, p := range j.Split.Parts[:len(j.Split.Parts)-1] {
+				ends = append(ends, p.End)
+			}
+			if diff := cmp.Diff(tt.ends, ends); diff != "" {
+				t.Errorf("the parts' ends (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

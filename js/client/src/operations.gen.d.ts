@@ -1135,7 +1135,7 @@ export declare abstract class Operations {
       reason?: string;
       /** The first audio stream's sample rate in Hz. */
       sampleRate?: number;
-      /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's, so that the part the job's own runner encodes after the audio is shorter by the audio's share. Omitted when not known: the parts are then even. */
+      /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share. Omitted when not known: the parts are then even. */
       width?: number;
     };
   }, options?: RequestOptions): Promise<{
