@@ -214,6 +214,10 @@ func (p *Pool) start() (_ *warm, err error) {
 	cfg.Cmd = nil
 	cfg.Env = append(cfg.Env, "GOMAXPROCS=1")
 	cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce = true, true, true
+	// A worker that dies (killed, or stopped past its grace) closes the attach stream: the
+	// engine then closes the launcher's stdin, the launcher exits without a command, and the
+	// engine removes the container, so none outlives its worker.
+	host.AutoRemove = true
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	created, err := s.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
@@ -251,23 +255,22 @@ func (w *warm) kill() {
 	}()
 }
 
-// remove removes the container (killing what still runs) and its work directory; a removal the
-// engine refuses is tried once more, and then logged (the worker's next start removes the
-// container with its leftovers).
+// remove removes the container (killing what still runs) and its work directory; a container
+// the engine did not remove is logged (the worker's next start removes it with its leftovers),
+// and its directory kept.
 func (w *warm) remove() {
-	err := w.removeContainer()
-	if err != nil {
-		err = w.removeContainer()
-	}
-	if err != nil {
+	if err := w.removeContainer(); err != nil {
 		w.log.Warn("dockersandbox: a used container could not be removed", "container", w.id, "err", err)
 		return
 	}
 	_ = os.RemoveAll(w.dir)
 }
 
-// removeContainer removes the container, killing what still runs in it: once it has returned
-// without an error no process of the container runs any more.
+// removeContainer ends the container and waits until the engine has removed it: once it has
+// returned without an error no process of the container runs any more. A started container is
+// removed by the engine itself when it exits (AutoRemove), so this kills it and waits, and
+// never removes it beside the engine (two removals of one container at once left it "Removal
+// In Progress" for good on Docker 20.10); only one never started is removed here.
 func (w *warm) removeContainer() error {
 	if w.att.Conn != nil {
 		w.att.Close()
@@ -281,10 +284,23 @@ func (w *warm) removeContainer() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if _, err := w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-		return err
+	_, _ = w.s.cli.ContainerKill(ctx, w.id, client.ContainerKillOptions{Signal: "KILL"}) // fails once it has exited
+	for {
+		info, err := w.s.cli.ContainerInspect(ctx, w.id, client.ContainerInspectOptions{})
+		switch {
+		case cerrdefs.IsNotFound(err):
+			return nil
+		case err == nil && info.Container.State != nil && info.Container.State.Status == container.StateCreated:
+			if _, err := w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true}); err == nil || cerrdefs.IsNotFound(err) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("container %s is still there %v after its kill", w.id, cleanupTimeout)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // alive reports whether the container still waits for its command: its launcher has not exited

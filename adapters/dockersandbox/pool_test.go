@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -208,9 +209,9 @@ func TestPoolFallsBackFromADeadContainer(t *testing.T) {
 	if _, err := sb.cli.ContainerKill(context.Background(), list.Items[0].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	waitFor(t, func() bool { // stopped, or already removed (AutoRemove)
 		info, err := sb.cli.ContainerInspect(context.Background(), list.Items[0].ID, client.ContainerInspectOptions{})
-		return err == nil && info.Container.State != nil && !info.Container.State.Running
+		return cerrdefs.IsNotFound(err) || err == nil && info.Container.State != nil && !info.Container.State.Running
 	})
 	dir := workDir(t)
 	res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: probeArgs("out.png")})
@@ -265,4 +266,23 @@ func testOwner(name string) string {
 // withShell is the default programs and /usr/bin/sh, which the image has: the suite's probes.
 func withShell() map[string]string {
 	return map[string]string{sandbox.FFmpeg: sandbox.FFmpeg, sandbox.FFprobe: sandbox.FFprobe, "/usr/bin/sh": "/usr/bin/sh"}
+}
+
+// TestPoolContainersDieWithTheirWorker: a worker that dies without closing its pool (killed)
+// closes the attach streams; the engine then closes each waiting launcher's stdin, the launcher
+// exits without a command, and the engine removes the container.
+func TestPoolContainersDieWithTheirWorker(t *testing.T) {
+	t.Parallel()
+	sb := available(t, Config{Owner: testOwner("pool-orphan")})
+	p := newPool(t, sb, 1)
+	w, ok := p.ahead.Take()
+	if !ok {
+		t.Fatal("the full pool had nothing to take")
+	}
+	w.att.Close() // as the worker's death closes it
+	waitFor(t, func() bool {
+		_, err := sb.cli.ContainerInspect(context.Background(), w.id, client.ContainerInspectOptions{})
+		return cerrdefs.IsNotFound(err)
+	})
+	_ = os.RemoveAll(w.dir)
 }
