@@ -285,6 +285,9 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 	)
 	d.makeReceiverCert(t)
 
+	// The workers' sandbox containers carry their host names (their containers' short IDs),
+	// known once they are up.
+	var owners []string
 	t.Cleanup(func() {
 		if t.Failed() {
 			logs, _ := d.compose("logs", "--no-color", "--tail", "60")
@@ -304,6 +307,19 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 				t.Errorf("after down -v, docker %s still lists: %s", strings.Join(what, " "), out)
 			}
 		}
+		// A stopped worker removes its warm containers; one its stop cut short leaves them to
+		// the engine, which removes each once its launcher's stdin closes: a few seconds.
+		deadline := time.Now().Add(30 * time.Second)
+		for _, o := range owners {
+			ids := sandboxContainers(ownedOn(o), false)
+			for len(ids) > 0 && time.Now().Before(deadline) {
+				time.Sleep(200 * time.Millisecond)
+				ids = sandboxContainers(ownedOn(o), false)
+			}
+			if len(ids) > 0 {
+				t.Errorf("30 s after down -v, sandbox containers of %s remain: %s", o, strings.Join(ids, " "))
+			}
+		}
 		// The sandbox user's files in the Docker worker's directory belong to nobody.
 		_ = os.RemoveAll(work)
 	})
@@ -311,20 +327,11 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
 	waitUntil(t, "the load balancer ready", 3*time.Minute, d.ready)
-	// The workers' sandbox containers carry their host names (their containers' short IDs).
-	var owners []string
 	for _, w := range []string{"worker1", "worker2"} {
 		if id := d.container(w); len(id) >= 12 {
 			owners = append(owners, id[:12])
 		}
 	}
-	t.Cleanup(func() {
-		for _, o := range owners {
-			if ids := sandboxContainers(ownedOn(o), false); len(ids) > 0 {
-				t.Errorf("after down -v, sandbox containers of %s remain: %s", o, strings.Join(ids, " "))
-			}
-		}
-	})
 	return d
 }
 

@@ -45,3 +45,26 @@ func TestDockerWorkerRunsWarm(t *testing.T) {
 		return len(now) == 2 && slices.ContainsFunc(before, func(id string) bool { return !slices.Contains(now, id) })
 	})
 }
+
+// TestDockerWorkerKilledLeavesNoContainers: a worker on the Docker runner killed outright (no
+// chance to close its pool; a container platform past its stop grace does this) leaves no
+// warm container behind: each goes away once the worker's attach stream is gone.
+func TestDockerWorkerKilledLeavesNoContainers(t *testing.T) {
+	t.Parallel()
+	testservices.RequireImage(t, dockersandbox.DefaultImage)
+	srv := startServer(t, serverOpts{Unthrottled: true, Backend: sqliteBackend,
+		Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, srv.Base, 1, "MEDIAJOBS_SANDBOX=docker")
+	owner := host + ":" + w.Work
+	mine := func(o string) bool { return o == owner }
+	waitUntil(t, "two warm containers", time.Minute, func() bool { return len(sandboxContainers(mine, true)) == 2 })
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-w.exited
+	waitUntil(t, "the killed worker's containers gone", time.Minute, func() bool { return len(sandboxContainers(mine, false)) == 0 })
+}
