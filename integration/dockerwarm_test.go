@@ -15,26 +15,12 @@ import (
 // the worker's stop removes the containers still waiting.
 func TestDockerWorkerRunsWarm(t *testing.T) {
 	t.Parallel()
-	testservices.RequireImage(t, dockersandbox.DefaultImage)
-	srv := startServer(t, serverOpts{Unthrottled: true, Backend: sqliteBackend,
-		Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var owner string
-	mine := func(o string) bool { return o == owner }
-	// Registered before the worker's, so it runs after the worker has stopped.
-	t.Cleanup(func() {
+	srv, _, mine := dockerWorker(t, func(mine func(string) bool) {
 		if ids := sandboxContainers(mine, false); len(ids) > 0 {
 			t.Errorf("after the worker stopped, its containers remain: %v", ids)
 		}
 	})
-	w := startWorker(t, srv.Base, 1, "MEDIAJOBS_SANDBOX=docker")
-	owner = host + ":" + w.Work
-	waitUntil(t, "two warm containers", time.Minute, func() bool { return len(sandboxContainers(mine, true)) == 2 })
 	before := sandboxContainers(mine, false)
-
 	c := newClient(t, srv, createAccount(t, srv, "pro").APIKey)
 	j := c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -c:v mpeg4 out.mp4", nil, nil))
 	if len(j.Output.Files) != 1 || len(c.mustGet(j.Output.Files[0].URL)) == 0 {
@@ -51,6 +37,19 @@ func TestDockerWorkerRunsWarm(t *testing.T) {
 // warm container behind: each goes away once the worker's attach stream is gone.
 func TestDockerWorkerKilledLeavesNoContainers(t *testing.T) {
 	t.Parallel()
+	_, w, mine := dockerWorker(t, nil)
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-w.exited
+	waitUntil(t, "the killed worker's containers gone", time.Minute, func() bool { return len(sandboxContainers(mine, false)) == 0 })
+}
+
+// dockerWorker starts a control plane and a worker of one slot on the Docker runner, and waits
+// for its two warm containers; mine matches their owner label. afterStop, unless nil, runs once
+// the worker has stopped.
+func dockerWorker(t *testing.T, afterStop func(mine func(string) bool)) (*server, *worker, func(string) bool) {
+	t.Helper()
 	testservices.RequireImage(t, dockersandbox.DefaultImage)
 	srv := startServer(t, serverOpts{Unthrottled: true, Backend: sqliteBackend,
 		Env: map[string]string{"MEDIAJOBS_RUNNER": "false", "MEDIAJOBS_WORKER_TOKEN": workerToken}})
@@ -58,13 +57,13 @@ func TestDockerWorkerKilledLeavesNoContainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := startWorker(t, srv.Base, 1, "MEDIAJOBS_SANDBOX=docker")
-	owner := host + ":" + w.Work
+	var owner string
 	mine := func(o string) bool { return o == owner }
-	waitUntil(t, "two warm containers", time.Minute, func() bool { return len(sandboxContainers(mine, true)) == 2 })
-	if err := w.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
+	if afterStop != nil {
+		t.Cleanup(func() { afterStop(mine) }) // registered first, so it runs after the worker's stop
 	}
-	<-w.exited
-	waitUntil(t, "the killed worker's containers gone", time.Minute, func() bool { return len(sandboxContainers(mine, false)) == 0 })
+	w := startWorker(t, srv.Base, 1, "MEDIAJOBS_SANDBOX=docker")
+	owner = host + ":" + w.Work
+	waitUntil(t, "two warm containers", time.Minute, func() bool { return len(sandboxContainers(mine, true)) == 2 })
+	return srv, w, mine
 }
