@@ -309,14 +309,16 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 		}
 		// A stopped worker removes its warm containers; one its stop cut short leaves them to
 		// the engine, which removes each once its launcher's stdin closes: a few seconds.
-		deadline := time.Now().Add(30 * time.Second)
-		for _, o := range owners {
-			ids := sandboxContainers(ownedOn(o), false)
-			for len(ids) > 0 && time.Now().Before(deadline) {
-				time.Sleep(200 * time.Millisecond)
-				ids = sandboxContainers(ownedOn(o), false)
+		eventually(30*time.Second, func() bool {
+			for _, o := range owners {
+				if len(sandboxContainers(ownedOn(o), false)) > 0 {
+					return false
+				}
 			}
-			if len(ids) > 0 {
+			return true
+		})
+		for _, o := range owners {
+			if ids := sandboxContainers(ownedOn(o), false); len(ids) > 0 {
 				t.Errorf("30 s after down -v, sandbox containers of %s remain: %s", o, strings.Join(ids, " "))
 			}
 		}
@@ -614,11 +616,19 @@ func freePort(t *testing.T) int {
 // waitUntil polls cond every 200 ms until it holds, failing the test after d.
 func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
+	if !eventually(d, cond) {
+		t.Fatalf("not %s within %v", what, d)
+	}
+}
+
+// eventually reports whether cond came true within d, polling it.
+func eventually(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not %s within %v", what, d)
+			return false
 		}
 		time.Sleep(200 * time.Millisecond) // the poll interval of a wait on that state
 	}
+	return true
 }

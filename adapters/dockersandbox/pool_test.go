@@ -14,6 +14,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
@@ -37,8 +38,8 @@ func newPool(t testing.TB, sb *Sandbox, size int) *Pool {
 	}
 	t.Cleanup(func() {
 		p.Close()
-		if n := ownContainers(t, sb); n != 0 {
-			t.Errorf("after Close, %d containers of owner %s are left", n, sb.cfg.Owner)
+		if ids := ownContainers(t, sb); len(ids) != 0 {
+			t.Errorf("after Close, containers %v of owner %s are left", ids, sb.cfg.Owner)
 		}
 		_ = os.RemoveAll(root)
 	})
@@ -50,8 +51,8 @@ func newPool(t testing.TB, sb *Sandbox, size int) *Pool {
 	return p
 }
 
-// ownContainers counts the containers of sb's owner, running or not.
-func ownContainers(t testing.TB, sb *Sandbox) int {
+// ownContainers lists the containers of sb's owner, running or not.
+func ownContainers(t testing.TB, sb *Sandbox) []string {
 	t.Helper()
 	list, err := sb.cli.ContainerList(context.Background(), client.ContainerListOptions{
 		All: true, Filters: make(client.Filters).Add("label", ownerLabel+"="+sb.cfg.Owner),
@@ -59,7 +60,27 @@ func ownContainers(t testing.TB, sb *Sandbox) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(list.Items)
+	var ids []string
+	for _, c := range list.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// waitContainer waits, through the engine, for the container id to meet cond; a container the
+// engine no longer knows has met them all (its removal came first).
+func waitContainer(t *testing.T, sb *Sandbox, id string, cond container.WaitCondition) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wait := sb.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: cond})
+	select {
+	case <-wait.Result:
+	case err := <-wait.Error:
+		if !cerrdefs.IsNotFound(err) {
+			t.Fatalf("container %s, waiting for %s: %v", id, cond, err)
+		}
+	}
 }
 
 // TestPoolSuite holds the warm containers to the suite every sandbox passes, each run in a warm
@@ -90,9 +111,8 @@ func TestPoolRunsWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: []string{
-		"-hide_banner", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "color=size=16x16:duration=0.04", "-frames:v", "1", "out.png",
-	}})
+	used := ownContainers(t, sb)
+	res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: probeArgs("out.png")})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
 	}
@@ -104,11 +124,14 @@ func TestPoolRunsWarm(t *testing.T) {
 			t.Errorf("%s after the run: %v", name, err)
 		}
 	}
+	// The used container is removed, and its place taken by a fresh one.
+	waitContainer(t, sb, used[0], container.WaitConditionRemoved)
 	if err := p.WaitFull(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The used container is removed, and its place taken by a fresh one.
-	waitFor(t, func() bool { return ownContainers(t, sb) == 1 })
+	if now := ownContainers(t, sb); len(now) != 1 || now[0] == used[0] {
+		t.Errorf("containers %v after the run, want one other than the used %s", now, used[0])
+	}
 
 	// A program outside the allowlist runs in no container, warm or cold.
 	if _, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/bin/sh"}); !errors.Is(err, sandbox.ErrProgramNotAllowed) {
@@ -144,18 +167,6 @@ func workDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// waitFor waits up to a minute for cond.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // BenchmarkPoolRun runs a one-frame FFmpeg command in a fresh container and in a warm one (the
@@ -200,19 +211,14 @@ func TestPoolFallsBackFromADeadContainer(t *testing.T) {
 	t.Parallel()
 	sb := available(t, Config{Owner: testOwner("pool-dead")})
 	p := newPool(t, sb, 1)
-	list, err := sb.cli.ContainerList(context.Background(), client.ContainerListOptions{
-		Filters: make(client.Filters).Add("label", ownerLabel+"="+sb.cfg.Owner),
-	})
-	if err != nil || len(list.Items) != 1 {
-		t.Fatalf("the pool's container: %d listed, %v", len(list.Items), err)
+	ids := ownContainers(t, sb)
+	if len(ids) != 1 {
+		t.Fatalf("the pool's containers: %v, want one", ids)
 	}
-	if _, err := sb.cli.ContainerKill(context.Background(), list.Items[0].ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+	if _, err := sb.cli.ContainerKill(context.Background(), ids[0], client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { // stopped, or already removed (AutoRemove)
-		info, err := sb.cli.ContainerInspect(context.Background(), list.Items[0].ID, client.ContainerInspectOptions{})
-		return cerrdefs.IsNotFound(err) || err == nil && info.Container.State != nil && !info.Container.State.Running
-	})
+	waitContainer(t, sb, ids[0], container.WaitConditionNotRunning)
 	dir := workDir(t)
 	res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: sandbox.FFmpeg, Timeout: time.Minute, Args: probeArgs("out.png")})
 	if err != nil || res.ExitCode != 0 {
@@ -280,9 +286,6 @@ func TestPoolContainersDieWithTheirWorker(t *testing.T) {
 		t.Fatal("the full pool had nothing to take")
 	}
 	w.att.Close() // as the worker's death closes it
-	waitFor(t, func() bool {
-		_, err := sb.cli.ContainerInspect(context.Background(), w.id, client.ContainerInspectOptions{})
-		return cerrdefs.IsNotFound(err)
-	})
+	waitContainer(t, sb, w.id, container.WaitConditionRemoved)
 	_ = os.RemoveAll(w.dir)
 }
