@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,14 +134,8 @@ func NewPool(ctx context.Context, s *Sandbox, cfg PoolConfig) (*Pool, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	programs := slices.Sorted(func(yield func(string) bool) {
-		for _, p := range s.cfg.Programs {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: slices.Compact(programs), log: cfg.Log,
+	programs := slices.Compact(slices.Sorted(maps.Values(s.cfg.Programs)))
+	p := &Pool{s: s, root: cfg.Root, launcher: launcher, programs: programs, log: cfg.Log,
 		made: shapeOf(sandbox.Limits{}.WithDefaults(sandbox.DefaultTimeout))}
 	p.ahead = sandbox.NewAhead(cfg.Size, cfg.RefillDelay, p.start, (*warm).remove, func(err error) {
 		cfg.Log.Warn("dockersandbox: a warm container could not be started; runs start cold", "err", err)
@@ -284,22 +279,26 @@ func (w *warm) removeContainer() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	info, err := w.s.cli.ContainerInspect(ctx, w.id, client.ContainerInspectOptions{})
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return nil
+	case err == nil && info.Container.State != nil && info.Container.State.Status == container.StateCreated:
+		if _, err := w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			return err
+		}
+		return nil
+	}
+	removed := w.s.cli.ContainerWait(ctx, w.id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
 	_, _ = w.s.cli.ContainerKill(ctx, w.id, client.ContainerKillOptions{Signal: "KILL"}) // fails once it has exited
-	for {
-		info, err := w.s.cli.ContainerInspect(ctx, w.id, client.ContainerInspectOptions{})
-		switch {
-		case cerrdefs.IsNotFound(err):
+	select {
+	case <-removed.Result:
+		return nil
+	case err := <-removed.Error:
+		if cerrdefs.IsNotFound(err) { // removed before the wait began
 			return nil
-		case err == nil && info.Container.State != nil && info.Container.State.Status == container.StateCreated:
-			if _, err := w.s.cli.ContainerRemove(ctx, w.id, client.ContainerRemoveOptions{Force: true}); err == nil || cerrdefs.IsNotFound(err) {
-				return nil
-			}
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("container %s is still there %v after its kill", w.id, cleanupTimeout)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return fmt.Errorf("container %s, waiting for its removal: %w", w.id, err)
 	}
 }
 
@@ -328,23 +327,15 @@ func (p *Pool) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, erro
 		func() (sandbox.Result, error) { return p.s.Run(ctx, spec) })
 }
 
-// giveBack puts a container that was taken and not used back into the pool, or removes it when
-// the pool is full again.
-func (p *Pool) giveBack(w *warm) {
-	if !p.ahead.Put(w) {
-		p.ahead.Retire(w.remove)
-	}
-}
-
 // runWarm runs spec in w, which it gives back or removes; cold is true when w could not take it
 // (nothing ran, spec.Dir is as it was) and the run should start cold.
 func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbox.Spec) (res sandbox.Result, err error, cold bool) {
 	if !filepath.IsAbs(spec.Dir) {
-		p.giveBack(w)
+		p.ahead.GiveBack(w)
 		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not absolute", spec.Dir), false
 	}
 	if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
-		p.giveBack(w)
+		p.ahead.GiveBack(w)
 		return sandbox.Result{}, fmt.Errorf("dockersandbox: work dir %q is not a directory", spec.Dir), false
 	}
 	if spec.Timeout <= 0 {
@@ -360,19 +351,19 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 	end := sandbox.NewEndMark()
 	command, err := json.Marshal(sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end})
 	if err != nil || len(command) > sandbox.MaxLaunchBytes {
-		p.giveBack(w)
+		p.ahead.GiveBack(w)
 		return sandbox.Result{}, nil, true // the launcher would not read it whole
 	}
 	if os.Geteuid() == 0 {
 		if err := sandbox.ChownTree(spec.Dir, nobody, nobody); err != nil {
-			p.giveBack(w)
+			p.ahead.GiveBack(w)
 			return sandbox.Result{}, fmt.Errorf("dockersandbox: hand work dir to uid %d: %w", nobody, err), false
 		}
 	}
 	staged, lerr := sandbox.LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
 		if sandbox.StagingDeclined(lerr, w.dir) {
-			p.giveBack(w) // unused: another run may link its files in
+			p.ahead.GiveBack(w) // unused: another run may link its files in
 		} else {
 			p.ahead.Retire(w.remove)
 		}

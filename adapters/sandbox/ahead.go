@@ -149,6 +149,14 @@ func (a *Ahead[W]) Put(w W) bool {
 	}
 }
 
+// GiveBack puts a thing taken and not used back; when there is no room for it (the filling made
+// up for it meanwhile, or Close came), it is torn down in the background.
+func (a *Ahead[W]) GiveBack(w W) {
+	if !a.Put(w) {
+		a.Retire(func() { a.teardown(w) })
+	}
+}
+
 // Retire runs teardown in the background; Close waits for it.
 func (a *Ahead[W]) Retire(teardown func()) {
 	a.mu.Lock()

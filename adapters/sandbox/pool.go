@@ -338,14 +338,6 @@ func (w *warm) gone(timeout time.Duration) bool {
 	return PidfdExited(fd, timeout)
 }
 
-// giveBack puts a sandbox that was taken and not used back into the pool, or tears it down
-// when the pool is full again.
-func (p *Pool) giveBack(w *warm) {
-	if !p.ahead.Put(w) {
-		w.teardown()
-	}
-}
-
 // StagingDeclined reports whether err, from LinkEntries into warmDir, is about the staged files
 // (a directory among them, another filesystem) and left warmDir empty: the warm sandbox is then
 // as it was, and may take another run. Otherwise (its own directory failed) it is torn down.
@@ -397,12 +389,12 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	end := NewEndMark()
 	command, err := json.Marshal(Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
 	if err != nil || len(command) > MaxLaunchBytes {
-		p.giveBack(w)
+		p.ahead.GiveBack(w)
 		return Result{}, nil, true // the launcher would not read it whole
 	}
 	if os.Geteuid() == 0 {
 		if err := ChownTree(spec.Dir, sb.cfg.HostUID, sb.cfg.HostGID); err != nil {
-			p.giveBack(w)
+			p.ahead.GiveBack(w)
 			return Result{}, fmt.Errorf("sandbox: hand work dir to uid %d: %w", sb.cfg.HostUID, err), false
 		}
 	}
@@ -413,7 +405,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	staged, lerr := LinkEntries(spec.Dir, w.dir)
 	if lerr != nil {
 		if StagingDeclined(lerr, w.dir) {
-			p.giveBack(w) // unused: another run may link its files in
+			p.ahead.GiveBack(w) // unused: another run may link its files in
 		} else {
 			w.teardown()
 		}
