@@ -57,24 +57,22 @@ var splitGOPs = map[string]int{"libx264": 250, "libx265": 250, "mpeg4": 12, "lib
 // encoder reads them: the last one read wins.
 var splitEncoderParams = map[string][]string{"libx264": {"x264opts", "x264-params"}, "libx265": {"x265-params"}}
 
+// videoEncoder is the encoder of the parts: the one -c:v names, or the containers' default.
+func (sh *splitShape) videoEncoder() string { return cmp.Or(sh.encoder, "libx264") }
+
 // keyframeInterval is the whole encode's keyframe interval in frames, counted from its first
 // frame: the keyint of the encoder's own options, which it reads after -g, or -g, or the
 // encoder's default; 0 when its keyframes follow no grid a part can follow (keyint=infinite,
 // or SVT-AV1).
 func (sh *splitShape) keyframeInterval() int {
-	encoder := cmp.Or(sh.encoder, "libx264")
+	encoder := sh.videoEncoder()
 	gop, ok := splitGOPs[encoder]
 	if !ok {
 		return 0
 	}
-	opts := map[string]string{} // the parts' options by name, the last of each
-	for i := 0; i+1 < len(sh.video); i += 2 {
-		base, _, _ := strings.Cut(strings.TrimPrefix(sh.video[i], "-"), ":")
-		opts[base] = sh.video[i+1]
-	}
 	keyint := -1
 	for _, name := range splitEncoderParams[encoder] {
-		for _, kv := range strings.Split(opts[name], ":") {
+		for _, kv := range strings.Split(lastOption(sh.video, name), ":") {
 			if k, v, _ := strings.Cut(kv, "="); k == "keyint" {
 				keyint = 0 // "infinite"
 				if n, err := strconv.Atoi(v); err == nil {
@@ -87,7 +85,7 @@ func (sh *splitShape) keyframeInterval() int {
 		return keyint
 	}
 	// FFmpeg reads an integer option as a number (48.0, 1e2) and rounds it.
-	if g, err := strconv.ParseFloat(opts["g"], 64); err == nil && g >= 0 && g < 1<<30 {
+	if g, err := strconv.ParseFloat(lastOption(sh.video, "g"), 64); err == nil && g >= 0 && g < 1<<30 {
 		return int(math.Round(g))
 	}
 	return gop

@@ -1,7 +1,6 @@
 package validator
 
 import (
-	"cmp"
 	"strconv"
 	"strings"
 )
@@ -33,7 +32,7 @@ func SplitAudioShare(plan *Plan, width, height int, rate float64, sampleRate, ch
 	if width <= 0 || height <= 0 || width > 1<<15 || height > 1<<15 || !(rate > 0 && rate <= MaxFrameRate) {
 		return 0
 	}
-	perMegapixel := videoSecondsPerMegapixel(cmp.Or(sh.encoder, "libx264"), lastOption(sh.video, "preset"))
+	perMegapixel := videoSecondsPerMegapixel(sh.videoEncoder(), lastOption(sh.video, "preset"))
 	if perMegapixel == 0 {
 		return 0
 	}
