@@ -29,10 +29,11 @@ type Launch struct {
 	Args    []string `json:"args"`
 	Rlimits []Rlimit `json:"rlimits"`
 	// End, when set, makes the launcher run the program as its child rather than exec it, and
-	// write End to stdout and End, the exit code and a newline to stderr once it has exited:
-	// the host then knows the program's output is all read and its exit code, without waiting
-	// for bubblewrap to tear the namespaces down (several milliseconds of RCU grace periods).
-	// A random value the program never sees: it cannot forge it.
+	// write End to stdout and End, the exit code and a newline to stderr once it has exited
+	// and every process it left behind has been killed and waited for: the host then knows the
+	// program's output is all read, its exit code, and that nothing of it runs any more,
+	// without waiting for bubblewrap to tear the namespaces down (several milliseconds of RCU
+	// grace periods). A random value the program never sees: it cannot forge it.
 	End string `json:"end,omitempty"`
 }
 
@@ -143,6 +144,11 @@ func launcherMain(fdArg string, allowed []string) error {
 	if l.End == "" {
 		return syscall.Exec(l.Program, argv, env)
 	}
+	// The program's orphans become the launcher's children, not the PID namespace's first
+	// process's: the launcher can then wait for every process the program left behind.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl: %w", err)
+	}
 	p, err := os.StartProcess(l.Program, argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
 	if err != nil {
 		return err
@@ -155,11 +161,39 @@ func launcherMain(fdArg string, allowed []string) error {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int(ws.Signal()) // as bubblewrap reports a child a signal ended
 	}
-	// Everything the program wrote is in the pipes ahead of these.
+	if err := killLeftovers(); err != nil {
+		return err
+	}
+	// Everything the program wrote is in the pipes ahead of these, and no process of it is
+	// left: the host may hand the work directory back at the marks.
 	fmt.Fprint(os.Stdout, l.End)
 	fmt.Fprintf(os.Stderr, "%s%d\n", l.End, code)
 	os.Exit(code)
 	return nil
+}
+
+// killLeftovers kills every process the program left behind and waits until each has exited,
+// so that none can write a file once the end mark is out. kill(-1) reaches every process of
+// the PID namespace but the launcher and the namespace's first process (bubblewrap, or the
+// launcher itself as a container's first process), and the sandbox has one user, which may
+// signal them all. Each of them descends from the launcher, a subreaper, so it is waited for
+// here: ECHILD means none is left. A process forked while the signal went out is signalled too
+// (the kernel restarts such a fork), and the loop signals again before every wait.
+func killLeftovers() error {
+	for {
+		if err := unix.Kill(-1, unix.SIGKILL); err != nil && err != unix.ESRCH {
+			return fmt.Errorf("kill what the program left: %w", err)
+		}
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, 0, nil)
+		switch err {
+		case nil, unix.EINTR:
+		case unix.ECHILD:
+			return nil
+		default:
+			return fmt.Errorf("wait for what the program left: %w", err)
+		}
+	}
 }
 
 // nullStdin makes descriptor 0 /dev/null again after the command was read from it and closed.

@@ -320,24 +320,6 @@ func (w *warm) end() {
 	}
 }
 
-// gone kills the sandbox's PID namespace through its first process and waits up to timeout for
-// it to have exited, which is when every process of the sandbox is gone; false where the pidfd
-// could not be had or the wait ran out.
-func (w *warm) gone(timeout time.Duration) bool {
-	w.mu.Lock()
-	fd := -1
-	if w.pidfd >= 0 {
-		_ = unix.PidfdSendSignal(w.pidfd, unix.SIGKILL, nil, 0)
-		fd, _ = unix.FcntlInt(uintptr(w.pidfd), unix.F_DUPFD_CLOEXEC, 0) // its own, which end cannot take away
-	}
-	w.mu.Unlock()
-	if fd < 0 {
-		return false
-	}
-	defer unix.Close(fd)
-	return PidfdExited(fd, timeout)
-}
-
 // StagingDeclined reports whether err, from LinkEntries into warmDir, is about the staged files
 // (a directory among them, another filesystem) and left warmDir empty: the warm sandbox is then
 // as it was, and may take another run. Otherwise (its own directory failed) it is torn down.
@@ -492,11 +474,11 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 }
 
 // finishEarly settles a run whose launcher reported the program's exit: its memory cgroup's
-// counters are read, every process of the sandbox is killed (a process the program left behind
-// could otherwise go on writing the files that Run is about to hand back), and the rest of the
-// teardown (bubblewrap's exit, the namespaces, the cgroup) goes on in the background (Close
-// waits for it). Where the sandbox's first process cannot be waited on, the whole teardown
-// happens here.
+// counters are read, and the teardown (bubblewrap's exit, the namespaces, the cgroup) goes on
+// in the background (Close waits for it). The work directory can be handed back at once: the
+// launcher writes its marks only once every process the program left behind is gone
+// (killLeftovers), and the program can neither forge the marks nor make the launcher write them
+// early; killing the launcher withholds them, and the run then ends on bubblewrap's exit.
 func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time, stderr *TailWriter, lim Limits, watcher *workcap.Watcher) (Result, error, bool) {
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: w.ends.ExitCode()}
 	var oomKilled bool
@@ -504,12 +486,8 @@ func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time
 	if w.job != nil {
 		oomKilled, peak = w.job.counters()
 	}
-	if w.gone(5 * time.Second) {
-		p.ahead.Retire(w.end)
-	} else {
-		w.end()
-	}
 	w.ends.Set(nil, nil)
+	p.ahead.Retire(w.end)
 	res, err := conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, nil)
 	return res, err, false
 }

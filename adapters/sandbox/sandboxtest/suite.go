@@ -180,31 +180,41 @@ func TestNonZeroExitKeepsStderrTail(t *testing.T, f Features, newRunner Construc
 
 // TestNothingRunsAfterReturn: a process the program left behind, writing to a file of the work
 // directory, is gone once Run has returned, when the runner reads the outputs and hands them
-// on: the file does not grow after that. Three runs, since the race it guards against (a warm
+// on: the file does not grow after that. Leftovers of several kinds: a child in the background,
+// a grandchild whose parent exited (an orphan), one in a session of its own, one that opened the
+// file only after the program's exit, each run twice, since the race it guards against (a warm
 // sandbox handing its files back while its teardown went on) lost only most of the time. It
 // needs Shell.
 func TestNothingRunsAfterReturn(t *testing.T, f Features, _ Constructor) {
 	t.Parallel()
 	r := f.Shell(t)
-	for i := range 3 {
-		dir := WorkDir(t)
-		res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Timeout: time.Minute,
-			Args: []string{"-c", "exec 3>out.txt; (while :; do echo b >&3; done) & sleep 0.2; exit 0"}})
-		if err != nil || res.ExitCode != 0 {
-			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
-		}
-		path := filepath.Join(dir, "out.txt")
-		before, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(300 * time.Millisecond) // watching for a change that must not come
-		after, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if after.Size() != before.Size() {
-			t.Fatalf("run %d: out.txt grew from %d to %d bytes after Run returned", i, before.Size(), after.Size())
+	const loop = "while :; do echo b >&3; done"
+	for _, tt := range []struct{ name, script string }{
+		{"background child", "exec 3>out.txt; (" + loop + ") & sleep 0.2; exit 0"},
+		{"orphan", "exec 3>out.txt; sh -c '(" + loop + ") & exit 0'; sleep 0.2; exit 0"},
+		{"own session", "exec 3>out.txt; setsid sh -c '" + loop + "' & sleep 0.2; exit 0"},
+		{"opens late", "echo a > out.txt; (sleep 0.1; exec 3>>out.txt; " + loop + ") & exit 0"},
+	} {
+		for i := range 2 {
+			dir := WorkDir(t)
+			res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Timeout: time.Minute,
+				Args: []string{"-c", tt.script}})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("%s, run %d: %v, exit %d: %s", tt.name, i, err, res.ExitCode, res.StderrTail)
+			}
+			path := filepath.Join(dir, "out.txt")
+			before, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond) // watching for a change that must not come
+			after, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Size() != before.Size() {
+				t.Fatalf("%s, run %d: out.txt grew from %d to %d bytes after Run returned", tt.name, i, before.Size(), after.Size())
+			}
 		}
 	}
 }
