@@ -81,9 +81,12 @@ func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([
 	return out, nil
 }
 
-// AckMessage deletes a handled message.
-func (s *Store) AckMessage(ctx context.Context, key string) error {
-	_, err := s.w.NewDelete().Model((*outboxRow)(nil)).Where("key = ?", key).Exec(ctx)
+// AckMessages deletes handled messages in one statement.
+func (s *Store) AckMessages(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := s.w.NewDelete().Model((*outboxRow)(nil)).Where("key IN (?)", bun.In(keys)).Exec(ctx)
 	return mapErr("outbox", err)
 }
 

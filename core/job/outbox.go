@@ -29,8 +29,8 @@ type Outbox interface {
 	// ClaimMessages leases up to Limit messages that are not leased, oldest first, until
 	// Now+Lease: a message whose handler fails or whose relay dies comes back after its lease.
 	ClaimMessages(ctx context.Context, p ClaimMessagesParams) ([]Message, error)
-	// AckMessage removes a handled message. An unknown key is not an error.
-	AckMessage(ctx context.Context, key string) error
+	// AckMessages removes handled messages, all in one write. An unknown key is not an error.
+	AckMessages(ctx context.Context, keys []string) error
 	// RetryMessage makes a message whose handler failed available again at at (a backoff),
 	// instead of at the end of its lease. An unknown key is not an error.
 	RetryMessage(ctx context.Context, key string, at time.Time) error

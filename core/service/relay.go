@@ -71,40 +71,55 @@ func (r *Relay) logFailure(m job.Message, err error) {
 	}
 }
 
-// Drain handles the messages available now, a batch at a time, until none is left or one
-// fails; it returns how many it handled.
+// Drain handles the messages available when it claims, a batch at a time, until a batch comes
+// back short or the outbox fails; it returns how many it handled. The handled messages of a
+// batch are acknowledged together, in one write. A short batch was all there was: a change that
+// writes a message after the claim, a handler's own included, wakes the relay for another pass
+// (RelayConfig.Wake), so Drain does not claim once more only to find the outbox empty.
 func (r *Relay) Drain(ctx context.Context) (int, error) {
 	lease := r.Lease
 	if lease <= 0 {
 		lease = 30 * time.Second
 	}
+	const limit = 64
 	n := 0
 	for {
-		msgs, err := r.Outbox.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 64, Lease: lease, Now: r.Clock.Now()})
+		msgs, err := r.Outbox.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: limit, Lease: lease, Now: r.Clock.Now()})
 		if err != nil || len(msgs) == 0 {
 			return n, err
 		}
-		for _, m := range msgs {
-			h, ok := r.Handlers[m.Topic]
-			if !ok {
-				// A message nobody handles would come back forever; keep it for a handler a
-				// newer release may bring, and say so.
-				if r.Log != nil {
-					r.Log.Warn("outbox message has no handler", "topic", m.Topic, "key", m.Key)
-				}
-				continue
-			}
-			if err := h(ctx, m); err != nil {
-				r.logFailure(m, err)
-				if rerr := r.Outbox.RetryMessage(ctx, m.Key, r.retryAt(r.Clock.Now(), m.Attempts)); rerr != nil {
-					return n, fmt.Errorf("retry %s: %w", m.Key, rerr)
-				}
-				continue
-			}
-			if err := r.Outbox.AckMessage(ctx, m.Key); err != nil {
-				return n, fmt.Errorf("ack %s: %w", m.Key, err)
-			}
-			n++
+		handled, err := r.handle(ctx, msgs)
+		if aerr := r.Outbox.AckMessages(ctx, handled); aerr != nil {
+			return n, fmt.Errorf("ack %d messages: %w", len(handled), aerr)
+		}
+		n += len(handled)
+		if err != nil || len(msgs) < limit {
+			return n, err
 		}
 	}
+}
+
+// handle hands each message to its topic's handler and returns the keys of those handled. A
+// message whose handler failed comes back after a backoff; an error is the outbox's own.
+func (r *Relay) handle(ctx context.Context, msgs []job.Message) (handled []string, err error) {
+	for _, m := range msgs {
+		h, ok := r.Handlers[m.Topic]
+		if !ok {
+			// A message nobody handles would come back forever; keep it for a handler a
+			// newer release may bring, and say so.
+			if r.Log != nil {
+				r.Log.Warn("outbox message has no handler", "topic", m.Topic, "key", m.Key)
+			}
+			continue
+		}
+		if err := h(ctx, m); err != nil {
+			r.logFailure(m, err)
+			if rerr := r.Outbox.RetryMessage(ctx, m.Key, r.retryAt(r.Clock.Now(), m.Attempts)); rerr != nil {
+				return handled, fmt.Errorf("retry %s: %w", m.Key, rerr)
+			}
+			continue
+		}
+		handled = append(handled, m.Key)
+	}
+	return handled, nil
 }

@@ -3,6 +3,7 @@ package jobtest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -182,15 +183,10 @@ func (m *Memory) RetryMessage(_ context.Context, key string, at time.Time) error
 	return nil
 }
 
-func (m *Memory) AckMessage(_ context.Context, key string) error {
+func (m *Memory) AckMessages(_ context.Context, keys []string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, e := range m.outbox {
-		if e.msg.Key == key {
-			m.outbox = append(m.outbox[:i], m.outbox[i+1:]...)
-			return nil
-		}
-	}
+	m.outbox = slices.DeleteFunc(m.outbox, func(e outboxEntry) bool { return slices.Contains(keys, e.msg.Key) })
 	return nil
 }
 

@@ -124,11 +124,11 @@ func TestOutboxWrittenWithTheChange(t *testing.T, f Features, newStore Construct
 	if again, _ := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(30 * time.Second)}); len(again) != 0 {
 		t.Fatalf("leased messages claimed again: %d", len(again))
 	}
-	if err := ob.AckMessage(ctx, "a:"+j.ID); err != nil {
-		t.Fatal(err)
+	if err := ob.AckMessages(ctx, []string{"a:" + j.ID, "unknown"}); err != nil {
+		t.Fatalf("ack of a claimed key and an unknown one: %v", err)
 	}
-	if err := ob.AckMessage(ctx, "unknown"); err != nil {
-		t.Fatalf("ack of an unknown key: %v", err)
+	if err := ob.AckMessages(ctx, nil); err != nil {
+		t.Fatalf("ack of no key: %v", err)
 	}
 	later, err := ob.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(2 * time.Minute)})
 	if err != nil {
