@@ -96,14 +96,31 @@ func LauncherReady() bool { return launcherReady.Load() }
 const launcherProcsEnv = "GOMAXPROCS"
 
 func launcherMain(fdArg string, allowed []string) error {
-	fd, err := strconv.Atoi(fdArg)
+	// "N" or "N,R": the command comes on descriptor N; where R is given, one byte written to it
+	// tells the host that the launcher has started and waits (PoolConfig's sandboxes count as
+	// ready only then).
+	cmdArg, readyArg, withReady := strings.Cut(fdArg, ",")
+	fd, err := strconv.Atoi(cmdArg)
 	if err != nil || (fd < 3 && fd != 0) {
 		return fmt.Errorf("bad command descriptor %q", fdArg)
+	}
+	ready := -1
+	if withReady {
+		if ready, err = strconv.Atoi(readyArg); err != nil || ready < 3 || ready == fd {
+			return fmt.Errorf("bad ready descriptor %q", fdArg)
+		}
 	}
 	// Not dumpable: a program of the same user cannot read the launcher's memory through /proc
 	// (the end mark is in it), nor attach to it. The program it starts is dumpable again.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl: %w", err)
+	}
+	if ready >= 0 {
+		_, err := unix.Write(ready, []byte{1})
+		unix.Close(ready) // the program must not inherit it
+		if err != nil {
+			return fmt.Errorf("tell the host it is ready: %w", err)
+		}
 	}
 	f := os.NewFile(uintptr(fd), "command")
 	data, err := io.ReadAll(io.LimitReader(f, MaxLaunchBytes))

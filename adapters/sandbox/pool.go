@@ -202,11 +202,19 @@ func (p *Pool) start() (_ *warm, err error) {
 		opts.blockFD, opts.memoryCgroup = nextFD(blockR), true
 	}
 	commandFD := nextFD(commandR)
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	defer readyR.Close()
+	closers = append(closers, readyW)
+	readyFD := nextFD(readyW)
 	opts.launcher = p.launcher
 	// The launcher, a Go program, starts with one P: with more, the runtime's start costs it
 	// 2 ms of CPU instead of 1, at every sandbox. It takes the variable out of the program's
 	// environment.
-	args := append(sb.bwrapOptions(opts), "--setenv", launcherProcsEnv, "1", "--", launcherPath, LauncherArg, strconv.Itoa(commandFD))
+	args := append(sb.bwrapOptions(opts), "--setenv", launcherProcsEnv, "1", "--", launcherPath, LauncherArg, strconv.Itoa(commandFD)+","+strconv.Itoa(readyFD))
 	args = append(args, sb.cfg.Programs...)
 	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
 	w.cmd.Env = []string{}
@@ -241,6 +249,13 @@ func (p *Pool) start() (_ *warm, err error) {
 	}
 	if pid := w.status.childPID(30 * time.Second); pid > 0 {
 		w.pidfd = childPidfd(pid, w.cmd.Process.Pid)
+	}
+	// The sandbox is ready once its launcher has started and waits for its command: a run
+	// that took it earlier would wait for the launcher's own start (a few milliseconds).
+	readyW.Close()
+	_ = readyR.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(readyR, make([]byte, 1)); err != nil {
+		return nil, fmt.Errorf("the launcher did not start: %w", err)
 	}
 	return w, nil
 }

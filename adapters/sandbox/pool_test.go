@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,6 +245,50 @@ func TestLauncherOnStdin(t *testing.T) {
 				t.Errorf("launcher: %v, stdout %q, stderr %q; want ok %v, stdout %q", err, out, stderr.String(), tc.ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestLauncherSaysReady: a launcher given a ready descriptor writes a byte to it before it
+// waits for its command, and the program does not inherit it; a ready descriptor that is not
+// one launches nothing.
+func TestLauncherSaysReady(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readyR.Close()
+	cmd := exec.Command(exe, sandbox.LauncherArg, "0,3", "/usr/bin/sh")
+	cmd.ExtraFiles = []*os.File{readyW}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readyW.Close()
+	_ = readyR.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := io.ReadFull(readyR, make([]byte, 1)); err != nil {
+		t.Fatalf("no ready byte before the command: %v (stderr %q)", err, stderr.String())
+	}
+	rlimits := `[{"resource":0,"value":60},{"resource":1,"value":1048576},{"resource":7,"value":64},{"resource":4,"value":0}]`
+	fmt.Fprint(stdin, `{"program":"/usr/bin/sh","args":["-c","if [ -e /proc/self/fd/3 ]; then echo inherited; else echo closed; fi"],"rlimits":`+rlimits+`}`)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil || stdout.String() != "closed\n" {
+		t.Errorf("launcher: %v, stdout %q, stderr %q; want the ready descriptor closed", err, stdout.String(), stderr.String())
+	}
+	for _, arg := range []string{"0,x", "0,0", "0,2", "5,5"} {
+		out, err := exec.Command(exe, sandbox.LauncherArg, arg, "/usr/bin/sh").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "bad") {
+			t.Errorf("launcher %q: %v, %q; want it refused", arg, err, out)
+		}
 	}
 }
 
