@@ -23,16 +23,47 @@ var trivialArgs = []string{"-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:r
 // benchFleet starts a server and, over tr, workers runners of concurrency slots each; no
 // transport (""): the server's in-process runner with concurrency slots. The store is SQLite
 // throughout, so that only the transport differs.
-func benchFleet(b *testing.B, tr transport, workers, concurrency int) *server {
+func benchFleet(b *testing.B, tr transport, workers, concurrency int) (*server, []*worker) {
 	if tr == "" {
 		return startServer(b, serverOpts{Backend: sqliteBackend, Unthrottled: true,
-			Env: map[string]string{"MEDIAJOBS_SLOTS": fmt.Sprint(concurrency)}})
+			Env: map[string]string{"MEDIAJOBS_SLOTS": fmt.Sprint(concurrency)}}), nil
 	}
 	srv, control := fleetOn(b, tr, sqliteBackend, nil)
+	var ws []*worker
 	for range workers {
-		startWorker(b, control, concurrency)
+		ws = append(ws, startWorker(b, control, concurrency))
 	}
-	return srv
+	return srv, ws
+}
+
+// serviceCPU is the CPU the server and the workers' own processes (not their sandboxes) have
+// spent so far.
+func serviceCPU(srv *server, ws []*worker) time.Duration {
+	d := srv.cpuUsage().server
+	for _, w := range ws {
+		d += procCPU("/proc/" + strconv.Itoa(w.cmd.Process.Pid))
+	}
+	return d
+}
+
+// machineCPU is the CPU every process of the machine has spent so far (user, nice, system,
+// interrupts), from /proc/stat; zero where it cannot be read.
+func machineCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // BenchmarkDispatch measures dispatch latency, submit → running (the job's startedAt minus its
@@ -45,7 +76,7 @@ func BenchmarkDispatch(b *testing.B) {
 			name = "InProcess"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv := benchFleet(b, tr, 1, 1)
+			srv, _ := benchFleet(b, tr, 1, 1)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
 			const n = 40
@@ -76,18 +107,28 @@ func BenchmarkFleet(b *testing.B) {
 	const jobs, concurrency, rounds = 40, 2, 5
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			srv := benchFleet(b, transportHTTP, workers, concurrency)
+			srv, ws := benchFleet(b, transportHTTP, workers, concurrency)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
 			c = c.unchecked()
 			var bare, sandboxed, fleet, ofBare, ofSandboxed []float64
+			// Where the fleet's CPU goes, per job: the machine's during the sandboxed runs and
+			// during the fleet's, and the service's own (server and workers, not their sandboxes).
+			var sandboxedCPU, fleetCPU, ownCPU []time.Duration
 			for range rounds {
 				br := bareRate(b, jobs, workers*concurrency)
+				m0 := machineCPU()
 				sr := sandboxedRate(b, jobs, workers*concurrency)
+				m1, s1 := machineCPU(), serviceCPU(srv, ws)
 				fr := fleetRate(b, c, jobs)
+				m2, s2 := machineCPU(), serviceCPU(srv, ws)
 				bare, sandboxed, fleet = append(bare, br), append(sandboxed, sr), append(fleet, fr)
 				ofBare, ofSandboxed = append(ofBare, fr/br), append(ofSandboxed, fr/sr)
+				sandboxedCPU, fleetCPU, ownCPU = append(sandboxedCPU, (m1-m0)/jobs), append(fleetCPU, (m2-m1)/jobs), append(ownCPU, (s2-s1)/jobs)
 			}
+			b.ReportMetric(ms(median(ownCPU)), "service-cpu-ms/job")
+			b.Logf("CPU per job, medians of %d rounds: the machine's %v sandboxed and %v through the fleet, of which the server's and workers' own %v",
+				rounds, median(sandboxedCPU).Round(100*time.Microsecond), median(fleetCPU).Round(100*time.Microsecond), median(ownCPU).Round(100*time.Microsecond))
 			b.ReportMetric(median(fleet), "fleet-jobs/s")
 			b.ReportMetric(median(bare), "bare-jobs/s")
 			b.ReportMetric(median(sandboxed), "sandboxed-jobs/s")
