@@ -39,6 +39,9 @@ func FuzzText(f *testing.F) {
 			prefix += " "
 		}
 		in := prefix + "https://h.example/p?" + key + "=" + secret + suffix
+		if strings.Contains(prefix+"https://h.example/p?"+key+"=REDACTED"+suffix, secret) {
+			return // the text kept around the value holds it too (a key equal to it)
+		}
 		if out, _ := redact.Text(in); strings.Contains(out, secret) {
 			t.Fatalf("Text(%q) = %q keeps the secret", in, out)
 		}
