@@ -133,9 +133,9 @@ func (a *Ahead[W]) WaitFull(ctx context.Context) error {
 // Ready is how many are started and waiting.
 func (a *Ahead[W]) Ready() int { return len(a.ready) }
 
-// Put gives back a thing that was taken and not used, and reports whether it is waiting again;
+// put gives back a thing that was taken and not used, and reports whether it is waiting again;
 // when there is no room (the filling made up for it meanwhile), the caller tears it down.
-func (a *Ahead[W]) Put(w W) bool {
+func (a *Ahead[W]) put(w W) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -152,7 +152,7 @@ func (a *Ahead[W]) Put(w W) bool {
 // GiveBack puts a thing taken and not used back; when there is no room for it (the filling made
 // up for it meanwhile, or Close came), it is torn down in the background.
 func (a *Ahead[W]) GiveBack(w W) {
-	if !a.Put(w) {
+	if !a.put(w) {
 		a.Retire(func() { a.teardown(w) })
 	}
 }

@@ -29,7 +29,7 @@ func TestAheadPutWhileFilling(t *testing.T) {
 	w, _ := a.Take()
 	a.Refill()
 	<-started // the second start is under way, for the place w left
-	if !a.Put(w) {
+	if !a.put(w) {
 		t.Fatal("Put refused with a place free")
 	}
 	close(release)
@@ -54,7 +54,7 @@ func TestAheadPutAfterClose(t *testing.T) {
 	}
 	w, _ := a.Take()
 	a.Close()
-	if a.Put(w) {
+	if a.put(w) {
 		t.Error("Put after Close took back a thing nobody would tear down")
 	}
 }

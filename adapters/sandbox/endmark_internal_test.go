@@ -29,17 +29,14 @@ func TestEndWriter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			e := &endWriter{next: &out}
-			done := e.expect(mark, tc.withCode, nil)
+			ended := false
+			e.expect(mark, tc.withCode, func() { ended = true })
 			for _, w := range tc.writes {
 				if n, err := e.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
 				}
 			}
-			ended := false
-			select {
-			case <-done:
-				ended = true
-			default:
+			if !ended {
 				e.flush()
 			}
 			if ended != tc.ended || out.String() != tc.want {

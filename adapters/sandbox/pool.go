@@ -650,18 +650,15 @@ type endWriter struct {
 	held     []byte
 	seen     bool
 	code     []byte
-	done     chan struct{}
 	onEnd    func()
 	closed   bool
 }
 
-// expect arms w with mark; the channel closes, and onEnd (unless nil) is called, once the mark
-// (and its code) came.
-func (e *endWriter) expect(mark string, withCode bool, onEnd func()) <-chan struct{} {
+// expect arms w with mark; onEnd is called once the mark (and its code) came.
+func (e *endWriter) expect(mark string, withCode bool, onEnd func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.mark, e.withCode, e.done, e.onEnd = []byte(mark), withCode, make(chan struct{}), onEnd
-	return e.done
+	e.mark, e.withCode, e.onEnd = []byte(mark), withCode, onEnd
 }
 
 func (e *endWriter) Write(b []byte) (int, error) {
@@ -705,10 +702,7 @@ func (e *endWriter) afterMark(b []byte) {
 
 func (e *endWriter) close() {
 	e.closed = true
-	close(e.done)
-	if e.onEnd != nil {
-		e.onEnd()
-	}
+	e.onEnd()
 }
 
 // exitCode is the code that followed the mark; -1 when it was not a number.
