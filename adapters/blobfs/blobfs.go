@@ -52,7 +52,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := mkdir(filepath.Dir(p)); err != nil {
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".put-*")
@@ -78,6 +78,17 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
 	return n, nil
+}
+
+// mkdir makes dir and its parents. A blob's directory is most often new with its parent there
+// (a job's outputs under their account's), which one mkdir makes, where MkdirAll would stat dir,
+// then its parent, then make it.
+func mkdir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	return os.MkdirAll(dir, 0o700)
 }
 
 // Open returns the blob under key, or problem.ErrNotFound.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -175,7 +176,32 @@ func (s *Store) CreateJobDelivery(ctx context.Context, d destination.Delivery) e
 // GetJobDelivery implements destination.Store.
 func (s *Store) GetJobDelivery(ctx context.Context, jobID string) (destination.Delivery, error) {
 	var r destinationDeliveryRow
-	if err := s.r.NewSelect().Model(&r).Where("job_id = ?", jobID).Scan(ctx); err != nil {
+	if s.postgres {
+		if err := s.r.NewSelect().Model(&r).Where("job_id = ?", jobID).Scan(ctx); err != nil {
+			return destination.Delivery{}, mapErr("delivery of "+jobID, err)
+		}
+		return r.delivery()
+	}
+	// Prepared on SQLite, as the job reads are (Store.readJob).
+	st, err := s.hot.stmt(ctx, s.r, hotJobDelivery)
+	if err != nil {
+		return destination.Delivery{}, err
+	}
+	rows, err := st.QueryContext(ctx, jobID)
+	if err != nil {
+		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return destination.Delivery{}, mapErr("delivery of "+jobID, err)
+		}
+		return destination.Delivery{}, mapErr("delivery of "+jobID, sql.ErrNoRows)
+	}
+	if err := s.r.ScanRow(ctx, rows, &r); err != nil {
+		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
+	}
+	if err := rows.Close(); err != nil {
 		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
 	}
 	return r.delivery()
@@ -217,6 +243,9 @@ func (s *Store) ClaimJobDeliveries(ctx context.Context, p destination.ClaimParam
 		return nil, nil
 	}
 	now := utcMicro(p.Now)
+	if due, err := s.anyDue(ctx, hotDueDestinations, now); err != nil || !due {
+		return nil, err
+	}
 	var out []destination.Delivery
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []destinationDeliveryRow

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -32,6 +33,17 @@ const (
 	// hotOutbox writes one outbox message in its job change's transaction (enqueue). SQLite
 	// only, as the job reads.
 	hotOutbox
+	// hotDueWebhooks, hotDueDestinations and hotDueOutbox ask whether anything is due at a
+	// time, on the read pool, before a poller's claim takes a write transaction (Store.anyDue).
+	hotDueWebhooks
+	hotDueDestinations
+	hotDueOutbox
+	// hotJobDelivery reads a job's destination delivery, which every GET /jobs/{id} and every
+	// job's end ask after, and most jobs have none. SQLite only, as the job reads.
+	hotJobDelivery
+	// hotEndpoints lists an account's webhook endpoints, which the relay asks at every job
+	// event. SQLite only, as the job reads.
+	hotEndpoints
 	hotCount
 )
 
@@ -47,14 +59,21 @@ var hotSQL = [hotCount]string{
 	hotBalance: `SELECT balance FROM balances WHERE account_id = ?`,
 	hotOutbox: `INSERT INTO "outbox" ("key", "topic", "payload", "attempts", "created_at", "available_at")
 		VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
+	hotDueWebhooks:     `SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
+	hotDueDestinations: `SELECT 1 FROM destination_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
+	hotDueOutbox:       `SELECT 1 FROM outbox WHERE available_at <= ? LIMIT 1`,
 	// hotJob and hotJobLocked are written by bun from jobRow (hotText): its columns, in order.
 }
 
-// hotText is q's SQL: hotSQL's, or bun's select of a whole jobRow by ID for the job reads.
+// hotText is q's SQL: hotSQL's, or bun's select of a whole row for the job and delivery reads.
 func hotText(db *bun.DB, q hotQuery) string {
 	switch q {
 	case hotJob, hotJobLocked:
 		return db.NewSelect().Model((*jobRow)(nil)).Where("job_row.id = ?", bun.Safe("?")).String()
+	case hotJobDelivery:
+		return db.NewSelect().Model((*destinationDeliveryRow)(nil)).Where("job_id = ?", bun.Safe("?")).String()
+	case hotEndpoints:
+		return db.NewSelect().Model((*endpointRow)(nil)).Where("account_id = ?", bun.Safe("?")).OrderExpr("created_at, id").String()
 	}
 	return hotSQL[q]
 }
@@ -149,6 +168,30 @@ func (h *hotStmts) close() {
 		_ = st.Close()
 		delete(h.claims, text)
 	}
+}
+
+// anyDue answers whether q (one of the hotDue queries) finds a row due at now. The pollers —
+// webhook deliveries, destination deliveries, the outbox relay — wake every fraction of a second
+// and mostly find nothing; the read keeps those passes off the single writer (SQLite) or out of
+// a locking transaction (PostgreSQL). A row that falls due just after it is the next pass's,
+// as it would be had the claim itself run a moment earlier.
+func (s *Store) anyDue(ctx context.Context, q hotQuery, now time.Time) (bool, error) {
+	st, err := s.hot.stmt(ctx, s.r, q)
+	if err != nil {
+		return false, err
+	}
+	var at any = now
+	if s.r.Dialect().Name() == dialect.SQLite {
+		at = timeText(s.r.Dialect(), now)
+	}
+	var one int
+	switch err := st.QueryRowContext(ctx, at).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, mapErr("due", err)
+	}
+	return true, nil
 }
 
 // timeText is t as bun writes a time into a query, unquoted: the parameter a prepared statement

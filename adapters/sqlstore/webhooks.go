@@ -140,8 +140,22 @@ func (s *Store) GetEndpoint(ctx context.Context, id string) (webhook.Endpoint, e
 // ListEndpoints implements webhook.Store.
 func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]webhook.Endpoint, error) {
 	var rows []endpointRow
-	if err := s.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).OrderExpr("created_at, id").Scan(ctx); err != nil {
-		return nil, mapErr("list endpoints", err)
+	if s.postgres {
+		if err := s.r.NewSelect().Model(&rows).Where("account_id = ?", accountID).OrderExpr("created_at, id").Scan(ctx); err != nil {
+			return nil, mapErr("list endpoints", err)
+		}
+	} else { // prepared on SQLite, as the job reads are (Store.readJob)
+		st, err := s.hot.stmt(ctx, s.r, hotEndpoints)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := st.QueryContext(ctx, accountID)
+		if err != nil {
+			return nil, mapErr("list endpoints", err)
+		}
+		if err := s.r.ScanRows(ctx, rs, &rows); err != nil {
+			return nil, mapErr("list endpoints", err)
+		}
 	}
 	out := make([]webhook.Endpoint, len(rows))
 	for i := range rows {
@@ -258,6 +272,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, p webhook.ClaimParams) ([]w
 		return nil, nil
 	}
 	now := p.Now.UTC().Truncate(time.Microsecond)
+	if due, err := s.anyDue(ctx, hotDueWebhooks, now); err != nil || !due {
+		return nil, err
+	}
 	var out []webhook.Delivery
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []deliveryRow

@@ -358,6 +358,15 @@ func (s *Destinations) HandleEvent(ctx context.Context, m job.Message) error {
 	default:
 		return nil
 	}
+	// Most jobs name no destination: a read says so without taking the store's write lock.
+	switch d, err := s.p.Store.GetJobDelivery(ctx, ev.JobID); {
+	case errors.Is(err, problem.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case d.State != destination.StateAwaiting:
+		return nil
+	}
 	now, due := s.p.Clock.Now(), false
 	_, err := s.p.Store.UpdateJobDelivery(ctx, ev.JobID, func(d *destination.Delivery) error {
 		if d.State != destination.StateAwaiting {
