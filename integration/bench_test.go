@@ -218,7 +218,7 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			if run.sandbox == "docker" {
 				testservices.RequireImage(b, dockersandbox.DefaultImage)
 			}
-			srv := fleetServer(b, sqliteBackend, nil)
+			srv := fleetServer(b, sqliteBackend, productionLease)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			startWorker(b, srv.Base, 1, "MEDIAJOBS_SANDBOX="+run.sandbox, "MEDIAJOBS_WARM_SANDBOXES="+run.warm)
 			body := ffmpegJob(command, nil, nil)
