@@ -54,9 +54,6 @@ func enqueue(ctx context.Context, tx bun.Tx, prepared *sql.Stmt, msgs []job.Mess
 // several replicas share the outbox).
 func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([]job.Message, error) {
 	now := p.Now.UTC().Truncate(time.Microsecond)
-	if due, err := s.anyDue(ctx, hotDueOutbox, now); err != nil || !due {
-		return nil, err
-	}
 	var out []job.Message
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []outboxRow
