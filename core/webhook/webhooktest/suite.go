@@ -243,7 +243,9 @@ func TestClaimDueWithLease(t *testing.T, f Features, newStore Constructor) {
 	e := newEndpoint(t, b, "acc_a", now)
 	early := newDelivery(t, b, e, "a", now.Add(-2*time.Second))
 	due := newDelivery(t, b, e, "b", now.Add(-time.Second))
-	newDelivery(t, b, e, "c", now.Add(2*time.Minute)) // not yet due
+	exact := newDelivery(t, b, e, "e", now)                       // due at the claim's very time
+	after := newDelivery(t, b, e, "f", now.Add(time.Microsecond)) // a moment after it
+	newDelivery(t, b, e, "c", now.Add(2*time.Minute))             // not yet due
 	done := newDelivery(t, b, e, "d", now.Add(-3*time.Second))
 	if _, err := b.s.UpdateDelivery(b.ctx, done.ID, func(d *webhook.Delivery) error {
 		d.Record(webhook.Attempt{At: now, StatusCode: 204}, now)
@@ -259,14 +261,18 @@ func TestClaimDueWithLease(t *testing.T, f Features, newStore Constructor) {
 	for _, d := range got {
 		ids = append(ids, d.ID)
 	}
-	if diff := cmp.Diff([]string{early.ID, due.ID}, ids); diff != "" {
+	if diff := cmp.Diff([]string{early.ID, due.ID, exact.ID}, ids); diff != "" {
 		t.Fatalf("claimed (-want +got):\n%s", diff)
 	}
 	if again, _ := b.s.ClaimDeliveries(b.ctx, webhook.ClaimParams{Limit: 10, Lease: time.Minute, Now: now}); len(again) != 0 {
 		t.Fatalf("leased deliveries claimed again: %d", len(again))
 	}
+	if next, err := b.s.ClaimDeliveries(b.ctx, webhook.ClaimParams{Limit: 10, Lease: time.Minute, Now: now.Add(time.Microsecond)}); err != nil ||
+		len(next) != 1 || next[0].ID != after.ID {
+		t.Fatalf("a microsecond later: %v %v, want only the delivery due then", next, err)
+	}
 	back, err := b.s.ClaimDeliveries(b.ctx, webhook.ClaimParams{Limit: 1, Lease: time.Minute, Now: now.Add(time.Minute)})
-	if err != nil || len(back) != 1 || (back[0].ID != early.ID && back[0].ID != due.ID) {
+	if err != nil || len(back) != 1 || (back[0].ID != early.ID && back[0].ID != due.ID && back[0].ID != exact.ID) {
 		t.Fatalf("after the lease: %v %v, want one of the leased deliveries back", back, err)
 	}
 }
