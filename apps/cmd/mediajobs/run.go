@@ -64,6 +64,9 @@ Flags:
 // exitInterrupted is the shell's status of a process ended by SIGINT.
 const exitInterrupted = 130
 
+// submitTimeout bounds the submit's request, which a Ctrl-C does not cut short.
+const submitTimeout = 30 * time.Second
+
 // inputFlag is one --input NAME=PATH_OR_URL.
 type inputFlag struct{ name, value string }
 
@@ -269,14 +272,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var created *client.Created
 	// One key for every try: a retried submit can never make a second job.
 	key := client.WithIdempotencyKey("run-" + rand.Text())
-	if code, ok := call("while the job was being submitted", "", func() (err error) {
-		created, err = c.Submit(ctx, req, key)
+	// A Ctrl-C does not cut the submit's request short: the service may have made the job
+	// already, and only its answer names the job to cancel. It stops a wait between tries.
+	err = retryRateLimited(ctx, stderr, func() (err error) {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+		defer cancel()
+		created, err = c.Submit(sctx, req, key)
 		return err
-	}); !ok {
-		return code
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "mediajobs run: interrupted while the job was being submitted\n")
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "mediajobs run: %s\n", apiErrorText(err))
+		return 1
 	}
 	id := created.ID
 	fmt.Fprintf(stderr, "%s submitted\n", id)
+	if ctx.Err() != nil { // interrupted while the submit was answered: the job goes too
+		cancelOnInterrupt(c, id, stderr)
+		return exitInterrupted
+	}
 
 	prog := newJobProgress(stderr, id)
 	j, err := c.Wait(ctx, id, client.WithProgress(prog.update))
