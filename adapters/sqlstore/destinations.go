@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -187,22 +186,8 @@ func (s *Store) GetJobDelivery(ctx context.Context, jobID string) (destination.D
 	if err != nil {
 		return destination.Delivery{}, err
 	}
-	rows, err := st.QueryContext(ctx, jobID)
-	if err != nil {
-		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return destination.Delivery{}, mapErr("delivery of "+jobID, err)
-		}
-		return destination.Delivery{}, mapErr("delivery of "+jobID, sql.ErrNoRows)
-	}
-	if err := s.r.ScanRow(ctx, rows, &r); err != nil {
-		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
-	}
-	if err := rows.Close(); err != nil {
-		return destination.Delivery{}, mapErr("delivery of "+jobID, err)
+	if err := s.scanOne(ctx, st, jobID, &r, "delivery of "+jobID); err != nil {
+		return destination.Delivery{}, err
 	}
 	return r.delivery()
 }

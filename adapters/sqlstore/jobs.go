@@ -222,25 +222,31 @@ func (s *Store) Get(ctx context.Context, id string) (*job.Job, error) {
 // on SQLite only, whose parsing is this process's CPU: PostgreSQL parses on its server, and a
 // statement it prepared fails for good once a migration changes a column's type under it.
 func (s *Store) readJob(ctx context.Context, st *sql.Stmt, id string) (*job.Job, error) {
-	rows, err := st.QueryContext(ctx, id)
+	var r jobRow
+	if err := s.scanOne(ctx, st, id, &r, "job "+id); err != nil {
+		return nil, err
+	}
+	return r.job()
+}
+
+// scanOne reads the one row the prepared st answers for arg into dst, a bun model; no row is
+// problem.ErrNotFound, and every error is mapErr's, named what.
+func (s *Store) scanOne(ctx context.Context, st *sql.Stmt, arg any, dst any, what string) error {
+	rows, err := st.QueryContext(ctx, arg)
 	if err != nil {
-		return nil, mapErr("job "+id, err)
+		return mapErr(what, err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return nil, mapErr("job "+id, err)
+			return mapErr(what, err)
 		}
-		return nil, mapErr("job "+id, sql.ErrNoRows)
+		return mapErr(what, sql.ErrNoRows)
 	}
-	var r jobRow
-	if err := s.r.ScanRow(ctx, rows, &r); err != nil {
-		return nil, mapErr("job "+id, err)
+	if err := s.r.ScanRow(ctx, rows, dst); err != nil {
+		return mapErr(what, err)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, mapErr("job "+id, err)
-	}
-	return r.job()
+	return mapErr(what, rows.Close())
 }
 
 // forUpdate locks the selected rows on PostgreSQL. SQLite has no row locks: its write
