@@ -316,7 +316,8 @@ func unreachable(err error) bool {
 		return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
 	}
 	return errors.As(err, &opErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) // a connection the server closed (a restart), read by a pooled statement
 }
 
 // storageFull tells a write refused for want of space (or of server resources) from other
