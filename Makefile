@@ -40,7 +40,7 @@ help: ## List the targets
 	  sed -e 's|$$(ADDR)|$(ADDR)|g' -e 's|$$(DATA)|$(DATA)|g' -e 's|$$(FUZZTIME)|$(FUZZTIME)|g' | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
 
-deps: ## Install what is missing: ffmpeg, bubblewrap, fonts, pocketsphinx, espeak-ng, chromium, PostgreSQL, NATS, Redis, debootstrap, versitygw, gotestsum
+deps: ## Install what is missing: ffmpeg, bubblewrap, gcc, fonts, pocketsphinx, espeak-ng, chromium, PostgreSQL, NATS, Redis, debootstrap, versitygw, gotestsum
 	@bash scripts/deps.sh
 
 services: ## Start PostgreSQL (127.0.0.1:5432, database test), NATS (4222), Redis (6379) and the Docker Engine when down
@@ -90,9 +90,10 @@ hlsjs: ## Vendor hls.js (light build) of the console from npm, as pinned in web/
 	  cp "$$tmp/package/LICENSE" $(HLSJS)/hls.LICENSE; \
 	  echo "hlsjs: $(HLSJS)/hls.light.min.js is hls.js@$$version ($$sum)"
 
-build: wasm ## Build bin/mediajobs and bin/mediajobs-launcher (the warm sandboxes' launcher)
+build: wasm ## Build bin/mediajobs and bin/mediajobs-launcher (the warm sandboxes' launcher, in C)
 	@mkdir -p bin
-	@cd apps && go build -trimpath -o ../bin/ ./cmd/mediajobs ./cmd/mediajobs-launcher
+	@cd apps && go build -trimpath -o ../bin/ ./cmd/mediajobs
+	@bash scripts/launcher.sh bin/mediajobs-launcher
 
 run: build ## Install what is missing, build, and start the service on $(ADDR) with data in $(DATA)
 	@bash scripts/deps.sh run

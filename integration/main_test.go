@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/mediajobs/mediajobs/adapters/testenv"
 	"github.com/mediajobs/mediajobs/contracts"
 )
 
@@ -53,12 +54,16 @@ func run(m *testing.M) int {
 	if prebuilt := os.Getenv("MEDIAJOBS_BINARY"); prebuilt != "" {
 		binary = prebuilt
 	} else {
-		// The warm sandboxes' launcher lies beside the binary, as make build puts it.
-		build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/mediajobs", "./cmd/mediajobs-launcher")
+		build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/mediajobs")
 		build.Dir = filepath.Join("..", "apps")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "integration: building mediajobs:", err)
+			return 1
+		}
+		// The warm sandboxes' launcher lies beside the binary, as make build puts it.
+		if err := testenv.BuildLauncher(filepath.Join(dir, "mediajobs-launcher")); err != nil {
+			fmt.Fprintln(os.Stderr, "integration:", err)
 			return 1
 		}
 	}

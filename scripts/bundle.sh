@@ -55,7 +55,8 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/bin "$stage"/lib "$stage"/fonts "$stage"/etc
 echo "bundle: building mediajobs and the integration tests"
-(cd apps && go build -trimpath -ldflags '-s -w' -o "$stage/bin/" ./cmd/mediajobs ./cmd/mediajobs-launcher)
+(cd apps && go build -trimpath -ldflags '-s -w' -o "$stage/bin/" ./cmd/mediajobs)
+bash scripts/launcher.sh "$stage/bin/mediajobs-launcher"
 (cd integration && go test -c -trimpath -ldflags '-s -w' -o "$stage/bin/integration.test" .)
 tools=("$ff/bin/ffmpeg" "$ff/bin/ffprobe" "$(command -v bwrap)" "$(command -v prlimit)" "$(command -v taskset)"
   "$(command -v fc-list)" "$(command -v fc-cache)")

@@ -22,6 +22,9 @@ declare -A probe=(
   [pocketsphinx-en-us]=/usr/share/pocketsphinx/model/en-us
   [espeak-ng]=/usr/bin/espeak-ng
   [ca-certificates]=/etc/ssl/certs/ca-certificates.crt
+  # The warm sandboxes' launcher, in C and linked static (scripts/launcher.sh).
+  [gcc]=/usr/bin/gcc
+  [libc6-dev]=/usr/include/stdlib.h
 )
 if [ "$mode" = test ]; then
   probe+=(

@@ -75,7 +75,7 @@ if ! cmp -s "$gobin/versitygw" deploy/images/s3/versitygw; then
   cp "$gobin/versitygw" deploy/images/s3/versitygw
 fi
 # The FFmpeg image carries the warm containers' launcher, built static for it.
-(cd apps && CGO_ENABLED=0 go build -trimpath -o ../adapters/dockersandbox/ ./cmd/mediajobs-launcher)
+bash scripts/launcher.sh adapters/dockersandbox/mediajobs-launcher
 for f in bin/mediajobs validator/cmd/wasm/validator.wasm; do
   if [ ! -f "$f" ]; then
     echo "images: $f is missing; make images builds it first (make build)" >&2

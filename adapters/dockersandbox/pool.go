@@ -2,7 +2,6 @@ package dockersandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,7 +23,7 @@ import (
 )
 
 // LauncherLabel is the image label naming the path of the warm containers' launcher in the
-// image (mediajobs-launcher, which acts as sandbox.RunLauncher): DefaultImage carries it, and an
+// image (mediajobs-launcher, adapters/sandbox/native/launcher.c): DefaultImage carries it, and an
 // image without it is not pooled.
 const LauncherLabel = "io.mediajobs.launcher"
 
@@ -349,8 +348,8 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		return sandbox.Result{}, nil, true
 	}
 	end := sandbox.NewEndMark()
-	command, err := json.Marshal(sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end})
-	if err != nil || len(command) > sandbox.MaxLaunchBytes {
+	command, err := sandbox.Launch{Program: program, Args: spec.Args, Rlimits: rlimits(lim), End: end}.Encode()
+	if err != nil {
 		p.ahead.GiveBack(w)
 		return sandbox.Result{}, nil, true // the launcher would not read it whole
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -22,19 +21,19 @@ const LauncherArg = "sandbox-launcher"
 // launcherPath is where the launcher appears inside a warm sandbox.
 const launcherPath = "/launcher"
 
-// Launch is the one command a warm sandbox's launcher receives from the host: the program, its
-// arguments and the rlimits it runs under (what prlimit sets on a cold run).
+// Launch is the one command a warm sandbox's launcher receives from the host, as Encode writes
+// it: the program, its arguments and the rlimits it runs under (what prlimit sets on a cold run).
 type Launch struct {
-	Program string   `json:"program"`
-	Args    []string `json:"args"`
-	Rlimits []Rlimit `json:"rlimits"`
+	Program string
+	Args    []string
+	Rlimits []Rlimit
 	// End, when set, makes the launcher run the program as its child rather than exec it, and
 	// write End to stdout and End, the exit code and a newline to stderr once it has exited
 	// and every process it left behind has been killed and waited for: the host then knows the
 	// program's output is all read, its exit code, and that nothing of it runs any more,
 	// without waiting for bubblewrap to tear the namespaces down (several milliseconds of RCU
 	// grace periods). A random value the program never sees: it cannot forge it.
-	End string `json:"end,omitempty"`
+	End string
 }
 
 // MaxLaunchBytes is the longest command a launcher reads; a longer one runs cold.
@@ -47,8 +46,8 @@ var requiredRlimits = []int{syscall.RLIMIT_CPU, syscall.RLIMIT_FSIZE, syscall.RL
 
 // Rlimit is one resource limit the launcher sets before it starts the program.
 type Rlimit struct {
-	Resource int    `json:"resource"`
-	Value    uint64 `json:"value"` // soft and hard alike
+	Resource int
+	Value    uint64 // soft and hard alike
 }
 
 // rlimits are the limits of lim, as the cold run's prlimit sets them.
@@ -100,13 +99,13 @@ func launcherMain(fdArg string, allowed []string) error {
 	// tells the host that the launcher has started and waits (PoolConfig's sandboxes count as
 	// ready only then).
 	cmdArg, readyArg, withReady := strings.Cut(fdArg, ",")
-	fd, err := strconv.Atoi(cmdArg)
-	if err != nil || (fd < 3 && fd != 0) {
+	fd, ok := descriptor(cmdArg)
+	if !ok || (fd < 3 && fd != 0) {
 		return fmt.Errorf("bad command descriptor %q", fdArg)
 	}
 	ready := -1
 	if withReady {
-		if ready, err = strconv.Atoi(readyArg); err != nil || ready < 3 || ready == fd {
+		if ready, ok = descriptor(readyArg); !ok || ready < 3 || ready == fd {
 			return fmt.Errorf("bad ready descriptor %q", fdArg)
 		}
 	}
@@ -138,8 +137,8 @@ func launcherMain(fdArg string, allowed []string) error {
 	if len(data) == 0 {
 		return fmt.Errorf("no command: the sandbox was torn down unused")
 	}
-	var l Launch
-	if err := json.Unmarshal(data, &l); err != nil {
+	l, err := DecodeLaunch(data)
+	if err != nil {
 		return fmt.Errorf("decode command: %w", err)
 	}
 	if !slices.Contains(allowed, l.Program) {
@@ -160,6 +159,11 @@ func launcherMain(fdArg string, allowed []string) error {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, launcherProcsEnv+"=") })
 	if l.End == "" {
 		return syscall.Exec(l.Program, argv, env)
+	}
+	if pid := os.Getpid(); pid > 2 {
+		// killLeftovers signals every process this user may: only in a PID namespace of the
+		// sandbox's own, whose first or second process the launcher is, are those the program's.
+		return fmt.Errorf("an end mark needs a PID namespace of the sandbox's own; this launcher is process %d", pid)
 	}
 	// The program's orphans become the launcher's children, not the PID namespace's first
 	// process's: the launcher can then wait for every process the program left behind.
@@ -187,6 +191,13 @@ func launcherMain(fdArg string, allowed []string) error {
 	fmt.Fprintf(os.Stderr, "%s%d\n", l.End, code)
 	os.Exit(code)
 	return nil
+}
+
+// descriptor reads a descriptor's number, written as Encode writes numbers: decimal, with no
+// sign and no leading zero, as the native launcher reads it too.
+func descriptor(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && s == strconv.Itoa(n) && n >= 0
 }
 
 // killLeftovers kills every process the program left behind and waits until each has exited,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -384,8 +383,8 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	}
 	lim := spec.Limits.withDefaults(spec.Timeout)
 	end := NewEndMark()
-	command, err := json.Marshal(Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end})
-	if err != nil || len(command) > MaxLaunchBytes {
+	command, err := Launch{Program: spec.Program, Args: spec.Args, Rlimits: sb.rlimits(lim, w.job != nil), End: end}.Encode()
+	if err != nil {
 		p.ahead.GiveBack(w)
 		return Result{}, nil, true // the launcher would not read it whole
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
 	"github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtest"
@@ -22,12 +23,66 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 )
 
-// TestMain lets this test binary be the warm sandboxes' launcher, as the worker's binary is.
+// TestMain lets this test binary be the warm sandboxes' launcher, as the worker's binary is,
+// and builds the native one (mediajobs-launcher) for the tests that hold both to one protocol.
 func TestMain(m *testing.M) {
 	if sandbox.RunLauncher() {
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// nativeLauncher is the path of the native launcher this package's tests built, or "" with
+// nativeErr saying why there is none.
+var (
+	nativeLauncher string
+	nativeErr      error
+)
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "launcher-")
+	if err != nil {
+		nativeErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	if nativeErr = os.Chmod(dir, 0o755); nativeErr == nil { // bound into sandboxes of another user
+		path := filepath.Join(dir, "mediajobs-launcher")
+		if nativeErr = testenv.BuildLauncher(path); nativeErr == nil {
+			nativeLauncher = path
+		}
+	}
+	return m.Run()
+}
+
+// launcher is a program that acts as the warm sandboxes' launcher.
+type launcher struct {
+	name string
+	path string // "" for this test binary
+}
+
+// command is an exec.Cmd of the launcher with args.
+func (l launcher) command(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	path := l.path
+	if path == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = exe
+	}
+	return exec.Command(path, append([]string{sandbox.LauncherArg}, args...)...)
+}
+
+// launchers are both launchers: the Go one (RunLauncher, in this test binary, as a worker's
+// binary without mediajobs-launcher beside it is) and the native one make build puts there.
+func launchers(t *testing.T) []launcher {
+	t.Helper()
+	if nativeLauncher == "" {
+		testenv.Missing(t, "gcc and libc6-dev, to build the native launcher (scripts/deps.sh installs them)", nativeErr)
+	}
+	return []launcher{{name: "go"}, {name: "native", path: nativeLauncher}}
 }
 
 // newPool is a pool over sb whose work directories sit beside the tests' (one filesystem).
@@ -73,17 +128,23 @@ func TestWarmSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, shell := newPool(t, sb, 2), newPool(t, shellSB, 2)
-	t.Cleanup(func() {
-		if pool.WarmRuns() == 0 || shell.WarmRuns() == 0 {
-			t.Errorf("warm runs: %d and %d (shell): every run started cold", pool.WarmRuns(), shell.WarmRuns())
-		}
-	})
-	sandboxtest.TestRunner(t, sandboxtest.Features{
-		Shell:         func(*testing.T) sandbox.Runner { return sandboxtest.WarmOnly(shell) },
-		SyscallFilter: true,
-		MemoryLimit:   sb.MemoryCgroups() == nil,
-	}, func(t *testing.T) sandbox.Runner { return pool })
+	for _, l := range launchers(t) {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := sandbox.PoolConfig{Size: 2, Launcher: l.path}
+			pool, shell := newPoolWith(t, sb, cfg), newPoolWith(t, shellSB, cfg)
+			t.Cleanup(func() {
+				if pool.WarmRuns() == 0 || shell.WarmRuns() == 0 {
+					t.Errorf("warm runs: %d and %d (shell): every run started cold", pool.WarmRuns(), shell.WarmRuns())
+				}
+			})
+			sandboxtest.TestRunner(t, sandboxtest.Features{
+				Shell:         func(*testing.T) sandbox.Runner { return sandboxtest.WarmOnly(shell) },
+				SyscallFilter: true,
+				MemoryLimit:   sb.MemoryCgroups() == nil,
+			}, func(t *testing.T) sandbox.Runner { return pool })
+		})
+	}
 }
 
 // TestPoolRefillsAfterTheRun: the sandbox a run takes is replaced once the run has returned,
@@ -214,82 +275,203 @@ func TestPoolRefillWaitsForItsJob(t *testing.T) {
 	}
 }
 
-// TestLauncherOnStdin: a launcher told to read its command from descriptor 0 (a warm
-// container's, attached by the engine) runs it with /dev/null on stdin, not the stream the
-// command came on; an empty stream, a program outside the allowlist, or a command that does not
-// set every required rlimit launches nothing.
-func TestLauncherOnStdin(t *testing.T) {
-	t.Parallel()
-	exe, err := os.Executable()
+// requiredRlimits are the rlimits a launcher requires, as the tests give them.
+var requiredRlimits = []sandbox.Rlimit{{Resource: 0, Value: 60}, {Resource: 1, Value: 1 << 20}, {Resource: 7, Value: 64}, {Resource: 4, Value: 0}}
+
+// encode is l in the launchers' wire format.
+func encode(t *testing.T, l sandbox.Launch) string {
+	t.Helper()
+	b, err := l.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rlimits := `[{"resource":0,"value":60},{"resource":1,"value":1048576},{"resource":7,"value":64},{"resource":4,"value":0}]`
-	command := `{"program":"/usr/bin/sh","args":["-c","readlink /proc/self/fd/0; cat"],"rlimits":` + rlimits + `}`
-	for _, tc := range []struct {
-		name, stdin, want string
-		ok                bool
-	}{
-		{"command", command + "\n", "/dev/null\n", true},
-		{"nothing", "", "", false},
-		{"program outside the allowlist", `{"program":"/usr/bin/env","args":[],"rlimits":` + rlimits + `}`, "", false},
-		{"a required rlimit missing", `{"program":"/usr/bin/sh","args":["-c","echo ran"],"rlimits":[{"resource":0,"value":60}]}`, "", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(exe, sandbox.LauncherArg, "0", "/usr/bin/sh")
-			cmd.Stdin = strings.NewReader(tc.stdin)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if (err == nil) != tc.ok || string(out) != tc.want {
-				t.Errorf("launcher: %v, stdout %q, stderr %q; want ok %v, stdout %q", err, out, stderr.String(), tc.ok, tc.want)
-			}
-		})
+	return string(b)
+}
+
+// TestLauncherOnStdin: a launcher told to read its command from descriptor 0 (a warm
+// container's, attached by the engine) runs it with /dev/null on stdin, not the stream the
+// command came on, its arguments as sent and its rlimits set; an empty stream, a command in
+// another format or cut short, a program outside the allowlist, or a command that does not set
+// every required rlimit launches nothing. Both launchers, the Go one and the native one.
+func TestLauncherOnStdin(t *testing.T) {
+	t.Parallel()
+	sh := func(script string, rlimits ...sandbox.Rlimit) sandbox.Launch {
+		return sandbox.Launch{Program: "/usr/bin/sh", Args: []string{"-c", script, "sh", "two words", ""}, Rlimits: rlimits}
+	}
+	command := encode(t, sh(`readlink /proc/self/fd/0; printf '[%s]' "$@"; echo; ulimit -t; ulimit -n; cat`, requiredRlimits...))
+	withMore := encode(t, sh("ulimit -v", append(slices.Clone(requiredRlimits), sandbox.Rlimit{Resource: 9, Value: 1 << 30})...))
+	for _, l := range launchers(t) {
+		for _, tc := range []struct {
+			name, stdin, want string
+			ok                bool
+		}{
+			{"command", command, "/dev/null\n[two words][]\n60\n64\n", true},
+			{"one more rlimit", withMore, "1048576\n", true},
+			{"nothing", "", "", false},
+			{"JSON", `{"program":"/usr/bin/sh","args":["-c","echo ran"],"rlimits":[]}`, "", false},
+			{"cut short", command[:len(command)-1], "", false},
+			{"a byte more", command + "x", "", false},
+			{"a field more", command + "x\x00", "", false},
+			{"program outside the allowlist", encode(t, sandbox.Launch{Program: "/usr/bin/env", Rlimits: requiredRlimits}), "", false},
+			{"a required rlimit missing", encode(t, sh("echo ran", requiredRlimits[1:]...)), "", false},
+		} {
+			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
+				cmd := l.command(t, "0", "/usr/bin/sh")
+				cmd.Stdin = strings.NewReader(tc.stdin)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if (err == nil) != tc.ok || string(out) != tc.want {
+					t.Errorf("launcher: %v, stdout %q, stderr %q; want ok %v, stdout %q", err, out, stderr.String(), tc.ok, tc.want)
+				}
+				if code := cmd.ProcessState.ExitCode(); !tc.ok && (code != 126 || !strings.HasPrefix(stderr.String(), "sandbox launcher: ")) {
+					t.Errorf("launcher refused with status %d and stderr %q; want 126 and a line saying why", code, stderr.String())
+				}
+			})
+		}
 	}
 }
 
 // TestLauncherSaysReady: a launcher given a ready descriptor writes a byte to it before it
 // waits for its command, and the program does not inherit it; a ready descriptor that is not
-// one launches nothing.
+// one launches nothing. Both launchers.
 func TestLauncherSaysReady(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
+	for _, l := range launchers(t) {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			readyR, readyW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer readyR.Close()
+			cmd := l.command(t, "0,3", "/usr/bin/sh")
+			cmd.ExtraFiles = []*os.File{readyW}
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			readyW.Close()
+			_ = readyR.SetReadDeadline(time.Now().Add(time.Minute))
+			if _, err := io.ReadFull(readyR, make([]byte, 1)); err != nil {
+				t.Fatalf("no ready byte before the command: %v (stderr %q)", err, stderr.String())
+			}
+			fmt.Fprint(stdin, encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits,
+				Args: []string{"-c", "if [ -e /proc/self/fd/3 ]; then echo inherited; else echo closed; fi"}}))
+			stdin.Close()
+			if err := cmd.Wait(); err != nil || stdout.String() != "closed\n" {
+				t.Errorf("launcher: %v, stdout %q, stderr %q; want the ready descriptor closed", err, stdout.String(), stderr.String())
+			}
+			for _, arg := range []string{"0,x", "0,0", "0,2", "5,5", "1", "03", "-1", ""} {
+				out, err := l.command(t, arg, "/usr/bin/sh").CombinedOutput()
+				if err == nil || !strings.Contains(string(out), "bad") {
+					t.Errorf("launcher %q: %v, %q; want it refused", arg, err, out)
+				}
+			}
+		})
+	}
+}
+
+// TestLauncherEndNeedsItsOwnPIDNamespace: with an end mark, a launcher kills every process it
+// may signal once the program has exited, so it runs nothing unless it is the first or second
+// process of a PID namespace (a sandbox's own). Tried in a PID namespace of bubblewrap's, where
+// the launcher is the third process: a launcher that went on would kill only that namespace's
+// processes, never the test's. As the second (the warm suite's case), it runs the program and
+// kills what the program left behind.
+func TestLauncherEndNeedsItsOwnPIDNamespace(t *testing.T) {
+	t.Parallel()
+	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		t.Fatal(err)
+		testenv.Missing(t, "bubblewrap (scripts/deps.sh installs it)", err)
 	}
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	command := encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits, End: "\x00END\x00",
+		Args: []string{"-c", "sleep 600 & exit 3"}})
+	for _, l := range launchers(t) {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			path := l.command(t).Path
+			ns := []string{"--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--"}
+			// Third: sh forks the launcher (its command is not its last, so it does not exec it).
+			third := exec.Command(bwrap, append(ns, "/usr/bin/sh", "-c", `"$0" `+sandbox.LauncherArg+` 0 /usr/bin/sh; echo "status $?"`, path)...)
+			third.Stdin = strings.NewReader(command)
+			out, _ := third.CombinedOutput()
+			if !strings.Contains(string(out), "PID namespace") || !strings.HasSuffix(string(out), "status 126\n") {
+				t.Errorf("launcher as process 3: %q; want it refused with status 126", out)
+			}
+			second := exec.Command(bwrap, append(ns, path, sandbox.LauncherArg, "0", "/usr/bin/sh")...)
+			second.Stdin = strings.NewReader(command)
+			var stdout, stderr bytes.Buffer
+			second.Stdout, second.Stderr = &stdout, &stderr
+			start := time.Now()
+			err := second.Run()
+			if second.ProcessState.ExitCode() != 3 || stdout.String() != "\x00END\x00" || stderr.String() != "\x00END\x003\n" || time.Since(start) > 5*time.Minute {
+				t.Errorf("launcher as process 2: %v, stdout %q, stderr %q; want status 3 and the end marks", err, stdout.String(), stderr.String())
+			}
+		})
 	}
-	defer readyR.Close()
-	cmd := exec.Command(exe, sandbox.LauncherArg, "0,3", "/usr/bin/sh")
-	cmd.ExtraFiles = []*os.File{readyW}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	readyW.Close()
-	_ = readyR.SetReadDeadline(time.Now().Add(time.Minute))
-	if _, err := io.ReadFull(readyR, make([]byte, 1)); err != nil {
-		t.Fatalf("no ready byte before the command: %v (stderr %q)", err, stderr.String())
-	}
-	rlimits := `[{"resource":0,"value":60},{"resource":1,"value":1048576},{"resource":7,"value":64},{"resource":4,"value":0}]`
-	fmt.Fprint(stdin, `{"program":"/usr/bin/sh","args":["-c","if [ -e /proc/self/fd/3 ]; then echo inherited; else echo closed; fi"],"rlimits":`+rlimits+`}`)
-	stdin.Close()
-	if err := cmd.Wait(); err != nil || stdout.String() != "closed\n" {
-		t.Errorf("launcher: %v, stdout %q, stderr %q; want the ready descriptor closed", err, stdout.String(), stderr.String())
-	}
-	for _, arg := range []string{"0,x", "0,0", "0,2", "5,5"} {
-		out, err := exec.Command(exe, sandbox.LauncherArg, arg, "/usr/bin/sh").CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "bad") {
-			t.Errorf("launcher %q: %v, %q; want it refused", arg, err, out)
+}
+
+// TestLaunchEncoding: a command decodes to what was encoded; a NUL in a field, or a command
+// longer than a launcher reads, does not encode.
+func TestLaunchEncoding(t *testing.T) {
+	t.Parallel()
+	for _, l := range []sandbox.Launch{
+		{Program: "/usr/bin/ffmpeg", Args: []string{"-i", "in.mp4", "", "out.mp4"}, Rlimits: requiredRlimits, End: sandbox.NewEndMark()},
+		{Program: "/usr/bin/ffprobe", Rlimits: []sandbox.Rlimit{{Resource: 1, Value: 1<<64 - 1}}},
+		{Program: "/usr/bin/sh"},
+	} {
+		b, err := l.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := sandbox.DecodeLaunch(b)
+		if err != nil {
+			t.Fatalf("DecodeLaunch(%q): %v", b, err)
+		}
+		if diff := cmp.Diff(l, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("decoded %q (-sent +decoded):\n%s", b, diff)
 		}
 	}
+	for _, l := range []sandbox.Launch{
+		{Program: "/usr/bin/sh", Args: []string{"a\x00b"}},
+		{Program: "/usr/bin/sh\x00"},
+		{Program: "/usr/bin/sh", Args: []string{strings.Repeat("x", sandbox.MaxLaunchBytes)}},
+	} {
+		if b, err := l.Encode(); err == nil {
+			t.Errorf("Encode(%.40q...) = %.40q; want an error", l.Args, b)
+		}
+	}
+}
+
+// FuzzDecodeLaunch: whatever a launcher is sent, DecodeLaunch answers without panicking, and a
+// command it accepts encodes back to the same bytes.
+func FuzzDecodeLaunch(f *testing.F) {
+	for _, l := range []sandbox.Launch{
+		{Program: "/usr/bin/ffmpeg", Args: []string{"-i", "in.mp4", "out.mp4"}, Rlimits: requiredRlimits, End: "abc"},
+		{Program: "/usr/bin/sh"},
+	} {
+		b, err := l.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("mediajobs-launch-1\x00p\x00\x0001\x000\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := sandbox.DecodeLaunch(data)
+		if err != nil {
+			return
+		}
+		b, err := l.Encode()
+		if err != nil || !bytes.Equal(b, data) {
+			t.Errorf("DecodeLaunch(%q) = %+v, which encodes to %q, %v", data, l, b, err)
+		}
+	})
 }
 
 // TestPoolRoot: a pool's root is a directory of this user that no other may write, and a pool
