@@ -35,6 +35,11 @@ func (l Launch) Encode() ([]byte, error) {
 	for _, a := range l.Args {
 		field(a)
 	}
+	for _, r := range l.Rlimits {
+		if r.Resource < 0 || r.Resource > maxResource {
+			return nil, fmt.Errorf("sandbox: launch: rlimit resource %d is not between 0 and %d", r.Resource, maxResource)
+		}
+	}
 	for _, s := range append([]string{l.Program}, l.Args...) {
 		if strings.IndexByte(s, 0) >= 0 {
 			return nil, fmt.Errorf("sandbox: launch: %q holds a NUL byte", s)
@@ -45,6 +50,9 @@ func (l Launch) Encode() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// maxResource is the highest rlimit resource number a command may name (the launchers' bound).
+const maxResource = 1 << 16
 
 // errLaunchFormat is a command that is not Encode's.
 var errLaunchFormat = errors.New("not a launch command")
@@ -78,7 +86,7 @@ func DecodeLaunch(data []byte) (Launch, error) {
 		return Launch{}, err
 	}
 	for range n {
-		res, err := next(1 << 16)
+		res, err := next(maxResource)
 		if err != nil {
 			return Launch{}, err
 		}

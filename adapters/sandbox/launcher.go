@@ -122,10 +122,13 @@ func launcherMain(fdArg string, allowed []string) error {
 		}
 	}
 	f := os.NewFile(uintptr(fd), "command")
-	data, err := io.ReadAll(io.LimitReader(f, MaxLaunchBytes))
+	data, err := io.ReadAll(io.LimitReader(f, MaxLaunchBytes+1))
 	f.Close() // the program must not inherit the host's end of the command pipe
 	if err != nil {
 		return fmt.Errorf("read command: %w", err)
+	}
+	if len(data) > MaxLaunchBytes {
+		return fmt.Errorf("read command: longer than %d bytes", MaxLaunchBytes)
 	}
 	if fd == 0 {
 		// The command came on stdin (a container's attach stream): the program's stdin is

@@ -218,25 +218,34 @@ func TestWarmEnvironmentIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPool(t, sb, 1)
-	if err := p.WaitFull(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	res, err := p.Run(context.Background(), sandbox.Spec{Dir: t.TempDir(), Program: "/usr/bin/env", Stdout: &out})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("env: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
-	}
-	if p.WarmRuns() != 1 {
-		t.Fatalf("the run was not warm (%d warm runs)", p.WarmRuns())
-	}
-	want := []string{
-		"HOME=/tmp", "LANG=C.UTF-8", "MALLOC_ARENA_MAX=4", "PATH=/usr/bin", "PWD=/work", "TMPDIR=/tmp", "XDG_CACHE_HOME=/tmp",
-	}
-	got := strings.Fields(out.String())
-	slices.Sort(got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("environment inside a warm sandbox (-want +got):\n%s", diff)
+	for _, l := range launchers(t) {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPoolWith(t, sb, sandbox.PoolConfig{Size: 1, Launcher: l.path})
+			if err := p.WaitFull(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			res, err := p.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/env", Stdout: &out})
+			if err != nil || res.ExitCode != 0 {
+				t.Fatalf("env: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+			}
+			if p.WarmRuns() != 1 {
+				t.Fatalf("the run was not warm (%d warm runs)", p.WarmRuns())
+			}
+			want := []string{
+				"HOME=/tmp", "LANG=C.UTF-8", "MALLOC_ARENA_MAX=4", "PATH=/usr/bin", "PWD=/work", "TMPDIR=/tmp", "XDG_CACHE_HOME=/tmp",
+			}
+			got := strings.Fields(out.String())
+			slices.Sort(got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("environment inside a warm sandbox (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -288,6 +297,15 @@ func encode(t *testing.T, l sandbox.Launch) string {
 	return string(b)
 }
 
+// launcherRow is a command sent to a launcher whose allowlist is allow (default /usr/bin/sh),
+// and what it should print; ok false: it refuses with status 126.
+type launcherRow struct {
+	name, stdin string
+	allow       []string
+	want        string
+	ok          bool
+}
+
 // TestLauncherOnStdin: a launcher told to read its command from descriptor 0 (a warm
 // container's, attached by the engine) runs it with /dev/null on stdin, not the stream the
 // command came on, its arguments as sent and its rlimits set; an empty stream, a command in
@@ -298,25 +316,47 @@ func TestLauncherOnStdin(t *testing.T) {
 	sh := func(script string, rlimits ...sandbox.Rlimit) sandbox.Launch {
 		return sandbox.Launch{Program: "/usr/bin/sh", Args: []string{"-c", script, "sh", "two words", ""}, Rlimits: rlimits}
 	}
-	command := encode(t, sh(`readlink /proc/self/fd/0; printf '[%s]' "$@"; echo; ulimit -t; ulimit -n; cat`, requiredRlimits...))
+	command := encode(t, sh(`readlink /proc/self/fd/0; printf '[%s]' "$@"; echo; ulimit -t; ulimit -H -t; ulimit -n; ulimit -H -n; cat`, requiredRlimits...))
 	withMore := encode(t, sh("ulimit -v", append(slices.Clone(requiredRlimits), sandbox.Rlimit{Resource: 9, Value: 1 << 30})...))
+	// A command of exactly MaxLaunchBytes, in arguments exec takes (each under 128 KiB).
+	whole := sh("echo whole", requiredRlimits...)
+	for range 15 {
+		whole.Args = append(whole.Args, strings.Repeat("x", 64<<10))
+	}
+	// One argument more, of the bytes left less its NUL (the count keeps its two digits).
+	whole.Args = append(whole.Args, strings.Repeat("y", sandbox.MaxLaunchBytes-len(encode(t, whole))-1))
+	longest := encode(t, whole)
+	if len(longest) != sandbox.MaxLaunchBytes {
+		t.Fatalf("the longest command is %d bytes, not %d", len(longest), sandbox.MaxLaunchBytes)
+	}
+	var rows []launcherRow
+	for i, r := range requiredRlimits {
+		rest := slices.Delete(slices.Clone(requiredRlimits), i, i+1)
+		rows = append(rows, launcherRow{name: fmt.Sprintf("rlimit %d missing", r.Resource), stdin: encode(t, sh("echo ran", rest...))})
+	}
+	for _, program := range []string{"/usr/bin/env", "/usr/bin/s", "/usr/bin/shx", "/usr/bin/sh/", "usr/bin/sh", ""} {
+		rows = append(rows, launcherRow{name: "program " + program + " outside the allowlist",
+			stdin: encode(t, sandbox.Launch{Program: program, Args: []string{"-c", "echo ran"}, Rlimits: requiredRlimits})})
+	}
 	for _, l := range launchers(t) {
-		for _, tc := range []struct {
-			name, stdin, want string
-			ok                bool
-		}{
-			{"command", command, "/dev/null\n[two words][]\n60\n64\n", true},
-			{"one more rlimit", withMore, "1048576\n", true},
-			{"nothing", "", "", false},
-			{"JSON", `{"program":"/usr/bin/sh","args":["-c","echo ran"],"rlimits":[]}`, "", false},
-			{"cut short", command[:len(command)-1], "", false},
-			{"a byte more", command + "x", "", false},
-			{"a field more", command + "x\x00", "", false},
-			{"program outside the allowlist", encode(t, sandbox.Launch{Program: "/usr/bin/env", Rlimits: requiredRlimits}), "", false},
-			{"a required rlimit missing", encode(t, sh("echo ran", requiredRlimits[1:]...)), "", false},
-		} {
+		for _, tc := range append([]launcherRow{
+			{name: "command", stdin: command, want: "/dev/null\n[two words][]\n60\n60\n64\n64\n", ok: true},
+			{name: "one more rlimit", stdin: withMore, want: "1048576\n", ok: true},
+			{name: "an allowlist of two", stdin: command, allow: []string{"/usr/bin/true", "/usr/bin/sh"}, want: "/dev/null\n[two words][]\n60\n60\n64\n64\n", ok: true},
+			{name: "the longest command", stdin: longest, want: "whole\n", ok: true},
+			{name: "a byte longer than the longest", stdin: longest + "x", want: "", ok: false},
+			{name: "nothing", stdin: ""},
+			{name: "JSON", stdin: `{"program":"/usr/bin/sh","args":["-c","echo ran"],"rlimits":[]}`},
+			{name: "cut short", stdin: command[:len(command)-1]},
+			{name: "a byte more", stdin: command + "x"},
+			{name: "a field more", stdin: command + "x\x00"},
+		}, rows...) {
 			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
-				cmd := l.command(t, "0", "/usr/bin/sh")
+				allow := tc.allow
+				if allow == nil {
+					allow = []string{"/usr/bin/sh"}
+				}
+				cmd := l.command(t, append([]string{"0"}, allow...)...)
 				cmd.Stdin = strings.NewReader(tc.stdin)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -333,39 +373,44 @@ func TestLauncherOnStdin(t *testing.T) {
 }
 
 // TestLauncherSaysReady: a launcher given a ready descriptor writes a byte to it before it
-// waits for its command, and the program does not inherit it; a ready descriptor that is not
-// one launches nothing. Both launchers.
+// waits for its command, and the program inherits neither it nor the command's; a descriptor
+// argument that is not one launches nothing. Both launchers.
 func TestLauncherSaysReady(t *testing.T) {
 	t.Parallel()
 	for _, l := range launchers(t) {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
+			// As bubblewrap passes them: the command on a descriptor of 3 or more, the ready one
+			// after it.
 			readyR, readyW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer readyR.Close()
-			cmd := l.command(t, "0,3", "/usr/bin/sh")
-			cmd.ExtraFiles = []*os.File{readyW}
-			stdin, err := cmd.StdinPipe()
+			commandR, commandW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer commandW.Close()
+			cmd := l.command(t, "3,4", "/usr/bin/sh")
+			cmd.ExtraFiles = []*os.File{commandR, readyW}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			readyW.Close()
+			commandR.Close()
 			_ = readyR.SetReadDeadline(time.Now().Add(time.Minute))
 			if _, err := io.ReadFull(readyR, make([]byte, 1)); err != nil {
 				t.Fatalf("no ready byte before the command: %v (stderr %q)", err, stderr.String())
 			}
-			fmt.Fprint(stdin, encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits,
-				Args: []string{"-c", "if [ -e /proc/self/fd/3 ]; then echo inherited; else echo closed; fi"}}))
-			stdin.Close()
-			if err := cmd.Wait(); err != nil || stdout.String() != "closed\n" {
-				t.Errorf("launcher: %v, stdout %q, stderr %q; want the ready descriptor closed", err, stdout.String(), stderr.String())
+			// Built-ins only: a command sh forked would hold descriptors of its own.
+			fmt.Fprint(commandW, encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits,
+				Args: []string{"-c", "for fd in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$fd ] && echo inherited $fd; done; echo checked"}}))
+			commandW.Close()
+			if err := cmd.Wait(); err != nil || stdout.String() != "checked\n" {
+				t.Errorf("launcher: %v, stdout %q, stderr %q; want no descriptor but 0, 1 and 2 in the program", err, stdout.String(), stderr.String())
 			}
 			for _, arg := range []string{"0,x", "0,0", "0,2", "5,5", "1", "03", "-1", ""} {
 				out, err := l.command(t, arg, "/usr/bin/sh").CombinedOutput()
@@ -389,13 +434,15 @@ func TestLauncherEndNeedsItsOwnPIDNamespace(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "bubblewrap (scripts/deps.sh installs it)", err)
 	}
+	// The program's parent is the launcher: it may not read the launcher's memory or
+	// environment (the end mark is there), since the launcher is not dumpable.
 	command := encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits, End: "\x00END\x00",
-		Args: []string{"-c", "sleep 600 & exit 3"}})
+		Args: []string{"-c", `if cat /proc/$PPID/environ >/dev/null 2>&1; then echo readable; else echo unreadable; fi; sleep 600 & exit 3`}})
 	for _, l := range launchers(t) {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
 			path := l.command(t).Path
-			ns := []string{"--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--"}
+			ns := []string{"--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--"}
 			// Third: sh forks the launcher (its command is not its last, so it does not exec it).
 			third := exec.Command(bwrap, append(ns, "/usr/bin/sh", "-c", `"$0" `+sandbox.LauncherArg+` 0 /usr/bin/sh; echo "status $?"`, path)...)
 			third.Stdin = strings.NewReader(command)
@@ -409,8 +456,17 @@ func TestLauncherEndNeedsItsOwnPIDNamespace(t *testing.T) {
 			second.Stdout, second.Stderr = &stdout, &stderr
 			start := time.Now()
 			err := second.Run()
-			if second.ProcessState.ExitCode() != 3 || stdout.String() != "\x00END\x00" || stderr.String() != "\x00END\x003\n" || time.Since(start) > 5*time.Minute {
-				t.Errorf("launcher as process 2: %v, stdout %q, stderr %q; want status 3 and the end marks", err, stdout.String(), stderr.String())
+			if second.ProcessState.ExitCode() != 3 || stdout.String() != "unreadable\n\x00END\x00" || stderr.String() != "\x00END\x003\n" || time.Since(start) > 5*time.Minute {
+				t.Errorf("launcher as process 2: %v, stdout %q, stderr %q; want status 3, the end marks, and its environment unreadable", err, stdout.String(), stderr.String())
+			}
+			// What the program left is gone once the launcher has exited, even with a first
+			// process that outlives it (sh, not bubblewrap's, which would kill it anyway). The
+			// listing uses built-ins only.
+			outlived := exec.Command(bwrap, append(append([]string{"--as-pid-1"}, ns...), "/usr/bin/sh", "-c",
+				`"$0" `+sandbox.LauncherArg+` 0 /usr/bin/sh >/dev/null 2>&1; echo "status $?"; for p in /proc/[0-9]*; do echo "${p#/proc/}"; done`, path)...)
+			outlived.Stdin = strings.NewReader(command)
+			if out, err := outlived.CombinedOutput(); err != nil || string(out) != "status 3\n1\n" {
+				t.Errorf("after the launcher, as process 2 under sh: %v, %q; want status 3 and process 1 alone", err, out)
 			}
 		})
 	}

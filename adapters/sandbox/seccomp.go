@@ -58,6 +58,8 @@ var (
 	}
 	// enosysCalls fail with ENOSYS: clone3 passes its flags in memory a filter cannot read,
 	// so namespace flags could hide there; glibc falls back to clone, whose flags it can.
+	// ENOSYS, not EPERM: glibc falls back on ENOSYS alone, and the native launcher's
+	// posix_spawn, as FFmpeg's threads, would fail otherwise.
 	enosysCalls = []string{"clone3"}
 )
 

@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
 		do {
 			w = write(ready, "\1", 1);
 		} while (w < 0 && errno == EINTR);
-		int err = errno;
+		int err = w == 0 ? EIO : errno;
 		close(ready); // the program must not inherit it
 		if (w != 1) {
 			fail("tell the host it is ready: %s", strerror(err));
@@ -334,6 +334,8 @@ int main(int argc, char **argv) {
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
 		fail("prctl: %s", strerror(errno));
 	}
+	// glibc's posix_spawn tries clone3 first and falls back to clone on ENOSYS, which is what
+	// the sandbox's seccomp filter answers clone3 with (seccomp.go's enosysCalls).
 	pid_t pid;
 	int err = posix_spawn(&pid, program, NULL, NULL, args, env);
 	if (err != 0) {
@@ -351,8 +353,13 @@ int main(int argc, char **argv) {
 	// left: the host may hand the work directory back at the marks.
 	char line[16];
 	int n = snprintf(line, sizeof line, "%d\n", code);
+	char *mark = malloc((size_t)endLen + (size_t)n); // on stderr in one write, as launcher.go's
+	if (mark == NULL) {
+		exit(126);
+	}
+	memcpy(mark, end, (size_t)endLen);
+	memcpy(mark + endLen, line, (size_t)n);
 	writeAll(1, end, (size_t)endLen);
-	writeAll(2, end, (size_t)endLen);
-	writeAll(2, line, (size_t)n);
+	writeAll(2, mark, (size_t)endLen + (size_t)n);
 	_exit(code);
 }
