@@ -13,11 +13,22 @@ import (
 const launchMagic = "mediajobs-launch-1"
 
 // Encode writes l in the launchers' wire format, fields each ended by a NUL byte: the magic,
-// the program, the end mark in hexadecimal (it holds NULs; empty for none), the count of rlimits and each one's resource and
-// value, the count of arguments and each argument; numbers in decimal. It is as easy to read in
-// C (the native launcher) as in Go, and no field can hold a NUL (no argument of exec can).
-// A command longer than MaxLaunchBytes is an error: no launcher would read it whole.
+// the program, the end mark in hexadecimal (it holds NULs; empty for none), the count of
+// rlimits and each one's resource and value, the count of arguments and each argument; numbers
+// in decimal. It is as easy to read in C (the native launcher) as in Go, and no field can hold
+// a NUL (no argument of exec can). A command longer than MaxLaunchBytes is an error: no
+// launcher would read it whole.
 func (l Launch) Encode() ([]byte, error) {
+	for _, r := range l.Rlimits {
+		if r.Resource < 0 || r.Resource > maxResource {
+			return nil, fmt.Errorf("sandbox: launch: rlimit resource %d is not between 0 and %d", r.Resource, maxResource)
+		}
+	}
+	for _, s := range append([]string{l.Program}, l.Args...) {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, fmt.Errorf("sandbox: launch: %q holds a NUL byte", s)
+		}
+	}
 	var b bytes.Buffer
 	field := func(s string) {
 		b.WriteString(s)
@@ -35,16 +46,6 @@ func (l Launch) Encode() ([]byte, error) {
 	for _, a := range l.Args {
 		field(a)
 	}
-	for _, r := range l.Rlimits {
-		if r.Resource < 0 || r.Resource > maxResource {
-			return nil, fmt.Errorf("sandbox: launch: rlimit resource %d is not between 0 and %d", r.Resource, maxResource)
-		}
-	}
-	for _, s := range append([]string{l.Program}, l.Args...) {
-		if strings.IndexByte(s, 0) >= 0 {
-			return nil, fmt.Errorf("sandbox: launch: %q holds a NUL byte", s)
-		}
-	}
 	if b.Len() > MaxLaunchBytes {
 		return nil, fmt.Errorf("sandbox: launch: the command is %d bytes, more than %d", b.Len(), MaxLaunchBytes)
 	}
@@ -53,6 +54,13 @@ func (l Launch) Encode() ([]byte, error) {
 
 // maxResource is the highest rlimit resource number a command may name (the launchers' bound).
 const maxResource = 1 << 16
+
+// decimal reads s as Encode writes numbers: decimal, with no sign and no leading zero, and at
+// most max. The launchers read their descriptor arguments the same way.
+func decimal(s string, max uint64) (uint64, bool) {
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil && v <= max && s == strconv.FormatUint(v, 10)
+}
 
 // errLaunchFormat is a command that is not Encode's.
 var errLaunchFormat = errors.New("not a launch command")
@@ -74,8 +82,8 @@ func DecodeLaunch(data []byte) (Launch, error) {
 		if len(rest) == 0 {
 			return 0, fmt.Errorf("%w: it ends early", errLaunchFormat)
 		}
-		v, err := strconv.ParseUint(rest[0], 10, 64)
-		if err != nil || v > max || rest[0] != strconv.FormatUint(v, 10) {
+		v, ok := decimal(rest[0], max)
+		if !ok {
 			return 0, fmt.Errorf("%w: number %q", errLaunchFormat, rest[0])
 		}
 		rest = rest[1:]

@@ -196,11 +196,11 @@ func launcherMain(fdArg string, allowed []string) error {
 	return nil
 }
 
-// descriptor reads a descriptor's number, written as Encode writes numbers: decimal, with no
-// sign and no leading zero, as the native launcher reads it too.
+// descriptor reads a descriptor's number, written as Encode writes numbers (decimal), up to the
+// native launcher's bound.
 func descriptor(s string) (int, bool) {
-	n, err := strconv.Atoi(s)
-	return n, err == nil && s == strconv.Itoa(n) && n >= 0
+	n, ok := decimal(s, 1<<20)
+	return int(n), ok
 }
 
 // killLeftovers kills every process the program left behind and waits until each has exited,

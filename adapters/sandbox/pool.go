@@ -210,9 +210,9 @@ func (p *Pool) start() (_ *warm, err error) {
 	closers = append(closers, readyW)
 	readyFD := nextFD(readyW)
 	opts.launcher = p.launcher
-	// The Go launcher (a worker binary acting as its own) starts with one P: with more, the runtime's start costs it
-	// 2 ms of CPU instead of 1, at every sandbox. It takes the variable out of the program's
-	// environment.
+	// The Go launcher (a worker binary acting as its own) starts with one P: with more, the
+	// runtime's start costs it 2 ms of CPU instead of 1, at every sandbox. It takes the
+	// variable out of the program's environment.
 	args := append(sb.bwrapOptions(opts), "--setenv", launcherProcsEnv, "1", "--", launcherPath, LauncherArg, strconv.Itoa(commandFD)+","+strconv.Itoa(readyFD))
 	args = append(args, sb.cfg.Programs...)
 	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
