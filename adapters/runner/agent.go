@@ -26,10 +26,10 @@ type Hooks struct {
 	// Executing says that the job's compute (the first sandboxed FFmpeg or ffprobe) begins
 	// now; the agent tells the control plane at once, since billing depends on it.
 	Executing func()
-	// Split sends a heartbeat now, carrying src when not nil, and returns the split plan the
-	// control plane answered (nil when it has none): how a job assigned with SplitParts tells
-	// its input and follows its parts. Nil where the runner has no control plane to ask.
-	Split func(ctx context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error)
+	// Split sends a heartbeat now, carrying ask, and returns the split plan the control plane
+	// answered (nil when it has none): how a job assigned with SplitParts tells its input and
+	// follows its parts. Nil where the runner has no control plane to ask.
+	Split func(ctx context.Context, ask SplitAsk) (*workqueue.SplitPlan, error)
 	// Waiting says that the run waits for others (a split job for its parts) and does not
 	// count against the agent's slots until it says so again with false; nil ignores it.
 	Waiting func(bool)
@@ -37,6 +37,16 @@ type Hooks struct {
 	// their upload, the report) waits on the network, not the slot's CPU, and the agent claims
 	// the slot's next job meanwhile. Nil ignores it.
 	Computed func()
+}
+
+// SplitAsk is what a split job's heartbeat carries besides its progress: what the runner read
+// of the input, told once (Source); or, while the runner waits for the parts, how long the
+// control plane may hold its answer (Wait, up to the assignment's SplitWait) while no more than
+// Complete of them are complete.
+type SplitAsk struct {
+	Source   *workqueue.SplitSource
+	Wait     time.Duration
+	Complete int
 }
 
 // Executor runs one job type in a work directory of its own.
@@ -326,16 +336,17 @@ type beats struct {
 }
 
 func (b *beats) send(ctx context.Context) error {
-	_, err := b.sendSplit(ctx, nil)
+	_, err := b.sendSplit(ctx, SplitAsk{})
 	return err
 }
 
-// sendSplit sends a heartbeat, with src when not nil, and returns its answer's split plan.
-func (b *beats) sendSplit(ctx context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+// sendSplit sends a heartbeat that carries ask, and returns its answer's split plan.
+func (b *beats) sendSplit(ctx context.Context, ask SplitAsk) (*workqueue.SplitPlan, error) {
 	b.mu.Lock()
-	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, ProcessedMs: b.processed.Milliseconds(), Executing: b.executing, Split: src}
+	beat := workqueue.Beat{Lease: b.w.Lease, Progress: b.progress, ProcessedMs: b.processed.Milliseconds(), Executing: b.executing,
+		Split: ask.Source, SplitWait: ask.Wait, PartsComplete: ask.Complete}
 	b.mu.Unlock()
-	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Second+ask.Wait)
 	defer cancel()
 	ack, err := b.a.queue.Heartbeat(bctx, beat)
 	switch {

@@ -27,7 +27,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 	staged map[string]bool, st step, h Hooks) (res workqueue.Result, whole bool) {
 	sp := validator.Splittable(checked.Last())
 	if !sp.OK {
-		_, _ = h.Split(ctx, &workqueue.SplitSource{Reason: sp.Reason})
+		_, _ = h.Split(ctx, SplitAsk{Source: &workqueue.SplitSource{Reason: sp.Reason}})
 		return res, true
 	}
 	if h.Waiting == nil {
@@ -106,7 +106,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		return nil
 	}
 	h.Waiting(true)
-	plan, fail := f.waitParts(ctx, plan, h, deadline, st.total, fetch)
+	plan, fail := f.waitParts(ctx, plan, h, a.SplitWait, deadline, st.total, fetch)
 	h.Waiting(false)
 	if fail != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
@@ -153,7 +153,7 @@ func tellSplit(ctx context.Context, h Hooks, src *workqueue.SplitSource) (*workq
 	backoff := retry.New(250*time.Millisecond, 2*time.Second)
 	give := time.Now().Add(splitAnswerFor)
 	for {
-		plan, err := h.Split(ctx, src)
+		plan, err := h.Split(ctx, SplitAsk{Source: src})
 		if err == nil || ctx.Err() != nil || time.Now().After(give) || !backoff.Wait(ctx) {
 			return plan, err
 		}
@@ -165,10 +165,13 @@ func tellSplit(ctx context.Context, h Hooks, src *workqueue.SplitSource) (*workq
 // returns ends the wait); a part that fails for good fails the job on the control plane's
 // side, which answers the heartbeat with Cancelled and ends ctx. The job's time limit holds
 // over the wait: parts still running at its deadline fail the job RUNNER_TIMEOUT.
-func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks, deadline time.Time, total time.Duration,
+//
+// Each question is a heartbeat that the control plane holds for up to hold (the assignment's
+// SplitWait) until another part is complete, and is asked again as soon as it is answered; an
+// answer that comes sooner with no part newly complete (a control plane that holds none, or
+// one out of reach) is asked again after splitPoll.
+func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hooks, hold time.Duration, deadline time.Time, total time.Duration,
 	complete func(name string) *workqueue.Failure) (*workqueue.SplitPlan, *workqueue.Failure) {
-	t := time.NewTicker(splitPoll)
-	defer t.Stop()
 	late := time.NewTimer(time.Until(deadline))
 	defer late.Stop()
 	for {
@@ -183,19 +186,28 @@ func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hoo
 		if plan.Done() {
 			return plan, nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil, cancelled()
-		case <-late.C:
-			return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds while its parts were encoded", int(total/time.Second)), nil)
-		case <-t.C:
-		}
-		next, err := h.Split(ctx, nil)
+		asked := time.Now()
+		next, err := h.Split(ctx, SplitAsk{Wait: hold, Complete: plan.Complete()})
 		if ctx.Err() != nil {
 			return nil, cancelled()
 		}
 		if err != nil || next == nil || len(next.Parts) != len(plan.Parts) {
-			continue // the control plane was out of reach: ask again
+			next = nil // the control plane was out of reach: ask again
+		}
+		if next == nil || next.Complete() == plan.Complete() {
+			poll := time.NewTimer(splitPoll - time.Since(asked))
+			select {
+			case <-ctx.Done():
+				poll.Stop()
+				return nil, cancelled()
+			case <-late.C:
+				poll.Stop()
+				return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds while its parts were encoded", int(total/time.Second)), nil)
+			case <-poll.C:
+			}
+		}
+		if next == nil {
+			continue
 		}
 		plan = next
 		done := 0.0

@@ -27,9 +27,13 @@ func TestWaitParts(t *testing.T) {
 	t.Run("to the end", func(t *testing.T) {
 		t.Parallel()
 		answers := []*workqueue.SplitPlan{plan(job.StatusRunning, job.StatusWaiting), plan(job.StatusComplete, job.StatusRunning), plan(job.StatusComplete, job.StatusComplete)}
-		var progress []float64
+		var (
+			progress []float64
+			asked    []SplitAsk
+		)
 		h := Hooks{
-			Split: func(context.Context, *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+			Split: func(_ context.Context, ask SplitAsk) (*workqueue.SplitPlan, error) {
+				asked = append(asked, ask)
 				next := answers[0]
 				if len(answers) > 1 {
 					answers = answers[1:]
@@ -49,9 +53,14 @@ func TestWaitParts(t *testing.T) {
 			}
 			return nil
 		}
-		got, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusWaiting, job.StatusWaiting), h, time.Now().Add(time.Minute), time.Minute, complete)
+		got, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusWaiting, job.StatusWaiting), h, time.Second, time.Now().Add(time.Minute), time.Minute, complete)
 		if fail != nil || !got.Done() {
 			t.Fatalf("waitParts = %+v, %+v; want every part complete", got, fail)
+		}
+		// Each question asks the control plane to hold its answer until more parts are
+		// complete than the runner has seen.
+		if want := []SplitAsk{{Wait: time.Second}, {Wait: time.Second}, {Wait: time.Second, Complete: 1}}; !slices.Equal(asked, want) {
+			t.Fatalf("asked %+v, want %+v", asked, want)
 		}
 		if want := []string{"split_part_001.mp4 at 0.71", "split_part_002.mp4 at 0.95"}; !slices.Equal(read, want) {
 			t.Fatalf("parts read %q, want %q", read, want)
@@ -69,13 +78,13 @@ func TestWaitParts(t *testing.T) {
 	t.Run("a part that cannot be read", func(t *testing.T) {
 		t.Parallel()
 		h := Hooks{
-			Split: func(context.Context, *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+			Split: func(context.Context, SplitAsk) (*workqueue.SplitPlan, error) {
 				return plan(job.StatusComplete, job.StatusRunning), nil
 			},
 			Progress: func(float64) {},
 		}
 		broken := &workqueue.Failure{Kind: workqueue.KindInternal, Message: "reading part split_part_001.mp4"}
-		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, time.Now().Add(time.Minute), time.Minute,
+		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, 0, time.Now().Add(time.Minute), time.Minute,
 			func(string) *workqueue.Failure { return broken })
 		if fail != broken {
 			t.Fatalf("failure %+v, want the read's", fail)
@@ -84,12 +93,12 @@ func TestWaitParts(t *testing.T) {
 	t.Run("past the deadline", func(t *testing.T) {
 		t.Parallel()
 		h := Hooks{
-			Split: func(context.Context, *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+			Split: func(context.Context, SplitAsk) (*workqueue.SplitPlan, error) {
 				return plan(job.StatusRunning, job.StatusRunning), nil
 			},
 			Progress: func(float64) {},
 		}
-		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, time.Now().Add(600*time.Millisecond), 3*time.Second,
+		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, 0, time.Now().Add(600*time.Millisecond), 3*time.Second,
 			func(string) *workqueue.Failure { return nil })
 		if fail == nil || fail.Kind != workqueue.KindTimeout || !strings.Contains(fail.Message, "time limit of 3 seconds") {
 			t.Fatalf("failure %+v, want a timeout", fail)
@@ -103,9 +112,9 @@ func TestTellSplitAsksAgain(t *testing.T) {
 	t.Parallel()
 	calls := 0
 	want := &workqueue.SplitPlan{Parts: []workqueue.PartState{{Name: "split_part_001.mp4"}}}
-	h := Hooks{Split: func(_ context.Context, src *workqueue.SplitSource) (*workqueue.SplitPlan, error) {
+	h := Hooks{Split: func(_ context.Context, ask SplitAsk) (*workqueue.SplitPlan, error) {
 		calls++
-		if src == nil || src.Duration != 60 {
+		if src := ask.Source; src == nil || src.Duration != 60 || ask.Wait != 0 {
 			t.Errorf("call %d told %+v, want the source each time", calls, src)
 		}
 		if calls < 3 {

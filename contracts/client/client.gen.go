@@ -834,6 +834,9 @@ type Assignment struct {
 	// SplitParts A job that may be split: read the input's keyframes, send them in a heartbeat's `split`, and follow the plan its answer gives, cut into at most this many parts.
 	SplitParts *int64 `json:"splitParts,omitempty"`
 
+	// SplitWait With `splitParts`: the longest, in nanoseconds, that this control plane holds the answer of the job's heartbeat that asks it to (`splitWait`) until another part is complete, so that the runner learns of its last part as it ends. Absent (an older control plane): the runner asks every 250 ms.
+	SplitWait *int64 `json:"splitWait,omitempty"`
+
 	// Timeout The run's deadline, nanoseconds.
 	Timeout int64  `json:"timeout"`
 	Type    string `json:"type"`
@@ -2057,6 +2060,9 @@ type RunnerHeartbeatJSONBody struct {
 	Executing *bool `json:"executing,omitempty"`
 	Lease     Lease `json:"lease"`
 
+	// PartsComplete How many of the split job's parts the runner has seen complete.
+	PartsComplete *int64 `json:"partsComplete,omitempty"`
+
 	// ProcessedMs Media time written so far (FFmpeg's out_time), when known.
 	ProcessedMs *int64   `json:"processedMs,omitempty"`
 	Progress    *float64 `json:"progress,omitempty"`
@@ -2087,6 +2093,9 @@ type RunnerHeartbeatJSONBody struct {
 		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share. Omitted when not known: the parts are then even.
 		Width *int64 `json:"width,omitempty"`
 	} `json:"split,omitempty"`
+
+	// SplitWait From the runner of a split job waiting for its parts, where the assignment offered `splitWait`: hold this answer, for up to this many nanoseconds (at most the offer), while no more than `partsComplete` of the parts are complete and none has failed for good.
+	SplitWait *int64 `json:"splitWait,omitempty"`
 }
 
 // RunnerAssetParams defines parameters for RunnerAsset.

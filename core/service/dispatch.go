@@ -165,6 +165,9 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 			} else if j.Split.Cut() {
 				a.SplitParts = len(j.Split.Parts) // a new attempt of a job cut before: the same plan
 			}
+			if a.SplitParts > 1 {
+				a.SplitWait = s.splitWait()
+			}
 			out = append(out, a)
 		}
 		if claimed == 0 || len(jobs) == claimed || len(out) >= p.Max {

@@ -23,3 +23,6 @@ func (s *Waits) Accounts() int {
 	defer s.mu.Unlock()
 	return len(s.accounts)
 }
+
+// PartsWatching is how many heartbeats of split job id wait for its parts now.
+func (s *Runs) PartsWatching(id string) int { return s.parts.Watching(id) }

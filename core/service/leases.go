@@ -92,7 +92,7 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 	}
 	ack.LeaseUntil = *j.LeaseUntil
 	if j.Split != nil {
-		plan, stop, err := s.splitBeat(ctx, who, b, j)
+		plan, stop, err := s.splitAnswer(ctx, who, b, j)
 		if err != nil {
 			return ack, err
 		}
@@ -198,6 +198,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		// Parts have no events or metrics of their own: this line is how an operator times them.
 		s.p.Log.Info("split part reported", "job", j.ParentID, "part", j.ID, "attempt", l.Attempt, "runner", runnerName(who, j),
 			"status", string(j.Status), "compute_ms", r.ComputeMs)
+		s.parts.Changed(j.ParentID)
 	}
 	if j.Status == job.StatusWaiting {
 		s.Wake(ctx, j.Class)

@@ -67,6 +67,9 @@ type Runs struct {
 	// stopping is closed when the control plane stops: waiting claims return at once.
 	stopping chan struct{}
 	stopOnce sync.Once
+	// parts hears of the reports of split jobs' parts, by their job's ID: a split job's runner
+	// waiting for its parts (splitAnswer) watches it.
+	parts *Waits
 	// seen throttles the registry's writes: a runner is recorded at most every few seconds.
 	seenMu sync.Mutex
 	seen   map[string]time.Time
@@ -92,7 +95,7 @@ func NewRuns(p RunsPorts) (*Runs, error) {
 		p.Log = slog.Default()
 	}
 	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{}),
-		seen: map[string]time.Time{}}, nil
+		parts: NewWaits(), seen: map[string]time.Time{}}, nil
 }
 
 // Stop ends every claim waiting for work, and the waits of claims to come: the control plane

@@ -43,6 +43,9 @@ type SplitConfig struct {
 	// AllowPrivateNetworks are the ranges opened to the input fetcher, for validating the
 	// commands of the parts as the job's own was at submit.
 	AllowPrivateNetworks []netip.Prefix
+	// Wait is the longest a split job's heartbeat is held for its parts (Beat.SplitWait); 0 is
+	// DefaultSplitWait.
+	Wait time.Duration
 }
 
 const (
@@ -98,6 +101,51 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		return 0
 	}
 	return n
+}
+
+// DefaultSplitWait is the longest a split job's heartbeat is held (Beat.SplitWait). A part that
+// reports to this replica ends the wait at once; one that reports to another is seen when the
+// wait ends, so the wait is no longer than the runner's poll of a control plane that holds no
+// answer.
+const DefaultSplitWait = 250 * time.Millisecond
+
+func (s *Runs) splitWait() time.Duration { return cmp.Or(s.p.Split.Wait, DefaultSplitWait) }
+
+// splitAnswer is splitBeat's answer, held while the beat asks for it (Beat.SplitWait) and the
+// split job's parts are as its runner knows them: no more of them complete than it says, none
+// failed for good. The job's runner then learns of the part it waits for as that part reports,
+// and joins at once.
+func (s *Runs) splitAnswer(ctx context.Context, who workqueue.Identity, b workqueue.Beat, j *job.Job) (*workqueue.SplitPlan, bool, error) {
+	if b.SplitWait <= 0 || b.Split != nil || !j.Split.Cut() {
+		return s.splitBeat(ctx, who, b, j)
+	}
+	t := time.NewTimer(min(b.SplitWait, s.splitWait()))
+	defer t.Stop()
+	last := false
+	for {
+		// The parts are read after the watch begins: a report after the read ends the wait.
+		plan, stop, changed, err := func() (*workqueue.SplitPlan, bool, bool, error) {
+			reported, leave := s.parts.watch(j.ID)
+			defer leave()
+			plan, stop, err := s.splitBeat(ctx, who, b, j)
+			if err != nil || stop || last || plan == nil || plan.Complete() != b.PartsComplete {
+				return plan, stop, false, err
+			}
+			select {
+			case <-reported:
+			case <-t.C:
+				last = true // read the parts once more, for their progress
+			case <-ctx.Done():
+				last = true
+			case <-s.stopping:
+				last = true
+			}
+			return nil, false, true, nil
+		}()
+		if !changed {
+			return plan, stop, err
+		}
+	}
 }
 
 // splitBeat answers a heartbeat of a split candidate or of a split job: the plan, made from the

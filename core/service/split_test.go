@@ -541,3 +541,111 @@ func TestSplitTailForTheAudio(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitAnswerHeld: the heartbeat of a split job's runner that asks to wait for its parts
+// (Beat.SplitWait) is held while no more parts are complete than the runner knows of, and
+// answered as the next one reports; it is answered at once when more are complete already,
+// with the parts as they stand when the wait ends, and with Cancelled when a part fails for
+// good meanwhile.
+func TestSplitAnswerHeld(t *testing.T) {
+	t.Parallel()
+	h := setupOptions(t, servicetest.Options{Split: service.SplitConfig{Wait: time.Hour}})
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	if a.SplitWait != time.Hour {
+		t.Fatalf("assignment SplitWait = %v, want the control plane's (an hour)", a.SplitWait)
+	}
+	plan := h.tell(t, a.Lease, source(60)).Split
+	parts, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Worker: "other"})
+	if err != nil || len(parts) != 2 || plan == nil || len(plan.Parts) != 2 {
+		t.Fatalf("plan %+v, parts claimed %d, %v; want 2 and 2", plan, len(parts), err)
+	}
+	if parts[0].SplitWait != 0 {
+		t.Errorf("a part's assignment offers SplitWait %v; parts are not split", parts[0].SplitWait)
+	}
+	for _, p := range parts {
+		h.beat(t, p.Lease, 0.5, true)
+	}
+	held := func(b workqueue.Beat) <-chan workqueue.Ack {
+		t.Helper()
+		out := make(chan workqueue.Ack, 1)
+		go func() {
+			ack, err := h.runs.Heartbeat(h.ctx, b)
+			if err != nil {
+				t.Errorf("held heartbeat: %v", err)
+			}
+			out <- ack
+		}()
+		for h.runs.PartsWatching(parent.ID) == 0 {
+			select {
+			case ack := <-out:
+				t.Fatalf("answered %+v before any part reported", ack.Split)
+			case <-time.After(time.Millisecond): // a wait on state: the beat's watch
+			}
+		}
+		return out
+	}
+	answer := func(out <-chan workqueue.Ack) workqueue.Ack {
+		t.Helper()
+		select {
+		case ack := <-out:
+			return ack
+		case <-time.After(time.Minute):
+			t.Fatal("the held heartbeat was not answered within a minute")
+			return workqueue.Ack{}
+		}
+	}
+
+	out := held(workqueue.Beat{Lease: a.Lease, Executing: true, SplitWait: time.Hour})
+	h.storeFiles(t, parts[0].Lease, []job.File{{Path: plan.Parts[0].Name, Size: 100}})
+	if err := h.runs.Report(h.ctx, parts[0].Lease, workqueue.Result{Files: []job.File{{Path: plan.Parts[0].Name, Size: 100}}, ComputeMs: 1000, Started: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ack := answer(out); ack.Split == nil || ack.Split.Complete() != 1 || ack.Cancelled {
+		t.Fatalf("answer after part 1 reported: %+v, want part 1 complete", ack)
+	}
+	if ack := h.tellWait(t, a.Lease, time.Hour, 0); ack.Split.Complete() != 1 {
+		t.Fatalf("a runner that knows of no complete part: %+v, want part 1 complete at once", ack.Split)
+	}
+	if ack := h.tellWait(t, a.Lease, 5*time.Millisecond, 1); ack.Split.Complete() != 1 || ack.Split.Parts[1].Progress != 0.5 {
+		t.Fatalf("a wait that ran out: %+v, want the parts as they stand", ack.Split)
+	}
+	if n := h.runs.PartsWatching(parent.ID); n != 0 {
+		t.Fatalf("%d heartbeats still watch the parts after every one was answered", n)
+	}
+
+	// Part 2 fails, is queued again (no more complete: still held), and fails again.
+	out = held(workqueue.Beat{Lease: a.Lease, Executing: true, SplitWait: time.Hour, PartsComplete: 1})
+	if err := h.runs.Report(h.ctx, parts[1].Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
+		t.Fatal(err)
+	}
+	again := h.claimAs(t, "third", 1)
+	if again.Lease.JobID != parts[1].Lease.JobID {
+		t.Fatalf("claimed %s, want part 2 again", again.Lease.JobID)
+	}
+	select {
+	case ack := <-out:
+		t.Fatalf("answered %+v when part 2 failed once: it is queued again", ack)
+	default:
+	}
+	if err := h.runs.Report(h.ctx, again.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ack := answer(out); !ack.Cancelled {
+		t.Fatalf("answer after part 2 failed twice: %+v, want cancelled", ack)
+	}
+	if s := h.job(t, parent.ID).Status; s != job.StatusFailed {
+		t.Fatalf("split job %s, want failed", s)
+	}
+}
+
+// tellWait sends the heartbeat of a split job's runner that waits for its parts.
+func (h *harness) tellWait(t *testing.T, l workqueue.Lease, wait time.Duration, complete int) workqueue.Ack {
+	t.Helper()
+	ack, err := h.runs.Heartbeat(h.ctx, workqueue.Beat{Lease: l, Executing: true, SplitWait: wait, PartsComplete: complete})
+	if err != nil || ack.Split == nil {
+		t.Fatalf("Heartbeat: %+v, %v; want a plan", ack, err)
+	}
+	return ack
+}

@@ -92,6 +92,11 @@ type Assignment struct {
 	// read its input's keyframes and tell them in a heartbeat (Beat.Split): the control plane
 	// then cuts the input into at most this many parts, or says why not (Ack.Split).
 	SplitParts int `json:"splitParts,omitempty"`
+	// SplitWait, above 0, offers to hold the answer of a heartbeat of the job once it is split,
+	// for up to this long, until another of its parts is complete (Beat.SplitWait): its runner
+	// learns of the last part as it ends, not at its next poll. A control plane that sends none
+	// (an older one) answers at once, and the runner polls.
+	SplitWait time.Duration `json:"splitWait,omitempty"`
 	// InlineBytes, above 0, is how many bytes of output files the report may carry itself
 	// (Result.Inline); a control plane that sends 0 (or none: an older one) takes every file
 	// through PutOutput.
@@ -120,6 +125,11 @@ type Beat struct {
 	// Split is what the runner read of the input of a job assigned with SplitParts: sent once,
 	// before the job's compute begins.
 	Split *SplitSource `json:"split,omitempty"`
+	// SplitWait, from the runner of a split job waiting for its parts, asks the control plane
+	// to hold its answer while no more than PartsComplete of the parts are complete and none
+	// failed, for up to this long (at most the assignment's SplitWait).
+	SplitWait     time.Duration `json:"splitWait,omitempty"`
+	PartsComplete int           `json:"partsComplete,omitempty"`
 }
 
 // SplitSource is what a split needs to know of a job's input beyond its command: where it may
@@ -162,12 +172,18 @@ type PartState struct {
 
 // Done says whether every part is complete.
 func (p *SplitPlan) Done() bool {
+	return len(p.Parts) > 0 && p.Complete() == len(p.Parts)
+}
+
+// Complete is how many of the parts are complete.
+func (p *SplitPlan) Complete() int {
+	n := 0
 	for _, s := range p.Parts {
-		if s.Status != job.StatusComplete {
-			return false
+		if s.Status == job.StatusComplete {
+			n++
 		}
 	}
-	return len(p.Parts) > 0
+	return n
 }
 
 // InlineFile is an output file carried in a report (Result.Inline).

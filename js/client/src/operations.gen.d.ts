@@ -77,6 +77,8 @@ export type Assignment = {
   params?: Record<string, unknown>;
   /** A job that may be split: read the input's keyframes, send them in a heartbeat's `split`, and follow the plan its answer gives, cut into at most this many parts. */
   splitParts?: number;
+  /** With `splitParts`: the longest, in nanoseconds, that this control plane holds the answer of the job's heartbeat that asks it to (`splitWait`) until another part is complete, so that the runner learns of its last part as it ends. Absent (an older control plane): the runner asks every 250 ms. */
+  splitWait?: number;
   /** The run's deadline, nanoseconds. */
   timeout: number;
   type: string;
@@ -1116,6 +1118,8 @@ export declare abstract class Operations {
   runnerHeartbeat(body: {
     executing?: boolean;
     lease: Lease;
+    /** How many of the split job's parts the runner has seen complete. */
+    partsComplete?: number;
     /** Media time written so far (FFmpeg's out_time), when known. */
     processedMs?: number;
     progress?: number;
@@ -1138,6 +1142,8 @@ export declare abstract class Operations {
       /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share. Omitted when not known: the parts are then even. */
       width?: number;
     };
+    /** From the runner of a split job waiting for its parts, where the assignment offered `splitWait`: hold this answer, for up to this many nanoseconds (at most the offer), while no more than `partsComplete` of the parts are complete and none has failed for good. */
+    splitWait?: number;
   }, options?: RequestOptions): Promise<{
     data: {
       cancelled: boolean;
