@@ -23,8 +23,12 @@ import (
 // and the largest drop of one frame's PSNR below the same frame's in the single pass (3 dB).
 // On a machine of 9 CPUs or more it also runs eight workers of one slot each (goal: 5× the one
 // slot). Each worker is pinned to a physical core of its own where the machine has enough
-// (physicalCores): two hardware threads of one core are not two cores. SPLIT_DEBUG=DIR keeps each run's control-plane log there (serve-1.log, serve-2.log,
-// serve-8.log), whose "job dispatched" and "split part reported" lines time the parts.
+// (physicalCores): two hardware threads of one core are not two cores. Each run is timed from
+// the submit to the end a GET ?wait= hears of, not to a poll's next look.
+//
+// SPLIT_DEBUG=DIR keeps each run's control-plane log there (serve-1.log, serve-2.log,
+// serve-8.log), whose "job dispatched" and "split part reported" lines time the parts, and its
+// workers' logs (worker-2-1.log, ...).
 func BenchmarkSplit(b *testing.B) {
 	dir := b.TempDir()
 	source := filepath.Join(dir, "in.mp4")
@@ -40,15 +44,16 @@ func BenchmarkSplit(b *testing.B) {
 	const command = "ffmpeg -i in.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a aac -b:a 128k out.mp4"
 	run := func(cpus ...string) (time.Duration, string, splitView) {
 		srv := fleetServer(b, sqliteBackend, nil)
+		var workers []*worker
 		for _, cpu := range cpus {
-			startWorkerOn(b, cpu, srv.Base, 1)
+			workers = append(workers, startWorkerOn(b, cpu, srv.Base, 1))
 		}
 		c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 		up := c.uploadRaw("in.mp4", src)
 		c.complete(ffmpegJob("ffmpeg -f lavfi -i testsrc=duration=1:size=64x48:rate=10 -pix_fmt yuv420p warm.mp4", nil, nil))
 		start := time.Now()
 		id := c.submit(ffmpegJob(command, map[string]any{"in.mp4": map[string]any{"url": up.URL}}, map[string]any{"split": "auto"}))
-		j := c.waitWithin(id, "the encode", 10*time.Minute, func(j jobView) bool { return terminal[j.Status] })
+		j := c.waitTerminalWithin(id, 10*time.Minute)
 		took := time.Since(start)
 		if j.Status != "complete" {
 			b.Fatalf("job %s: %s %s", id, j.Status, errorText(j))
@@ -61,6 +66,9 @@ func BenchmarkSplit(b *testing.B) {
 		}
 		if d := os.Getenv("SPLIT_DEBUG"); d != "" {
 			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("serve-%d.log", len(cpus))), []byte(srv.log.String()), 0o644)
+			for i, w := range workers {
+				_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("worker-%d-%d.log", len(cpus), i+1)), []byte(w.log.String()), 0o644)
+			}
 		}
 		return took, out, v
 	}
