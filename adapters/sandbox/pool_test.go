@@ -530,6 +530,81 @@ func FuzzDecodeLaunch(f *testing.F) {
 	})
 }
 
+// fuzzProgram is the program FuzzLaunchersAgree allows: none such exists, so no command runs.
+const fuzzProgram = "/nonexistent/mediajobs-fuzz"
+
+// FuzzLaunchersAgree: the native launcher reads a command as DecodeLaunch does, since the Go
+// launcher uses DecodeLaunch itself. Whatever it is sent, it refuses what DecodeLaunch refuses,
+// as a command it cannot decode, and takes the rest as DecodeLaunch reads them: a program
+// outside its allowlist is refused as such, a command without a required rlimit as such, and
+// anything else gets past both checks (its allowlist holds only a program that does not exist,
+// so the furthest it gets is an exec that fails; an end mark is refused outside a PID namespace
+// of its own before that).
+func FuzzLaunchersAgree(f *testing.F) {
+	for _, l := range []sandbox.Launch{
+		{Program: fuzzProgram, Args: []string{"-i", "in.mp4", "", "out.mp4"}, Rlimits: requiredRlimits},
+		{Program: fuzzProgram, Rlimits: append(slices.Clone(requiredRlimits), sandbox.Rlimit{Resource: 9, Value: 1<<64 - 1}), End: "mark\x00\xff"},
+		{Program: fuzzProgram, Rlimits: requiredRlimits[1:]},
+		{Program: "/usr/bin/sh", Args: []string{"-c", "echo ran"}, Rlimits: requiredRlimits},
+		{Program: fuzzProgram, Rlimits: []sandbox.Rlimit{{Resource: 1 << 16, Value: 1}, {Resource: 0, Value: 0}, {Resource: 1, Value: 0}, {Resource: 7, Value: 0}, {Resource: 4, Value: 0}}},
+	} {
+		b, err := l.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(""))
+	f.Add([]byte("mediajobs-launch-1\x00p\x00\x0001\x000\x00"))
+	f.Add([]byte("mediajobs-launch-1\x00" + fuzzProgram + "\x00AB\x000\x000\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if nativeLauncher == "" {
+			testenv.Missing(t, "gcc and libc6-dev, to build the native launcher (scripts/deps.sh installs them)", nativeErr)
+		}
+		cmd := exec.Command(nativeLauncher, sandbox.LauncherArg, "0", fuzzProgram)
+		cmd.Stdin = bytes.NewReader(data)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+		_ = cmd.Run()
+		said := strings.TrimPrefix(stderr.String(), "sandbox launcher: ")
+		refused := func(why string) bool {
+			return cmd.ProcessState.ExitCode() == 126 && strings.HasPrefix(stderr.String(), "sandbox launcher: ") && strings.Contains(said, why)
+		}
+		l, err := sandbox.DecodeLaunch(data)
+		var want string
+		switch {
+		case len(data) > sandbox.MaxLaunchBytes:
+			want = "longer than"
+		case len(data) == 0:
+			want = "no command"
+		case err != nil:
+			want = "decode command"
+		case l.Program != fuzzProgram:
+			want = "is not allowed"
+		default:
+			missing := map[int]bool{0: true, 1: true, 7: true, 4: true} // RLIMIT_CPU, FSIZE, NOFILE, CORE
+			for _, r := range l.Rlimits {
+				delete(missing, r.Resource)
+			}
+			if len(missing) > 0 {
+				want = "sets no rlimit"
+			}
+		}
+		if want != "" {
+			if !refused(want) {
+				t.Fatalf("native launcher on %q: status %d, stderr %q; want it refused, saying %q (DecodeLaunch: %+v, %v)",
+					data, cmd.ProcessState.ExitCode(), stderr.String(), want, l, err)
+			}
+			return
+		}
+		for _, wrong := range []string{"decode command", "is not allowed", "sets no rlimit", "read command"} {
+			if strings.Contains(said, wrong) {
+				t.Fatalf("native launcher on %q: stderr %q; DecodeLaunch takes it as %+v", data, stderr.String(), l)
+			}
+		}
+	})
+}
+
 // TestPoolRoot: a pool's root is a directory of this user that no other may write, and a pool
 // made on it removes the work directories a pool before it left.
 func TestPoolRoot(t *testing.T) {
