@@ -245,17 +245,22 @@ func (f *FFmpeg) runStep(ctx context.Context, a workqueue.Assignment, work strin
 	}
 	st.executing()
 	// Progress: FFmpeg's -progress lines give out_time_us, which a length of the output turns
-	// into a fraction. The length is the smallest bound known: the command's own (its -t, a
-	// lavfi source's duration, frames over a rate: commandDuration), known at once, and the
-	// first local input's duration, probed alongside the run so it adds no latency. Each step
-	// of a chain is an equal share of the job's progress.
+	// into a fraction. The length is the assignment's, where the control plane knows it (a
+	// split's part), or else the smallest bound known: the command's own (its -t, a lavfi
+	// source's duration, frames over a rate: commandDuration), known at once, and the first
+	// local input's duration, probed alongside the run so it adds no latency (but not its
+	// CPU). Each step of a chain is an equal share of the job's progress.
 	var (
 		durMu  sync.Mutex
 		durUs  = int64(commandDuration(plan.Args, plan.Outputs) * 1e6)
 		lastUs atomic.Int64
 	)
 	probed := make(chan struct{})
-	if first, seek := firstLocalInput(plan.Args, staged); first == "" || st.quiet {
+	given := a.Length > 0 && st.of == 1 // a split's part: the control plane knows its length
+	if given {
+		durUs = a.Length.Microseconds()
+	}
+	if first, seek := firstLocalInput(plan.Args, staged); first == "" || st.quiet || given {
 		close(probed)
 	} else {
 		go func() {

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -613,5 +614,98 @@ func TestFFmpegProcessedWithoutALength(t *testing.T) {
 	}
 	if len(processed) == 0 || processed[len(processed)-1] <= 0 {
 		t.Fatalf("processed %v, want the media time written", processed)
+	}
+}
+
+// assetQueue is outputsOnly that also serves uploaded assets, by ID.
+type assetQueue struct {
+	outputsOnly
+	assets map[string][]byte
+}
+
+func (q assetQueue) OpenAsset(_ context.Context, _ workqueue.Lease, id string) (io.ReadCloser, error) {
+	b, ok := q.assets[id]
+	if !ok {
+		return nil, problem.ErrNotFound
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
+}
+
+// programsRun is a sandbox that records the programs it is asked to run.
+type programsRun struct {
+	sandbox.Runner
+	mu  sync.Mutex
+	ran []string
+}
+
+func (p *programsRun) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error) {
+	p.mu.Lock()
+	p.ran = append(p.ran, spec.Program)
+	p.mu.Unlock()
+	return p.Runner.Run(ctx, spec)
+}
+
+// TestFFmpegProgressOfAPart: a job whose assignment gives its length (a split's part) tells
+// progress against it and does not probe its input for one; without it, the input is probed.
+// The part is the last of a 6-second input cut at 2 s: 4 s, which its command does not say.
+func TestFFmpegProgressOfAPart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	src := filepath.Join(t.TempDir(), "in.mp4")
+	if out, err := osexec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=d=6:s=160x120:r=25", "-c:v", "libx264",
+		"-preset", "ultrafast", "-g", "50", "-pix_fmt", "yuv420p", src).CombinedOutput(); err != nil {
+		t.Fatalf("making the input: %v\n%s", err, out)
+	}
+	media, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := assetQueue{outputsOnly: b.exec.Queue.(outputsOnly), assets: map[string][]byte{"ast_in": media}}
+	for _, tc := range []struct {
+		name   string
+		length time.Duration
+		probes int
+	}{
+		{"length given", 4 * time.Second, 0},
+		{"no length", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sb := &programsRun{Runner: b.exec.Sandbox}
+			exec := &runner.FFmpeg{Sandbox: sb, Queue: q, Fetch: runner.Fetcher{Client: b.exec.Fetch.Client, Queue: q, MaxBytes: 1 << 20}}
+			params, _ := json.Marshal(map[string]any{"command": "ffmpeg -re -ss 2.000000 -i in.mp4 -c:v libx264 -preset ultrafast -an split_part_002.mp4"})
+			a := workqueue.Assignment{Lease: workqueue.Lease{JobID: job.NewID("job"), Attempt: 1}, AccountID: "acc_1", Type: "ffmpeg",
+				Inputs: json.RawMessage(`{"in.mp4":"https://api.test/assets/ast_in/content"}`), Params: params, Timeout: time.Minute,
+				AssetURLPrefix: "https://api.test/assets/", Length: tc.length}
+			work, err := os.MkdirTemp(b.root, "work-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var seen []float64
+			h := runner.Hooks{Executing: func() {}, Progress: func(p float64) {
+				mu.Lock()
+				seen = append(seen, p)
+				mu.Unlock()
+			}}
+			if res := exec.Execute(context.Background(), a, work, h); res.Failure != nil {
+				t.Fatalf("the part failed: %+v", res.Failure)
+			}
+			probes := 0
+			for _, p := range sb.ran {
+				if p == sandbox.FFprobe {
+					probes++
+				}
+			}
+			if probes != tc.probes {
+				t.Errorf("ffprobe ran %d times (programs %v), want %d", probes, sb.ran, tc.probes)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// FFmpeg reports every half second of a 4-second run read at its own rate (-re).
+			if len(seen) == 0 || seen[len(seen)-1] < 0.5 || seen[len(seen)-1] > 0.99 {
+				t.Errorf("progress %v; want it told against the part's 4 s, ending near 1", seen)
+			}
+		})
 	}
 }

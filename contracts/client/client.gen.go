@@ -819,7 +819,10 @@ type Assignment struct {
 
 	// LeaseFor How long the lease lasts without a heartbeat, nanoseconds.
 	LeaseFor int64 `json:"leaseFor"`
-	Limits   struct {
+
+	// Length How much media time the job's command writes, in nanoseconds, where the control plane knows it (a split job's part: its cut of the input): progress is told against it, and the input is not probed for a length.
+	Length *int64 `json:"length,omitempty"`
+	Limits struct {
 		Bytes int64 `json:"bytes"`
 		Files int64 `json:"files"`
 

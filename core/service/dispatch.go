@@ -168,6 +168,9 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 			if a.SplitParts > 1 {
 				a.SplitWait = s.splitWait()
 			}
+			if j.IsPart() {
+				a.Length = s.partLength(ctx, j)
+			}
 			out = append(out, a)
 		}
 		if claimed == 0 || len(jobs) == claimed || len(out) >= p.Max {

@@ -401,6 +401,21 @@ func splitParts(ctx context.Context, jobs job.Store, j *job.Job) []*job.Job {
 	return parts
 }
 
+// partLength is how much of the input part encodes (its Assignment.Length), from its job's
+// plan; 0 when the plan cannot be read.
+func (s *Runs) partLength(ctx context.Context, part *job.Job) time.Duration {
+	j, err := s.p.Jobs.Get(ctx, part.ParentID)
+	if err != nil || !j.Split.Cut() {
+		return 0
+	}
+	for _, p := range j.Split.Parts {
+		if p.JobID == part.ID && p.End > p.Start {
+			return time.Duration((p.End - p.Start) * float64(time.Second))
+		}
+	}
+	return 0
+}
+
 // openPart reads the file of a complete part of the lease's split job, named as the plan names
 // it; ok is false when name is no part's.
 func (s *Runs) openPart(ctx context.Context, j *job.Job, name string) (io.ReadCloser, bool, error) {

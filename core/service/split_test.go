@@ -124,12 +124,20 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 	if err != nil || len(as) != 2 {
 		t.Fatalf("claiming the parts: %d, %v", len(as), err)
 	}
+	cut := h.job(t, parent.ID).Split.Parts
+	var length time.Duration
 	for i, p := range as {
 		var params struct{ Command string }
 		_ = json.Unmarshal(p.Params, &params)
 		if !strings.Contains(params.Command, "-i in.mp4") || !strings.Contains(params.Command, plan.Parts[i].Name) {
 			t.Errorf("part %d runs %q", i+1, params.Command)
 		}
+		// Each part's assignment says how much of the input it encodes, so that its runner
+		// need not probe the input for it.
+		if want := time.Duration((cut[i].End - cut[i].Start) * float64(time.Second)); p.Length != want || want <= 0 {
+			t.Errorf("part %d's assignment Length = %v, want %v (%.3f s to %.3f s)", i+1, p.Length, want, cut[i].Start, cut[i].End)
+		}
+		length += p.Length
 		if _, err := h.jobs.Get(h.ctx, acc, p.Lease.JobID); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("GET of part %d: %v, want NOT_FOUND", i+1, err)
 		}
@@ -139,6 +147,9 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Files: []job.File{{Path: plan.Parts[i].Name, Size: 100 + int64(i)}}, ComputeMs: 1000, Started: true}); err != nil {
 			t.Fatalf("part %d report: %v", i+1, err)
 		}
+	}
+	if length != time.Minute || a.Length != 0 {
+		t.Errorf("the parts' lengths add up to %v, want the input's minute; the job's own assignment says %v, want none", length, a.Length)
 	}
 	ack := h.beat(t, a.Lease, 0.9, true)
 	if ack.Split == nil || !ack.Split.Done() {

@@ -97,6 +97,10 @@ type Assignment struct {
 	// learns of the last part as it ends, not at its next poll. A control plane that sends none
 	// (an older one) answers at once, and the runner polls.
 	SplitWait time.Duration `json:"splitWait,omitempty"`
+	// Length, above 0, is how much media time the job's command writes, where the control
+	// plane knows it (a split job's part: its cut of the input): the runner tells progress
+	// against it instead of probing the input for a length.
+	Length time.Duration `json:"length,omitempty"`
 	// InlineBytes, above 0, is how many bytes of output files the report may carry itself
 	// (Result.Inline); a control plane that sends 0 (or none: an older one) takes every file
 	// through PutOutput.

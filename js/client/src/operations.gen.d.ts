@@ -66,6 +66,8 @@ export type Assignment = {
   lease: Lease;
   /** How long the lease lasts without a heartbeat, nanoseconds. */
   leaseFor: number;
+  /** How much media time the job's command writes, in nanoseconds, where the control plane knows it (a split job's part: its cut of the input): progress is told against it, and the input is not probed for a length. */
+  length?: number;
   limits: {
     bytes: number;
     files: number;
