@@ -79,10 +79,16 @@ func (l launcher) command(t *testing.T, args ...string) *exec.Cmd {
 // binary without mediajobs-launcher beside it is) and the native one make build puts there.
 func launchers(t *testing.T) []launcher {
 	t.Helper()
+	return []launcher{{name: "go"}, native(t)}
+}
+
+// native is the native launcher this package's tests built.
+func native(t *testing.T) launcher {
+	t.Helper()
 	if nativeLauncher == "" {
 		testenv.Missing(t, "gcc and libc6-dev, to build the native launcher (scripts/deps.sh installs them)", nativeErr)
 	}
-	return []launcher{{name: "go"}, {name: "native", path: nativeLauncher}}
+	return launcher{name: "native", path: nativeLauncher}
 }
 
 // newPool is a pool over sb whose work directories sit beside the tests' (one filesystem).
@@ -558,10 +564,7 @@ func FuzzLaunchersAgree(f *testing.F) {
 	f.Add([]byte("mediajobs-launch-1\x00p\x00\x0001\x000\x00"))
 	f.Add([]byte("mediajobs-launch-1\x00" + fuzzProgram + "\x00AB\x000\x000\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if nativeLauncher == "" {
-			testenv.Missing(t, "gcc and libc6-dev, to build the native launcher (scripts/deps.sh installs them)", nativeErr)
-		}
-		cmd := exec.Command(nativeLauncher, sandbox.LauncherArg, "0", fuzzProgram)
+		cmd := native(t).command(t, "0", fuzzProgram)
 		cmd.Stdin = bytes.NewReader(data)
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
@@ -582,7 +585,10 @@ func FuzzLaunchersAgree(f *testing.F) {
 		case l.Program != fuzzProgram:
 			want = "is not allowed"
 		default:
-			missing := map[int]bool{0: true, 1: true, 7: true, 4: true} // RLIMIT_CPU, FSIZE, NOFILE, CORE
+			missing := map[int]bool{}
+			for _, r := range requiredRlimits {
+				missing[r.Resource] = true
+			}
 			for _, r := range l.Rlimits {
 				delete(missing, r.Resource)
 			}

@@ -597,23 +597,12 @@ func TestSplitAnswerHeld(t *testing.T) {
 		}
 		return out
 	}
-	answer := func(out <-chan workqueue.Ack) workqueue.Ack {
-		t.Helper()
-		select {
-		case ack := <-out:
-			return ack
-		case <-time.After(time.Minute):
-			t.Fatal("the held heartbeat was not answered within a minute")
-			return workqueue.Ack{}
-		}
-	}
-
 	out := held(workqueue.Beat{Lease: a.Lease, Executing: true, SplitWait: time.Hour})
 	h.storeFiles(t, parts[0].Lease, []job.File{{Path: plan.Parts[0].Name, Size: 100}})
 	if err := h.runs.Report(h.ctx, parts[0].Lease, workqueue.Result{Files: []job.File{{Path: plan.Parts[0].Name, Size: 100}}, ComputeMs: 1000, Started: true}); err != nil {
 		t.Fatal(err)
 	}
-	if ack := answer(out); ack.Split == nil || ack.Split.Complete() != 1 || ack.Cancelled {
+	if ack := answer(t, out); ack.Split == nil || ack.Split.Complete() != 1 || ack.Cancelled {
 		t.Fatalf("answer after part 1 reported: %+v, want part 1 complete", ack)
 	}
 	if ack := h.tellWait(t, a.Lease, time.Hour, 0); ack.Split.Complete() != 1 {
@@ -643,7 +632,7 @@ func TestSplitAnswerHeld(t *testing.T) {
 	if err := h.runs.Report(h.ctx, again.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
 		t.Fatal(err)
 	}
-	if ack := answer(out); !ack.Cancelled {
+	if ack := answer(t, out); !ack.Cancelled {
 		t.Fatalf("answer after part 2 failed twice: %+v, want cancelled", ack)
 	}
 	if s := h.job(t, parent.ID).Status; s != job.StatusFailed {

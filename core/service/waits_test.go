@@ -62,15 +62,17 @@ func leftNothing(t *testing.T, w *service.Waits, when string) {
 	}
 }
 
-// answer is the Wait's answer, failing the test if none comes within a minute.
-func answer(t *testing.T, out <-chan waitResult) waitResult {
+// answer is what a call held in the background (a Wait, a held heartbeat) answered, failing
+// the test if it answers nothing within a minute.
+func answer[T any](t *testing.T, out <-chan T) T {
 	t.Helper()
 	select {
 	case r := <-out:
 		return r
 	case <-time.After(time.Minute):
-		t.Fatal("Wait did not answer within a minute")
-		return waitResult{}
+		t.Fatal("no answer within a minute")
+		var zero T
+		return zero
 	}
 }
 
