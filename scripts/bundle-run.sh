@@ -4,8 +4,8 @@
 # where missing) where the sandbox looks for them, then runs the GPU worker tests and
 # BenchmarkSplit (1 and 2 slots, and 8 on a machine of 8 physical cores and 9 CPUs or more)
 # through the packed binaries. As root, in a copy of this checkout. BUNDLE=FILE names another
-# archive (a path from the checkout's root); SPLIT_DEBUG=DIR keeps the control plane's logs of
-# the benchmark's runs there.
+# archive (a path from the checkout's root); BENCH_COUNT=N runs the benchmark N times (1);
+# SPLIT_DEBUG=DIR keeps the control plane's and the workers' logs of the benchmark's last run there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle="${BUNDLE:-var/bundle.tar.xz}"
@@ -42,4 +42,4 @@ echo "== GPU worker tests"
 timeout 180 "$b/bin/integration.test" -test.run 'TestNVENCOnAGPUWorker|TestGPUJobsGoToGPUWorkers' -test.v 2>&1 |
   grep -E -- '^(---|    ---|ok|FAIL|PASS)|nvenc_test|gpu_test'
 echo "== BenchmarkSplit"
-timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x 2>&1 | grep -v '^{'
+timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x -test.count "${BENCH_COUNT:-1}" 2>&1 | grep -v '^{'
