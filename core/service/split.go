@@ -121,30 +121,24 @@ func (s *Runs) splitAnswer(ctx context.Context, who workqueue.Identity, b workqu
 	}
 	t := time.NewTimer(min(b.SplitWait, s.splitWait()))
 	defer t.Stop()
-	last := false
-	for {
+	for last := false; ; {
 		// The parts are read after the watch begins: a report after the read ends the wait.
-		plan, stop, changed, err := func() (*workqueue.SplitPlan, bool, bool, error) {
-			reported, leave := s.parts.watch(j.ID)
-			defer leave()
-			plan, stop, err := s.splitBeat(ctx, who, b, j)
-			if err != nil || stop || last || plan == nil || plan.Complete() != b.PartsComplete {
-				return plan, stop, false, err
-			}
-			select {
-			case <-reported:
-			case <-t.C:
-				last = true // read the parts once more, for their progress
-			case <-ctx.Done():
-				last = true
-			case <-s.stopping:
-				last = true
-			}
-			return nil, false, true, nil
-		}()
-		if !changed {
+		reported, leave := s.parts.watch(j.ID)
+		plan, stop, err := s.splitBeat(ctx, who, b, j)
+		if err != nil || stop || last || plan == nil || plan.Complete() != b.PartsComplete {
+			leave()
 			return plan, stop, err
 		}
+		select {
+		case <-reported:
+		case <-t.C:
+			last = true // read the parts once more, for their progress
+		case <-ctx.Done():
+			last = true
+		case <-s.stopping:
+			last = true
+		}
+		leave()
 	}
 }
 
