@@ -6,6 +6,9 @@
 # through the packed binaries. As root, in a copy of this checkout. BUNDLE=FILE names another
 # archive (a path from the checkout's root); BENCH_COUNT=N runs the benchmark N times (1);
 # SPLIT_DEBUG=DIR keeps the control plane's and the workers' logs of the benchmark's last run there.
+# An archive packed with BASE=REF (scripts/bundle.sh) holds a second mediajobs: each of the N
+# rounds then runs the benchmark with this build and then with that one, on the same machine
+# (with SPLIT_DEBUG, each run's logs in DIR/bin-N and DIR/base-N).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle="${BUNDLE:-var/bundle.tar.xz}"
@@ -41,5 +44,20 @@ cd integration
 echo "== GPU worker tests"
 timeout 180 "$b/bin/integration.test" -test.run 'TestNVENCOnAGPUWorker|TestGPUJobsGoToGPUWorkers' -test.v 2>&1 |
   grep -E -- '^(---|    ---|ok|FAIL|PASS)|nvenc_test|gpu_test'
-echo "== BenchmarkSplit"
-timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x -test.count "${BENCH_COUNT:-1}" 2>&1 | grep -v '^{'
+if [ ! -x "$b/base/mediajobs" ]; then
+  echo "== BenchmarkSplit"
+  timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x -test.count "${BENCH_COUNT:-1}" 2>&1 | grep -v '^{'
+  exit
+fi
+# Each build's runs get an equal share of the time.
+per=$(( ${BENCH_TIMEOUT:-480} / (2 * ${BENCH_COUNT:-1}) ))
+for i in $(seq "${BENCH_COUNT:-1}"); do
+  for build in bin base; do
+    name="this build"
+    [ "$build" = base ] && name="base $(cat "$b/base/REF")"
+    echo "== BenchmarkSplit, round $i, $name"
+    debug="${SPLIT_DEBUG:-}"
+    [ -n "$debug" ] && debug="$debug/$build-$i" && mkdir -p "$debug"
+    SPLIT_DEBUG="$debug" MEDIAJOBS_BINARY="$b/$build/mediajobs" timeout "$per" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x 2>&1 | grep -v '^{'
+  done
+done

@@ -10,6 +10,11 @@
 # in a copy of this checkout: `bash scripts/bundle-run.sh` (root: it installs into /usr/bin).
 # Needs root here (apt) and what scripts/deps.sh installs, which make bundle runs first.
 # Idempotent: FFmpeg is built once per Debian version of it (var/bundle/).
+#
+# BASE=REF also packs mediajobs as built from the commit REF (base/mediajobs, beside its
+# launcher), so that scripts/bundle-run.sh can alternate the two builds in one lease: a lent
+# machine's cores differ from lease to lease, so a change is measured against its baseline on
+# the same machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -57,6 +62,18 @@ mkdir -p "$stage"/bin "$stage"/lib "$stage"/fonts "$stage"/etc
 echo "bundle: building mediajobs and the integration tests"
 (cd apps && go build -trimpath -ldflags '-s -w' -o "$stage/bin/" ./cmd/mediajobs)
 bash scripts/launcher.sh "$stage/bin/mediajobs-launcher"
+if [ -n "${BASE:-}" ]; then
+  ref="$(git rev-parse --verify "$BASE^{commit}")"
+  echo "bundle: building mediajobs at $ref (BASE)"
+  tree="$(mktemp -d)"
+  git worktree add -q --detach "$tree" "$ref"
+  mkdir -p "$stage/base"
+  (cd "$tree/apps" && go build -trimpath -ldflags '-s -w' -o "$stage/base/" ./cmd/mediajobs) ||
+    { git worktree remove --force "$tree"; exit 1; }
+  git worktree remove --force "$tree"
+  cp "$stage/bin/mediajobs-launcher" "$stage/base/"
+  echo "$ref" >"$stage/base/REF"
+fi
 (cd integration && go test -c -trimpath -ldflags '-s -w' -o "$stage/bin/integration.test" .)
 tools=("$ff/bin/ffmpeg" "$ff/bin/ffprobe" "$(command -v bwrap)" "$(command -v prlimit)" "$(command -v taskset)"
   "$(command -v fc-list)" "$(command -v fc-cache)")
@@ -66,5 +83,5 @@ ldd "${tools[@]}" | awk '/=> \//{print $3}' | sort -u | grep -v -E '/(libc|libm|
   xargs -I{} cp -L {} "$stage/lib/"
 cp /usr/share/fonts/opentype/inter/*.otf "$stage/fonts/"
 cp -a /etc/fonts "$stage/etc/"
-tar -C "$stage" -cf - bin lib fonts etc | xz -6 -T0 >"$root/var/bundle.tar.xz"
+tar -C "$stage" -cf - bin lib fonts etc $([ -d "$stage/base" ] && echo base) | xz -6 -T0 >"$root/var/bundle.tar.xz"
 echo "bundle: var/bundle.tar.xz ($(du -h "$root/var/bundle.tar.xz" | cut -f1)); on the other machine: bash scripts/bundle-run.sh"
