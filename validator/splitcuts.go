@@ -17,7 +17,25 @@ const MaxSplitSeconds = 86400
 // video (SplitAudioShare); so the last part counts tail seconds longer than it is, and comes out
 // that much shorter than the others. It takes no more parts than that needs, so it may return
 // fewer than n-1 cuts. With no cut, reason says why the input is not split.
+//
+// The tail never costs a part: where the keyframes leave no cut that shortens the last part
+// while keeping as many parts as even ones (on a 2 s grid, 60 s in 8 parts with a 7 s tail
+// comes out as 7 parts of 10 s), the parts stay even. Fewer parts would make every part longer
+// and leave the job's own slot idle once the audio is done, and slots are not equal: the
+// slowest one then holds a longer part, which costs more than the tail saves (8 slots on a lent
+// 16-CPU host, docs/performance.md).
 func PlanCuts(keys []float64, duration float64, n int, tail float64) (cuts []float64, reason string) {
+	even, reason := planCuts(keys, duration, n, 0)
+	if reason != "" || !(tail > 0) {
+		return even, reason
+	}
+	if cuts, _ = planCuts(keys, duration, n, tail); len(cuts) < len(even) {
+		return even, ""
+	}
+	return cuts, ""
+}
+
+func planCuts(keys []float64, duration float64, n int, tail float64) (cuts []float64, reason string) {
 	switch {
 	case n < 2:
 		return nil, "one part was asked for"

@@ -70,6 +70,10 @@ func TestPlanCutsTail(t *testing.T) {
 		{"no audio", 2, 0, []float64{30}},
 		{"the benchmark's audio, 7 s of video", 2, 7, []float64{34}},
 		{"four parts", 4, 8, []float64{18, 36, 54}},
+		// With the tail, 8 parts of 8.4 s do not fit the grid and 7 parts of 10 s would: the
+		// parts stay even instead, seven of 8 s and the last of 4 s.
+		{"a tail that would cost a part", 8, 7, []float64{8, 16, 24, 32, 40, 48, 56}},
+		{"a tail the last part has room for", 8, 3, []float64{8, 16, 24, 32, 40, 48, 56}},
 		{"a tail longer than a share", 2, 50, []float64{56}},
 		{"a negative tail counts as none", 2, -5, []float64{30}},
 		{"a tail past the input counts as the input", 2, 1e9, []float64{58}},

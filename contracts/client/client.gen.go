@@ -2093,7 +2093,7 @@ type RunnerHeartbeatJSONBody struct {
 		// SampleRate The first audio stream's sample rate in Hz.
 		SampleRate *int64 `json:"sampleRate,omitempty"`
 
-		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share. Omitted when not known: the parts are then even.
+		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share, where the input's keyframes allow it without making fewer parts. Omitted when not known: the parts are then even.
 		Width *int64 `json:"width,omitempty"`
 	} `json:"split,omitempty"`
 

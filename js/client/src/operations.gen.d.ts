@@ -1141,7 +1141,7 @@ export declare abstract class Operations {
       reason?: string;
       /** The first audio stream's sample rate in Hz. */
       sampleRate?: number;
-      /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share. Omitted when not known: the parts are then even. */
+      /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share, where the input's keyframes allow it without making fewer parts. Omitted when not known: the parts are then even. */
       width?: number;
     };
     /** From the runner of a split job waiting for its parts, where the assignment offered `splitWait`: hold this answer, for up to this many nanoseconds (at most the offer), while no more than `partsComplete` of the parts are complete and none has failed for good. */
