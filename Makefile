@@ -145,7 +145,7 @@ lint: ## go vet, gofmt and the dependency rule
 bench: deps services wasm ## Run the benchmarks and load runs, printing their figures
 	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./... | grep -v -E '^(ok|PASS|\?)' || true); done
 
-bundle: deps ## Pack mediajobs, the integration tests and a small FFmpeg into var/bundle.tar.xz for a machine without Go or Debian's packages (scripts/bundle-run.sh runs them there)
+bundle: deps ## Pack mediajobs, the integration tests and a small FFmpeg into var/bundle.tar.xz for a machine without Go or Debian's packages (scripts/bundle-run.sh runs them there; BASE=REF adds REF's build to compare on the same machine)
 	@bash scripts/bundle.sh
 
 tidy: ## go mod tidy in every module (the libraries' go.mod keep no replace line)
