@@ -45,6 +45,13 @@ const (
 	// hotEndpoints lists an account's webhook endpoints, which the relay asks at every job
 	// event. SQLite only, as the job reads.
 	hotEndpoints
+	// hotClaimMessages leases the relay's next messages in one statement, which every pass of
+	// the relay makes; hotLedgerAppend and hotBalanceAdd append a ledger entry and move its
+	// account's balance, which every billed job makes twice (at its end, and again, a no-op,
+	// from its outbox message). SQLite only, as the job reads.
+	hotClaimMessages
+	hotLedgerAppend
+	hotBalanceAdd
 	hotCount
 )
 
@@ -62,6 +69,14 @@ var hotSQL = [hotCount]string{
 		VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
 	hotDueWebhooks:     `SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
 	hotDueDestinations: `SELECT 1 FROM destination_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
+	// The rows come back in no particular order; ClaimMessages sorts them by seq.
+	hotClaimMessages: `UPDATE outbox SET available_at = ?, attempts = attempts + 1
+		WHERE seq IN (SELECT seq FROM outbox WHERE available_at <= ? ORDER BY seq LIMIT ?)
+		RETURNING seq, key, topic, payload, attempts, created_at, available_at`,
+	hotLedgerAppend: `INSERT INTO ledger (key, account_id, kind, amount, job_id, note, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING seq`,
+	hotBalanceAdd: `INSERT INTO balances (account_id, balance) VALUES (?, ?)
+		ON CONFLICT (account_id) DO UPDATE SET balance = balances.balance + excluded.balance`,
 	// hotJob and hotJobLocked are written by bun from jobRow (hotText): its columns, in order.
 }
 

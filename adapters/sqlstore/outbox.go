@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -54,6 +56,9 @@ func enqueue(ctx context.Context, tx bun.Tx, prepared *sql.Stmt, msgs []job.Mess
 // several replicas share the outbox).
 func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([]job.Message, error) {
 	now := p.Now.UTC().Truncate(time.Microsecond)
+	if !s.postgres {
+		return s.claimMessagesPrepared(ctx, now, p)
+	}
 	var out []job.Message
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var rows []outboxRow
@@ -77,6 +82,36 @@ func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// claimMessagesPrepared is ClaimMessages on SQLite: one prepared statement that leases the
+// messages and returns them, where bun's select and update are each parsed anew at every pass.
+func (s *Store) claimMessagesPrepared(ctx context.Context, now time.Time, p job.ClaimMessagesParams) ([]job.Message, error) {
+	st, err := s.hot.stmt(ctx, s.w, hotClaimMessages) // before the transaction: one writer
+	if err != nil {
+		return nil, err
+	}
+	d := s.w.Dialect()
+	var rows []outboxRow
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		rows = rows[:0]
+		res, err := tx.StmtContext(ctx, st).QueryContext(ctx, timeText(d, now.Add(p.Lease)), timeText(d, now), p.Limit)
+		if err != nil {
+			return mapErr("outbox", err)
+		}
+		defer res.Close()
+		return mapErr("outbox", s.w.ScanRows(ctx, res, &rows))
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(rows, func(a, b outboxRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	out := make([]job.Message, 0, len(rows))
+	for _, r := range rows {
+		// attempts is the row's after the lease, this one counted.
+		out = append(out, job.Message{Key: r.Key, Topic: r.Topic, Payload: r.Payload, Attempts: r.Attempts, CreatedAt: r.CreatedAt.UTC()})
 	}
 	return out, nil
 }

@@ -60,3 +60,54 @@ func TestOutboxInsertPrepared(t *testing.T) {
 		t.Fatalf("claimed at their time: %+v, %v", got, err)
 	}
 }
+
+// TestOutboxClaimPrepared: on SQLite the relay's claim is one prepared statement; it takes the
+// oldest messages first, no more than the limit, counts the attempt, and leases them until a
+// time written as bun writes times, so the next claim compares it as text.
+func TestOutboxClaimPrepared(t *testing.T) {
+	t.Parallel()
+	s := openSQLiteT(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 28, 12, 0, 0, 500000000, time.UTC)
+	var msgs []job.Message
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		msgs = append(msgs, job.Message{Key: k, Topic: "t", Payload: []byte(k)})
+	}
+	if err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error { return enqueue(ctx, tx, nil, msgs, now) }); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(ms []job.Message) (out []string) {
+		for _, m := range ms {
+			out = append(out, m.Key+":"+string(m.Payload))
+			if m.Attempts != 1 || !m.CreatedAt.Equal(now) {
+				t.Errorf("message %s: attempts %d, created %v", m.Key, m.Attempts, m.CreatedAt)
+			}
+		}
+		return out
+	}
+	first, err := s.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 3, Lease: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 3, Lease: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a:a", "b:b", "c:c", "d:d", "e:e"}, append(keys(first), keys(second)...)); diff != "" {
+		t.Errorf("claimed in two passes of 3 (-want +got):\n%s", diff)
+	}
+	var leased []string
+	if err := s.r.NewRaw(`SELECT DISTINCT CAST(available_at AS TEXT) FROM outbox`).Scan(ctx, &leased); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2026-11-28 12:01:00.5+00:00"}, leased); diff != "" {
+		t.Errorf("leased until (-want +got):\n%s", diff)
+	}
+	if early, err := s.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(time.Minute - time.Microsecond)}); err != nil || len(early) != 0 {
+		t.Fatalf("claimed before the lease ended: %v, %v", early, err)
+	}
+	again, err := s.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(time.Minute)})
+	if err != nil || len(again) != 5 || again[0].Key != "a" || again[4].Attempts != 2 {
+		t.Fatalf("claimed once the lease ended: %+v, %v", again, err)
+	}
+}
