@@ -42,13 +42,12 @@ func benchFleet(b *testing.B, tr transport, workers, concurrency int) (*server, 
 }
 
 // serviceCPU is the CPU the server and the workers' own processes (not their sandboxes) have
-// spent so far.
-func serviceCPU(srv *server, ws []*worker) time.Duration {
-	d := srv.cpuUsage().server
+// spent so far, the server's and the workers' apart.
+func serviceCPU(srv *server, ws []*worker) (server, workers time.Duration) {
 	for _, w := range ws {
-		d += procCPU("/proc/" + strconv.Itoa(w.cmd.Process.Pid))
+		workers += procCPU("/proc/" + strconv.Itoa(w.cmd.Process.Pid))
 	}
-	return d
+	return srv.cpuUsage().server, workers
 }
 
 // machineCPU is the CPU every process of the machine has spent so far (user, nice, system,
@@ -119,21 +118,26 @@ func BenchmarkFleet(b *testing.B) {
 			var bare, sandboxed, fleet, ofBare, ofSandboxed []float64
 			// Where the fleet's CPU goes, per job: the machine's during the sandboxed runs and
 			// during the fleet's, and the service's own (server and workers, not their sandboxes).
-			var sandboxedCPU, fleetCPU, ownCPU []time.Duration
+			var sandboxedCPU, fleetCPU, ownCPU, serverCPU, workersCPU []time.Duration
 			for range rounds {
 				br := bareRate(b, jobs, workers*concurrency)
 				m0 := machineCPU()
 				sr := sandboxedRate(b, jobs, workers*concurrency)
-				m1, s1 := machineCPU(), serviceCPU(srv, ws)
+				m1 := machineCPU()
+				s1, w1 := serviceCPU(srv, ws)
 				fr := fleetRate(b, c, jobs)
-				m2, s2 := machineCPU(), serviceCPU(srv, ws)
+				m2 := machineCPU()
+				s2, w2 := serviceCPU(srv, ws)
 				bare, sandboxed, fleet = append(bare, br), append(sandboxed, sr), append(fleet, fr)
 				ofBare, ofSandboxed = append(ofBare, fr/br), append(ofSandboxed, fr/sr)
-				sandboxedCPU, fleetCPU, ownCPU = append(sandboxedCPU, (m1-m0)/jobs), append(fleetCPU, (m2-m1)/jobs), append(ownCPU, (s2-s1)/jobs)
+				sandboxedCPU, fleetCPU = append(sandboxedCPU, (m1-m0)/jobs), append(fleetCPU, (m2-m1)/jobs)
+				ownCPU = append(ownCPU, (s2-s1+w2-w1)/jobs)
+				serverCPU, workersCPU = append(serverCPU, (s2-s1)/jobs), append(workersCPU, (w2-w1)/jobs)
 			}
 			b.ReportMetric(ms(median(ownCPU)), "service-cpu-ms/job")
-			b.Logf("CPU per job, medians of %d rounds: the machine's %v sandboxed and %v through the fleet, of which the server's and workers' own %v",
-				rounds, median(sandboxedCPU).Round(100*time.Microsecond), median(fleetCPU).Round(100*time.Microsecond), median(ownCPU).Round(100*time.Microsecond))
+			round := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+			b.Logf("CPU per job, medians of %d rounds: the machine's %v sandboxed and %v through the fleet, of which the server's and workers' own %v (the server %v, the workers %v)",
+				rounds, round(median(sandboxedCPU)), round(median(fleetCPU)), round(median(ownCPU)), round(median(serverCPU)), round(median(workersCPU)))
 			b.ReportMetric(median(fleet), "fleet-jobs/s")
 			b.ReportMetric(median(bare), "bare-jobs/s")
 			b.ReportMetric(median(sandboxed), "sandboxed-jobs/s")
