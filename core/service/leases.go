@@ -151,9 +151,15 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		}
 		now := s.p.Clock.Now()
 		if j.Status == job.StatusDispatched {
-			// The first heartbeat was lost or overtaken: the run happened all the same.
+			// The first heartbeat was lost or overtaken: the run happened all the same, and
+			// its subscribers hear of it as of any run; a hand-back before it began is no run.
 			if err := j.Start(now, s.p.Lease); err != nil {
 				return err
+			}
+			if r.Failure == nil || r.Failure.Kind != workqueue.KindHandBack {
+				if err := emit(j, webhook.EventJobRunning); err != nil {
+					return err
+				}
 			}
 		}
 		if r.Failure == nil {

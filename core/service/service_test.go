@@ -177,6 +177,53 @@ func TestRunToCompleteAndEvents(t *testing.T) {
 	}
 }
 
+// A report whose job no heartbeat reached (the first was lost, or overtaken by the report)
+// moves the job through running all the same, with its job.running event before the end's,
+// and bills what the runner computed, no more than the control plane saw since the claim.
+func TestReportWithoutHeartbeat(t *testing.T) {
+	t.Parallel()
+	for _, failed := range []bool{false, true} {
+		h := setup(t)
+		acc := h.open(t, account.PlanFree, 100)
+		submitted := h.submitJob(t, acc, `{}`)
+		a := h.claim(t, job.ClassCPU)
+		h.clock.Advance(900 * time.Millisecond)
+		res := workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 3}}, ComputeMs: 1500, Started: true}
+		want, end := job.StatusComplete, `"event":"job.completed"`
+		if failed {
+			res, want, end = workqueue.Result{Failure: exitFailure("boom"), ComputeMs: 1500, Started: true}, job.StatusFailed, `"event":"job.failed"`
+		} else {
+			h.storeFiles(t, a.Lease, res.Files)
+		}
+		if err := h.runs.Report(h.ctx, a.Lease, res); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+		j := h.job(t, submitted.ID)
+		if j.Status != want || j.StartedAt == nil || j.ExecStartedAt == nil || j.ComputeMs != 900 {
+			t.Fatalf("failed %v: job %s, started %v, exec %v, compute %d ms (want 900: what the control plane saw)", failed, j.Status, j.StartedAt, j.ExecStartedAt, j.ComputeMs)
+		}
+		events := h.drain(t)
+		if len(events) != 2 || !strings.Contains(events[0], `"event":"job.running"`) || !strings.Contains(events[1], end) {
+			t.Fatalf("failed %v: events %v", failed, events)
+		}
+	}
+
+	// A hand-back before the run began (a drain) is no run: the job waits again, unannounced.
+	h := setup(t)
+	acc := h.open(t, account.PlanFree, 100)
+	submitted := h.submitJob(t, acc, `{}`)
+	a := h.claim(t, job.ClassCPU)
+	if err := h.runs.Report(h.ctx, a.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindHandBack}}); err != nil {
+		t.Fatalf("Report: %v", err)
+	}
+	if j := h.job(t, submitted.ID); j.Status != job.StatusWaiting {
+		t.Fatalf("handed back: %s", j.Status)
+	}
+	if events := h.drain(t); len(events) != 0 {
+		t.Fatalf("handed back before it began: events %v", events)
+	}
+}
+
 // A lease is the runner's proof: a forged token, another attempt's token, or another job's,
 // is refused, and changes nothing.
 func TestLeasesAreChecked(t *testing.T) {
