@@ -92,6 +92,12 @@ func (s *FanOut) Fan(ctx context.Context, m job.Message) (int, error) {
 		if !e.Subscribed(ev.Event) {
 			continue
 		}
+		// An endpoint hears of what happens once it exists. The relay takes an event up a
+		// moment after its change (the outbox is behind by a pass), and an endpoint made in
+		// that moment is not told of what happened before it.
+		if !m.CreatedAt.IsZero() && e.CreatedAt.After(m.CreatedAt) {
+			continue
+		}
 		if body == nil {
 			if ev.Output != nil {
 				o := s.viewer.Sign(ev.JobID, *ev.Output)

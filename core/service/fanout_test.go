@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
@@ -42,5 +43,31 @@ func TestFanOutCountsItsDeliveries(t *testing.T) {
 		if err != nil || n != tt.want {
 			t.Errorf("%s: Fan = %d, %v; want %d", tt.name, n, err, tt.want)
 		}
+	}
+}
+
+// TestFanOutSkipsEndpointsMadeAfterTheEvent: the relay takes an event up after its change, and
+// an endpoint made in between is not told of what happened before it existed; one made at the
+// same moment or before is.
+func TestFanOutSkipsEndpointsMadeAfterTheEvent(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	a := h.open(t, account.PlanPro, 1000)
+	j := h.submitJob(t, a, `{}`)
+	at := h.clock.Now()
+	mk := func() {
+		t.Helper()
+		if _, err := h.webhooks.CreateWebhookEndpoint(h.ctx, a, service.WebhookEndpointParams{Name: "e", URL: "https://hooks.example.com/in",
+			SubscribedEvents: []string{webhook.EventJobCompleted}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk() // at the event's moment
+	h.clock.Advance(time.Millisecond)
+	mk() // after it
+	m := job.Message{Key: webhook.EventJobCompleted + ":" + j.ID, Topic: service.TopicEvents, CreatedAt: at,
+		Payload: []byte(`{"event":"job.completed","jobId":"` + j.ID + `","timing":{"createdAt":0}}`)}
+	if n, err := h.fanOut.Fan(h.ctx, m); err != nil || n != 1 {
+		t.Errorf("Fan = %d, %v; want 1: the endpoint made after the event is not told of it", n, err)
 	}
 }
