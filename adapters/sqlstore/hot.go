@@ -128,6 +128,44 @@ func (h *hotStmts) stmt(ctx context.Context, db *bun.DB, q hotQuery) (*sql.Stmt,
 	})
 }
 
+// writerStmts returns the prepared statements of qs on SQLite's writer, for a write
+// transaction: they are prepared before it begins, since it holds the writer's one connection.
+// On PostgreSQL, whose write transactions run bun's text, each is nil (hotRow, hotExec).
+func (s *Store) writerStmts(ctx context.Context, qs ...hotQuery) ([]*sql.Stmt, error) {
+	out := make([]*sql.Stmt, len(qs))
+	if s.postgres {
+		return out, nil
+	}
+	for i, q := range qs {
+		st, err := s.hot.stmt(ctx, s.w, q)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// hotRow runs q in tx through st, its statement from writerStmts, or bun's text of it where
+// st is nil. A time argument is bound as timeText, the text bun writes, in both.
+func hotRow(ctx context.Context, tx bun.Tx, st *sql.Stmt, q hotQuery, args ...any) *sql.Row {
+	if st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, hotSQL[q], args...)
+}
+
+// hotExec is hotRow for a statement that returns no rows.
+func hotExec(ctx context.Context, tx bun.Tx, st *sql.Stmt, q hotQuery, args ...any) error {
+	var err error
+	if st != nil {
+		_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	} else {
+		_, err = tx.ExecContext(ctx, hotSQL[q], args...)
+	}
+	return err
+}
+
 // claim returns the prepared statement of a claim's text on db, preparing it on first use; nil
 // past maxClaims texts.
 func (h *hotStmts) claim(ctx context.Context, db *bun.DB, text string) (*sql.Stmt, error) {

@@ -267,18 +267,12 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	var locked, outbox *sql.Stmt
-	if !s.postgres {
-		// Prepared before the transaction: SQLite's writer is one connection.
-		var err error
-		if locked, err = s.hot.stmt(ctx, s.w, hotJobLocked); err != nil {
-			return nil, err
-		}
-		if outbox, err = s.hot.stmt(ctx, s.w, hotOutbox); err != nil {
-			return nil, err
-		}
+	stmts, err := s.writerStmts(ctx, hotJobLocked, hotOutbox)
+	if err != nil {
+		return nil, err
 	}
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	locked, outbox := stmts[0], stmts[1]
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		j, err := s.readLocked(ctx, tx, locked, id)
 		if err != nil {
 			return err

@@ -39,20 +39,12 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 			return nil, err
 		}
 	}
-	// On SQLite both statements are prepared, before the transaction (its writer is one
-	// connection); on PostgreSQL bun writes them, as every statement there.
-	var appendSt, balanceSt *sql.Stmt
-	if !s.postgres {
-		var err error
-		if appendSt, err = s.hot.stmt(ctx, s.w, hotLedgerAppend); err != nil {
-			return nil, err
-		}
-		if balanceSt, err = s.hot.stmt(ctx, s.w, hotBalanceAdd); err != nil {
-			return nil, err
-		}
+	stmts, err := s.writerStmts(ctx, hotLedgerAppend, hotBalanceAdd)
+	if err != nil {
+		return nil, err
 	}
 	var out []billing.Entry
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		out = out[:0]
 		for _, e := range entries {
 			e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)
@@ -60,27 +52,15 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 			if e.JobID != "" {
 				jobID = &e.JobID
 			}
-			args := []any{e.Key, e.AccountID, string(e.Kind), e.Amount, jobID, e.Note, e.CreatedAt}
-			var row *sql.Row
-			if appendSt != nil {
-				args[6] = timeText(tx.Dialect(), e.CreatedAt) // as bun writes a time
-				row = tx.StmtContext(ctx, appendSt).QueryRowContext(ctx, args...)
-			} else {
-				row = tx.QueryRowContext(ctx, hotSQL[hotLedgerAppend], args...)
-			}
-			err := row.Scan(&e.Seq)
+			err := hotRow(ctx, tx, stmts[0], hotLedgerAppend,
+				e.Key, e.AccountID, string(e.Kind), e.Amount, jobID, e.Note, timeText(tx.Dialect(), e.CreatedAt)).Scan(&e.Seq)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // already in the ledger
 			}
 			if err != nil {
 				return mapErr("ledger append "+e.Key, err)
 			}
-			if balanceSt != nil {
-				_, err = tx.StmtContext(ctx, balanceSt).ExecContext(ctx, e.AccountID, e.Amount)
-			} else {
-				_, err = tx.ExecContext(ctx, hotSQL[hotBalanceAdd], e.AccountID, e.Amount)
-			}
-			if err != nil {
+			if err := hotExec(ctx, tx, stmts[1], hotBalanceAdd, e.AccountID, e.Amount); err != nil {
 				return mapErr("balance of "+e.AccountID, err)
 			}
 			out = append(out, e)
