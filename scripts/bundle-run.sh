@@ -5,7 +5,9 @@
 # BenchmarkSplit (1 and 2 slots, and 8 on a machine of 8 physical cores and 9 CPUs or more)
 # through the packed binaries. As root, in a copy of this checkout. BUNDLE=FILE names another
 # archive (a path from the checkout's root); BENCH_COUNT=N runs the benchmark N times (1);
-# SPLIT_DEBUG=DIR keeps the control plane's and the workers' logs of the benchmark's last run there.
+# SPLIT_DEBUG=DIR keeps the control plane's and the workers' logs of the benchmark's last run there;
+# BENCH=REGEX runs other benchmarks of integration/ instead (`-test.bench`'s pattern), such as
+# 'BenchmarkRunnerOverhead/bwrap|BenchmarkFleet' for the 1-second job and the fleet on more cores.
 # An archive packed with BASE=REF (scripts/bundle.sh) holds a second mediajobs: each of the N
 # rounds then runs the benchmark with this build and then with that one, on the same machine
 # (with SPLIT_DEBUG, each run's logs in DIR/bin-N and DIR/base-N).
@@ -40,13 +42,14 @@ ffmpeg -hide_banner -version | head -1
 bwrap --ro-bind / / --unshare-all --die-with-parent true && echo "bubblewrap: namespaces work" || echo "bubblewrap: FAILED (the sandbox cannot run here)"
 
 export MEDIAJOBS_BINARY="$b/bin/mediajobs"
+bench="${BENCH:-BenchmarkSplit}"
 cd integration
-echo "== GPU worker tests"
-timeout 180 "$b/bin/integration.test" -test.run 'TestNVENCOnAGPUWorker|TestGPUJobsGoToGPUWorkers' -test.v 2>&1 |
+# The GPU worker tests are the default run's; a run of BENCH is about its benchmarks alone.
+[ -z "${BENCH:-}" ] && echo "== GPU worker tests" && timeout 180 "$b/bin/integration.test" -test.run 'TestNVENCOnAGPUWorker|TestGPUJobsGoToGPUWorkers' -test.v 2>&1 |
   grep -E -- '^(---|    ---|ok|FAIL|PASS)|nvenc_test|gpu_test'
 if [ ! -x "$b/base/mediajobs" ]; then
-  echo "== BenchmarkSplit"
-  timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x -test.count "${BENCH_COUNT:-1}" 2>&1 | grep -v '^{'
+  echo "== $bench"
+  timeout "${BENCH_TIMEOUT:-480}" "$b/bin/integration.test" -test.run '^$' -test.bench "$bench" -test.benchtime 1x -test.count "${BENCH_COUNT:-1}" 2>&1 | grep -v '^{'
   exit
 fi
 # Each build's runs get an equal share of the time.
@@ -55,9 +58,9 @@ for i in $(seq "${BENCH_COUNT:-1}"); do
   for build in bin base; do
     name="this build"
     [ "$build" = base ] && name="base $(cat "$b/base/REF")"
-    echo "== BenchmarkSplit, round $i, $name"
+    echo "== $bench, round $i, $name"
     debug="${SPLIT_DEBUG:-}"
     [ -n "$debug" ] && debug="$debug/$build-$i" && mkdir -p "$debug"
-    SPLIT_DEBUG="$debug" MEDIAJOBS_BINARY="$b/$build/mediajobs" timeout "$per" "$b/bin/integration.test" -test.run '^$' -test.bench BenchmarkSplit -test.benchtime 1x 2>&1 | grep -v '^{'
+    SPLIT_DEBUG="$debug" MEDIAJOBS_BINARY="$b/$build/mediajobs" timeout "$per" "$b/bin/integration.test" -test.run '^$' -test.bench "$bench" -test.benchtime 1x 2>&1 | grep -v '^{'
   done
 done
