@@ -89,11 +89,10 @@ func (s *Store) ClaimMessages(ctx context.Context, p job.ClaimMessagesParams) ([
 // claimMessagesPrepared is ClaimMessages on SQLite: one prepared statement that leases the
 // messages and returns them, where bun's select and update are each parsed anew at every pass.
 func (s *Store) claimMessagesPrepared(ctx context.Context, now time.Time, p job.ClaimMessagesParams) ([]job.Message, error) {
-	stmts, err := s.writerStmts(ctx, hotClaimMessages)
+	st, err := s.hot.stmt(ctx, s.w, hotClaimMessages)
 	if err != nil {
 		return nil, err
 	}
-	st := stmts[0]
 	d := s.w.Dialect()
 	var rows []outboxRow
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {

@@ -43,6 +43,14 @@ func (s *Runs) holds(j *job.Job, who workqueue.Identity, l workqueue.Lease) erro
 	return nil
 }
 
+// start moves a dispatched job to running, with its job.running event.
+func (s *Runs) start(j *job.Job, now time.Time) error {
+	if err := j.Start(now, s.p.Lease); err != nil {
+		return err
+	}
+	return emit(j, webhook.EventJobRunning)
+}
+
 // heartbeat keeps a lease: the first moves the job to running (job.running), one with
 // Executing records that its compute began, each extends the lease and records progress. A
 // cancelled job answers Cancelled, so that its runner stops.
@@ -61,10 +69,7 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 			ack.Cancelled = true
 			return errUnchanged
 		case job.StatusDispatched:
-			if err := j.Start(now, s.p.Lease); err != nil {
-				return err
-			}
-			if err := emit(j, webhook.EventJobRunning); err != nil {
+			if err := s.start(j, now); err != nil {
 				return err
 			}
 		case job.StatusRunning:
@@ -153,13 +158,14 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		if j.Status == job.StatusDispatched {
 			// The first heartbeat was lost or overtaken: the run happened all the same, and
 			// its subscribers hear of it as of any run; a hand-back before it began is no run.
-			if err := j.Start(now, s.p.Lease); err != nil {
-				return err
+			var err error
+			if r.Failure != nil && r.Failure.Kind == workqueue.KindHandBack {
+				err = j.Start(now, s.p.Lease)
+			} else {
+				err = s.start(j, now)
 			}
-			if r.Failure == nil || r.Failure.Kind != workqueue.KindHandBack {
-				if err := emit(j, webhook.EventJobRunning); err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
 		}
 		if r.Failure == nil {

@@ -198,9 +198,9 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		// With a part for every slot, the parts are claimed in order and the last waits for a
 		// slot to free: the job's own, once it has encoded the audio, so that part is shorter
 		// by the audio's share (where the keyframes allow it without fewer parts: PlanCuts).
-		// With fewer parts than slots every part has a slot at once
-		// and the parts stay even. (A runner of several slots counts as one here, so a class
-		// may have more slots than Slots says; the tail then costs what it was to save.)
+		// With fewer parts than slots every part has a slot at once and the parts stay even.
+		// (A runner of several slots counts as one here, so a class may have more slots than
+		// Slots says; the tail then costs what it was to save.)
 		tail := 0.0
 		if src.Audio && j.Split.Slots > 0 && n >= j.Split.Slots {
 			tail = src.Duration * validator.SplitAudioShare(command, src.Width, src.Height, src.FrameRate, src.SampleRate, src.Channels)
