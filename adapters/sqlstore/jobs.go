@@ -267,11 +267,11 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	stmts, err := s.writerStmts(ctx, hotJobLocked, hotOutbox)
+	stmts, err := s.writerStmts(ctx, hotJobLocked, hotOutbox, hotLedgerAppend, hotBalanceAdd)
 	if err != nil {
 		return nil, err
 	}
-	locked, outbox := stmts[0], stmts[1]
+	locked, outbox, ledger := stmts[0], stmts[1], stmts[2:]
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		j, err := s.readLocked(ctx, tx, locked, id)
 		if err != nil {
@@ -285,6 +285,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 			return err
 		}
 		if err := enqueue(ctx, tx, outbox, j.Outbox, j.UpdatedAt); err != nil {
+			return err
+		}
+		if err := chargeIn(ctx, tx, ledger, j.Outbox, j.UpdatedAt); err != nil {
 			return err
 		}
 		emitted = len(j.Outbox) > 0
@@ -323,9 +326,13 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	ledger, err := s.writerStmts(ctx, hotLedgerAppend, hotBalanceAdd)
+	if err != nil {
+		return nil, err
+	}
 	var out []*job.Job
 	emitted := false
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		out, emitted = out[:0], false
 		var rows []jobRow
 		if err := s.forUpdate(tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).OrderExpr("id"), false).Scan(ctx); err != nil {
@@ -357,6 +364,9 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 				return err
 			}
 			if err := enqueue(ctx, tx, nil, j.Outbox, j.UpdatedAt); err != nil {
+				return err
+			}
+			if err := chargeIn(ctx, tx, ledger, j.Outbox, j.UpdatedAt); err != nil {
 				return err
 			}
 			emitted = emitted || len(j.Outbox) > 0

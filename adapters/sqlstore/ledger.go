@@ -9,9 +9,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/job"
 )
 
-var _ billing.Ledger = (*Store)(nil)
+var _ billing.JobLedger = (*Store)(nil)
 
 type ledgerRow struct {
 	bun.BaseModel `bun:"table:ledger"`
@@ -47,23 +48,13 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		out = out[:0]
 		for _, e := range entries {
-			e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)
-			var jobID *string
-			if e.JobID != "" {
-				jobID = &e.JobID
-			}
-			err := hotRow(ctx, tx, stmts[0], hotLedgerAppend,
-				e.Key, e.AccountID, string(e.Kind), e.Amount, jobID, e.Note, timeText(tx.Dialect(), e.CreatedAt)).Scan(&e.Seq)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // already in the ledger
-			}
+			e, added, err := appendIn(ctx, tx, stmts, e)
 			if err != nil {
-				return mapErr("ledger append "+e.Key, err)
+				return err
 			}
-			if err := hotExec(ctx, tx, stmts[1], hotBalanceAdd, e.AccountID, e.Amount); err != nil {
-				return mapErr("balance of "+e.AccountID, err)
+			if added {
+				out = append(out, e)
 			}
-			out = append(out, e)
 		}
 		return nil
 	})
@@ -71,6 +62,60 @@ func (s *Store) Append(ctx context.Context, entries ...billing.Entry) ([]billing
 		return nil, err
 	}
 	return out, nil
+}
+
+// appendIn writes e in tx unless its key is in the ledger already (added is false then), and
+// moves its account's balance by it. stmts are writerStmts(hotLedgerAppend, hotBalanceAdd).
+func appendIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stmt, e billing.Entry) (_ billing.Entry, added bool, _ error) {
+	e.CreatedAt = e.CreatedAt.UTC().Truncate(time.Microsecond)
+	var jobID *string
+	if e.JobID != "" {
+		jobID = &e.JobID
+	}
+	err := hotRow(ctx, tx, stmts[0], hotLedgerAppend,
+		e.Key, e.AccountID, string(e.Kind), e.Amount, jobID, e.Note, timeText(tx.Dialect(), e.CreatedAt)).Scan(&e.Seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, false, nil
+	}
+	if err != nil {
+		return e, false, mapErr("ledger append "+e.Key, err)
+	}
+	if err := hotExec(ctx, tx, stmts[1], hotBalanceAdd, e.AccountID, e.Amount); err != nil {
+		return e, false, mapErr("balance of "+e.AccountID, err)
+	}
+	return e, true, nil
+}
+
+// ChargesWith tells that jobs is this store: each of its job changes that emits a charge
+// (billing.TopicCharge) appends it here in the change's own transaction (chargeIn).
+func (s *Store) ChargesWith(jobs any) bool {
+	st, ok := jobs.(*Store)
+	return ok && st == s
+}
+
+// chargeIn appends to the ledger, in tx, the charges among a job change's messages, as the
+// relay's handler of billing.TopicCharge would append them later (that append then finds each
+// key there and changes nothing): the balance moves in the commit that ends the job, with no
+// transaction of its own after it. at is the messages' time, the job's UpdatedAt. stmts are
+// writerStmts(hotLedgerAppend, hotBalanceAdd).
+func chargeIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stmt, msgs []job.Message, at time.Time) error {
+	for _, m := range msgs {
+		if m.Topic != billing.TopicCharge {
+			continue
+		}
+		c, err := billing.DecodeCharge(m.Payload)
+		if err != nil {
+			return err
+		}
+		e := c.Entry(at)
+		if err := e.Check(); err != nil {
+			return err
+		}
+		if _, _, err := appendIn(ctx, tx, stmts, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Balance reads the running balance: one primary-key lookup, on the submit gate's path.

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -375,6 +376,103 @@ func TestAccountAndBalanceByKeyHash(t *testing.T) {
 			}
 			if _, _, _, err := s.AccountAndBalanceByKeyHash(ctx, account.HashSecret(secret)); !errors.Is(err, problem.ErrNotFound) {
 				t.Fatalf("a revoked key: %v, want not found", err)
+			}
+		})
+	}
+}
+
+// A job change that emits a charge (billing.TopicCharge) puts it in the ledger, and moves the
+// balance, in its own transaction: a change that fails charges nothing, UpdateMany charges each
+// job it ends, and the relay's later append of the same charge changes nothing.
+func TestJobChangesChargeTheLedger(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s, ctx := b.open(t), context.Background()
+			if !s.ChargesWith(s) || s.ChargesWith(b.open(t)) || s.ChargesWith(jobtest.NewMemory()) {
+				t.Fatal("ChargesWith: want true for the store itself only")
+			}
+			now := time.Date(2026, 11, 28, 9, 0, 0, 123456789, time.UTC)
+			var ids []string
+			for range 3 {
+				j, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_1", Type: "ffmpeg", Class: job.ClassCPU,
+					Timeout: time.Minute, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Create(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, j.ID)
+			}
+			end := func(amount int64) func(j *job.Job) error {
+				return func(j *job.Job) error {
+					p, err := json.Marshal(billing.Charge{AccountID: j.AccountID, JobID: j.ID, Class: j.Class, ComputeMs: 1500,
+						Seconds: 2, Amount: amount})
+					if err != nil {
+						return err
+					}
+					j.Emit(billing.TopicCharge, billing.ChargeKey(j.ID), p)
+					j.Emit("events", "event:"+j.ID, []byte(`{}`))
+					return j.Cancel(now.Add(time.Second))
+				}
+			}
+			if _, err := s.Update(ctx, ids[0], func(j *job.Job) error {
+				_ = end(5)(j)
+				return errors.New("abort")
+			}); err == nil {
+				t.Fatal("Update did not fail")
+			}
+			if bal, err := s.Balance(ctx, "acc_1"); err != nil || bal != 0 {
+				t.Fatalf("after a failed change: balance %d, %v; want 0", bal, err)
+			}
+			ended, err := s.Update(ctx, ids[0], end(5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.UpdateMany(ctx, ids[1:], end(7)); err != nil {
+				t.Fatal(err)
+			}
+			if bal, err := s.Balance(ctx, "acc_1"); err != nil || bal != -19 {
+				t.Fatalf("balance %d, %v; want -19 (5 + 7 + 7 charged)", bal, err)
+			}
+			page, err := s.Entries(ctx, billing.EntriesParams{AccountID: "acc_1", Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first billing.Entry
+			for _, e := range page.Entries {
+				if e.JobID == ids[0] {
+					first = e
+				}
+			}
+			want := billing.Entry{Seq: first.Seq, Key: billing.ChargeKey(ids[0]), AccountID: "acc_1", Kind: billing.KindCharge, Amount: -5,
+				JobID: ids[0], Note: "cpu, 2 s", CreatedAt: ended.UpdatedAt.Truncate(time.Microsecond)}
+			if len(page.Entries) != 3 || cmp.Diff(want, first) != "" {
+				t.Fatalf("ledger %+v; want three charges, the first %+v", page.Entries, want)
+			}
+			// The relay's handler appends each charge again from its message: a no-op.
+			msgs, err := s.ClaimMessages(ctx, job.ClaimMessagesParams{Limit: 10, Lease: time.Minute, Now: now.Add(time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			charges := 0
+			for _, m := range msgs {
+				if m.Topic != billing.TopicCharge {
+					continue
+				}
+				charges++
+				c, err := billing.DecodeCharge(m.Payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if added, err := s.Append(ctx, c.Entry(m.CreatedAt)); err != nil || len(added) != 0 {
+					t.Fatalf("the relay's append of %s added %v, %v; want nothing", m.Key, added, err)
+				}
+			}
+			if bal, err := s.Balance(ctx, "acc_1"); charges != 3 || err != nil || bal != -19 {
+				t.Fatalf("after the relay: %d charge messages, balance %d, %v; want 3 and -19", charges, bal, err)
 			}
 		})
 	}

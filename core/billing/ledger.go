@@ -73,6 +73,15 @@ type Ledger interface {
 	Spent(ctx context.Context, accountID string, since time.Time) (int64, error)
 }
 
+// JobLedger is a Ledger that takes the charges of a job store's changes in those changes'
+// own transactions, where the two are one database. ChargesWith(jobs) is true when every
+// charge (a TopicCharge message) that a change of jobs emits is in this ledger, and in the
+// balance, as the change commits: whoever ends a job then appends nothing after it.
+type JobLedger interface {
+	Ledger
+	ChargesWith(jobs any) bool
+}
+
 // EntriesParams select a page of a ledger.
 type EntriesParams struct {
 	AccountID string

@@ -45,7 +45,7 @@ func NewCancel(p CancelPorts) (*Cancel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cancel{jobs: p.Jobs, blobs: p.Blobs, bill: biller{p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer, obs: p.Observer}, nil
+	return &Cancel{jobs: p.Jobs, blobs: p.Blobs, bill: biller{pricing: p.Pricing}, clock: p.Clock, stopper: p.Stopper, viewer: p.Viewer, obs: p.Observer}, nil
 }
 
 // Cancel stops the account's job and returns it as GET /jobs/{id} does, cost included. A waiting

@@ -12,6 +12,9 @@ import (
 // biller applies the billing rule to jobs as they finish.
 type biller struct {
 	pricing *billing.Pricing
+	// ledger takes a finished job's charge at once (appendNow); nil where the job store's
+	// change that ends the job has put it there already (billing.JobLedger).
+	ledger billing.Ledger
 }
 
 // outcome is what the billing rule reads of a finished job.
@@ -58,12 +61,13 @@ func (b biller) settleBill(j *job.Job) error {
 
 // appendNow appends a just-billed job's charge to the ledger at once, so the balance the gate
 // and the dispatcher read is current; the relay appends the same charge again after a crash,
-// which the charge's key makes a no-op. A failure here is the relay's to repair.
-func (b biller) appendNow(ctx context.Context, ledger billing.Ledger, j *job.Job, at time.Time) {
-	if j == nil || !j.Status.Terminal() {
+// which the charge's key makes a no-op. A failure here is the relay's to repair. With a
+// billing.JobLedger the change that ended the job has charged it: nothing is left to do.
+func (b biller) appendNow(ctx context.Context, j *job.Job, at time.Time) {
+	if b.ledger == nil || j == nil || !j.Status.Terminal() {
 		return
 	}
 	if c, billed := b.charge(j); billed {
-		_, _ = ledger.Append(ctx, c.Entry(at))
+		_, _ = b.ledger.Append(ctx, c.Entry(at))
 	}
 }

@@ -219,7 +219,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 	s.cancelParts(ctx, parts)
 	// The charge is in the ledger before the observers hear of the end, among them the
 	// waits on the job (Jobs.Wait): a client that sees it complete sees its balance charged.
-	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now())
+	s.bill.appendNow(ctx, j, s.p.Clock.Now())
 	observeFinished(s.p.Observer, []*job.Job{j})
 	return nil
 }

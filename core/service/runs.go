@@ -94,7 +94,13 @@ func NewRuns(p RunsPorts) (*Runs, error) {
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
-	return &Runs{p: p, bill: biller{p.Pricing}, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{}),
+	bill := biller{pricing: p.Pricing}
+	if l, ok := p.Ledger.(billing.JobLedger); ok && l.ChargesWith(p.Jobs) {
+		bill.ledger = nil // the change that ends a job charges it
+	} else {
+		bill.ledger = p.Ledger
+	}
+	return &Runs{p: p, bill: bill, wake: map[job.Class]chan struct{}{}, stopping: make(chan struct{}),
 		parts: NewWaits(), seen: map[string]time.Time{}}, nil
 }
 

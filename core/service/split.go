@@ -130,7 +130,7 @@ func (s *Runs) splitAnswer(ctx context.Context, who workqueue.Identity, b workqu
 			return plan, stop, err
 		}
 		select {
-		case <-reported:
+		case <-reported.ch:
 		case <-t.C:
 			last = true // read the parts once more, for their progress
 		case <-ctx.Done():
@@ -326,7 +326,7 @@ func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueu
 		return err
 	}
 	s.cancelParts(ctx, parts)
-	s.bill.appendNow(ctx, s.p.Ledger, j, s.p.Clock.Now()) // before the waits hear of the end
+	s.bill.appendNow(ctx, j, s.p.Clock.Now()) // before the waits hear of the end
 	s.p.Observer.JobFinished(j)
 	return nil
 }
