@@ -74,16 +74,19 @@ func (s *Jobs) Wait(ctx context.Context, a account.Account, id string, d time.Du
 	defer recheck.Stop()
 	last := false
 	for {
-		// One read, watching the job from before it: a change after the read closes changed.
+		// One read, watching the job from before it: a change after the read wakes the wait.
 		j, again, err := func() (*job.Job, bool, error) {
-			changed, leave := s.waits.watch(id)
+			w, leave := s.waits.watch(id)
 			defer leave()
 			j, err := ownJob(ctx, s.jobs, a, id)
 			if err != nil || last || j.Status.Terminal() {
 				return j, false, err
 			}
 			select {
-			case <-changed:
+			case <-w.ch:
+				if e := w.ended; e != nil && e.AccountID == a.ID && e.Status.Terminal() {
+					return e, false, nil // ended on this replica: as its change committed it
+				}
 			case <-recheck.C:
 			case <-deadline.C:
 				last = true // read it once more, as it stands now

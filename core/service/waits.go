@@ -48,15 +48,19 @@ func NewWaits() *Waits {
 	return &Waits{changed: map[string]*watchers{}, accounts: map[string]int{}, stopping: make(chan struct{})}
 }
 
-// JobFinished ends the waits on j: it has ended.
-func (s *Waits) JobFinished(j *job.Job) { s.Changed(j.ID) }
+// JobFinished ends the waits on j: it has ended, and they answer with j as its change
+// committed it, without reading it again.
+func (s *Waits) JobFinished(j *job.Job) { s.change(j.ID, j) }
 
 // Changed tells the waits on job id that it may have changed: a hint, from this replica's job
 // events or another's through the bus.
-func (s *Waits) Changed(id string) {
+func (s *Waits) Changed(id string) { s.change(id, nil) }
+
+func (s *Waits) change(id string, ended *job.Job) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if w, ok := s.changed[id]; ok {
+		w.ended = ended
 		close(w.ch)
 		delete(s.changed, id)
 	}
@@ -100,16 +104,19 @@ func (s *Waits) Waiting() int {
 	return n
 }
 
-// watchers are the waits on one job: ch is closed by its next change.
+// watchers are the waits on one job: ch is closed by its next change, and ended is then the
+// job as the change that ended it committed it (JobFinished), or nil for a hint (Changed).
 type watchers struct {
-	ch chan struct{}
-	n  int
+	ch    chan struct{}
+	n     int
+	ended *job.Job
 }
 
-// watch returns the channel Changed closes for job id, and the function that leaves it: the
-// last wait to leave removes the job's entry, so a wait on a job that never changes again (an
-// ended one, one of another account) leaves nothing behind.
-func (s *Waits) watch(id string) (<-chan struct{}, func()) {
+// watch returns the watchers that the next change of job id wakes, and the function that
+// leaves them: the last wait to leave removes the job's entry, so a wait on a job that never
+// changes again (an ended one, one of another account) leaves nothing behind. w.ended may be
+// read once w.ch is closed.
+func (s *Waits) watch(id string) (*watchers, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.changed[id]
@@ -118,7 +125,7 @@ func (s *Waits) watch(id string) (<-chan struct{}, func()) {
 		s.changed[id] = w
 	}
 	w.n++
-	return w.ch, func() {
+	return w, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if w.n--; w.n == 0 && s.changed[id] == w {

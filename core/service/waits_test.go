@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -320,5 +322,44 @@ func TestJobsWaitHearsAfterTheCharge(t *testing.T) {
 	defer o.mu.Unlock()
 	if bal, ok := o.seen[id]; !ok || bal >= 1_000_000 {
 		t.Errorf("the waits heard of the end with the balance at %d (heard: %v), before the charge", bal, ok)
+	}
+}
+
+// TestJobsWaitAnswersTheEndedJobAsGetDoes: a wait woken by the end of its job on this replica
+// answers with the job as the change that ended it committed it, not read again, and that
+// answer is what a read gives: its status, times, cost and files.
+func TestJobsWaitAnswersTheEndedJobAsGetDoes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		res  workqueue.Result
+	}{
+		{"complete, with files", workqueue.Result{ComputeMs: 2500, Files: []job.File{{Path: "out.mp4", Type: job.FileVideo, Size: 7},
+			{Path: "thumb.png", Type: job.FileImage, Size: 3}}}},
+		{"failed", workqueue.Result{ComputeMs: 1200, Failure: exitFailure("boom")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, w := waitHarness(t, true)
+			a := h.open(t, account.PlanPro, 1_000_000)
+			id := h.submitJob(t, a, `{}`).ID
+			out := startWait(t, h, w, context.Background(), a, id, service.MaxWait)
+			h.run(t, job.ClassCPU, tt.res, false)
+			r := answer(t, out)
+			if r.err != nil {
+				t.Fatalf("Wait: %v", r.err)
+			}
+			got, err := h.jobs.Get(h.ctx, a, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(got, r.view); d != "" {
+				t.Errorf("Wait's answer differs from a read of the job (-read +wait):\n%s", d)
+			}
+			if r.view.Cost == nil || !r.view.Status.Terminal() {
+				t.Errorf("Wait answered %s with cost %v; want an ended, billed job", r.view.Status, r.view.Cost)
+			}
+			leftNothing(t, w, "after the wait answered")
+		})
 	}
 }
