@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/job/jobtest"
 )
@@ -63,5 +65,52 @@ func TestClaimsArePrepared(t *testing.T) {
 	defer s.hot.mu.Unlock()
 	if len(s.hot.claims) != 2 {
 		t.Fatalf("%d claim statements kept, want 2 (limits 1 and 2)", len(s.hot.claims))
+	}
+}
+
+// TestClaimOfNothingTakesNoWriter: a claim that finds no job of its class waiting answers from
+// the read pool, while another write transaction holds SQLite's one writer; one that finds a
+// job waits for the writer and takes it.
+func TestClaimOfNothingTakesNoWriter(t *testing.T) {
+	t.Parallel()
+	s := openSQLiteT(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	gpu, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: "acc_1", Type: "ffmpeg", Class: job.ClassGPU, Timeout: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, gpu); err != nil {
+		t.Fatal(err)
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- s.inTx(ctx, func(context.Context, bun.Tx) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if got, err := s.Claim(cctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: now}); err != nil || len(got) != 0 {
+		t.Fatalf("claim of cpu work with none waiting, the writer held: %d jobs, %v; want none, at once", len(got), err)
+	}
+	claimed := make(chan []*job.Job, 1)
+	go func() {
+		got, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassGPU, Limit: 1, Lease: time.Minute, Now: now})
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- got
+	}()
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-claimed; len(got) != 1 || got[0].ID != gpu.ID {
+		t.Fatalf("claim of the waiting gpu job took %v", got)
 	}
 }

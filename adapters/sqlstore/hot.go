@@ -39,6 +39,11 @@ const (
 	// the read cost more than it saved (0.5-1 ms of CPU a job through the fleet).
 	hotDueWebhooks
 	hotDueDestinations
+	// hotAnyWaiting asks whether any job of a class waits, on the read pool, before a claim
+	// takes a write transaction (Store.Claim): a runner claims again as each of its jobs'
+	// compute ends, mostly finding nothing where runners outnumber the work, and that claim
+	// held SQLite's one writer while the report of the job that freed its slot waited for it.
+	hotAnyWaiting
 	// hotJobDelivery reads a job's destination delivery, which every GET /jobs/{id} and every
 	// job's end ask after, and most jobs have none. SQLite only, as the job reads.
 	hotJobDelivery
@@ -69,6 +74,7 @@ var hotSQL = [hotCount]string{
 		VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT (key) DO NOTHING`,
 	hotDueWebhooks:     `SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
 	hotDueDestinations: `SELECT 1 FROM destination_deliveries WHERE state = 'pending' AND next_attempt_at <= ? LIMIT 1`,
+	hotAnyWaiting:      `SELECT 1 FROM jobs WHERE status = 'waiting' AND class = ? LIMIT 1`,
 	// The rows come back in no particular order; ClaimMessages sorts them by seq.
 	hotClaimMessages: `UPDATE outbox SET available_at = ?, attempts = attempts + 1
 		WHERE seq IN (SELECT seq FROM outbox WHERE available_at <= ? ORDER BY seq LIMIT ?)
@@ -229,20 +235,25 @@ func (h *hotStmts) close() {
 // a locking transaction (PostgreSQL). A row that falls due just after it is the next pass's,
 // as it would be had the claim itself run a moment earlier.
 func (s *Store) anyDue(ctx context.Context, q hotQuery, now time.Time) (bool, error) {
-	st, err := s.hot.stmt(ctx, s.r, q)
-	if err != nil {
-		return false, err
-	}
 	var at any = now
 	if s.r.Dialect().Name() == dialect.SQLite {
 		at = timeText(s.r.Dialect(), now)
 	}
+	return s.any(ctx, q, at)
+}
+
+// any answers whether q, a SELECT 1 … LIMIT 1 of hotSQL, finds a row, on the read pool.
+func (s *Store) any(ctx context.Context, q hotQuery, args ...any) (bool, error) {
+	st, err := s.hot.stmt(ctx, s.r, q)
+	if err != nil {
+		return false, err
+	}
 	var one int
-	switch err := st.QueryRowContext(ctx, at).Scan(&one); {
+	switch err := st.QueryRowContext(ctx, args...).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, mapErr("due", err)
+		return false, mapErr("any", err)
 	}
 	return true, nil
 }

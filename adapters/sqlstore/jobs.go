@@ -434,6 +434,12 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	// Nothing waiting of the class, no write transaction (hotAnyWaiting). A job that commits
+	// just after the read wakes the claimer (service.Runs waits for it from before the claim),
+	// as it would had the claim itself run a moment earlier.
+	if waiting, err := s.any(ctx, hotAnyWaiting, string(p.Class)); err != nil || !waiting {
+		return nil, err
+	}
 	var prepared *sql.Stmt
 	if !s.postgres {
 		// Prepared before the transaction, which holds SQLite's one writer connection.
