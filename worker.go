@@ -117,7 +117,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	rc := runner.Config{Worker: cfg.Name, ClaimWait: 20 * time.Second, DrainTimeout: cfg.DrainTimeout}
 	if cfg.MetricsAddr != "" {
 		wm = metrics.NewWorker(class, cfg.Concurrency, func() int { return agent.Running() })
-		rc.OnRun = func(r runner.RunStats) { wm.Ran(r.Type, r.Outcome, r.Took) }
+		rc.OnRun = func(r runner.RunStats) { wm.Ran(r.Type, r.Outcome, r.Took, r.Phases) }
 	}
 	agent, err = NewAgent(ctx, AgentConfig{Class: class, Slots: cfg.Concurrency, Warm: cfg.WarmSandboxes, WorkDir: cfg.WorkDir, Transcriber: tr,
 		Fetch: safehttp.Config{AllowPrivate: allow}, Log: cfg.Log, Sandbox: cfg.Sandbox, DockerImage: cfg.DockerImage, DockerHost: cfg.DockerHost,

@@ -180,6 +180,40 @@ func sandboxCosts(b *testing.B) (start, probe time.Duration) {
 }
 
 // quantile is the q-quantile of ds (0 ≤ q ≤ 1), the nearest rank's.
+// scrapeRuns scrapes the worker's metrics at addr once it has counted runs reported runs.
+func scrapeRuns(b *testing.B, addr string, runs int) map[string]float64 {
+	b.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m := scrape(b, "http://"+addr)
+		if int(m[`mediajobs_worker_runs_total{class="cpu",outcome="complete",type="ffmpeg"}`]) >= runs || time.Now().After(deadline) {
+			return m
+		}
+		time.Sleep(10 * time.Millisecond) // the poll interval of a wait on the worker's count
+	}
+}
+
+// meanBetween is the mean of the observations of a histogram's series (name, labels) made
+// between two scrapes.
+func meanBetween(before, after map[string]float64, name, labels string) time.Duration {
+	n := after[name+"_count"+labels] - before[name+"_count"+labels]
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration((after[name+"_sum"+labels] - before[name+"_sum"+labels]) / n * float64(time.Second))
+}
+
+// mean is the mean of ds.
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
+
 func quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -220,10 +254,14 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			}
 			srv := fleetServer(b, sqliteBackend, productionLease)
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
-			startWorker(b, srv.Base, 1, "MEDIAJOBS_SANDBOX="+run.sandbox, "MEDIAJOBS_WARM_SANDBOXES="+run.warm)
+			metricsAddr := freeAddr(b)
+			startWorker(b, srv.Base, 1, "MEDIAJOBS_SANDBOX="+run.sandbox, "MEDIAJOBS_WARM_SANDBOXES="+run.warm, "MEDIAJOBS_METRICS_ADDR="+metricsAddr)
 			body := ffmpegJob(command, nil, nil)
 			c.complete(body) // warm: the worker's first claim, the image's layers, FFmpeg's libraries
 			c = c.unchecked()
+			// The worker counts a run once its report is acknowledged, which the client may hear
+			// of first: the scrapes wait for the count of reported runs to settle.
+			workerBefore, serverBefore := scrapeRuns(b, metricsAddr, 1), scrape(b, srv.Base)
 
 			// A median of rounds: b.N of a 2-second operation is 1. Each round runs the command
 			// bare and then as a job, and the overhead is the median of the rounds' differences:
@@ -250,6 +288,17 @@ func BenchmarkRunnerOverhead(b *testing.B) {
 			b.Logf("%s worker, 1-second job over %d rounds: bare %v, end to end %v (medians); overhead %v (median of the rounds' differences; quartiles %v to %v); createdAt→startedAt %v, startedAt→completedAt %v",
 				sb, len(e2e), median(bare).Round(time.Millisecond), me.Round(time.Millisecond), over.Round(100*time.Microsecond),
 				q1.Round(100*time.Microsecond), q3.Round(100*time.Microsecond), median(queued), median(ran))
+			workerAfter, serverAfter := scrapeRuns(b, metricsAddr, 1+len(e2e)), scrape(b, srv.Base)
+			phase := func(p string) time.Duration {
+				return meanBetween(workerBefore, workerAfter, "mediajobs_worker_run_phase_seconds", `{class="cpu",phase="`+p+`",type="ffmpeg"}`)
+			}
+			route := func(method, path string) time.Duration {
+				return meanBetween(serverBefore, serverAfter, "mediajobs_http_request_seconds", `{method="`+method+`",route="`+path+`"}`)
+			}
+			b.Logf("%s worker, where a job's time goes (means over the rounds): on the worker, stage %v, compute %v (bare: %v), store %v, report %v; in the server, POST /jobs %v, a report %v",
+				sb, phase("stage").Round(10*time.Microsecond), phase("compute").Round(100*time.Microsecond), mean(bare).Round(100*time.Microsecond),
+				phase("store").Round(10*time.Microsecond), phase("report").Round(10*time.Microsecond),
+				route("POST", "/jobs").Round(10*time.Microsecond), route("POST", "/internal/runner/report").Round(10*time.Microsecond))
 		})
 	}
 }

@@ -297,8 +297,8 @@ func testControlPlaneRestart(t *testing.T, tr transport) {
 	}
 }
 
-// TestWorkerMetrics: a worker started with --metrics-addr counts its runs by outcome and its
-// slots at /metrics; with --pprof-addr it serves Go's profiles on that address.
+// TestWorkerMetrics: a worker started with --metrics-addr counts its runs by outcome, times
+// their phases, and counts its slots at /metrics; with --pprof-addr it serves Go's profiles on that address.
 func TestWorkerMetrics(t *testing.T) {
 	t.Parallel()
 	srv := fleetServer(t, sqliteBackend, nil)
@@ -323,6 +323,10 @@ func TestWorkerMetrics(t *testing.T) {
 		`mediajobs_worker_slots{class="cpu"} 3`,
 		`mediajobs_worker_slots_busy{class="cpu"} 0`,
 		`mediajobs_worker_run_seconds_count{class="cpu",outcome="complete",type="ffmpeg"} 1`,
+		`mediajobs_worker_run_phase_seconds_count{class="cpu",phase="stage",type="ffmpeg"} 1`,
+		`mediajobs_worker_run_phase_seconds_count{class="cpu",phase="compute",type="ffmpeg"} 1`,
+		`mediajobs_worker_run_phase_seconds_count{class="cpu",phase="store",type="ffmpeg"} 1`,
+		`mediajobs_worker_run_phase_seconds_count{class="cpu",phase="report",type="ffmpeg"} 1`,
 	}
 	// The worker counts a run once the control plane has acknowledged its report, which a
 	// client following the job may hear of first.

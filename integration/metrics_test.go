@@ -12,7 +12,7 @@ import (
 )
 
 // scrape reads /metrics and returns each sample line's value by its name and labels.
-func scrape(t *testing.T, base string) map[string]float64 {
+func scrape(t testing.TB, base string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {

@@ -193,6 +193,8 @@ type Worker struct {
 	reg  *prometheus.Registry
 	runs *prometheus.CounterVec
 	took *prometheus.HistogramVec
+	// phases are the runs' spans: where a job's time on the worker goes.
+	phases *prometheus.HistogramVec
 }
 
 // NewWorker registers a worker's metrics; slots is its concurrency and busy tells how many of
@@ -207,8 +209,14 @@ func NewWorker(class job.Class, slots int, busy func() int) *Worker {
 		took: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mediajobs_worker_run_seconds", ConstLabels: labels,
 			Help:    "Wall time of this worker's runs, transfers included, by job type and outcome.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900}}, []string{"type", "outcome"}),
+		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mediajobs_worker_run_phase_seconds", ConstLabels: labels,
+			Help: "Spans of this worker's runs, by job type and phase: stage (the claim's answer to FFmpeg's release), compute, " +
+				"store (the outputs' uploads) and report (its round trip).",
+			// From a tenth of a millisecond: a warm job's stage and report take about a millisecond.
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900}},
+			[]string{"type", "phase"}),
 	}
-	reg.MustRegister(w.runs, w.took,
+	reg.MustRegister(w.runs, w.took, w.phases,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mediajobs_worker_slots", ConstLabels: labels,
 			Help: "Jobs this worker runs at once at most (--concurrency)."}, func() float64 { return float64(slots) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mediajobs_worker_slots_busy", ConstLabels: labels,
@@ -217,10 +225,14 @@ func NewWorker(class job.Class, slots int, busy func() int) *Worker {
 	return w
 }
 
-// Ran records one run; it fits runner.Config.OnRun through a closure.
-func (w *Worker) Ran(typ, outcome string, took time.Duration) {
+// Ran records one run and the spans of its phases (runner.RunStats.Phases, by name); it fits
+// runner.Config.OnRun through a closure.
+func (w *Worker) Ran(typ, outcome string, took time.Duration, phases map[string]time.Duration) {
 	w.runs.WithLabelValues(typ, outcome).Inc()
 	w.took.WithLabelValues(typ, outcome).Observe(took.Seconds())
+	for phase, d := range phases {
+		w.phases.WithLabelValues(typ, phase).Observe(d.Seconds())
+	}
 }
 
 // Handler serves the worker's registry in the Prometheus text format.

@@ -101,6 +101,60 @@ type RunStats struct {
 	Outcome string
 	// Took is the run's wall time on this runner, from the first heartbeat to the report.
 	Took time.Duration
+	// Phases are the spans of the run that it reached, by name: where a job's time on the
+	// runner goes, and its fixed cost beside the compute.
+	Phases map[string]time.Duration
+}
+
+// The phases of a run (RunStats.Phases), in order.
+const (
+	// PhaseStage is from the claim's answer to the release of the job's first FFmpeg: the work
+	// directory, the checks, the inputs' downloads and staging.
+	PhaseStage = "stage"
+	// PhaseCompute is from that release to the end of the compute: the FFmpeg steps, and the
+	// outputs' probes.
+	PhaseCompute = "compute"
+	// PhaseStore is the outputs' uploads, and the rest of the run after its compute; a run
+	// whose executor says nothing of its compute's end has none.
+	PhaseStore = "store"
+	// PhaseReport is the report's round trip, re-sends included.
+	PhaseReport = "report"
+)
+
+// phases times a run's phases (RunStats.Phases) from the hooks that mark them.
+type phases struct {
+	mu                 sync.Mutex
+	began              time.Time
+	executing, compute time.Time // the first Executing and Computed, zero if none
+}
+
+func (p *phases) mark(at *time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if at.IsZero() {
+		*at = time.Now()
+	}
+}
+
+// spans returns the phases of a run whose executor returned at executed, and whose report,
+// if it was sent, took report.
+func (p *phases) spans(executed time.Time, report time.Duration) map[string]time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]time.Duration{}
+	if !p.executing.IsZero() {
+		out[PhaseStage] = p.executing.Sub(p.began)
+		end := executed
+		if !p.compute.IsZero() && p.compute.After(p.executing) {
+			end = p.compute
+			out[PhaseStore] = executed.Sub(p.compute)
+		}
+		out[PhaseCompute] = end.Sub(p.executing)
+	}
+	if report > 0 {
+		out[PhaseReport] = report
+	}
+	return out
 }
 
 // Agent is a runner: it claims jobs of its class from a work queue, runs each through the
@@ -381,6 +435,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		interval = min(interval, w.LeaseFor/3)
 	}
 	b := &beats{a: a, w: w, cancel: cancel, now: make(chan struct{}, 1)}
+	ph := &phases{began: time.Now()}
 	// The first heartbeat moves the job to running. It goes while the run starts, rather than
 	// before it (a round trip off every job's path), once the compute begins, or FirstHeartbeat
 	// after the claim, or when the run ends, whichever comes first: a run whose FFmpeg starts at
@@ -419,6 +474,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 			b.mu.Unlock()
 		},
 		Executing: func() {
+			ph.mark(&ph.executing)
 			b.mu.Lock()
 			first := !b.executing
 			b.executing = true
@@ -432,6 +488,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 		},
 		Split: b.sendSplit,
 		Computed: func() {
+			ph.mark(&ph.compute)
 			a.mu.Lock()
 			first := !a.computed[w.Lease.JobID]
 			a.computed[w.Lease.JobID] = true
@@ -455,6 +512,7 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 	}
 	began := time.Now()
 	res, cleanup := a.execute(ctx, w, hooks)
+	executed := time.Now()
 	// The work directory goes beside the report, not before it: removing it took 0.5 to 3 ms,
 	// which the job's end need not wait for; the run ends when both are done.
 	removed := make(chan struct{})
@@ -469,24 +527,26 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelCauseFunc, w workq
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errLeaseLost):
 		log.Warn("runner: the lease was refused while the job ran; its result is dropped")
-		a.ran(w, "lease_lost", began)
+		a.ran(w, "lease_lost", began, ph.spans(executed, 0))
 		return
 	case errors.Is(cause, errDrained):
 		res.Failure = &workqueue.Failure{Kind: workqueue.KindHandBack}
 	case errors.Is(cause, errJobCancelled):
 		res.Failure = &workqueue.Failure{Kind: workqueue.KindCancelled}
 	}
+	reporting := time.Now()
 	a.report(w.Lease, res, log)
+	reported := time.Since(reporting)
 	outcome := "complete"
 	if res.Failure != nil {
 		outcome = string(res.Failure.Kind)
 	}
-	a.ran(w, outcome, began)
+	a.ran(w, outcome, began, ph.spans(executed, reported))
 }
 
-func (a *Agent) ran(w workqueue.Assignment, outcome string, began time.Time) {
+func (a *Agent) ran(w workqueue.Assignment, outcome string, began time.Time, phases map[string]time.Duration) {
 	if a.cfg.OnRun != nil {
-		a.cfg.OnRun(RunStats{Type: w.Type, Class: w.Class, Outcome: outcome, Took: time.Since(began)})
+		a.cfg.OnRun(RunStats{Type: w.Type, Class: w.Class, Outcome: outcome, Took: time.Since(began), Phases: phases})
 	}
 }
 

@@ -174,6 +174,59 @@ func TestAgentRunsAJob(t *testing.T) {
 	}
 }
 
+// TestAgentTimesARunsPhases: a run's stats carry its phases as its hooks mark them: a run that
+// says when its compute ended has a store phase after it, one that does not has none, and each
+// reported run has its report's round trip.
+func TestAgentTimesARunsPhases(t *testing.T) {
+	t.Parallel()
+	for _, computed := range []bool{true, false} {
+		b := agentSetup(t)
+		b.exec.computed = computed
+		stats := make(chan runner.RunStats, 1)
+		b.start(t, b.queue, runner.Config{Slots: 1, Heartbeat: 20 * time.Millisecond, OnRun: func(r runner.RunStats) { stats <- r }})
+		id := b.submit(t)
+		if got := <-b.exec.started; got != id {
+			t.Fatalf("ran %s", got)
+		}
+		const held = 30 * time.Millisecond
+		time.Sleep(held) // the run's span to measure: the executor holds it this long
+		b.exec.release <- workqueue.Result{Data: json.RawMessage(`{"ok":true}`)}
+		var r runner.RunStats
+		select {
+		case r = <-stats:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no run stats within 10 s")
+		}
+		var sum time.Duration
+		for _, d := range r.Phases {
+			if d < 0 {
+				t.Errorf("computed %v: negative phase in %v", computed, r.Phases)
+			}
+			sum += d
+		}
+		want := []string{runner.PhaseStage, runner.PhaseCompute, runner.PhaseReport}
+		if computed {
+			want = append(want, runner.PhaseStore)
+		}
+		if len(r.Phases) != len(want) {
+			t.Errorf("computed %v: phases %v, want %v", computed, r.Phases, want)
+		}
+		for _, p := range want {
+			if _, ok := r.Phases[p]; !ok {
+				t.Errorf("computed %v: phases %v lack %s", computed, r.Phases, p)
+			}
+		}
+		// The executor's hold falls in the store phase when it said its compute ended before
+		// it, else in the compute phase; the phases add up to no more than the run.
+		if in := r.Phases[map[bool]string{true: runner.PhaseStore, false: runner.PhaseCompute}[computed]]; in < held {
+			t.Errorf("computed %v: the executor's %v hold is not in its phase: %v", computed, held, r.Phases)
+		}
+		if r.Phases[runner.PhaseReport] <= 0 || sum > r.Took+10*time.Millisecond {
+			t.Errorf("computed %v: phases %v (sum %v) against a run of %v", computed, r.Phases, sum, r.Took)
+		}
+	}
+}
+
 // TestAgentTakesTheNextJobOnceComputed: a run whose compute is over (uploading, reporting)
 // holds no slot, so a one-slot agent starts the next job meanwhile; one such run per slot, so a
 // third waits for one of the two to end.
