@@ -49,3 +49,28 @@ func BenchmarkCreateJob(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 	})
 }
+
+// BenchmarkUpdateJob measures one job change on SQLite, as every heartbeat, report and claim
+// makes one: read the row locked, change it, write it whole, commit. Its baseline, bun's update
+// with every value written into its text (a statement for SQLite to parse each time), measured
+// 286–290 µs a change on a 2-vCPU AMD EPYC (2026-11-28, build 96de74d); the prepared write,
+// 178–187 µs, run for run beside it.
+func BenchmarkUpdateJob(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	j := benchJob(b, "acc_bench", 1, time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC))
+	if err := s.Create(ctx, j); err != nil {
+		b.Fatal(err)
+	}
+	progress := 0.0
+	for b.Loop() {
+		progress += 1e-6
+		if _, err := s.Update(ctx, j.ID, func(j *job.Job) error { j.Progress = progress; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

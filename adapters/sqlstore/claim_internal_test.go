@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
 
 	"github.com/mediajobs/mediajobs/core/job"
@@ -112,5 +113,75 @@ func TestClaimOfNothingTakesNoWriter(t *testing.T) {
 	}
 	if got := <-claimed; len(got) != 1 || got[0].ID != gpu.ID {
 		t.Fatalf("claim of the waiting gpu job took %v", got)
+	}
+}
+
+// TestJobWritePrepared: on SQLite a job change writes its row through one prepared statement,
+// and the row is the one bun's own update wrote: every column the same text of the same type,
+// with times as bun writes them, NULL for a nil pointer and for an empty nullzero column.
+func TestJobWritePrepared(t *testing.T) {
+	t.Parallel()
+	s := openSQLiteT(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 123456789, time.UTC)
+	later := at.Add(90 * time.Second)
+	full := func(id string) *job.Job {
+		j, err := job.New(job.NewParams{ID: id, AccountID: "acc_1", Type: "ffmpeg", Inputs: json.RawMessage(`{"a.srt":{"content":"1"}}`),
+			Params: json.RawMessage(`{"command":"ffmpeg -i a.srt out.mp4"}`), Class: job.ClassCPU, Timeout: time.Minute, Now: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	type variant struct {
+		name   string
+		change func(j *job.Job)
+	}
+	for _, v := range []variant{
+		{"as created", func(*job.Job) {}},
+		{"every column set", func(j *job.Job) {
+			j.Status, j.Progress, j.ProcessedMs, j.ComputeMs, j.Attempt, j.Requeues = job.StatusFailed, 0.5, 1500, 1200, 2, 1
+			j.Worker, j.Runner, j.Avoid, j.AvoidUntil, j.LeaseUntil = "wkr_1", "wkr_1/w", "wkr_0/w", &later, &later
+			j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.FinishedAt, j.UpdatedAt = &at, &later, &later, &later, later
+			j.Error = &job.Error{Code: "RUNNER_ERROR", Message: "ffmpeg exited with status 1"}
+			j.Cost = &job.Cost{Amount: 3}
+		}},
+	} {
+		bunID, prepID := job.NewID("job"), job.NewID("job")
+		for _, id := range []string{bunID, prepID} {
+			j := full(id)
+			if err := s.Create(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+			v.change(j)
+			write, err := s.writerStmts(ctx, hotJobWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id == bunID {
+				write[0] = nil // bun's update, as on PostgreSQL
+			}
+			if err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error { return s.write(ctx, tx, write[0], j) }); err != nil {
+				t.Fatalf("%s: %v", v.name, err)
+			}
+		}
+		rows := map[string]map[string]string{}
+		for _, id := range []string{bunID, prepID} {
+			rows[id] = map[string]string{}
+			for _, f := range jobColumns(s.w.Dialect()) {
+				var text, typ string
+				if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(CAST(`+string(f.SQLName)+` AS TEXT), 'NULL'), typeof(`+string(f.SQLName)+`)
+					FROM jobs WHERE id = ?`, id).Scan(&text, &typ); err != nil {
+					t.Fatal(err)
+				}
+				rows[id][f.Name] = typ + " " + text
+			}
+		}
+		if d := cmp.Diff(rows[bunID], rows[prepID]); d != "" {
+			t.Errorf("%s: the prepared write's row differs from bun's (-bun +prepared):\n%s", v.name, d)
+		}
+		if got, err := s.Get(ctx, prepID); err != nil || got.ID != prepID {
+			t.Errorf("%s: reading the prepared write back: %v", v.name, err)
+		}
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/mediajobs/mediajobs/core/job"
 )
@@ -267,11 +270,11 @@ func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery 
 func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
 	var out *job.Job
 	emitted := false
-	stmts, err := s.writerStmts(ctx, hotJobLocked, hotOutbox, hotLedgerAppend, hotBalanceAdd)
+	stmts, err := s.writerStmts(ctx, hotJobLocked, hotJobWrite, hotOutbox, hotLedgerAppend, hotBalanceAdd)
 	if err != nil {
 		return nil, err
 	}
-	locked, outbox, ledger := stmts[0], stmts[1], stmts[2:]
+	locked, write, outbox, ledger := stmts[0], stmts[1], stmts[2], stmts[3:]
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		j, err := s.readLocked(ctx, tx, locked, id)
 		if err != nil {
@@ -281,7 +284,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 			return err
 		}
 		j.ID = id
-		if err := s.write(ctx, tx, j); err != nil {
+		if err := s.write(ctx, tx, write, j); err != nil {
 			return err
 		}
 		if err := enqueue(ctx, tx, outbox, j.Outbox, j.UpdatedAt); err != nil {
@@ -326,10 +329,11 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	ledger, err := s.writerStmts(ctx, hotLedgerAppend, hotBalanceAdd)
+	stmts, err := s.writerStmts(ctx, hotJobWrite, hotLedgerAppend, hotBalanceAdd)
 	if err != nil {
 		return nil, err
 	}
+	write, ledger := stmts[0], stmts[1:]
 	var out []*job.Job
 	emitted := false
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
@@ -360,7 +364,7 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 				return err
 			}
 			j.ID = id
-			if err := s.write(ctx, tx, j); err != nil {
+			if err := s.write(ctx, tx, write, j); err != nil {
 				return err
 			}
 			if err := enqueue(ctx, tx, nil, j.Outbox, j.UpdatedAt); err != nil {
@@ -384,13 +388,66 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 	return out, nil
 }
 
-func (s *Store) write(ctx context.Context, tx bun.Tx, j *job.Job) error {
+// write writes j's row in tx, through prepared, the hotJobWrite from writerStmts, or bun's
+// update where it is nil (PostgreSQL).
+func (s *Store) write(ctx context.Context, tx bun.Tx, prepared *sql.Stmt, j *job.Job) error {
 	r, err := toRow(j)
 	if err != nil {
 		return err
 	}
-	_, err = tx.NewUpdate().Model(r).WherePK().Exec(ctx)
+	if prepared == nil {
+		_, err = tx.NewUpdate().Model(r).WherePK().Exec(ctx)
+	} else {
+		_, err = tx.StmtContext(ctx, prepared).ExecContext(ctx, jobWriteArgs(tx.Dialect(), r)...)
+	}
 	return mapErr("update job "+j.ID, err)
+}
+
+// jobColumns are the columns of jobRow that an update writes (all but the key), in the order
+// of jobWriteText's SET and of jobWriteArgs.
+func jobColumns(d schema.Dialect) []*schema.Field {
+	var out []*schema.Field
+	for _, f := range d.Tables().Get(reflect.TypeFor[jobRow]()).DataFields {
+		if !f.SkipUpdate() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// jobWriteText is the UPDATE of a whole job row by its ID, every column a parameter: those of
+// jobColumns, then the ID.
+func jobWriteText(db *bun.DB) string {
+	var set []string
+	for _, f := range jobColumns(db.Dialect()) {
+		set = append(set, string(f.SQLName)+" = ?")
+	}
+	return `UPDATE "jobs" SET ` + strings.Join(set, ", ") + ` WHERE "id" = ?`
+}
+
+// jobWriteArgs are r's values for jobWriteText, bound as bun writes them into its own text: a
+// time as timeText (SQLite compares stored times as text), NULL for a nil pointer and for an
+// empty nullzero column.
+func jobWriteArgs(d schema.Dialect, r *jobRow) []any {
+	v := reflect.ValueOf(r).Elem()
+	fields := jobColumns(d)
+	args := make([]any, 0, len(fields)+1)
+	for _, f := range fields {
+		fv := f.Value(v)
+		switch {
+		case f.NullZero && fv.IsZero(), fv.Kind() == reflect.Pointer && fv.IsNil():
+			args = append(args, nil)
+			continue
+		case fv.Kind() == reflect.Pointer:
+			fv = fv.Elem()
+		}
+		if t, ok := fv.Interface().(time.Time); ok {
+			args = append(args, timeText(d, t))
+		} else {
+			args = append(args, fv.Interface())
+		}
+	}
+	return append(args, r.ID)
 }
 
 // List returns an account's jobs newest first by (created_at, id), a keyset page at a time.
@@ -449,8 +506,12 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		}
 		prepared = st
 	}
+	stmts, err := s.writerStmts(ctx, hotJobWrite)
+	if err != nil {
+		return nil, err
+	}
 	var out []*job.Job
-	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// Claims take turns (on PostgreSQL; SQLite's single writer serialises them already): a
 		// claim looks only at each account's first p.Limit jobs of each priority, so one that
 		// skipped another claim's locked rows could miss the jobs behind them.
@@ -481,7 +542,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 			if err := p.Dispatch(j, i); err != nil {
 				return err
 			}
-			if err := s.write(ctx, tx, j); err != nil {
+			if err := s.write(ctx, tx, stmts[0], j); err != nil {
 				return err
 			}
 		}
