@@ -506,7 +506,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		}
 		prepared = st
 	}
-	stmts, err := s.writerStmts(ctx, hotJobWrite)
+	stmts, err := s.writerStmts(ctx, hotJobWrite, hotJobLocked)
 	if err != nil {
 		return nil, err
 	}
@@ -525,16 +525,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		if len(ids) == 0 {
 			return nil
 		}
-		var rows []jobRow
-		if err := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
-			return mapErr("claim jobs", err)
-		}
-		place := make(map[string]int, len(ids))
-		for i, id := range ids {
-			place[id] = i
-		}
-		slices.SortFunc(rows, func(a, b jobRow) int { return place[a.ID] - place[b.ID] })
-		jobs, err := rowsJobs(rows)
+		jobs, err := s.claimedRows(ctx, tx, stmts[1], ids)
 		if err != nil {
 			return err
 		}
@@ -553,6 +544,34 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// claimedRows reads the rows of the claimed ids, in their order: on SQLite one by one through
+// locked, the prepared hotJobLocked (a claim takes one job a slot, mostly one, and bun's text
+// of the read was a statement to parse at every claim); on PostgreSQL, where locked is nil,
+// all in one query.
+func (s *Store) claimedRows(ctx context.Context, tx bun.Tx, locked *sql.Stmt, ids []string) ([]*job.Job, error) {
+	if locked != nil {
+		jobs := make([]*job.Job, 0, len(ids))
+		for _, id := range ids {
+			j, err := s.readLocked(ctx, tx, locked, id)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, j)
+		}
+		return jobs, nil
+	}
+	var rows []jobRow
+	if err := tx.NewSelect().Model(&rows).Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+		return nil, mapErr("claim jobs", err)
+	}
+	place := make(map[string]int, len(ids))
+	for i, id := range ids {
+		place[id] = i
+	}
+	slices.SortFunc(rows, func(a, b jobRow) int { return place[a.ID] - place[b.ID] })
+	return rowsJobs(rows)
 }
 
 // claimQuery is a claim's choice of up to p.Limit job IDs, on db; with params, the runner and
