@@ -49,8 +49,18 @@ func (s *Store) CreateAccount(ctx context.Context, a account.Account) error {
 // GetAccount returns the account or problem.ErrNotFound.
 func (s *Store) GetAccount(ctx context.Context, id string) (account.Account, error) {
 	var r accountRow
-	if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
-		return account.Account{}, mapErr("account "+id, err)
+	if s.postgres {
+		if err := s.r.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+			return account.Account{}, mapErr("account "+id, err)
+		}
+		return r.account(), nil
+	}
+	st, err := s.hot.stmt(ctx, s.r, hotAccount)
+	if err != nil {
+		return account.Account{}, err
+	}
+	if err := s.scanOne(ctx, st, id, &r, "account "+id); err != nil {
+		return account.Account{}, err
 	}
 	return r.account(), nil
 }

@@ -48,6 +48,10 @@ const (
 	// compute ends, mostly finding nothing where runners outnumber the work, and that claim
 	// held SQLite's one writer while the report of the job that freed its slot waited for it.
 	hotAnyWaiting
+	// hotAccount reads an account by ID, which every claim (its plan's caps for the
+	// assignment) and every report (the caps its files are held to) ask for. SQLite only, as
+	// the job reads.
+	hotAccount
 	// hotJobDelivery reads a job's destination delivery, which every GET /jobs/{id} and every
 	// job's end ask after, and most jobs have none. SQLite only, as the job reads.
 	hotJobDelivery
@@ -97,6 +101,8 @@ func hotText(db *bun.DB, q hotQuery) string {
 		return db.NewSelect().Model((*jobRow)(nil)).Where("job_row.id = ?", bun.Safe("?")).String()
 	case hotJobWrite:
 		return jobWriteText(db)
+	case hotAccount:
+		return db.NewSelect().Model((*accountRow)(nil)).Where("id = ?", bun.Safe("?")).String()
 	case hotJobDelivery:
 		return db.NewSelect().Model((*destinationDeliveryRow)(nil)).Where("job_id = ?", bun.Safe("?")).String()
 	case hotEndpoints:
