@@ -64,8 +64,33 @@ func TestClaimsArePrepared(t *testing.T) {
 	}
 	s.hot.mu.Lock()
 	defer s.hot.mu.Unlock()
-	if len(s.hot.claims) != 2 {
-		t.Fatalf("%d claim statements kept, want 2 (limits 1 and 2)", len(s.hot.claims))
+	if len(s.hot.claims) != 2 || len(s.hot.claimTexts) != 2 {
+		t.Fatalf("%d claim statements and %d texts kept, want 2 of each (limits 1 and 2)", len(s.hot.claims), len(s.hot.claimTexts))
+	}
+}
+
+// TestClaimTextKept: the text a claim finds its statement by, kept by its class, limit and
+// plans' caps, is the text bun writes for those, whichever claim of the same kind asked first.
+func TestClaimTextKept(t *testing.T) {
+	t.Parallel()
+	s := openSQLiteT(t)
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	params := []job.ClaimParams{
+		{Class: job.ClassCPU, Limit: 1},
+		{Class: job.ClassGPU, Limit: 1},
+		{Class: job.ClassCPU, Limit: 2},
+		{Class: job.ClassCPU, Limit: 1, Concurrency: map[string]int{"free": 1, "pro": 10}},
+		{Class: job.ClassCPU, Limit: 1, Concurrency: map[string]int{"free": 1, "pro": 11}},
+		{Class: job.ClassCPU, Limit: 1, Concurrency: map[string]int{"free": 1, "team": 10}},
+		{Class: job.ClassCPU, Limit: 1, Concurrency: map[string]int{"free": 1}},
+	}
+	for range 2 { // the second time, from what was kept
+		for i, p := range params {
+			p.Now, p.Runner, p.Worker = now.Add(time.Duration(i)*time.Minute), "w/"+string(rune('a'+i)), "w"
+			if got, want := s.claimText(p), s.claimQuery(s.w, p, true).String(); got != want {
+				t.Fatalf("claim text of %+v:\n%s\nwant\n%s", p, got, want)
+			}
+		}
 	}
 }
 

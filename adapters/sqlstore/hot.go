@@ -118,6 +118,9 @@ type hotStmts struct {
 	// maxClaims of them; a claim of a text past it runs unprepared.
 	claims    map[string]*sql.Stmt
 	maxClaims int
+	// claimTexts are those texts by what they are made of (Store.claimText), at most
+	// maxClaims of them.
+	claimTexts map[string]string
 }
 
 // maxClaimStmts is a store's hotStmts.maxClaims: one statement for each class and limit a

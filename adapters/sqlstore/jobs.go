@@ -500,7 +500,7 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 	var prepared *sql.Stmt
 	if !s.postgres {
 		// Prepared before the transaction, which holds SQLite's one writer connection.
-		st, err := s.hot.claim(ctx, s.w, s.claimQuery(s.w, p, true).String())
+		st, err := s.hot.claim(ctx, s.w, s.claimText(p))
 		if err != nil {
 			return nil, err
 		}
@@ -544,6 +544,34 @@ func (s *Store) Claim(ctx context.Context, p job.ClaimParams) ([]*job.Job, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// claimText is the text of the prepared statement of a claim of p (claimQuery with params).
+// It depends only on the class, the limit and the plans' caps, and bun took 41 µs to write it,
+// which every claim paid to find its statement: it is kept by those, for up to maxClaims of
+// them.
+func (s *Store) claimText(p job.ClaimParams) string {
+	var key strings.Builder
+	fmt.Fprintf(&key, "%s/%d", p.Class, p.Limit)
+	for _, plan := range slices.Sorted(maps.Keys(p.Concurrency)) {
+		fmt.Fprintf(&key, "/%q=%d", plan, p.Concurrency[plan])
+	}
+	s.hot.mu.Lock()
+	text, ok := s.hot.claimTexts[key.String()]
+	s.hot.mu.Unlock()
+	if ok {
+		return text
+	}
+	text = s.claimQuery(s.w, p, true).String()
+	s.hot.mu.Lock()
+	defer s.hot.mu.Unlock()
+	if s.hot.claimTexts == nil {
+		s.hot.claimTexts = map[string]string{}
+	}
+	if len(s.hot.claimTexts) < s.hot.maxClaims {
+		s.hot.claimTexts[key.String()] = text
+	}
+	return text
 }
 
 // claimedRows reads the rows of the claimed ids, in their order: on SQLite one by one through
