@@ -290,8 +290,13 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 	var owners []string
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := d.compose("logs", "--no-color", "--tail", "60")
-			t.Logf("compose logs (last lines of each service):\n%s", tail(logs, 30000))
+			// Each service's own tail: one chatty service (the S3 server's health probes, a
+			// worker re-sending) must not push the API replicas' lines out of the log.
+			services, _ := d.compose("config", "--services")
+			for _, svc := range strings.Fields(services) {
+				logs, _ := d.compose("logs", "--no-color", "--tail", "60", svc)
+				t.Logf("compose logs of %s (its last lines):\n%s", svc, tail(logs, 6000))
+			}
 		}
 		_, _ = docker("rm", "-f", d.project+"-hooks")
 		// The workers drain (compose.yaml gives them the time): their sandbox containers go too.
