@@ -284,13 +284,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*job.Job) error) 
 			return err
 		}
 		j.ID = id
-		if err := s.write(ctx, tx, write, j); err != nil {
-			return err
-		}
-		if err := enqueue(ctx, tx, outbox, j.Outbox, j.UpdatedAt); err != nil {
-			return err
-		}
-		if err := chargeIn(ctx, tx, ledger, j.Outbox, j.UpdatedAt); err != nil {
+		if err := s.writeChange(ctx, tx, write, outbox, ledger, j); err != nil {
 			return err
 		}
 		emitted = len(j.Outbox) > 0
@@ -329,11 +323,11 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	stmts, err := s.writerStmts(ctx, hotJobWrite, hotLedgerAppend, hotBalanceAdd)
+	stmts, err := s.writerStmts(ctx, hotJobWrite, hotOutbox, hotLedgerAppend, hotBalanceAdd)
 	if err != nil {
 		return nil, err
 	}
-	write, ledger := stmts[0], stmts[1:]
+	write, outbox, ledger := stmts[0], stmts[1], stmts[2:]
 	var out []*job.Job
 	emitted := false
 	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
@@ -364,13 +358,7 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 				return err
 			}
 			j.ID = id
-			if err := s.write(ctx, tx, write, j); err != nil {
-				return err
-			}
-			if err := enqueue(ctx, tx, nil, j.Outbox, j.UpdatedAt); err != nil {
-				return err
-			}
-			if err := chargeIn(ctx, tx, ledger, j.Outbox, j.UpdatedAt); err != nil {
+			if err := s.writeChange(ctx, tx, write, outbox, ledger, j); err != nil {
 				return err
 			}
 			emitted = emitted || len(j.Outbox) > 0
@@ -386,6 +374,19 @@ func (s *Store) UpdateMany(ctx context.Context, ids []string, fn func(*job.Job) 
 		s.outboxWritten()
 	}
 	return out, nil
+}
+
+// writeChange writes a job change in tx: its row (write), its messages (enqueue, through
+// outbox) and the charges among them (chargeIn, through ledger), each statement writerStmts'
+// or nil.
+func (s *Store) writeChange(ctx context.Context, tx bun.Tx, write, outbox *sql.Stmt, ledger []*sql.Stmt, j *job.Job) error {
+	if err := s.write(ctx, tx, write, j); err != nil {
+		return err
+	}
+	if err := enqueue(ctx, tx, outbox, j.Outbox, j.UpdatedAt); err != nil {
+		return err
+	}
+	return chargeIn(ctx, tx, ledger, j.Outbox, j.UpdatedAt)
 }
 
 // write writes j's row in tx, through prepared, the hotJobWrite from writerStmts, or bun's
