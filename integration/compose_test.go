@@ -297,6 +297,9 @@ func upCompose(t *testing.T, lease time.Duration) *composeDeployment {
 				logs, _ := d.compose("logs", "--no-color", "--tail", "60", svc)
 				t.Logf("compose logs of %s (its last lines):\n%s", svc, tail(logs, 6000))
 			}
+			// The broker's own view of its consumers: waiting pulls, pending and unacknowledged
+			// calls, from NATS's monitoring port on the project's network.
+			t.Logf("NATS JetStream consumers:\n%s", tail(d.natsConsumers(), 12000))
 		}
 		_, _ = docker("rm", "-f", d.project+"-hooks")
 		// The workers drain (compose.yaml gives them the time): their sandbox containers go too.
@@ -375,6 +378,22 @@ func (d *composeDeployment) container(service string) string {
 		return ""
 	}
 	return lastLine(out)
+}
+
+// natsConsumers is the NATS server's /jsz report of its streams and consumers, read from its
+// monitoring port at the container's address, or why it could not be read.
+func (d *composeDeployment) natsConsumers() string {
+	ip, err := docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", d.container("nats"))
+	if err != nil || len(strings.Fields(ip)) == 0 {
+		return fmt.Sprintf("no address for the nats container: %v %s", err, ip)
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + strings.Fields(ip)[0] + ":8222/jsz?consumers=true")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
 
 // ready reports whether the load balancer answers /readyz with 200.

@@ -69,6 +69,13 @@ func goChannel(testing.TB) place {
 // natsPlace is a stream of the test's own, deleted when the test ends.
 func natsPlace(t testing.TB) place {
 	t.Helper()
+	p, _ := natsStream(t)
+	return p
+}
+
+// natsStream is natsPlace, with its stream's name.
+func natsStream(t testing.TB) (place, string) {
+	t.Helper()
 	requireNATS(t)
 	stream := "BQTEST_" + randomHex(6)
 	t.Cleanup(func() {
@@ -93,7 +100,7 @@ func natsPlace(t testing.TB) place {
 			t.Fatal(err)
 		}
 		return b
-	}}
+	}}, stream
 }
 
 func requireNATS(t testing.TB) {

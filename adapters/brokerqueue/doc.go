@@ -58,6 +58,12 @@
 // delivers only new messages; the worker deletes it when it closes, and JetStream does after
 // two minutes without the worker.
 //
+// A subscription whose consumer stops serving it is made again, consumer and all: one deleted
+// under it, or one that answers no pull request for three heartbeats in a row (a server that
+// restarted without its store, or lost the consumer's pull requests). A stream gone with the
+// server's state is made again first. Calls sent meanwhile go unanswered, and their workers
+// call again.
+//
 // # PostgreSQL
 //
 // Watermill's SQL Pub/Sub (watermill-sql v3, through pgx) with one table per topic in the

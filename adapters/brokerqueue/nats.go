@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,17 @@ const natsReplyInactive = 2 * time.Minute
 // the server lost is noticed and made again after two of them.
 const natsPullHeartbeat = time.Second
 
+// How many heartbeats missed in a row (each noticed 2 × natsPullHeartbeat after the last) tell
+// a consumer that no longer serves its pull requests: the subscription is then made again,
+// consumer included.
+const natsStallMisses = 3
+
+// How long the first attempt to subscribe again waits, and the longest wait between attempts.
+const (
+	natsResubscribeFirst = 100 * time.Millisecond
+	natsResubscribeMax   = 5 * time.Second
+)
+
 // DialNATS connects to NATS JetStream and makes sure that the stream and the control plane's
 // consumer groups exist (see the package documentation for the topology).
 func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, error) {
@@ -73,7 +85,7 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 		return nil, fmt.Errorf("brokerqueue: JetStream: %w", err)
 	}
 	b := &natsBroker{nc: nc, js: js, stream: cfg.Stream, prefix: strings.ToLower(cfg.Stream), log: log, closed: closed,
-		replyConsumers: map[string]bool{}}
+		closing: make(chan struct{}), replyConsumers: map[string]bool{}}
 	if err := b.ensure(ctx); err != nil {
 		nc.Close()
 		<-closed
@@ -92,7 +104,9 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 	// natsPullHeartbeat; two missed, and nats.go pulls again. Its default (half the 30 s
 	// expiry) left a consumer whose pull request the server had dropped idle for 30 s: on a
 	// loaded machine, nats-server 2.9 once did so to the control plane's leases consumer, and
-	// every heartbeat of the fleet waited until the leases had lapsed.
+	// every heartbeat of the fleet waited until the leases had lapsed. A consumer that answers
+	// no pull request at all is subscribed again (subscribe); each subscription's errors go to
+	// its own watch (watchedConsumer), not to a handler of the subscriber's.
 	//
 	// Acknowledgements are sent without waiting for the server's confirmation (AckAsync):
 	// a consumer hands its messages over one at a time, and a confirmed ack made each wait
@@ -100,10 +114,7 @@ func DialNATS(ctx context.Context, cfg NATSConfig, log *slog.Logger) (Broker, er
 	// only logged, and the call came again after AckWait either way.
 	b.sub, err = wmjs.NewSubscriber(wmjs.SubscriberConfig{Conn: nc, Logger: wlog, AckWaitTimeout: 10 * time.Second,
 		ResourceInitializer: b.consumer, Unmarshaler: lenientUnmarshaler{}, AckAsync: true,
-		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.PullHeartbeat(natsPullHeartbeat),
-			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-				log.Warn("brokerqueue: NATS consumer error", "err", err)
-			})}})
+		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.PullHeartbeat(natsPullHeartbeat)}})
 	if err != nil {
 		nc.Close()
 		<-closed
@@ -121,6 +132,8 @@ type natsBroker struct {
 	pub    *wmjs.Publisher
 	sub    *wmjs.Subscriber
 	closed chan struct{}
+	// closing is closed when close begins: a subscription that ends then is not made again.
+	closing chan struct{}
 
 	mu sync.Mutex
 	// replyConsumers are the reply consumers this broker made, deleted when it closes.
@@ -224,13 +237,13 @@ func (b *natsBroker) consumer(ctx context.Context, js jetstream.JetStream, subje
 		b.mu.Unlock()
 		// No closer: the Watermill subscriber calls it with the subscription's context, which
 		// has ended by then; close deletes the consumer instead.
-		return c, nil, nil
+		return watched(ctx, c), nil, nil
 	}
 	c, err := js.CreateOrUpdateConsumer(ctx, b.stream, b.groupConfig(topic))
 	if err != nil {
 		return nil, nil, fmt.Errorf("brokerqueue: NATS consumer %s: %w", group(topic), err)
 	}
-	return c, nil, nil
+	return watched(ctx, c), nil, nil
 }
 
 func (b *natsBroker) publish(topic string, m *message.Message) error {
@@ -238,11 +251,181 @@ func (b *natsBroker) publish(topic string, m *message.Message) error {
 }
 
 func (b *natsBroker) consume(ctx context.Context, topic string) (<-chan *message.Message, error) {
-	return b.sub.Subscribe(ctx, b.subject(topic))
+	return b.subscribe(ctx, b.subject(topic))
 }
 
 func (b *natsBroker) replies(ctx context.Context, worker string) (<-chan *message.Message, error) {
-	return b.sub.Subscribe(ctx, b.subject(topicRepliesPrefix+worker))
+	return b.subscribe(ctx, b.subject(topicRepliesPrefix+worker))
+}
+
+// subscribe is the Watermill subscription of subject, made again, consumer and all, whenever
+// its consumer stops serving it: deleted (an operator's `nats consumer rm`, a JetStream that
+// lost its state), or answering no pull request for natsStallMisses heartbeats in a row (a
+// server that lost them). nats.go pulls again after each missed heartbeat, but a consumer that
+// is gone or stuck answers no pull, and the control plane (or a worker's replies) would stay
+// deaf until a restart. The channel closes when ctx ends or the broker closes.
+func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *message.Message, error) {
+	cur, err := b.subscribeOnce(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *message.Message)
+	go func() {
+		defer close(out)
+		for {
+			done := b.forward(ctx, cur, out)
+			cur.cancel()
+			if done {
+				return
+			}
+			for wait := natsResubscribeFirst; ; wait = min(2*wait, natsResubscribeMax) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-b.closing:
+					return
+				case <-time.After(wait):
+				}
+				if cur, err = b.subscribeOnce(ctx, subject); err == nil {
+					b.log.Info("brokerqueue: subscribed again to a NATS consumer", "subject", subject)
+					break
+				}
+				if errors.Is(err, jetstream.ErrStreamNotFound) {
+					// The server lost its state (restarted without its store): the stream and
+					// the control plane's groups are made again, as at the start.
+					if eerr := b.ensure(ctx); eerr != nil {
+						err = eerr
+					}
+				}
+				b.log.Warn("brokerqueue: subscribing again to a NATS consumer failed; trying again", "subject", subject, "err", err, "in", wait)
+			}
+		}
+	}()
+	return out, nil
+}
+
+// natsSubscription is one Watermill subscription and the watch on its consumer.
+type natsSubscription struct {
+	msgs   <-chan *message.Message
+	cancel context.CancelFunc
+	watch  *consumerWatch
+}
+
+func (b *natsBroker) subscribeOnce(ctx context.Context, subject string) (natsSubscription, error) {
+	w := &consumerWatch{subject: subject, log: b.log, stalled: make(chan struct{})}
+	sctx, cancel := context.WithCancel(context.WithValue(ctx, consumerWatchKey{}, w))
+	msgs, err := b.sub.Subscribe(sctx, subject)
+	if err != nil {
+		cancel()
+		return natsSubscription{}, err
+	}
+	return natsSubscription{msgs: msgs, cancel: cancel, watch: w}, nil
+}
+
+// forward hands sub's messages to out until ctx ends or the broker closes (true), or sub's
+// consumer stalls (false). A message taken from sub and not handed on is not acknowledged: the
+// consumer delivers it again after its AckWait.
+func (b *natsBroker) forward(ctx context.Context, sub natsSubscription, out chan<- *message.Message) bool {
+	for {
+		select {
+		case m, ok := <-sub.msgs:
+			if !ok {
+				// Watermill ends a subscription only with its context or its subscriber.
+				return ctx.Err() != nil || b.isClosing()
+			}
+			select {
+			case out <- m:
+			case <-ctx.Done():
+				return true
+			case <-sub.watch.stalled:
+				return false
+			}
+		case <-sub.watch.stalled:
+			return false
+		case <-ctx.Done():
+			return true
+		}
+	}
+}
+
+func (b *natsBroker) isClosing() bool {
+	select {
+	case <-b.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// consumerWatchKey carries a subscription's consumerWatch to the resource initializer
+// (natsBroker.consumer), through the context Watermill hands it.
+type consumerWatchKey struct{}
+
+// consumerWatch reads the errors of one subscription's consumer, and tells when it stalled.
+type consumerWatch struct {
+	subject string
+	log     *slog.Logger
+	stalled chan struct{}
+	once    sync.Once
+
+	mu     sync.Mutex
+	misses int       // heartbeats missed in a row
+	last   time.Time // when the last was missed
+}
+
+func (w *consumerWatch) failed(err error) {
+	switch {
+	case errors.Is(err, jetstream.ErrNoHeartbeat):
+		// nats.go pulls again after each miss, and notices the next one 2 × natsPullHeartbeat
+		// later: misses further apart than that are not one outage.
+		w.mu.Lock()
+		now := time.Now()
+		if now.Sub(w.last) > 3*natsPullHeartbeat {
+			w.misses = 0
+		}
+		w.misses++
+		w.last = now
+		stalled := w.misses >= natsStallMisses
+		w.mu.Unlock()
+		w.log.Warn("brokerqueue: NATS consumer error", "subject", w.subject, "err", err)
+		if stalled {
+			w.stall(err)
+		}
+	case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound), errors.Is(err, jetstream.ErrBadRequest):
+		// nats.go stops the consume after these.
+		w.stall(err)
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrConnectionDraining):
+		// The broker is closing.
+	default:
+		w.log.Warn("brokerqueue: NATS consumer error", "subject", w.subject, "err", err)
+	}
+}
+
+func (w *consumerWatch) stall(err error) {
+	w.once.Do(func() {
+		w.log.Warn("brokerqueue: a NATS consumer stopped serving its subscription; subscribing again", "subject", w.subject, "err", err)
+		close(w.stalled)
+	})
+}
+
+// watchedConsumer is a consumer whose Consume reports its errors to the subscription's watch.
+type watchedConsumer struct {
+	jetstream.Consumer
+	watch *consumerWatch
+}
+
+// watched wraps c for the subscription whose context is ctx; a consumer made outside subscribe
+// is left as it is.
+func watched(ctx context.Context, c jetstream.Consumer) jetstream.Consumer {
+	if w, ok := ctx.Value(consumerWatchKey{}).(*consumerWatch); ok {
+		return watchedConsumer{Consumer: c, watch: w}
+	}
+	return c
+}
+
+func (c watchedConsumer) Consume(handler jetstream.MessageHandler, opts ...jetstream.PullConsumeOpt) (jetstream.ConsumeContext, error) {
+	opts = append(slices.Clone(opts), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { c.watch.failed(err) }))
+	return c.Consumer.Consume(handler, opts...)
 }
 
 // close deletes this broker's reply consumers (JetStream would otherwise keep them for
@@ -251,6 +434,7 @@ func (b *natsBroker) replies(ctx context.Context, worker string) (<-chan *messag
 // returns once the connection is closed.
 func (b *natsBroker) close() error {
 	b.closeOnce.Do(func() {
+		close(b.closing)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		b.mu.Lock()
