@@ -28,10 +28,11 @@ type Ahead[W any] struct {
 	stop        context.CancelFunc
 	done        sync.WaitGroup
 	// retiring are the teardowns going on in the background (Retire); after Close, a teardown
-	// runs in its caller.
+	// runs in its caller. later are those held until the next refill (RetireLater).
 	mu       sync.Mutex
 	closed   bool
 	retiring sync.WaitGroup
+	later    []func()
 }
 
 // NewAhead starts filling size things with start until Close. A start that fails is passed to
@@ -110,8 +111,15 @@ func (a *Ahead[W]) Run(warm func(W) (Result, error, bool), cold func() (Result, 
 // WarmRuns is how many runs took a thing started ahead (the others started cold).
 func (a *Ahead[W]) WarmRuns() int64 { return a.warmRuns.Load() }
 
-// Refill asks for the count to be made up now.
+// Refill asks for the count to be made up now, and starts the teardowns held until then.
 func (a *Ahead[W]) Refill() {
+	a.mu.Lock()
+	later := a.later
+	a.later = nil
+	a.mu.Unlock()
+	for _, teardown := range later {
+		a.Retire(teardown)
+	}
 	select {
 	case a.refill <- struct{}{}:
 	default:
@@ -173,14 +181,33 @@ func (a *Ahead[W]) Retire(teardown func()) {
 	}()
 }
 
+// RetireLater holds teardown until the next refill (Refill, or the refill delay after a warm
+// run): a thing a run used is torn down once its job has ended, not while the job still
+// reports. Close runs those still held.
+func (a *Ahead[W]) RetireLater(teardown func()) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		teardown()
+		return
+	}
+	a.later = append(a.later, teardown)
+	a.mu.Unlock()
+}
+
 // Close stops the filling, waits for the teardowns in the background, and tears down those
-// still waiting.
+// held and those still waiting.
 func (a *Ahead[W]) Close() {
 	a.stop()
 	a.done.Wait()
 	a.mu.Lock()
 	a.closed = true
+	later := a.later
+	a.later = nil
 	a.mu.Unlock()
+	for _, teardown := range later {
+		teardown()
+	}
 	a.retiring.Wait()
 	for {
 		select {

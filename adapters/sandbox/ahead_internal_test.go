@@ -58,3 +58,32 @@ func TestAheadPutAfterClose(t *testing.T) {
 		t.Error("Put after Close took back a thing nobody would tear down")
 	}
 }
+
+// TestAheadRetireLater: a teardown held by RetireLater runs at the next Refill, not before;
+// one still held at Close runs there; after Close, RetireLater tears down at once.
+func TestAheadRetireLater(t *testing.T) {
+	t.Parallel()
+	a := NewAhead(1, 0, func() (int, error) { return 1, nil }, func(int) {}, func(error) {})
+	torn := make(chan string, 4)
+	a.RetireLater(func() { torn <- "first" })
+	select {
+	case w := <-torn:
+		t.Fatalf("%s torn down before the refill", w)
+	case <-time.After(50 * time.Millisecond): // an absence, watched a while
+	}
+	a.Refill()
+	select {
+	case w := <-torn:
+		if w != "first" {
+			t.Fatalf("torn down %s", w)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the refill did not tear down what was held")
+	}
+	a.RetireLater(func() { torn <- "second" })
+	a.Close()
+	a.RetireLater(func() { torn <- "third" })
+	if len(torn) != 2 || <-torn != "second" || <-torn != "third" {
+		t.Fatal("Close left a held teardown, or one after Close was held")
+	}
+}

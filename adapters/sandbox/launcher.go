@@ -95,19 +95,27 @@ func LauncherReady() bool { return launcherReady.Load() }
 const launcherProcsEnv = "GOMAXPROCS"
 
 func launcherMain(fdArg string, allowed []string) error {
-	// "N" or "N,R": the command comes on descriptor N; where R is given, one byte written to it
-	// tells the host that the launcher has started and waits (PoolConfig's sandboxes count as
-	// ready only then).
-	cmdArg, readyArg, withReady := strings.Cut(fdArg, ",")
+	// "N", "N,R" or "N,R,H": the command comes on descriptor N; where R is given, one byte
+	// written to it tells the host that the launcher has started and waits (PoolConfig's
+	// sandboxes count as ready only then); where H is given, the launcher reads it to its end
+	// after the end marks before it exits, so that the sandbox's teardown waits for the host.
+	cmdArg, rest, withReady := strings.Cut(fdArg, ",")
+	readyArg, holdArg, withHold := strings.Cut(rest, ",")
 	fd, ok := descriptor(cmdArg)
 	if !ok || (fd < 3 && fd != 0) {
 		return fmt.Errorf("bad command descriptor %q", fdArg)
 	}
-	ready := -1
+	ready, hold := -1, -1
 	if withReady {
 		if ready, ok = descriptor(readyArg); !ok || ready < 3 || ready == fd {
 			return fmt.Errorf("bad ready descriptor %q", fdArg)
 		}
+	}
+	if withHold {
+		if hold, ok = descriptor(holdArg); !ok || hold < 3 || hold == fd || hold == ready {
+			return fmt.Errorf("bad hold descriptor %q", fdArg)
+		}
+		unix.CloseOnExec(hold) // the program must not inherit it
 	}
 	// Not dumpable: a program of the same user cannot read the launcher's memory through /proc
 	// (the end mark is in it), nor attach to it. The program it starts is dumpable again.
@@ -192,6 +200,10 @@ func launcherMain(fdArg string, allowed []string) error {
 	// left: the host may hand the work directory back at the marks.
 	fmt.Fprint(os.Stdout, l.End)
 	fmt.Fprintf(os.Stderr, "%s%d\n", l.End, code)
+	if hold >= 0 {
+		// The namespaces go with the launcher: their teardown waits for the host's word.
+		_, _ = io.Copy(io.Discard, os.NewFile(uintptr(hold), "hold"))
+	}
 	os.Exit(code)
 	return nil
 }

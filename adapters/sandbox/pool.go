@@ -115,6 +115,9 @@ type warm struct {
 	dir     string
 	cmd     *exec.Cmd
 	command *os.File // the host's end of the launcher's command pipe
+	// hold is the host's end of the launcher's hold pipe: after its end marks the launcher
+	// waits for it to close before it exits, and with it the sandbox's namespaces go.
+	hold    *os.File
 	status  *statusReader
 	statusC chan bwrapStatus
 	job     *jobCgroup
@@ -209,11 +212,19 @@ func (p *Pool) start() (_ *warm, err error) {
 	defer readyR.Close()
 	closers = append(closers, readyW)
 	readyFD := nextFD(readyW)
+	holdR, holdW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	w.hold = holdW
+	closers = append(closers, holdR)
+	holdFD := nextFD(holdR)
 	opts.launcher = p.launcher
 	// The Go launcher (a worker binary acting as its own) starts with one P: with more, the
 	// runtime's start costs it 2 ms of CPU instead of 1, at every sandbox. It takes the
 	// variable out of the program's environment.
-	args := append(sb.bwrapOptions(opts), "--setenv", launcherProcsEnv, "1", "--", launcherPath, LauncherArg, strconv.Itoa(commandFD)+","+strconv.Itoa(readyFD))
+	args := append(sb.bwrapOptions(opts), "--setenv", launcherProcsEnv, "1", "--", launcherPath, LauncherArg, strconv.Itoa(commandFD)+","+strconv.Itoa(readyFD)+","+strconv.Itoa(holdFD))
 	args = append(args, sb.cfg.Programs...)
 	w.cmd = exec.Command(sb.cfg.Bwrap, args...)
 	w.cmd.Env = []string{}
@@ -323,6 +334,9 @@ func (w *warm) teardown() {
 func (w *warm) end() {
 	if w.command != nil {
 		w.command.Close() // the launcher reads no command and exits
+	}
+	if w.hold != nil {
+		w.hold.Close() // a launcher past its end marks exits
 	}
 	if w.cmd != nil {
 		w.kill()
@@ -501,7 +515,9 @@ func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time
 		oomKilled, peak = w.job.counters()
 	}
 	w.ends.Set(nil, nil)
-	p.ahead.Retire(w.end)
+	// The launcher waits (its hold pipe) and the sandbox with it: its teardown, the kernel's
+	// work of milliseconds, comes with the refill, once the job has reported.
+	p.ahead.RetireLater(w.end)
 	res, err := conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, nil)
 	return res, err, false
 }

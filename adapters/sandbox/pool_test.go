@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -290,6 +291,93 @@ func TestPoolRefillWaitsForItsJob(t *testing.T) {
 	}
 }
 
+// TestPoolTearsDownWithTheRefill: the sandbox a warm run used stays (its launcher waits on its
+// hold pipe, past its end marks) until the refill, which comes after the job has reported:
+// the teardown's CPU is not taken from the job's end. The refill then tears it down.
+func TestPoolTearsDownWithTheRefill(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	root, err := os.MkdirTemp("", "warm-pool-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: 1, Root: root, RefillDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Close()
+		if pids := poolProcesses(root); len(pids) > 0 {
+			t.Errorf("after Close, processes of the pool remain: %v", pids)
+		}
+		_ = os.RemoveAll(root)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := poolProcesses(root)
+	if len(before) == 0 {
+		t.Fatal("no process of the warm sandbox found")
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Args: []string{"-c", "cat in > out"}})
+	if err != nil || res.ExitCode != 0 || p.WarmRuns() != 1 {
+		t.Fatalf("run: %v, exit %d, %d warm runs: %s", err, res.ExitCode, p.WarmRuns(), res.StderrTail)
+	}
+	// The run's result and files are whole while its sandbox waits.
+	if b, err := os.ReadFile(filepath.Join(dir, "out")); err != nil || string(b) != "x" {
+		t.Fatalf("out: %q, %v", b, err)
+	}
+	if held := poolProcesses(root); !cmp.Equal(held, before) {
+		t.Fatalf("after the run, before the refill: processes %v; want the used sandbox's %v still there", held, before)
+	}
+	p.Refill()
+	if err := p.WaitFull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		now := poolProcesses(root)
+		if !slices.ContainsFunc(now, func(pid int) bool { return slices.Contains(before, pid) }) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the used sandbox's processes %v remain after the refill: %v", before, now)
+		case <-time.After(10 * time.Millisecond): // the poll interval of a wait on the teardown
+		}
+	}
+}
+
+// poolProcesses are the bubblewrap processes of the pool whose root is root (each names the
+// launcher's copy there), in PID order.
+func poolProcesses(root string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(filepath.Join(root, "launcher"))) {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}
+
 // requiredRlimits are the rlimits a launcher requires, as the tests give them.
 var requiredRlimits = []sandbox.Rlimit{{Resource: 0, Value: 60}, {Resource: 1, Value: 1 << 20}, {Resource: 7, Value: 64}, {Resource: 4, Value: 0}}
 
@@ -473,6 +561,84 @@ func TestLauncherEndNeedsItsOwnPIDNamespace(t *testing.T) {
 			outlived.Stdin = strings.NewReader(command)
 			if out, err := outlived.CombinedOutput(); err != nil || string(out) != "status 3\n1\n" {
 				t.Errorf("after the launcher, as process 2 under sh: %v, %q; want status 3 and process 1 alone", err, out)
+			}
+		})
+	}
+}
+
+// TestLauncherHoldsItsEnd: a launcher given a hold descriptor writes its end marks as soon as
+// the program's processes are gone, then waits for the descriptor's end before it exits (the
+// sandbox's namespaces go with it), and the program never holds that descriptor; a hold
+// argument that is not a descriptor of its own launches nothing. Both launchers, each as a
+// sandbox's second process, as the pool starts them.
+func TestLauncherHoldsItsEnd(t *testing.T) {
+	t.Parallel()
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		testenv.Missing(t, "bubblewrap (scripts/deps.sh installs it)", err)
+	}
+	// Built-ins only: a command sh forked would hold descriptors of its own.
+	command := encode(t, sandbox.Launch{Program: "/usr/bin/sh", Rlimits: requiredRlimits, End: "\x00END\x00",
+		Args: []string{"-c", "for fd in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$fd ] && echo inherited $fd; done; exit 3"}})
+	for _, l := range launchers(t) {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			readyR, readyW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer readyR.Close()
+			holdR, holdW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holdW.Close()
+			stdout, stdoutW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			cmd := exec.Command(bwrap, "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
+				"--proc", "/proc", "--", l.command(t).Path, sandbox.LauncherArg, "0,3,4", "/usr/bin/sh")
+			cmd.Stdin = strings.NewReader(command)
+			cmd.Stdout = stdoutW
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.ExtraFiles = []*os.File{readyW, holdR}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			readyW.Close()
+			holdR.Close()
+			stdoutW.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			want := "\x00END\x00"
+			got := make([]byte, len(want))
+			_ = stdout.SetReadDeadline(time.Now().Add(time.Minute))
+			if _, err := io.ReadFull(stdout, got); err != nil || string(got) != want {
+				t.Fatalf("stdout %q, %v (stderr %q); want the end mark alone, no descriptor inherited", got, err, stderr.String())
+			}
+			// An absence can only be watched for a while.
+			select {
+			case err := <-exited:
+				t.Fatalf("the launcher exited before its hold closed: %v, stderr %q", err, stderr.String())
+			case <-time.After(300 * time.Millisecond):
+			}
+			holdW.Close()
+			select {
+			case <-exited:
+			case <-time.After(time.Minute):
+				t.Fatal("the launcher did not exit once its hold closed")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 3 || stderr.String() != want+"3\n" {
+				t.Errorf("exit %d, stderr %q; want the program's status 3 and the end mark", code, stderr.String())
+			}
+			for _, arg := range []string{"3,4,4", "3,4,3", "3,4,2", "3,4,x", "3,4,", "3,4,5,6", "0,,4"} {
+				out, err := l.command(t, arg, "/usr/bin/sh").CombinedOutput()
+				if err == nil || !strings.Contains(string(out), "bad") {
+					t.Errorf("launcher %q: %v, %q; want it refused", arg, err, out)
+				}
 			}
 		})
 	}

@@ -4,11 +4,13 @@
 // same protocol; it is in C because a Go program's runtime takes 7 to 11 ms of CPU to start on
 // a small VM, once per sandbox and so once per job, where this takes about one and a half.
 //
-//	mediajobs-launcher sandbox-launcher N[,R] PROGRAM...
+//	mediajobs-launcher sandbox-launcher N[,R[,H]] PROGRAM...
 //
 // reads the command on descriptor N (3 or more: a pipe from bubblewrap; 0: stdin, a
 // container's attach stream) until its end, after writing one byte to R when given (the host
-// counts the sandbox ready then). The command is sandbox.Launch.Encode's: NUL-ended fields,
+// counts the sandbox ready then). With H, after the end marks it reads H to its end before it
+// exits: the sandbox's teardown (the namespaces, torn down with their last process) waits until
+// the host closes H, once the job's report is out, rather than taking the CPU from it. The command is sandbox.Launch.Encode's: NUL-ended fields,
 // "mediajobs-launch-1", the program (one of the PROGRAMs), the end mark in lowercase
 // hexadecimal ("" for none; the mark itself holds NULs), the count of rlimits, each one's resource and value, the count of arguments, each argument.
 // Every rlimit is set, soft and hard alike; RLIMIT_CPU, FSIZE, NOFILE and CORE must be among
@@ -186,18 +188,31 @@ int main(int argc, char **argv) {
 		fputs("mediajobs-launcher: runs inside a warm sandbox only, started by mediajobs serve and worker\n", stderr);
 		return 2;
 	}
-	// "N" or "N,R": the command comes on N; one byte written to R says the launcher waits.
-	char *arg = argv[2], *comma = strchr(arg, ',');
-	int fd, ready = -1;
+	// "N", "N,R" or "N,R,H": the command comes on N; one byte written to R says the launcher
+	// waits; the end of H says it may exit after the end marks.
+	char *arg = argv[2], *comma = strchr(arg, ','), *comma2 = NULL;
+	int fd, ready = -1, hold = -1;
 	if (comma != NULL) {
 		*comma = 0;
+		comma2 = strchr(comma + 1, ',');
+		if (comma2 != NULL) {
+			*comma2 = 0;
+		}
 	}
 	if (!descriptor(arg, &fd) || (fd < 3 && fd != 0) ||
-	    (comma != NULL && (!descriptor(comma + 1, &ready) || ready < 3 || ready == fd))) {
+	    (comma != NULL && (!descriptor(comma + 1, &ready) || ready < 3 || ready == fd)) ||
+	    (comma2 != NULL && (!descriptor(comma2 + 1, &hold) || hold < 3 || hold == fd || hold == ready))) {
 		if (comma != NULL) {
 			*comma = ',';
 		}
+		if (comma2 != NULL) {
+			*comma2 = ',';
+		}
 		fail("bad command descriptor \"%s\"", arg);
+	}
+	// The program must not inherit H.
+	if (hold >= 0 && fcntl(hold, F_SETFD, FD_CLOEXEC) < 0) {
+		fail("hold descriptor: %s", strerror(errno));
 	}
 	// Not dumpable: a program of the same user cannot read the launcher's memory through /proc
 	// (the end mark is in it), nor attach to it. The program it starts is dumpable again.
@@ -361,5 +376,12 @@ int main(int argc, char **argv) {
 	memcpy(mark + endLen, line, (size_t)n);
 	writeAll(1, end, (size_t)endLen);
 	writeAll(2, mark, (size_t)endLen + (size_t)n);
+	if (hold >= 0) {
+		char b[64];
+		ssize_t r;
+		do {
+			r = read(hold, b, sizeof b);
+		} while (r > 0 || (r < 0 && errno == EINTR));
+	}
 	_exit(code);
 }
