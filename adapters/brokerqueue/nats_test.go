@@ -15,6 +15,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/testenv"
 	"github.com/mediajobs/mediajobs/core/job"
+	"github.com/mediajobs/mediajobs/core/service/servicetest"
 	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
@@ -27,13 +28,7 @@ func TestNATSConsumersAreMadeAgain(t *testing.T) {
 	h := controlPlane(t)
 	serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 	c := client(t, p, brokerqueue.ClientConfig{Worker: "survivor", Timeout: 2 * time.Second})
-	answered := func() bool {
-		_, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
-		if err != nil && !errors.Is(err, brokerqueue.ErrNoAnswer) {
-			t.Fatalf("claim: %v", err)
-		}
-		return err == nil
-	}
+	answered := claimAnswered(t, c)
 	eventually(t, answered, "a first answer")
 
 	nc, err := nats.Connect(natsURL())
@@ -67,9 +62,25 @@ func TestNATSConsumersAreMadeAgain(t *testing.T) {
 		t.Fatalf("deleted only %v", deleted)
 	}
 	eventually(t, answered, "an answer after the consumers were deleted")
-	// The work itself flows again: a job submitted now is claimed.
-	qh := h.QueueHarness(t, nil)
-	id := qh.Submit(t, job.ClassCPU)
+	claimsTheNextJob(t, h, c)
+}
+
+// claimAnswered is a claim through c that tells whether it was answered; an error other than
+// no answer is logged (a stream gone is one, until a side makes it again).
+func claimAnswered(t *testing.T, c *brokerqueue.Client) func() bool {
+	return func() bool {
+		_, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
+		if err != nil && !errors.Is(err, brokerqueue.ErrNoAnswer) {
+			t.Logf("claim: %v", err)
+		}
+		return err == nil
+	}
+}
+
+// claimsTheNextJob holds that the work itself flows through c: a job submitted now is claimed.
+func claimsTheNextJob(t *testing.T, h *servicetest.Harness, c *brokerqueue.Client) {
+	t.Helper()
+	id := h.QueueHarness(t, nil).Submit(t, job.ClassCPU)
 	as, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
 	if err != nil || len(as) != 1 || as[0].Lease.JobID != id {
 		t.Fatalf("claim after the recovery: %v %v", as, err)
@@ -95,23 +106,12 @@ func TestNATSServerThatLostItsStateIsServedAgain(t *testing.T) {
 	h := controlPlane(t)
 	serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 	c := client(t, p, brokerqueue.ClientConfig{Worker: "survivor", Timeout: 2 * time.Second})
-	answered := func() bool {
-		_, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
-		if err != nil && !errors.Is(err, brokerqueue.ErrNoAnswer) {
-			t.Logf("claim: %v", err) // the stream is gone until a side makes it again
-		}
-		return err == nil
-	}
+	answered := claimAnswered(t, c)
 	eventually(t, answered, "a first answer")
 
 	srv.restartEmpty(t)
 	eventually(t, answered, "an answer from the server that lost its state")
-	qh := h.QueueHarness(t, nil)
-	id := qh.Submit(t, job.ClassCPU)
-	as, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
-	if err != nil || len(as) != 1 || as[0].Lease.JobID != id {
-		t.Fatalf("claim after the recovery: %v %v", as, err)
-	}
+	claimsTheNextJob(t, h, c)
 }
 
 // natsProcess is a nats-server of the test's own, on a port of its own.
