@@ -74,7 +74,8 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	rc := cfg.Runner
 	if pool := warmPool(ctx, sb, reach, work, cfg); pool != nil {
 		sb, rc.Stopped = pool, pool.Close
-		// The pool refills once a job's report is done, not while the job still uploads.
+		// The pool refills, and tears down the sandboxes its runs used (their launchers wait
+		// past the end marks), once a job's report is done, not while the job still uploads.
 		onRun := rc.OnRun
 		rc.OnRun = func(r runner.RunStats) {
 			pool.Refill()
