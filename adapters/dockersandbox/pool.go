@@ -290,30 +290,39 @@ func (w *warm) removeContainer() error {
 	}
 	removed := w.s.cli.ContainerWait(ctx, w.id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
 	_, _ = w.s.cli.ContainerKill(ctx, w.id, client.ContainerKillOptions{Signal: "KILL"}) // fails once it has exited
-	// The engine may remove the container between the inspect above and the wait's start and
-	// then never answer the wait: a worker's stop hung on it for the whole cleanupTimeout (two
-	// runs of BenchmarkRunnerOverhead/docker-warm in eight; none in six with this). An inspect
-	// every removalPoll ends the wait once the container is gone.
+	if err := waitOrGone(ctx, w.s.cli, w.id, removed); err != nil {
+		return fmt.Errorf("container %s, waiting for its removal: %w", w.id, err)
+	}
+	return nil
+}
+
+// waitOrGone waits for a ContainerWait of container id to answer, or for the container to be
+// gone. The engine may remove the container between the caller's last look and the wait's start
+// and then never answer the wait: a worker's stop hung on it for the whole cleanupTimeout (two
+// runs of BenchmarkRunnerOverhead/docker-warm in eight; none in six with this). An inspect every
+// removalPoll ends the wait once the container is gone; a container the engine no longer knows
+// has met every condition (its removal came first).
+func waitOrGone(ctx context.Context, cli *client.Client, id string, wait client.ContainerWaitResult) error {
 	poll := time.NewTicker(removalPoll)
 	defer poll.Stop()
 	for {
 		select {
-		case <-removed.Result:
+		case <-wait.Result:
 			return nil
-		case err := <-removed.Error:
+		case err := <-wait.Error:
 			if cerrdefs.IsNotFound(err) { // removed before the wait began
 				return nil
 			}
-			return fmt.Errorf("container %s, waiting for its removal: %w", w.id, err)
+			return err
 		case <-poll.C:
-			if _, err := w.s.cli.ContainerInspect(ctx, w.id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
+			if _, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
 				return nil
 			}
 		}
 	}
 }
 
-// removalPoll is how often removeContainer asks whether the container it waits on is gone.
+// removalPoll is how often waitOrGone asks whether the container waited on is gone.
 const removalPoll = 250 * time.Millisecond
 
 // alive reports whether the container still waits for its command: its launcher has not exited

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
@@ -67,31 +66,15 @@ func ownContainers(t testing.TB, sb *Sandbox) []string {
 	return ids
 }
 
-// waitContainer waits, through the engine, for the container id to meet cond; a container the
-// engine no longer knows has met them all (its removal came first). The engine may remove the
-// container just as the wait starts and then never answer it (removeContainer's note): an
-// inspect every removalPoll ends the wait once the container is gone.
+// waitContainer waits, through the engine, for the container id to meet cond, or to be gone
+// (waitOrGone).
 func waitContainer(t *testing.T, sb *Sandbox, id string, cond container.WaitCondition) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	wait := sb.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: cond})
-	poll := time.NewTicker(removalPoll)
-	defer poll.Stop()
-	for {
-		select {
-		case <-wait.Result:
-			return
-		case err := <-wait.Error:
-			if !cerrdefs.IsNotFound(err) {
-				t.Fatalf("container %s, waiting for %s: %v", id, cond, err)
-			}
-			return
-		case <-poll.C:
-			if _, err := sb.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
-				return
-			}
-		}
+	if err := waitOrGone(ctx, sb.cli, id, wait); err != nil {
+		t.Fatalf("container %s, waiting for %s: %v", id, cond, err)
 	}
 }
 

@@ -10,9 +10,11 @@
 // container's attach stream) until its end, after writing one byte to R when given (the host
 // counts the sandbox ready then). With H, after the end marks it reads H to its end before it
 // exits: the sandbox's teardown (the namespaces, torn down with their last process) waits until
-// the host closes H, once the job's report is out, rather than taking the CPU from it. The command is sandbox.Launch.Encode's: NUL-ended fields,
-// "mediajobs-launch-1", the program (one of the PROGRAMs), the end mark in lowercase
-// hexadecimal ("" for none; the mark itself holds NULs), the count of rlimits, each one's resource and value, the count of arguments, each argument.
+// the host closes H, once the job's report is out, rather than taking the CPU from it.
+// The command is sandbox.Launch.Encode's: NUL-ended fields, "mediajobs-launch-1", the program
+// (one of the PROGRAMs), the end mark in lowercase hexadecimal ("" for none; the mark itself
+// holds NULs), the count of rlimits, each one's resource and value, the count of arguments,
+// each argument.
 // Every rlimit is set, soft and hard alike; RLIMIT_CPU, FSIZE, NOFILE and CORE must be among
 // them. Without an end mark the launcher execs the program in its place. With one, it runs the
 // program as its child, then kills and waits for every process the program left behind, and
