@@ -115,7 +115,11 @@ func launcherMain(fdArg string, allowed []string) error {
 		if hold, ok = descriptor(holdArg); !ok || hold < 3 || hold == fd || hold == ready {
 			return fmt.Errorf("bad hold descriptor %q", fdArg)
 		}
-		unix.CloseOnExec(hold) // the program must not inherit it
+		// The program must not inherit it; and a hold that is not open is refused now, not at
+		// the end marks.
+		if _, err := unix.FcntlInt(uintptr(hold), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("hold descriptor: %w", err)
+		}
 	}
 	// Not dumpable: a program of the same user cannot read the launcher's memory through /proc
 	// (the end mark is in it), nor attach to it. The program it starts is dumpable again.

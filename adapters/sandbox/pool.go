@@ -116,7 +116,8 @@ type warm struct {
 	cmd     *exec.Cmd
 	command *os.File // the host's end of the launcher's command pipe
 	// hold is the host's end of the launcher's hold pipe: after its end marks the launcher
-	// waits for it to close before it exits, and with it the sandbox's namespaces go.
+	// waits for it to close before it exits, and with it the sandbox's namespaces go. Nil once
+	// released (releaseHold), under mu.
 	hold    *os.File
 	status  *statusReader
 	statusC chan bwrapStatus
@@ -126,7 +127,7 @@ type warm struct {
 	waited chan error
 	// pidfd holds the PID namespace's first process (bwrap's child), -1 where it could not be
 	// had; ended is set once bwrap has been waited for, after which nothing is signalled. mu
-	// guards both.
+	// guards both, and hold.
 	mu    sync.Mutex
 	pidfd int
 	ended bool
@@ -290,7 +291,9 @@ func (w *warm) kill() {
 }
 
 // reaped marks bwrap as waited for and waits for the PID namespace's first process to be gone
-// too (bwrap, killed, may exit before its child), then releases the pidfd.
+// too (bwrap, killed, may exit before its child), then releases the pidfd and the hold, which
+// nothing reads any more: a run that ended without its marks (a deadline, a cap, a launcher
+// killed) is settled here, not by end.
 func (w *warm) reaped() {
 	w.mu.Lock()
 	fd := w.pidfd
@@ -299,6 +302,18 @@ func (w *warm) reaped() {
 	if fd >= 0 {
 		PidfdExited(fd, 5*time.Second)
 		unix.Close(fd)
+	}
+	w.releaseHold()
+}
+
+// releaseHold closes the host's end of the hold pipe, once: a launcher past its end marks exits.
+func (w *warm) releaseHold() {
+	w.mu.Lock()
+	h := w.hold
+	w.hold = nil
+	w.mu.Unlock()
+	if h != nil {
+		h.Close()
 	}
 }
 
@@ -335,9 +350,7 @@ func (w *warm) end() {
 	if w.command != nil {
 		w.command.Close() // the launcher reads no command and exits
 	}
-	if w.hold != nil {
-		w.hold.Close() // a launcher past its end marks exits
-	}
+	w.releaseHold()
 	if w.cmd != nil {
 		w.kill()
 		<-w.waited

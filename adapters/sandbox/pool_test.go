@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -640,6 +641,19 @@ func TestLauncherHoldsItsEnd(t *testing.T) {
 					t.Errorf("launcher %q: %v, %q; want it refused", arg, err, out)
 				}
 			}
+			// A hold well written but not open is refused before anything runs (20: above what the
+			// Go launcher's runtime opens for itself).
+			_, readyW2, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer readyW2.Close()
+			closed := l.command(t, "0,3,20", "/usr/bin/sh")
+			closed.Stdin = strings.NewReader(command)
+			closed.ExtraFiles = []*os.File{readyW2}
+			if out, err := closed.CombinedOutput(); err == nil || !strings.Contains(string(out), "hold descriptor") || strings.Contains(string(out), "\x00END\x00") {
+				t.Errorf("launcher with hold 20 not open: %v, %q; want it refused before the program", err, out)
+			}
 		})
 	}
 }
@@ -813,36 +827,45 @@ func TestPoolRoot(t *testing.T) {
 	}
 }
 
-// TestPoolKeepsNoPidfd: a warm run that its deadline kills releases the pidfd it held of its
-// sandbox, as one that ends by itself does. Not parallel: it counts this process's pidfds.
-func TestPoolKeepsNoPidfd(t *testing.T) {
-	pidfds := func() (n int) {
+// TestPoolKeepsNoDescriptor: a warm run that its deadline kills releases what it held of its
+// sandbox (the pidfd, the host's end of the hold pipe), as one that ends by itself does. Not
+// parallel: it counts this process's descriptors, with the collector off, whose finalizers
+// would close a leaked file sooner or later.
+func TestPoolKeepsNoDescriptor(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	count := func(kind string) (n int) {
 		entries, _ := os.ReadDir("/proc/self/fd")
 		for _, e := range entries {
-			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:[pidfd]" {
+			if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(l, kind) {
 				n++
 			}
 		}
 		return n
 	}
-	before := pidfds()
+	before := count("anon_inode:[pidfd]")
 	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
 	p := newPoolWith(t, sb, sandbox.PoolConfig{Size: 1})
-	for i := range 3 {
+	var pipes []int // with the pool full, before each run
+	for i := range 4 {
 		if err := p.WaitFull(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		pipes = append(pipes, count("pipe:"))
 		res, err := p.Run(context.Background(), sandbox.Spec{Dir: sandboxtest.WorkDir(t), Program: "/usr/bin/sh",
 			Timeout: 300 * time.Millisecond, Args: []string{"-c", "sleep 5"}})
 		if err != nil || !res.TimedOut {
 			t.Fatalf("run %d: %+v, %v; want it timed out", i, res, err)
 		}
 	}
-	if p.WarmRuns() != 3 {
-		t.Errorf("WarmRuns = %d, want 3", p.WarmRuns())
+	if p.WarmRuns() != 4 {
+		t.Errorf("WarmRuns = %d, want 4", p.WarmRuns())
+	}
+	// From the second run on, the pool holds one sandbox and nothing of the runs before it.
+	if pipes[1] != pipes[3] {
+		t.Errorf("pipes open with the pool full, before each run: %v; want no more after each run", pipes)
 	}
 	p.Close()
-	if after := pidfds(); after != before {
+	if after := count("anon_inode:[pidfd]"); after != before {
 		t.Errorf("pidfds: %d before the pool, %d after it closed", before, after)
 	}
 }
