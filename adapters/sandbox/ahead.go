@@ -113,8 +113,16 @@ func (a *Ahead[W]) WarmRuns() int64 { return a.warmRuns.Load() }
 
 // Refill asks for the count to be made up now, and starts the teardowns held until then.
 func (a *Ahead[W]) Refill() {
-	for _, teardown := range a.takeLater(false) {
-		a.Retire(teardown)
+	a.mu.Lock()
+	later := a.later
+	a.later = nil
+	a.retiring.Add(len(later)) // with the taking, so that a Close after it waits for them
+	a.mu.Unlock()
+	for _, teardown := range later {
+		go func() {
+			defer a.retiring.Done()
+			teardown()
+		}()
 	}
 	select {
 	case a.refill <- struct{}{}:
@@ -191,22 +199,17 @@ func (a *Ahead[W]) RetireLater(teardown func()) {
 	a.mu.Unlock()
 }
 
-// takeLater takes the teardowns RetireLater holds, and marks the pool closed when closing.
-func (a *Ahead[W]) takeLater(closing bool) []func() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.closed = a.closed || closing
-	later := a.later
-	a.later = nil
-	return later
-}
-
 // Close stops the filling, waits for the teardowns in the background, and tears down those
 // held and those still waiting.
 func (a *Ahead[W]) Close() {
 	a.stop()
 	a.done.Wait()
-	for _, teardown := range a.takeLater(true) {
+	a.mu.Lock()
+	a.closed = true
+	later := a.later
+	a.later = nil
+	a.mu.Unlock()
+	for _, teardown := range later {
 		teardown()
 	}
 	a.retiring.Wait()

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -85,5 +86,32 @@ func TestAheadRetireLater(t *testing.T) {
 	a.RetireLater(func() { torn <- "third" })
 	if len(torn) != 2 || <-torn != "second" || <-torn != "third" {
 		t.Fatal("Close left a held teardown, or one after Close was held")
+	}
+}
+
+// TestAheadCloseWaitsForTheRefillsTeardowns: a Refill that has taken the held teardowns when
+// Close comes is waited for, as Close's own are: none ends after Close has returned.
+func TestAheadCloseWaitsForTheRefillsTeardowns(t *testing.T) {
+	t.Parallel()
+	for round := range 50 {
+		a := NewAhead(1, 0, func() (int, error) { return 1, nil }, func(int) {}, func(error) {})
+		const held = 50
+		var torn atomic.Int64
+		for range held {
+			a.RetireLater(func() {
+				time.Sleep(time.Millisecond) // a teardown takes a while
+				torn.Add(1)
+			})
+		}
+		refilling := make(chan struct{})
+		go func() {
+			defer close(refilling)
+			a.Refill()
+		}()
+		a.Close()
+		if n := torn.Load(); n != held {
+			t.Fatalf("round %d: Close returned with %d of %d held teardowns done", round, n, held)
+		}
+		<-refilling
 	}
 }
