@@ -301,7 +301,10 @@ func (w *warm) removeContainer() error {
 // and then never answer the wait: a worker's stop hung on it for the whole cleanupTimeout (two
 // runs of BenchmarkRunnerOverhead/docker-warm in eight; none in six with this). An inspect every
 // removalPoll ends the wait once the container is gone; a container the engine no longer knows
-// has met every condition (its removal came first).
+// has met every condition (its removal came first). The wait's answer is read even when the
+// poll ends it: the client sends it on a channel nobody else reads, and its goroutine (with the
+// engine's connection) would wait for a reader for ever. ctx must end once the caller is done
+// with the container, which ends a wait still unanswered.
 func waitOrGone(ctx context.Context, cli *client.Client, id string, wait client.ContainerWaitResult) error {
 	poll := time.NewTicker(removalPoll)
 	defer poll.Stop()
@@ -316,6 +319,12 @@ func waitOrGone(ctx context.Context, cli *client.Client, id string, wait client.
 			return err
 		case <-poll.C:
 			if _, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
+				go func() {
+					select {
+					case <-wait.Result:
+					case <-wait.Error:
+					}
+				}()
 				return nil
 			}
 		}
