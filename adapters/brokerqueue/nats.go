@@ -233,6 +233,16 @@ func (b *natsBroker) consumer(ctx context.Context, js jetstream.JetStream, subje
 			return nil, nil, fmt.Errorf("brokerqueue: NATS reply consumer %s: %w", name, err)
 		}
 		b.mu.Lock()
+		if b.isClosing() {
+			// close has deleted the reply consumers it knew of, or is deleting them: this one,
+			// made meanwhile by a subscription of the last moment, would linger for
+			// natsReplyInactive.
+			b.mu.Unlock()
+			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = js.DeleteConsumer(dctx, b.stream, name)
+			return nil, nil, fmt.Errorf("brokerqueue: NATS reply consumer %s: the broker is closing", name)
+		}
 		b.replyConsumers[name] = true
 		b.mu.Unlock()
 		// No closer: the Watermill subscriber calls it with the subscription's context, which
@@ -272,13 +282,21 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 	out := make(chan *message.Message)
 	go func() {
 		defer close(out)
+		wait := natsResubscribeFirst
 		for {
+			subscribed := time.Now()
 			done := b.forward(ctx, cur, out)
 			cur.cancel()
 			if done {
 				return
 			}
-			for wait := natsResubscribeFirst; ; wait = min(2*wait, natsResubscribeMax) {
+			// The backoff starts again after a subscription that served a while; one that
+			// stalled at once (a consumer the server keeps refusing) goes on with it, rather
+			// than being made again ten times a second.
+			if time.Since(subscribed) >= natsResubscribeMax {
+				wait = natsResubscribeFirst
+			}
+			for {
 				select {
 				case <-ctx.Done():
 					return
@@ -286,7 +304,9 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 					return
 				case <-time.After(wait):
 				}
-				if cur, err = b.subscribeOnce(ctx, subject); err == nil {
+				cur, err = b.subscribeOnce(ctx, subject)
+				wait = min(2*wait, natsResubscribeMax)
+				if err == nil {
 					b.log.Info("brokerqueue: subscribed again to a NATS consumer", "subject", subject)
 					break
 				}
@@ -358,7 +378,9 @@ func (b *natsBroker) isClosing() bool {
 }
 
 // consumerWatchKey carries a subscription's consumerWatch to the resource initializer
-// (natsBroker.consumer), through the context Watermill hands it.
+// (natsBroker.consumer), through the context Watermill hands it: the one thing of a
+// subscription's own that the initializer is given (a map by subject would mix two
+// subscriptions of one subject).
 type consumerWatchKey struct{}
 
 // consumerWatch reads the errors of one subscription's consumer, and tells when it stalled.

@@ -3,9 +3,11 @@ package brokerqueue_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +30,7 @@ func TestNATSConsumersAreMadeAgain(t *testing.T) {
 	h := controlPlane(t)
 	serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 	c := client(t, p, brokerqueue.ClientConfig{Worker: "survivor", Timeout: 2 * time.Second})
-	answered := claimAnswered(t, c)
+	answered := claimAnswered(c, t.Fatalf)
 	eventually(t, answered, "a first answer")
 
 	nc, err := nats.Connect(natsURL())
@@ -66,12 +68,13 @@ func TestNATSConsumersAreMadeAgain(t *testing.T) {
 }
 
 // claimAnswered is a claim through c that tells whether it was answered; an error other than
-// no answer is logged (a stream gone is one, until a side makes it again).
-func claimAnswered(t *testing.T, c *brokerqueue.Client) func() bool {
+// no answer goes to unexpected: t.Fatalf, or t.Logf where the test expects some (a stream gone
+// is one, until a side makes it again).
+func claimAnswered(c *brokerqueue.Client, unexpected func(format string, args ...any)) func() bool {
 	return func() bool {
 		_, err := c.Claim(context.Background(), workqueue.ClaimParams{Class: job.ClassCPU, Max: 1})
 		if err != nil && !errors.Is(err, brokerqueue.ErrNoAnswer) {
-			t.Logf("claim: %v", err)
+			unexpected("claim: %v", err)
 		}
 		return err == nil
 	}
@@ -106,7 +109,7 @@ func TestNATSServerThatLostItsStateIsServedAgain(t *testing.T) {
 	h := controlPlane(t)
 	serve(t, p, h.Runs.As(workqueue.EnvToken), nil)
 	c := client(t, p, brokerqueue.ClientConfig{Worker: "survivor", Timeout: 2 * time.Second})
-	answered := claimAnswered(t, c)
+	answered := claimAnswered(c, t.Logf)
 	eventually(t, answered, "a first answer")
 
 	srv.restartEmpty(t)
@@ -184,4 +187,61 @@ func (n *natsProcess) restartEmpty(t *testing.T) {
 	t.Helper()
 	n.stop()
 	n.start(t)
+}
+
+// A consumer that stops serving at once, again and again (here deleted as soon as it is made),
+// is made again with a growing backoff, not ten times a second: over three seconds, a subject
+// is subscribed again at most a handful of times (100, 200, 400, 800, 1600 ms apart).
+func TestNATSResubscribeBacksOff(t *testing.T) {
+	t.Parallel()
+	requireNATS(t)
+	stream := "BQBACKOFF_" + randomHex(6)
+	var log logBuffer
+	b, err := brokerqueue.DialNATS(context.Background(), brokerqueue.NATSConfig{URL: natsURL(), Stream: stream},
+		slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := place{name: "NATS", dial: func(testing.TB) brokerqueue.Broker { return b }}
+	serve(t, p, controlPlane(t).Runs.As(workqueue.EnvToken), nil)
+
+	nc, err := nats.Connect(natsURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Cleanup(func() { _ = js.DeleteStream(context.Background(), stream) })
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		names := s.ConsumerNames(ctx)
+		for name := range names.Name() {
+			_ = s.DeleteConsumer(ctx, name) // gone already, when the broker's own watch came first
+		}
+		time.Sleep(20 * time.Millisecond) // how often the operator's deletions come
+	}
+	again := map[string]int{}
+	for line := range strings.Lines(log.String()) {
+		if strings.Contains(line, "subscribed again to a NATS consumer") {
+			_, subject, _ := strings.Cut(line, "subject=")
+			again[strings.TrimSpace(subject)]++
+		}
+	}
+	if len(again) == 0 {
+		t.Fatalf("no subject was subscribed again; log:\n%s", log.String())
+	}
+	for subject, n := range again {
+		if n > 7 {
+			t.Errorf("%s subscribed again %d times in 3 s; want a backoff", subject, n)
+		}
+	}
 }
