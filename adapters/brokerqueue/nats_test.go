@@ -33,21 +33,9 @@ func TestNATSConsumersAreMadeAgain(t *testing.T) {
 	answered := claimAnswered(c, t.Fatalf)
 	eventually(t, answered, "a first answer")
 
-	nc, err := nats.Connect(natsURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := streamOf(ctx, t, stream)
 	var deleted []string
 	names := s.ConsumerNames(ctx)
 	for name := range names.Name() {
@@ -194,8 +182,7 @@ func (n *natsProcess) restartEmpty(t *testing.T) {
 // is subscribed again at most a handful of times (100, 200, 400, 800, 1600 ms apart).
 func TestNATSResubscribeBacksOff(t *testing.T) {
 	t.Parallel()
-	requireNATS(t)
-	stream := "BQBACKOFF_" + randomHex(6)
+	_, stream := natsStream(t)
 	var log logBuffer
 	b, err := brokerqueue.DialNATS(context.Background(), brokerqueue.NATSConfig{URL: natsURL(), Stream: stream},
 		slog.New(slog.NewTextHandler(&log, nil)))
@@ -205,22 +192,9 @@ func TestNATSResubscribeBacksOff(t *testing.T) {
 	p := place{name: "NATS", dial: func(testing.TB) brokerqueue.Broker { return b }}
 	serve(t, p, controlPlane(t).Runs.As(workqueue.EnvToken), nil)
 
-	nc, err := nats.Connect(natsURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	t.Cleanup(func() { _ = js.DeleteStream(context.Background(), stream) })
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := streamOf(ctx, t, stream)
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		names := s.ConsumerNames(ctx)
@@ -244,4 +218,24 @@ func TestNATSResubscribeBacksOff(t *testing.T) {
 			t.Errorf("%s subscribed again %d times in 3 s; want a backoff", subject, n)
 		}
 	}
+}
+
+// streamOf is the stream name as an operator's tools see it, through a connection of its own
+// that closes when the test ends.
+func streamOf(ctx context.Context, t *testing.T, name string) jetstream.Stream {
+	t.Helper()
+	nc, err := nats.Connect(natsURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
