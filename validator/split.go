@@ -111,10 +111,10 @@ var splitFilters = map[string]splitFilter{
 	"scale": {exprs: []string{"w", "h", "width", "height", ""}}, "pad": {}, "format": {}, "setsar": {}, "setdar": {}, "transpose": {},
 	"hflip": {}, "vflip": {}, "null": {}, "unsharp": {}, "lut3d": {}, "lut1d": {},
 	"drawbox":   {},
-	"crop":      {exprs: []string{"x", "y", ""}},
-	"eq":        {exprs: []string{"brightness", "contrast", "saturation", "gamma", ""}},
+	"crop":      {exprs: []string{"x", "y", "w", "h", "out_w", "out_h", ""}},
+	"eq":        {exprs: []string{"brightness", "contrast", "saturation", "gamma", "gamma_r", "gamma_g", "gamma_b", "gamma_weight", ""}},
 	"hue":       {exprs: []string{"h", "s", "H", "b", ""}},
-	"overlay":   {exprs: []string{"x", "y", ""}},
+	"overlay":   {exprs: []string{"x", "y"}, positional: []string{"x", "y", "eof_action", "eval", "shortest", "format", "repeatlast", "alpha"}},
 	"drawtext":  {exprs: []string{"x", "y", "alpha", "fontcolor_expr", "fontsize"}, positional: []string{"fontfile", "text", "textfile"}},
 	"subtitles": {timed: true},
 	"ass":       {timed: true},
@@ -391,6 +391,11 @@ func (sh *splitShape) takeOutputFlag(f splitFlag, formats []string) string {
 		}
 		sh.encoder = f.value
 	}
+	if splitParamsFlags[f.base] {
+		if reason := splitEncoderParamsReason(f.word, f.value); reason != "" {
+			return reason
+		}
+	}
 	if role == roleVideo && (f.base == "vf" || f.base == "filter") {
 		if sh.graph != "" {
 			return "the command has two filter graphs"
@@ -415,6 +420,36 @@ func (sh *splitShape) takeOutputFlag(f splitFlag, formats []string) string {
 	case rolePartsAndJoin:
 		sh.video = append(sh.video, pair...)
 		sh.join = append(sh.join, pair...)
+	}
+	return ""
+}
+
+// splitParamsFlags are the flags whose value is an encoder's own key=value:… list.
+var splitParamsFlags = map[string]bool{"x264-params": true, "x265-params": true, "x264opts": true, "svtav1-params": true}
+
+// splitParamsRefusals are the encoders' own keys that count frames from the start of the whole
+// encode, or read the whole input: a part would apply them again from its own first frame.
+var splitParamsRefusals = map[string]string{
+	"zones": "zones count frames from the start of the whole encode", "frames": "frames counts frames over the whole encode",
+	"pass": "two-pass encoding needs the whole input in each pass", "seek": "seek counts frames from the start of the whole input",
+	"chunk-start": "chunk-start counts frames from the start of the whole encode", "chunk-end": "chunk-end counts frames from the start of the whole encode",
+}
+
+// splitEncoderParamsReason refuses an encoder's key=value:… list that a part cannot honour: a
+// key of splitParamsRefusals, or a keyint that is not a whole number of frames (x264 reads 20.0
+// as 20, where a part could not follow its grid).
+func splitEncoderParamsReason(flag, value string) string {
+	for _, kv := range strings.Split(value, ":") {
+		key, v, _ := strings.Cut(kv, "=")
+		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(key)), "_", "-")
+		if why, ok := splitParamsRefusals[k]; ok {
+			return flag + " key " + strconv.Quote(key) + ": " + why
+		}
+		if k == "keyint" || k == "min-keyint" {
+			if _, err := strconv.Atoi(v); err != nil && v != "infinite" {
+				return flag + " " + kv + " is not a whole number of frames"
+			}
+		}
 	}
 	return ""
 }
@@ -479,6 +514,9 @@ func (sh *splitShape) checkGraph() string {
 			return "drawtext's textfile may expand the frame number (%{n}); with expansion=none it does not"
 		}
 	}
+	if sh.graphFlag == "-vf" && sh.timed && strings.Contains(sh.graph, "[") {
+		return "the -vf graph reads the frame's time and names its links ([...]): it cannot be shifted to the source's time"
+	}
 	if sh.graphFlag == "-filter_complex" {
 		if sh.still == "" || !overlay {
 			return "-filter_complex is only proved splittable when it overlays a still image"
@@ -492,6 +530,18 @@ func (sh *splitShape) checkGraph() string {
 
 // checkFilterValue refuses what reads the frame number and notes what reads the time.
 func (sh *splitShape) checkFilterValue(filter string, sf splitFilter, o filterOption) string {
+	if filter == "overlay" {
+		// The still is shown on every frame only as overlay does by default: its one frame
+		// repeated for the whole of the video.
+		switch v := strings.ToLower(o.value); {
+		case o.key == "eof_action" && v != "repeat" && v != "0":
+			return "overlay's eof_action=" + o.value + " shows the still on the first frame of each part alone"
+		case o.key == "shortest" && v != "0" && v != "false":
+			return "overlay's shortest=" + o.value + " ends the output with the still's one frame"
+		case o.key == "repeatlast" && v != "1" && v != "true":
+			return "overlay's repeatlast=" + o.value + " shows the still on the first frame of each part alone"
+		}
+	}
 	if filter == "drawtext" {
 		switch o.key {
 		case "timecode", "tc24hmax", "rate", "r":

@@ -85,6 +85,16 @@ func TestSplittableReasons(t *testing.T) {
 		{in + "-vf drawtext=f.ttf:hi:t.txt out.mp4", "drawtext's textfile may expand the frame number"},
 		{in + "-vf \"scale=w='iw+mod(n\\,2)':h=-2:eval=frame\" out.mp4", "filter scale reads n"},
 		{in + "-vf \"hue=H=2*PI*n/100\" out.mp4", "filter hue reads n"},
+		{in + "-vf \"eq=gamma_r='1+n/20':eval=frame\" out.mp4", "filter eq reads n"},
+		{in + "-vf \"eq=gamma_weight='random(0)':eval=frame\" out.mp4", "filter eq reads random"},
+		{in + "-c:v libx264 -x264-params zones=0,40,q=45 out.mp4", `-x264-params key "zones"`},
+		{in + "-c:v libx265 -x265-params log-level=error:frames=100 out.mp4", `-x265-params key "frames"`},
+		{in + "-c:v libx264 -x264opts keyint=20.0 out.mp4", "-x264opts keyint=20.0 is not a whole number"},
+		{"ffmpeg -i https://cdn.example.com/in.mp4 -i https://cdn.example.com/logo.png -filter_complex \"[0:v][1:v]overlay=10:10:eof_action=pass\" -c:v libx264 out.mp4", "overlay's eof_action=pass"},
+		{"ffmpeg -i https://cdn.example.com/in.mp4 -i https://cdn.example.com/logo.png -filter_complex \"[0:v][1:v]overlay=10:10:pass\" -c:v libx264 out.mp4", "overlay's eof_action=pass"},
+		{"ffmpeg -i https://cdn.example.com/in.mp4 -i https://cdn.example.com/logo.png -filter_complex \"[0:v][1:v]overlay=shortest=1\" -c:v libx264 out.mp4", "overlay's shortest=1"},
+		{"ffmpeg -i https://cdn.example.com/in.mp4 -i https://cdn.example.com/logo.png -filter_complex \"[0:v][1:v]overlay=repeatlast=0\" -c:v libx264 out.mp4", "overlay's repeatlast=0"},
+		{in + "-vf \"[in]drawtext=text=a:x=t*10:y=1[out]\" out.mp4", "names its links"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
@@ -114,6 +124,8 @@ func TestSplittableAccepts(t *testing.T) {
 		in + "-map 0:v -map 0:a -c:v libx265 -crf 30 -x265-params log-level=error -c:a aac -b:a 96k out.mov",
 		in + "-vf scale=640:-2,setsar=1,format=yuv420p -c:v libvpx-vp9 -b:v 1M -row-mt 1 out.mkv",
 		in + "-c:v mpeg4 -q:v 3 -an out.mkv",
+		in + "-c:v libx264 -x264-params keyint=48:min-keyint=48:scenecut=0 out.mp4",
+		"ffmpeg -i https://cdn.example.com/in.mp4 -i https://cdn.example.com/logo.png -filter_complex \"[0:v][1:v]overlay=10:10:repeat:shortest=0:repeatlast=1\" -c:v libx264 out.mp4",
 	} {
 		r := Validate(command, Options{})
 		if !r.Valid {
