@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/core/workqueue"
 )
 
 // Keyframes reads the times of the keyframes of a file's first video stream, in seconds from
@@ -66,7 +67,7 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 	}
 	src, video := parseSplitStreams(string(out))
 	if !video {
-		return SplitSource{Reason: "the input has no video stream"}, nil
+		return SplitSource{Reason: workqueue.SplitNoVideo}, nil
 	}
 	if src.Keyframes, err = Keyframes(ctx, sb, dir, name); err != nil {
 		return SplitSource{}, err
@@ -99,7 +100,7 @@ func parseSplitStreams(csv string) (src SplitSource, video bool) {
 			}
 			src.Audio = true
 		case f[0] == "stream" && kv["codec_type"] == "subtitle" && src.Reason == "":
-			src.Reason = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
+			src.Reason = workqueue.SplitSubtitles
 		case f[0] == "format":
 			src.Duration = parseSeconds(kv["duration"])
 		}

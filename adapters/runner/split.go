@@ -39,7 +39,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 	began := time.Now()
 	src, err := ProbeSplit(ctx, f.Sandbox, work, sp.Input)
 	if err != nil {
-		src = SplitSource{Reason: "the input's keyframes could not be read"}
+		src = SplitSource{Reason: workqueue.SplitUnreadable}
 		f.logf(a, "reading the keyframes of a split job's input failed", err)
 	}
 	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, FrameRate: src.FrameRate,

@@ -180,16 +180,16 @@ func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueu
 // its parts cancelled and answers the plan that won.
 func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat, j *job.Job) (*job.Job, error) {
 	src := *b.Split
-	reason, run, cuts := src.Reason, (*validator.SplitRun)(nil), []float64(nil)
+	command, err := s.splitPlan(j)
+	reason, run, cuts := trustedSplitReason(src.Reason, command), (*validator.SplitRun)(nil), []float64(nil)
+	if reason == "" && err != nil {
+		reason = err.Error()
+	}
 	if reason == "" && len(src.Keyframes) > maxKeyframes {
 		reason = fmt.Sprintf("the input has more than %d keyframes", maxKeyframes)
 	}
 	if reason == "" && src.Duration < s.minSeconds() {
 		reason = fmt.Sprintf("the input is %s s long; inputs under %s s run whole", strconv.FormatFloat(src.Duration, 'f', 1, 64), strconv.FormatFloat(s.minSeconds(), 'f', -1, 64))
-	}
-	command, err := s.splitPlan(j)
-	if reason == "" && err != nil {
-		reason = err.Error()
 	}
 	if reason == "" {
 		// A part for each minPartSeconds of input at most, and two at least: the input is
@@ -212,32 +212,17 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 			reason = err.Error()
 		}
 	}
-	var parts []*job.Job
+	var parts, made []*job.Job
 	plan := job.Split{}
+	if reason == "" {
+		if made, err = s.partJobs(j, command, run); err != nil {
+			reason = err.Error()
+		}
+	}
 	if reason == "" {
 		plan = job.Split{Around: job.Around{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}}
 		bounds := append(append([]float64{0}, cuts...), src.Duration)
-		// A part reads what the job reads: its inputs, given beside params or inside them.
-		var inner struct {
-			Inputs json.RawMessage `json:"inputs"`
-		}
-		_ = json.Unmarshal(j.Params, &inner)
-		for i, args := range run.Parts {
-			cmd := map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)}
-			if len(inner.Inputs) > 0 {
-				cmd["inputs"] = inner.Inputs
-			}
-			params, err := json.Marshal(cmd)
-			if err != nil {
-				return nil, err
-			}
-			// A part takes its job's place in the queue (its priority and its submit time), so
-			// that it goes before the account's jobs submitted after its job, which already ran.
-			p, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: j.AccountID, Type: ffmpegjob.Name, Inputs: j.Inputs, Params: params,
-				Class: j.Class, Timeout: j.Timeout, Pattern: job.PatternSingle, Priority: j.Priority, ParentID: j.ID, Now: j.CreatedAt})
-			if err != nil {
-				return nil, err
-			}
+		for i, p := range made {
 			p.UpdatedAt = s.p.Clock.Now().UTC().Truncate(time.Microsecond)
 			if err := s.p.Jobs.Create(ctx, p); err != nil {
 				s.cancelParts(ctx, parts)
@@ -274,6 +259,91 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		s.Wake(ctx, j.Class)
 	}
 	return got, nil
+}
+
+// trustedSplitReason is what the control plane shows of a runner's reason not to split: one of
+// the runner's known sentences, or, for any other text, the command's own reason by the
+// control plane's validator, or that the input could not be read. A runner's text is never
+// shown as it came (a runner is not trusted: it could put any words, and any size, on the job).
+func trustedSplitReason(r string, command *validator.Plan) string {
+	switch r {
+	case "", workqueue.SplitNoVideo, workqueue.SplitSubtitles, workqueue.SplitUnreadable:
+		return r
+	}
+	if command != nil {
+		if sp := validator.Splittable(command); !sp.OK {
+			return sp.Reason
+		}
+	}
+	return workqueue.SplitUnreadable
+}
+
+// partJobs are the jobs of a split's parts, not yet stored. A part reads what its job reads:
+// the job's inputs, given beside params or inside them, and the files the job's command reads
+// from URLs, under the local names the part's command gives them (validator.Plan.Downloads).
+// Each part is validated here as its runner will validate it: one that would not pass is the
+// split's reason to run whole, not a part that fails twice.
+func (s *Runs) partJobs(j *job.Job, command *validator.Plan, run *validator.SplitRun) ([]*job.Job, error) {
+	var inner struct {
+		Inputs map[string]json.RawMessage `json:"inputs"`
+	}
+	_ = json.Unmarshal(j.Params, &inner)
+	inputs := inner.Inputs
+	inBody := len(j.Inputs) > 0 && string(j.Inputs) != "null"
+	if inBody {
+		if err := json.Unmarshal(j.Inputs, &inputs); err != nil {
+			return nil, fmt.Errorf("the job's inputs: %w", err)
+		}
+	}
+	for _, d := range command.Downloads {
+		if _, ok := inputs[d.Name]; ok {
+			continue
+		}
+		u, err := json.Marshal(d.URL)
+		if err != nil {
+			return nil, err
+		}
+		if inputs == nil {
+			inputs = map[string]json.RawMessage{}
+		}
+		inputs[d.Name] = u
+	}
+	var bodyInputs json.RawMessage
+	if inBody {
+		b, err := json.Marshal(inputs)
+		if err != nil {
+			return nil, err
+		}
+		bodyInputs = b
+	}
+	env := jobtype.Env{AssetURLPrefix: s.p.AssetURLPrefix, AllowPrivateNetworks: s.p.Split.AllowPrivateNetworks}
+	parts := make([]*job.Job, 0, len(run.Parts))
+	for i, args := range run.Parts {
+		cmd := map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)}
+		if !inBody && len(inputs) > 0 {
+			cmd["inputs"] = inputs
+		}
+		params, err := json.Marshal(cmd)
+		if err != nil {
+			return nil, err
+		}
+		r, err := ffmpegjob.Parse(bodyInputs, params)
+		if err == nil {
+			_, err = r.Validate(env)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("part %d of %d does not validate: %w", i+1, len(run.Parts), err)
+		}
+		// A part takes its job's place in the queue (its priority and its submit time), so
+		// that it goes before the account's jobs submitted after its job, which already ran.
+		p, err := job.New(job.NewParams{ID: job.NewID("job"), AccountID: j.AccountID, Type: ffmpegjob.Name, Inputs: bodyInputs, Params: params,
+			Class: j.Class, Timeout: j.Timeout, Pattern: job.PatternSingle, Priority: j.Priority, ParentID: j.ID, Now: j.CreatedAt})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
 }
 
 // maxKeyframes bounds what a runner may tell of an input: a day of keyframes every second.

@@ -357,7 +357,9 @@ func TestSplitRunsWhole(t *testing.T) {
 		{"one slot", splitParams, 1, nil, "one worker slot"},
 		{"short input", splitParams, 2, source(10), "the input is 10.0 s long; inputs under 30 s run whole"},
 		{"no keyframe to cut", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0}}, "no keyframe to cut at"},
-		{"the runner's reason", splitParams, 2, &workqueue.SplitSource{Reason: "the input has no video stream"}, "no video stream"},
+		{"the runner's reason", splitParams, 2, &workqueue.SplitSource{Reason: workqueue.SplitNoVideo}, "no video stream"},
+		// A runner's own words are not shown: any size, any link.
+		{"the runner's own words", splitParams, 2, &workqueue.SplitSource{Reason: strings.Repeat("see https://phish.example/?token=abc ", 5000)}, workqueue.SplitUnreadable},
 		{"no frame rate", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0, 30}, Audio: true}, "the input's frame rate is not known"},
 		{"not splittable", `{"command":"ffmpeg -i in.mp4 -vf fps=10 out.mp4","split":"auto"}`, 2, nil, "fps"},
 	}
@@ -444,6 +446,41 @@ func TestSplitPartsReadTheJobsInputs(t *testing.T) {
 	part := h.claimSplit(t, 1)
 	if part.Lease.JobID == j.ID || !strings.Contains(string(part.Params), `"inputs":{"in.mp4":"https://media.example.com/in.mp4"}`) {
 		t.Fatalf("part params %s, want the job's inputs", part.Params)
+	}
+}
+
+// TestSplitPartsReadTheCommandsURLs: a command that reads its input from a URL (-i https://…)
+// splits too: each part's command reads the input under the local name the plan gave it, and
+// the part's inputs fetch it there.
+func TestSplitPartsReadTheCommandsURLs(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	if _, err := h.submit.Submit(h.ctx, acc, jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(
+		`{"command":"ffmpeg -i https://media.example.com/in.mp4 -c:v libx264 out.mp4","split":"auto"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Millisecond)
+	a := h.claimSplit(t, 2)
+	if plan := h.tell(t, a.Lease, source(60)).Split; plan == nil || len(plan.Parts) != 2 || plan.Reason != "" {
+		t.Fatalf("plan = %+v", plan)
+	}
+	part := h.claimSplit(t, 1)
+	var params struct {
+		Command string            `json:"command"`
+		Inputs  map[string]string `json:"inputs"`
+	}
+	if err := json.Unmarshal(part.Params, &params); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	for n, u := range params.Inputs {
+		if u == "https://media.example.com/in.mp4" {
+			name = n
+		}
+	}
+	if name == "" || !strings.Contains(params.Command, " -i "+name+" ") {
+		t.Fatalf("part params %s: want the input's URL under the name its command reads", part.Params)
 	}
 }
 

@@ -148,12 +148,22 @@ type SplitSource struct {
 	FrameRate float64 `json:"frameRate,omitempty"`
 	// Width and Height are the video's, SampleRate and Channels the audio's, 0 when not known:
 	// they weigh the audio's encode against the video's (validator.SplitAudioShare).
-	Width      int    `json:"width,omitempty"`
-	Height     int    `json:"height,omitempty"`
-	SampleRate int    `json:"sampleRate,omitempty"`
-	Channels   int    `json:"channels,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	Width      int `json:"width,omitempty"`
+	Height     int `json:"height,omitempty"`
+	SampleRate int `json:"sampleRate,omitempty"`
+	Channels   int `json:"channels,omitempty"`
+	// Reason is one of the Split* sentences below: the control plane shows users no other text
+	// of a runner's, which it does not trust.
+	Reason string `json:"reason,omitempty"`
 }
+
+// The reasons a runner gives for an input it cannot split (SplitSource.Reason). A reason about
+// the command is the control plane's own (validator.Splittable).
+const (
+	SplitNoVideo    = "the input has no video stream"
+	SplitSubtitles  = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
+	SplitUnreadable = "the input's keyframes could not be read"
+)
 
 // SplitPlan is the control plane's answer to a SplitSource, repeated on each heartbeat of the
 // job: either Reason, and the runner runs the command whole, or the parts, which other runners
