@@ -58,27 +58,23 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 	if err != nil {
 		return View{}, err
 	}
-	parts := splitParts(ctx, s.jobs, own)
-	var wasRunning bool
-	j, err := s.jobs.Update(ctx, id, func(j *job.Job) error {
-		now := s.clock.Now()
-		wasRunning = j.Status == job.StatusRunning
-		if err := j.Cancel(now); err != nil {
-			return err
+	var (
+		parts      []*job.Job
+		j          *job.Job
+		wasRunning bool
+	)
+	for try := 1; ; try++ {
+		parts = splitParts(ctx, s.jobs, own)
+		j, err = s.cancel(ctx, id, own, parts, try < 3, &wasRunning)
+		if !errors.Is(err, errCutMeanwhile) {
+			break
 		}
-		if j.ExecStartedAt != nil && !j.Split.Cut() {
-			// A split job's own time is mostly its wait for its parts, which are its compute.
-			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
+		// The job was cut into parts since it was read: its parts are read again, so that they
+		// are charged and stopped with it.
+		if own, err = s.jobs.Get(ctx, id); err != nil {
+			return View{}, err
 		}
-		for _, p := range parts {
-			// A split job's parts are its compute too: what they used up to now.
-			j.ComputeMs += p.ComputeMs
-			if p.Status == job.StatusRunning && p.ExecStartedAt != nil {
-				j.ComputeMs += max(now.Sub(*p.ExecStartedAt).Milliseconds(), 0)
-			}
-		}
-		return finished(j, s.bill, webhook.EventJobCancelled)
-	})
+	}
 	if errors.Is(err, job.ErrIllegalTransition) {
 		cur, gerr := s.jobs.Get(ctx, id)
 		if gerr != nil {
@@ -100,4 +96,34 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 		}
 	}
 	return s.viewer.View(j), nil
+}
+
+// errCutMeanwhile is a cancel's update finding the job cut into parts since it was read.
+var errCutMeanwhile = errors.New("the job was cut into parts meanwhile")
+
+// cancel moves job id to cancelled, charging what it and parts (its parts as read from own)
+// used up to now; with recheck, errCutMeanwhile when the job has been cut since own was read.
+func (s *Cancel) cancel(ctx context.Context, id string, own *job.Job, parts []*job.Job, recheck bool, wasRunning *bool) (*job.Job, error) {
+	return s.jobs.Update(ctx, id, func(j *job.Job) error {
+		if recheck && j.Split.Cut() != own.Split.Cut() {
+			return errCutMeanwhile
+		}
+		now := s.clock.Now()
+		*wasRunning = j.Status == job.StatusRunning
+		if err := j.Cancel(now); err != nil {
+			return err
+		}
+		if j.ExecStartedAt != nil && !j.Split.Cut() {
+			// A split job's own time is mostly its wait for its parts, which are its compute.
+			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
+		}
+		for _, p := range parts {
+			// A split job's parts are its compute too: what they used up to now.
+			j.ComputeMs += p.ComputeMs
+			if p.Status == job.StatusRunning && p.ExecStartedAt != nil {
+				j.ComputeMs += max(now.Sub(*p.ExecStartedAt).Milliseconds(), 0)
+			}
+		}
+		return finished(j, s.bill, webhook.EventJobCancelled)
+	})
 }

@@ -236,8 +236,8 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		if err := s.holds(j, who, b.Lease); err != nil {
 			return err
 		}
-		if !splitCandidate(j) {
-			return errUnchanged
+		if !splitCandidate(j) || j.Status.Terminal() {
+			return errUnchanged // cut meanwhile, or ended (cancelled, failed): the parts go
 		}
 		if reason != "" {
 			j.Split.Reason = reason

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -685,4 +686,55 @@ func (h *harness) tellWait(t *testing.T, l workqueue.Lease, wait time.Duration, 
 		t.Fatalf("Heartbeat: %+v, %v; want a plan", ack, err)
 	}
 	return ack
+}
+
+// cutFirst is a job store whose first Update first runs cut: a split that commits between a
+// use case's read of a job and its update.
+type cutFirst struct {
+	job.Store
+	once sync.Once
+	cut  func()
+}
+
+func (c *cutFirst) Update(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error) {
+	c.once.Do(c.cut)
+	return c.Store.Update(ctx, id, fn)
+}
+
+type urlSigner struct{}
+
+func (urlSigner) SignFile(jobID string, _ job.Pattern, file string, _ time.Time) string {
+	return "https://files.example/" + jobID + "/" + file
+}
+
+// TestSplitCancelMeetsTheCut: a job cut into parts after a cancel read it and before the cancel
+// committed still has its parts cancelled with it, none left to run on their own.
+func TestSplitCancelMeetsTheCut(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	store := &cutFirst{Store: h.store, cut: func() {
+		if plan := h.tell(t, a.Lease, source(60)).Split; plan == nil || len(plan.Parts) != 2 {
+			t.Errorf("plan = %+v, want 2 parts", plan)
+		}
+	}}
+	cancel, err := service.NewCancel(service.CancelPorts{Jobs: store, Blobs: h.blobs, Pricing: h.Pricing, Clock: h.clock, Stopper: h.hints,
+		Viewer: service.Viewer{Signer: urlSigner{}, Clock: h.clock, URLTTL: time.Hour}, Observer: service.NoObserver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cancel.Cancel(h.ctx, acc, parent.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := h.job(t, parent.ID)
+	if got.Status != job.StatusCancelled || !got.Split.Cut() {
+		t.Fatalf("job %s, split %+v; want cancelled, cut", got.Status, got.Split)
+	}
+	for i, p := range got.Split.Parts {
+		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
+			t.Errorf("part %d is %s, want cancelled with its job", i+1, s)
+		}
+	}
 }
