@@ -53,7 +53,7 @@ var splitSource = sync.OnceValues(func() (string, error) {
 		"testsrc2=s=320x240:r="+strconv.Itoa(splitSourceFPS)+":d=4", "-f", "lavfi", "-i", "sine=f=440:d=4",
 		"-c:v", "libx264", "-preset", "ultrafast", "-crf", "12", "-g", strconv.Itoa(splitSourceGOP),
 		"-keyint_min", strconv.Itoa(splitSourceGOP), "-sc_threshold", "0", "-pix_fmt", "yuv420p",
-		"-c:a", "aac", "-shortest", filepath.Join(dir, "source.mp4")).CombinedOutput(); err != nil {
+		"-c:a", "aac", "-shortest", "-metadata", "title=split source", filepath.Join(dir, "source.mp4")).CombinedOutput(); err != nil {
 		return "", &exec.Error{Name: "ffmpeg source: " + string(out), Err: err}
 	}
 	if out, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=red:s=64x32:d=1",
@@ -134,6 +134,9 @@ func TestSplitQuality(t *testing.T) {
 			wavg, savg := mean(wp), mean(sp)
 			if math.Abs(wavg-savg) > 0.5 {
 				t.Errorf("PSNR against the source: whole %.3f dB, stitched %.3f dB, more than 0.5 dB apart", wavg, savg)
+			}
+			if wt, st := splitTitle(t, w), splitTitle(t, s); wt != st {
+				t.Errorf("the output's title: whole %q, stitched %q", wt, st)
 			}
 			wt, stt := splitPictTypes(t, w), splitPictTypes(t, s)
 			// The parts put their keyframes where the whole encode does (keyframeGrid): a frame
@@ -350,4 +353,14 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// splitTitle is file's global title tag, as ffprobe reads it.
+func splitTitle(t *testing.T, file string) string {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", file).Output()
+	if err != nil {
+		t.Fatalf("ffprobe %s: %v", file, err)
+	}
+	return strings.TrimSpace(string(out))
 }

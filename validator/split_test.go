@@ -165,7 +165,7 @@ func TestSplitCommands(t *testing.T) {
 				AudioName: "split_audio.mp4",
 				ListName:  "split_parts.txt",
 				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\nfile 'split_part_003.mp4'\n",
-				Join:      []string{"-hide_banner", "-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "-movflags", "+faststart", "out.mp4"},
+				Join:      []string{"-hide_banner", "-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "-movflags", "+faststart", "out.mp4"},
 			},
 		},
 		{
@@ -201,7 +201,7 @@ func TestSplitCommands(t *testing.T) {
 				AudioName: "split_audio.mkv",
 				ListName:  "split_parts.txt",
 				List:      "file 'split_part_001.mkv'\nfile 'split_part_002.mkv'\n",
-				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mkv", "-map", "0:v", "-map", "1:a", "-c", "copy", "out.mkv"},
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mkv", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "out.mkv"},
 			},
 		},
 		{
@@ -256,7 +256,7 @@ func TestSplitCommands(t *testing.T) {
 				AudioName: "split_audio.mp4",
 				ListName:  "split_parts.txt",
 				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\n",
-				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-c", "copy", "out.mp4"},
+				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "out.mp4"},
 			},
 		},
 	}

@@ -107,7 +107,9 @@ func SplitCommands(plan *Plan, cuts []float64, audio bool, rate float64) (*Split
 	if audio && !sh.noAudio {
 		run.AudioName = splitAudioName + sh.ext
 		run.Audio = append(append(append(clone(sh.global), "-i", sh.input, "-vn", "-sn", "-dn"), sh.audio...), run.AudioName)
-		run.Join = append(run.Join, "-i", run.AudioName, "-map", "0:v", "-map", "1:a")
+		// The audio's file carries the source's global metadata (its title, say), which the
+		// whole command would have copied: the concat list has none.
+		run.Join = append(run.Join, "-i", run.AudioName, "-map", "0:v", "-map", "1:a", "-map_metadata", "1")
 	}
 	run.Join = append(append(append(run.Join, "-c", "copy"), sh.join...), sh.output)
 	for _, n := range names {
