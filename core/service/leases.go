@@ -96,6 +96,15 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 		return ack, err
 	}
 	ack.LeaseUntil = *j.LeaseUntil
+	if j.IsPart() && s.orphaned(ctx, j) {
+		// Its job ended, or was cut into other parts (a cut that lost a race with a cancel, a
+		// control plane that died between making the parts and recording them): the part stops
+		// here, unbilled work no one would read.
+		s.p.Log.Info("stopping a part its split job no longer has", "job", j.ParentID, "part", j.ID)
+		endParts(ctx, s.p.Jobs, s.p.Blobs, s.p.Clock, s.p.Log, []*job.Job{j})
+		ack.Cancelled = true
+		return ack, nil
+	}
 	if j.Split != nil {
 		plan, stop, err := s.splitAnswer(ctx, who, b, j)
 		if err != nil {
@@ -104,6 +113,29 @@ func (s *Runs) heartbeat(ctx context.Context, who workqueue.Identity, b workqueu
 		ack.Split, ack.Cancelled = plan, stop
 	}
 	return ack, nil
+}
+
+// orphaned says whether part's job no longer has it: the job has ended, was cut into other
+// parts, or runs whole. A job not yet cut has not recorded its parts yet (the cut records them
+// after making them), and keeps them.
+func (s *Runs) orphaned(ctx context.Context, part *job.Job) bool {
+	parent, err := s.p.Jobs.Get(ctx, part.ParentID)
+	switch {
+	case errors.Is(err, problem.ErrNotFound):
+		return true
+	case err != nil:
+		return false // asked again at the next heartbeat
+	case parent.Status.Terminal() || parent.Split == nil || parent.Split.Reason != "":
+		return true
+	case !parent.Split.Cut():
+		return false
+	}
+	for _, p := range parent.Split.Parts {
+		if p.JobID == part.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // report ends an attempt with its result, through the transition table: complete, or failed

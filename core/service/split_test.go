@@ -738,3 +738,25 @@ func TestSplitCancelMeetsTheCut(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitPartOfNoJobStops: a part whose job no longer has it (here: the job cancelled by a
+// change that did not reach its parts, as a control plane that died midway leaves it) is told
+// to stop at its next heartbeat, and is cancelled; a part its job has goes on.
+func TestSplitPartOfNoJobStops(t *testing.T) {
+	t.Parallel()
+	sp := startSplit(t, 2, 2)
+	h, parent := sp.h, sp.parent
+	first, second := h.claimSplit(t, 1), h.claimSplit(t, 1)
+	if ack := h.tell(t, first.Lease, nil); ack.Cancelled {
+		t.Fatal("a part of a running job was told to stop")
+	}
+	if _, err := h.store.Update(h.ctx, parent.ID, func(j *job.Job) error { return j.Cancel(h.clock.Now()) }); err != nil {
+		t.Fatal(err)
+	}
+	if ack := h.tell(t, second.Lease, nil); !ack.Cancelled {
+		t.Fatalf("ack %+v: a part of a cancelled job was not told to stop", ack)
+	}
+	if s := h.job(t, second.Lease.JobID).Status; s != job.StatusCancelled {
+		t.Errorf("the part is %s, want cancelled", s)
+	}
+}
