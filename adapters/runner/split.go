@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/job"
@@ -202,7 +204,8 @@ func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hoo
 				return nil, cancelled()
 			case <-late.C:
 				poll.Stop()
-				return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds while its parts were encoded", int(total/time.Second)), nil)
+				return nil, timeoutFail(fmt.Sprintf("the job ran past its time limit of %d seconds while its parts were encoded (%s not complete)",
+					int(total/time.Second), pendingParts(plan)), nil)
 			case <-poll.C:
 			}
 		}
@@ -219,6 +222,21 @@ func (f *FFmpeg) waitParts(ctx context.Context, plan *workqueue.SplitPlan, h Hoo
 		}
 		h.Progress(min(0.95*done/float64(len(plan.Parts)), 0.95))
 	}
+}
+
+// pendingParts names the parts of plan not complete: "part 2 of 4", "parts 2, 3 of 4".
+func pendingParts(plan *workqueue.SplitPlan) string {
+	var left []string
+	for i, p := range plan.Parts {
+		if p.Status != job.StatusComplete {
+			left = append(left, strconv.Itoa(i+1))
+		}
+	}
+	word := "parts "
+	if len(left) == 1 {
+		word = "part "
+	}
+	return word + strings.Join(left, ", ") + " of " + strconv.Itoa(len(plan.Parts))
 }
 
 // fetchPart copies a complete part's file from the control plane into work.

@@ -94,13 +94,14 @@ func TestWaitParts(t *testing.T) {
 		t.Parallel()
 		h := Hooks{
 			Split: func(context.Context, SplitAsk) (*workqueue.SplitPlan, error) {
-				return plan(job.StatusRunning, job.StatusRunning), nil
+				return plan(job.StatusComplete, job.StatusRunning), nil
 			},
 			Progress: func(float64) {},
 		}
 		_, fail := (&FFmpeg{}).waitParts(context.Background(), plan(job.StatusRunning, job.StatusRunning), h, 0, time.Now().Add(600*time.Millisecond), 3*time.Second,
 			func(string) *workqueue.Failure { return nil })
-		if fail == nil || fail.Kind != workqueue.KindTimeout || !strings.Contains(fail.Message, "time limit of 3 seconds") {
+		if fail == nil || fail.Kind != workqueue.KindTimeout || !strings.Contains(fail.Message, "time limit of 3 seconds") ||
+			!strings.Contains(fail.Message, "part 2 of 2 not complete") {
 			t.Fatalf("failure %+v, want a timeout", fail)
 		}
 	})
