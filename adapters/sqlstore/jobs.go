@@ -46,6 +46,7 @@ type jobRow struct {
 	ComputeMs    int64      `bun:"compute_ms"`
 	Attempt      int        `bun:"attempt"`
 	Requeues     int        `bun:"requeues"`
+	Retries      int        `bun:"retries"`
 	Worker       string     `bun:"worker,nullzero"`
 	Runner       string     `bun:"runner,nullzero"`
 	Avoid        string     `bun:"avoid_runner,nullzero"`
@@ -111,7 +112,7 @@ func toRow(j *job.Job) (*jobRow, error) {
 	r := &jobRow{
 		ID: j.ID, AccountID: j.AccountID, Type: j.Type, Inputs: rawText(j.Inputs), Params: rawText(j.Params),
 		Class: string(j.Class), TimeoutNs: int64(j.Timeout), RetryOf: j.RetryOf, BatchID: j.BatchID, Pattern: string(j.Pattern),
-		Priority: j.Priority.Rank(), Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues,
+		Priority: j.Priority.Rank(), Status: string(j.Status), Progress: j.Progress, ProcessedMs: j.ProcessedMs, ComputeMs: j.ComputeMs, Attempt: j.Attempt, Requeues: j.Requeues, Retries: j.Retries,
 		Worker: j.Worker, Runner: j.Runner, Avoid: j.Avoid, AvoidUntil: utc(j.AvoidUntil), ParentID: j.ParentID, LeaseUntil: utc(j.LeaseUntil), CreatedAt: j.CreatedAt.UTC(), UpdatedAt: j.UpdatedAt.UTC(),
 		DispatchedAt: utc(j.DispatchedAt), StartedAt: utc(j.StartedAt), ExecStarted: utc(j.ExecStartedAt), FinishedAt: utc(j.FinishedAt),
 	}
@@ -146,7 +147,7 @@ func (r *jobRow) job() (*job.Job, error) {
 	j := &job.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: r.Type, Inputs: textRaw(r.Inputs), Params: textRaw(r.Params),
 		Class: job.Class(r.Class), Timeout: time.Duration(r.TimeoutNs), RetryOf: r.RetryOf, BatchID: r.BatchID, Pattern: job.Pattern(r.Pattern),
-		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues,
+		Priority: job.PriorityOfRank(r.Priority), Status: job.Status(r.Status), Progress: r.Progress, ProcessedMs: r.ProcessedMs, ComputeMs: r.ComputeMs, Attempt: r.Attempt, Requeues: r.Requeues, Retries: r.Retries,
 		Worker: r.Worker, Runner: r.Runner, Avoid: r.Avoid, AvoidUntil: utc(r.AvoidUntil), ParentID: r.ParentID,
 		LeaseUntil: utc(r.LeaseUntil), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		DispatchedAt: utc(r.DispatchedAt), StartedAt: utc(r.StartedAt), ExecStartedAt: utc(r.ExecStarted), FinishedAt: utc(r.FinishedAt),

@@ -74,6 +74,9 @@ type Job struct {
 	LeaseUntil *time.Time
 	// Requeues counts the times the job went back to waiting after a dispatch (MaxRequeues).
 	Requeues int
+	// Retries counts the failed attempts of a split job's part that were given another try
+	// (RetryPart), apart from Requeues.
+	Retries int
 	// Worker is the ID of the worker credential that holds the current attempt (set at
 	// dispatch); only that worker's calls are honoured on the attempt's lease.
 	Worker string
@@ -269,6 +272,27 @@ func (j *Job) Requeue(now time.Time) error {
 		j.Avoid, j.AvoidUntil = j.Runner, &until
 	}
 	j.Worker, j.Runner, j.Uploads = "", "", nil
+	return nil
+}
+
+// MaxPartRetries is how many times a split job's part that failed is tried again.
+const MaxPartRetries = 1
+
+// RetryPart moves a split job's part whose attempt failed back to waiting for another try,
+// MaxPartRetries times at most, whatever requeues (a lost lease, a hand-back) it had: the
+// next attempt leaves the runner that failed it to others (Requeue).
+func (j *Job) RetryPart(now time.Time) error {
+	if !j.IsPart() || j.Retries >= MaxPartRetries {
+		return fmt.Errorf("job %s: %w: retried %d times already", j.ID, ErrIllegalTransition, j.Retries)
+	}
+	requeues := j.Requeues
+	j.Requeues = 0 // Requeue's own budget is not this one's
+	err := j.Requeue(now)
+	j.Requeues = requeues
+	if err != nil {
+		return err
+	}
+	j.Retries++
 	return nil
 }
 

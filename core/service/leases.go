@@ -284,7 +284,7 @@ func (s *Runs) finish(j *job.Job, r workqueue.Result, now time.Time) error {
 	if r.Failure != nil && r.Failure.Kind == workqueue.KindHandBack && j.Requeue(now) == nil {
 		return nil
 	}
-	if r.Failure != nil && j.IsPart() && j.Requeue(now) == nil {
+	if r.Failure != nil && j.IsPart() && j.RetryPart(now) == nil {
 		return nil // a part that failed is tried once more, by whichever runner claims it first
 	}
 	if r.Failure != nil {

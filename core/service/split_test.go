@@ -760,3 +760,38 @@ func TestSplitPartOfNoJobStops(t *testing.T) {
 		t.Errorf("the part is %s, want cancelled", s)
 	}
 }
+
+// TestSplitPartHandedBackIsStillRetried: a part a draining worker handed back, which then fails,
+// is still tried once more: the hand-back does not spend the part's one retry.
+func TestSplitPartHandedBackIsStillRetried(t *testing.T) {
+	t.Parallel()
+	sp := startSplit(t, 3, 3)
+	h, parent := sp.h, sp.parent
+	p := h.claimAs(t, "one", 1)
+	part := p.Lease.JobID
+	if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindHandBack, Message: "draining"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.job(t, part).Status; s != job.StatusWaiting {
+		t.Fatalf("handed back, the part is %s, want waiting", s)
+	}
+	h.clock.Advance(job.RetryElsewhereFor)
+	for attempt, want := range []job.Status{job.StatusWaiting, job.StatusFailed} {
+		p := h.claimAs(t, []string{"two", "three"}[attempt], 1)
+		if p.Lease.JobID != part {
+			t.Fatalf("claimed %s, want the part %s", p.Lease.JobID, part)
+		}
+		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Failure: exitFailure("boom"), Started: true}); err != nil {
+			t.Fatal(err)
+		}
+		if s := h.job(t, part).Status; s != want {
+			t.Fatalf("after failure %d the part is %s, want %s", attempt+1, s, want)
+		}
+	}
+	if ack := h.beat(t, sp.a.Lease, 0.1, true); !ack.Cancelled {
+		t.Error("the job's runner was not told to stop after its part failed twice")
+	}
+	if s := h.job(t, parent.ID).Status; s != job.StatusFailed {
+		t.Errorf("the split job is %s after its part failed twice, want failed", s)
+	}
+}

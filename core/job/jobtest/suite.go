@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,7 @@ func TestStore(t *testing.T, f Features, newStore Constructor) {
 		TestWorkerAndUploadsRoundTrip,
 		TestCancelBeatsDispatch,
 		TestRequeuedJobAvoidsItsRunner,
+		TestPartRetryKeptApart,
 		TestListNewestFirstPagedAndFiltered,
 		TestClaimOldestFirstByClassOnce,
 		TestClaimSkipsAccountsAtTheirConcurrency,
@@ -425,6 +427,37 @@ func TestWorkerAndUploadsRoundTrip(t *testing.T, f Features, newStore Constructo
 	}
 	if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
 		t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)
+	}
+}
+
+// TestPartRetryKeptApart: a split job's part retried after a failure keeps its retry count
+// apart from its requeues, as stored; a second retry is refused.
+func TestPartRetryKeptApart(t *testing.T, f Features, newStore Constructor) {
+	t.Parallel()
+	s, ctx := newStore(t), context.Background()
+	parent, part := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base, job.ClassCPU)
+	part.ParentID = parent.ID
+	mustCreate(t, s, parent)
+	mustCreate(t, s, part)
+	for i := range 2 {
+		got, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 2, Lease: time.Minute, Now: base.Add(time.Duration(i) * time.Minute), Worker: "wkr_env", Runner: "wkr_env/a"})
+		if err != nil || !slices.ContainsFunc(got, func(j *job.Job) bool { return j.ID == part.ID }) {
+			t.Fatalf("claim %d: %v, %v; want the part", i+1, got, err)
+		}
+		_, err = s.Update(ctx, part.ID, func(j *job.Job) error { return j.RetryPart(base.Add(time.Duration(i)*time.Minute + time.Second)) })
+		if i == 0 && err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && !errors.Is(err, job.ErrIllegalTransition) {
+			t.Fatalf("a second retry: %v, want refused", err)
+		}
+		got1, err := s.Get(ctx, part.ID)
+		if err != nil || got1.Retries != 1 || got1.Requeues != 0 {
+			t.Fatalf("after retry %d: %+v, %v; want 1 retry, no requeue", i+1, got1, err)
+		}
+		if i == 0 && got1.Status != job.StatusWaiting {
+			t.Fatalf("retried part is %s, want waiting", got1.Status)
+		}
 	}
 }
 
