@@ -204,13 +204,18 @@ func (s *Runs) assignment(j *job.Job, plan account.Plan) workqueue.Assignment {
 // same balance at its own dispatch.
 //
 // A job whose balance cannot be read, or whose failing does not commit, is kept dispatched: an
-// unknown balance is no reason to fail work.
+// unknown balance is no reason to fail work. A split job's part is its job's compute, which
+// was funded when the job was dispatched: it runs, as the rest of a running job does.
 func (s *Runs) funded(ctx context.Context, jobs []*job.Job) []*job.Job {
 	balances := map[string]int64{}
 	unfunded := map[string]job.Class{}
 	var fail []string
 	kept := jobs[:0]
 	for _, j := range jobs {
+		if j.IsPart() {
+			kept = append(kept, j)
+			continue
+		}
 		bal, ok := balances[j.AccountID]
 		if !ok {
 			b, err := s.p.Ledger.Balance(ctx, j.AccountID)
@@ -277,8 +282,8 @@ func (s *Runs) failQueue(ctx context.Context, accountID string, class job.Class,
 // covers its minimum charge.
 func (s *Runs) failUnfunded(balances map[string]int64, from job.Status, class job.Class) func(*job.Job) error {
 	return func(j *job.Job) error {
-		if j.Status != from || (class != "" && j.Class != class) {
-			return job.ErrSkip
+		if j.Status != from || (class != "" && j.Class != class) || j.IsPart() {
+			return job.ErrSkip // a part runs for its job, funded when it was dispatched
 		}
 		bal, need := balances[j.AccountID], s.p.Pricing.MinimumCharge(j.Class)
 		msg := fmt.Sprintf("the balance of %s no longer covers the minimum charge of %s; add credits and retry the job",

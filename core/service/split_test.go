@@ -795,3 +795,34 @@ func TestSplitPartHandedBackIsStillRetried(t *testing.T) {
 		t.Errorf("the split job is %s after its part failed twice, want failed", s)
 	}
 }
+
+// TestSplitPartsRunWhenTheBalanceFalls: a split job funded at its dispatch has its parts run
+// though the account's balance falls below the minimum charge meanwhile (another job's charge):
+// the parts are the job's compute, not jobs of their own to fund; a new job is refused.
+func TestSplitPartsRunWhenTheBalanceFalls(t *testing.T) {
+	t.Parallel()
+	sp := startSplit(t, 2, 2)
+	h, acc, parent := sp.h, sp.acc, sp.parent
+	bal, err := h.ledger.Balance(h.ctx, acc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ledger.Append(h.ctx, billing.Entry{Key: "adjust:" + acc.ID, AccountID: acc.ID, Kind: billing.KindAdjustment,
+		Amount: -bal, CreatedAt: h.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.submit.Submit(h.ctx, acc, jobtype.Request{Type: "ffmpeg", Params: json.RawMessage(splitParams)}); err == nil {
+		t.Fatal("a new job was taken on a balance of 0")
+	}
+	for i := range 2 {
+		p := h.claimSplit(t, 1)
+		if h.job(t, p.Lease.JobID).ParentID != parent.ID {
+			t.Fatalf("claim %d: %s, want a part of %s", i+1, p.Lease.JobID, parent.ID)
+		}
+	}
+	for i, p := range h.job(t, parent.ID).Split.Parts {
+		if s := h.job(t, p.JobID).Status; s != job.StatusRunning {
+			t.Errorf("part %d is %s, want running", i+1, s)
+		}
+	}
+}
