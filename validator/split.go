@@ -40,6 +40,9 @@ type Split struct {
 	// Input is the video input the parts cut, when OK: the file whose keyframes the cuts
 	// fall on.
 	Input string
+	// Still is the image -filter_complex overlays, when there is one: the runner checks that
+	// the file is one still frame (an extension proves nothing of its content).
+	Still string
 }
 
 // splitEncoders are the video encoders whose parts are proved to join by stream copy.
@@ -202,7 +205,7 @@ func Splittable(plan *Plan) Split {
 	if reason != "" {
 		return Split{Reason: reason}
 	}
-	return Split{OK: true, Input: sh.input}
+	return Split{OK: true, Input: sh.input, Still: sh.still}
 }
 
 type splitFlag struct {

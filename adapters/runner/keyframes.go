@@ -75,6 +75,46 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 	return src, nil
 }
 
+// StillImage says whether name is one still frame that FFmpeg reads as an image (PNG, JPEG, BMP
+// or WebP, one packet), as a split's overlay needs: an animated PNG, or a video under an
+// image's name, would start again at each part. It reads with ffprobe in the sandbox; a file it
+// cannot read is not one.
+func StillImage(ctx context.Context, sb sandbox.Runner, dir, name string) bool {
+	out, err := ffprobe(ctx, sb, dir, name, 20*time.Second, "-v", "error", "-count_packets", "-show_entries",
+		"stream=codec_type,codec_name,nb_read_packets:format=format_name", "-of", "csv=p=1:nk=0")
+	return err == nil && parseStill(string(out))
+}
+
+// stillCodecs are the image decoders of a still frame, and stillFormats FFmpeg's demuxers of one.
+var (
+	stillCodecs  = map[string]bool{"png": true, "mjpeg": true, "bmp": true, "webp": true}
+	stillFormats = map[string]bool{"png_pipe": true, "jpeg_pipe": true, "bmp_pipe": true, "webp_pipe": true, "image2": true}
+)
+
+// parseStill reads StillImage's ffprobe lines: one stream, a video stream of an image codec and
+// one packet, in an image demuxer.
+func parseStill(csv string) bool {
+	streams, still := 0, false
+	format := ""
+	for line := range strings.Lines(csv) {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		kv := map[string]string{}
+		for _, field := range f[1:] {
+			if k, v, ok := strings.Cut(field, "="); ok {
+				kv[k] = v
+			}
+		}
+		switch f[0] {
+		case "stream":
+			streams++
+			still = kv["codec_type"] == "video" && stillCodecs[kv["codec_name"]] && kv["nb_read_packets"] == "1"
+		case "format":
+			format = kv["format_name"]
+		}
+	}
+	return streams == 1 && still && stillFormats[format]
+}
+
 // parseSplitStreams reads ffprobe's "stream,codec_type=video,width=1280,..." and
 // "format,duration=60.0" lines: the first video stream's and the first audio stream's facts,
 // whether there is a video stream, and the reason a subtitle stream gives.

@@ -67,6 +67,36 @@ func TestKeyframes(t *testing.T) {
 	}
 }
 
+// TestStillImage: a split's overlay is one still frame only when its content is: an animated
+// PNG, or a video under an image's name, is not, whatever the name says.
+func TestStillImage(t *testing.T) {
+	t.Parallel()
+	sb, dir := newSandbox(t), sandboxtest.WorkDir(t)
+	for name, args := range map[string][]string{
+		"logo.png":     {"-f", "lavfi", "-i", "color=c=red:s=64x32", "-frames:v", "1"},
+		"logo.jpg":     {"-f", "lavfi", "-i", "color=c=red:s=64x32", "-frames:v", "1"},
+		"animated.png": {"-f", "lavfi", "-i", "testsrc=s=64x32:r=10:d=0.5", "-f", "apng"},
+		"video.png":    {"-f", "lavfi", "-i", "testsrc=s=64x32:r=10:d=0.5", "-c:v", "libx264", "-f", "mp4"},
+		"empty.png":    nil,
+	} {
+		path := filepath.Join(dir, name)
+		if args == nil {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if out, err := exec.Command("ffmpeg", slices.Concat([]string{"-v", "error", "-y"}, args, []string{path})...).CombinedOutput(); err != nil {
+			t.Fatalf("making %s: %v\n%s", name, err, out)
+		}
+	}
+	for name, want := range map[string]bool{"logo.png": true, "logo.jpg": true, "animated.png": false, "video.png": false, "empty.png": false, "absent.png": false} {
+		if got := StillImage(context.Background(), sb, dir, name); got != want {
+			t.Errorf("StillImage(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestProbeSplit(t *testing.T) {
 	t.Parallel()
 	sb, dir := newSandbox(t), sandboxtest.WorkDir(t)

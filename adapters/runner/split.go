@@ -44,6 +44,9 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		src = SplitSource{Reason: workqueue.SplitUnreadable}
 		f.logf(a, "reading the keyframes of a split job's input failed", err)
 	}
+	if sp.Still != "" && src.Reason == "" && !StillImage(ctx, f.Sandbox, work, sp.Still) {
+		src = SplitSource{Reason: workqueue.SplitNotStill}
+	}
 	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, FrameRate: src.FrameRate,
 		Width: src.Width, Height: src.Height, SampleRate: src.SampleRate, Channels: src.Channels, Reason: src.Reason})
 	computeMs := time.Since(began).Milliseconds()

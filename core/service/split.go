@@ -267,7 +267,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 // shown as it came (a runner is not trusted: it could put any words, and any size, on the job).
 func trustedSplitReason(r string, command *validator.Plan) string {
 	switch r {
-	case "", workqueue.SplitNoVideo, workqueue.SplitSubtitles, workqueue.SplitUnreadable:
+	case "", workqueue.SplitNoVideo, workqueue.SplitSubtitles, workqueue.SplitUnreadable, workqueue.SplitNotStill:
 		return r
 	}
 	if command != nil {

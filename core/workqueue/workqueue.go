@@ -163,6 +163,7 @@ const (
 	SplitNoVideo    = "the input has no video stream"
 	SplitSubtitles  = "the input has a subtitle stream, which the whole command would carry into its output and the parts drop"
 	SplitUnreadable = "the input's keyframes could not be read"
+	SplitNotStill   = "the image overlaid is not one still frame: each part would start it again"
 )
 
 // SplitPlan is the control plane's answer to a SplitSource, repeated on each heartbeat of the
