@@ -190,6 +190,22 @@ func TestSplitAndStitch(t *testing.T) {
 			}
 		})
 
+		t.Run("input in the command", func(t *testing.T) {
+			// The input's URL stands in the command itself: each part reads it under the name
+			// the plan gave it.
+			c := newClient(t, srv, key)
+			command := strings.Replace(splitCommand, "-i in.mp4", "-i "+up.URL, 1)
+			id := c.submit(ffmpegJob(command, nil, map[string]any{"split": "auto"}))
+			if j := c.waitTerminal(id); j.Status != "complete" {
+				t.Fatalf("split job %s: %s %s", id, j.Status, errorText(j))
+			}
+			var v splitView
+			c.do(http.MethodGet, "/jobs/"+id, nil, nil).decode(t, http.StatusOK, &v)
+			if v.Split == nil || v.Split.Parts != 2 || v.Split.Reason != "" {
+				t.Fatalf("split = %+v, want 2 parts", v.Split)
+			}
+		})
+
 		t.Run("not splittable", func(t *testing.T) {
 			newClient(t, srv, key).runsWhole(ffmpegJob("ffmpeg -i in.mp4 -vf fps=10 -c:v libx264 -preset ultrafast out.mp4", inputs, map[string]any{"split": "auto"}), "fps")
 		})
