@@ -97,14 +97,8 @@ func parseStill(csv string) bool {
 	streams, still := 0, false
 	format := ""
 	for line := range strings.Lines(csv) {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		kv := map[string]string{}
-		for _, field := range f[1:] {
-			if k, v, ok := strings.Cut(field, "="); ok {
-				kv[k] = v
-			}
-		}
-		switch f[0] {
+		kind, kv := csvRecord(line)
+		switch kind {
 		case "stream":
 			streams++
 			still = kv["codec_type"] == "video" && stillCodecs[kv["codec_name"]] && kv["nb_read_packets"] == "1"
@@ -115,33 +109,40 @@ func parseStill(csv string) bool {
 	return streams == 1 && still && stillFormats[format]
 }
 
+// csvRecord reads one line of ffprobe's csv=p=1:nk=0 output, "stream,codec_type=video,...":
+// the section it is of, and its key=value fields.
+func csvRecord(line string) (kind string, kv map[string]string) {
+	f := strings.Split(strings.TrimSpace(line), ",")
+	kv = map[string]string{}
+	for _, field := range f[1:] {
+		if k, v, ok := strings.Cut(field, "="); ok {
+			kv[k] = v
+		}
+	}
+	return f[0], kv
+}
+
 // parseSplitStreams reads ffprobe's "stream,codec_type=video,width=1280,..." and
 // "format,duration=60.0" lines: the first video stream's and the first audio stream's facts,
 // whether there is a video stream, and the reason a subtitle stream gives.
 func parseSplitStreams(csv string) (src SplitSource, video bool) {
 	for line := range strings.Lines(csv) {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		kv := map[string]string{}
-		for _, field := range f[1:] {
-			if k, v, ok := strings.Cut(field, "="); ok {
-				kv[k] = v
-			}
-		}
+		kind, kv := csvRecord(line)
 		switch {
-		case f[0] == "stream" && kv["codec_type"] == "video":
+		case kind == "stream" && kv["codec_type"] == "video":
 			if !video {
 				src.FrameRate = constantRate(kv["r_frame_rate"], kv["avg_frame_rate"])
 				src.Width, src.Height = positive(kv["width"]), positive(kv["height"])
 			}
 			video = true
-		case f[0] == "stream" && kv["codec_type"] == "audio":
+		case kind == "stream" && kv["codec_type"] == "audio":
 			if !src.Audio {
 				src.SampleRate, src.Channels = positive(kv["sample_rate"]), positive(kv["channels"])
 			}
 			src.Audio = true
-		case f[0] == "stream" && kv["codec_type"] == "subtitle" && src.Reason == "":
+		case kind == "stream" && kv["codec_type"] == "subtitle" && src.Reason == "":
 			src.Reason = workqueue.SplitSubtitles
-		case f[0] == "format":
+		case kind == "format":
 			src.Duration = parseSeconds(kv["duration"])
 		}
 	}
