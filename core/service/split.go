@@ -217,6 +217,11 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 	if reason == "" {
 		if made, err = s.partJobs(j, command, run); err != nil {
 			reason = err.Error()
+			if !errors.Is(err, errPartInvalid) {
+				// Not the user's to read: the job's own data did not make parts.
+				s.p.Log.Warn("making a split's parts failed; the job runs whole", "job", j.ID, "err", err)
+				reason = "the parts could not be made"
+			}
 		}
 	}
 	if reason == "" {
@@ -278,6 +283,9 @@ func trustedSplitReason(r string, command *validator.Plan) string {
 	return workqueue.SplitUnreadable
 }
 
+// errPartInvalid is a part that its runner would not validate: its reason is the user's to read.
+var errPartInvalid = errors.New("the split cannot run")
+
 // partJobs are the jobs of a split's parts, not yet stored. A part reads what its job reads:
 // the job's inputs, given beside params or inside them, and the files the job's command reads
 // from URLs, under the local names the part's command gives them (validator.Plan.Downloads).
@@ -332,7 +340,7 @@ func (s *Runs) partJobs(j *job.Job, command *validator.Plan, run *validator.Spli
 			_, err = r.Validate(env)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("part %d of %d does not validate: %w", i+1, len(run.Parts), err)
+			return nil, fmt.Errorf("%w: part %d of %d does not validate: %w", errPartInvalid, i+1, len(run.Parts), err)
 		}
 		// A part takes its job's place in the queue (its priority and its submit time), so
 		// that it goes before the account's jobs submitted after its job, which already ran.
