@@ -262,10 +262,20 @@ func (j *Job) Requeue(now time.Time) error {
 	if j.Requeues >= MaxRequeues {
 		return fmt.Errorf("job %s: %w: requeued %d times already", j.ID, ErrIllegalTransition, j.Requeues)
 	}
-	if err := j.move(StatusWaiting, now); err != nil {
+	if err := j.backToWaiting(now); err != nil {
 		return err
 	}
 	j.Requeues++
+	return nil
+}
+
+// backToWaiting moves dispatched or running → waiting for a new attempt, which starts afresh
+// and leaves the runner of this one to others for RetryElsewhereFor: Requeue and RetryPart,
+// each with its own count.
+func (j *Job) backToWaiting(now time.Time) error {
+	if err := j.move(StatusWaiting, now); err != nil {
+		return err
+	}
 	j.LeaseUntil, j.DispatchedAt, j.StartedAt, j.ExecStartedAt, j.Progress, j.ProcessedMs = nil, nil, nil, nil, 0, 0
 	if j.Runner != "" {
 		until := stamp(now.Add(RetryElsewhereFor))
@@ -280,16 +290,12 @@ const MaxPartRetries = 1
 
 // RetryPart moves a split job's part whose attempt failed back to waiting for another try,
 // MaxPartRetries times at most, whatever requeues (a lost lease, a hand-back) it had: the
-// next attempt leaves the runner that failed it to others (Requeue).
+// next attempt leaves the runner that failed it to others (backToWaiting).
 func (j *Job) RetryPart(now time.Time) error {
 	if !j.IsPart() || j.Retries >= MaxPartRetries {
 		return fmt.Errorf("job %s: %w: retried %d times already", j.ID, ErrIllegalTransition, j.Retries)
 	}
-	requeues := j.Requeues
-	j.Requeues = 0 // Requeue's own budget is not this one's
-	err := j.Requeue(now)
-	j.Requeues = requeues
-	if err != nil {
+	if err := j.backToWaiting(now); err != nil {
 		return err
 	}
 	j.Retries++
