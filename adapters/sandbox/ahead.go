@@ -114,16 +114,11 @@ func (a *Ahead[W]) WarmRuns() int64 { return a.warmRuns.Load() }
 // Refill asks for the count to be made up now, and starts the teardowns held until then.
 func (a *Ahead[W]) Refill() {
 	a.mu.Lock()
-	later := a.later
-	a.later = nil
-	a.retiring.Add(len(later)) // with the taking, so that a Close after it waits for them
-	a.mu.Unlock()
-	for _, teardown := range later {
-		go func() {
-			defer a.retiring.Done()
-			teardown()
-		}()
+	for _, teardown := range a.later { // none once closed: Close took them
+		a.retireLocked(teardown)
 	}
+	a.later = nil
+	a.mu.Unlock()
 	select {
 	case a.refill <- struct{}{}:
 	default:
@@ -177,8 +172,14 @@ func (a *Ahead[W]) Retire(teardown func()) {
 		teardown()
 		return
 	}
-	a.retiring.Add(1)
+	a.retireLocked(teardown)
 	a.mu.Unlock()
+}
+
+// retireLocked starts teardown in the background, counted in retiring with a.mu held and the
+// pool open, so that a Close after it waits for it.
+func (a *Ahead[W]) retireLocked(teardown func()) {
+	a.retiring.Add(1)
 	go func() {
 		defer a.retiring.Done()
 		teardown()
