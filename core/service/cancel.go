@@ -65,7 +65,7 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 	)
 	for try := 1; ; try++ {
 		parts = splitParts(ctx, s.jobs, own)
-		j, err = s.cancel(ctx, id, own, parts, try < 3, &wasRunning)
+		j, wasRunning, err = s.cancel(ctx, id, own, parts, try < 3)
 		if !errors.Is(err, errCutMeanwhile) {
 			break
 		}
@@ -102,14 +102,15 @@ func (s *Cancel) Cancel(ctx context.Context, a account.Account, id string) (View
 var errCutMeanwhile = errors.New("the job was cut into parts meanwhile")
 
 // cancel moves job id to cancelled, charging what it and parts (its parts as read from own)
-// used up to now; with recheck, errCutMeanwhile when the job has been cut since own was read.
-func (s *Cancel) cancel(ctx context.Context, id string, own *job.Job, parts []*job.Job, recheck bool, wasRunning *bool) (*job.Job, error) {
-	return s.jobs.Update(ctx, id, func(j *job.Job) error {
+// used up to now, and says whether it was running; with recheck, errCutMeanwhile when the job
+// has been cut since own was read.
+func (s *Cancel) cancel(ctx context.Context, id string, own *job.Job, parts []*job.Job, recheck bool) (_ *job.Job, wasRunning bool, _ error) {
+	j, err := s.jobs.Update(ctx, id, func(j *job.Job) error {
 		if recheck && j.Split.Cut() != own.Split.Cut() {
 			return errCutMeanwhile
 		}
 		now := s.clock.Now()
-		*wasRunning = j.Status == job.StatusRunning
+		wasRunning = j.Status == job.StatusRunning
 		if err := j.Cancel(now); err != nil {
 			return err
 		}
@@ -126,4 +127,5 @@ func (s *Cancel) cancel(ctx context.Context, id string, own *job.Job, parts []*j
 		}
 		return finished(j, s.bill, webhook.EventJobCancelled)
 	})
+	return j, wasRunning, err
 }

@@ -303,6 +303,9 @@ func (s *Runs) partJobs(j *job.Job, command *validator.Plan, run *validator.Spli
 			return nil, fmt.Errorf("the job's inputs: %w", err)
 		}
 	}
+	if inputs == nil {
+		inputs = map[string]json.RawMessage{}
+	}
 	for _, d := range command.Downloads {
 		if _, ok := inputs[d.Name]; ok {
 			continue
@@ -310,9 +313,6 @@ func (s *Runs) partJobs(j *job.Job, command *validator.Plan, run *validator.Spli
 		u, err := json.Marshal(d.URL)
 		if err != nil {
 			return nil, err
-		}
-		if inputs == nil {
-			inputs = map[string]json.RawMessage{}
 		}
 		inputs[d.Name] = u
 	}
@@ -324,7 +324,7 @@ func (s *Runs) partJobs(j *job.Job, command *validator.Plan, run *validator.Spli
 		}
 		bodyInputs = b
 	}
-	env := jobtype.Env{AssetURLPrefix: s.p.AssetURLPrefix, AllowPrivateNetworks: s.p.Split.AllowPrivateNetworks}
+	env := s.splitEnv()
 	parts := make([]*job.Job, 0, len(run.Parts))
 	for i, args := range run.Parts {
 		cmd := map[string]any{"command": validator.CommandLine(args), "timeout": int(j.Timeout / time.Second)}
@@ -359,13 +359,19 @@ const maxKeyframes = 86400
 
 func (s *Runs) minSeconds() float64 { return cmp.Or(s.p.Split.MinSeconds, DefaultSplitMinSeconds) }
 
+// splitEnv is what a split job's command, and each of its parts', is validated against: as at
+// submit, and as their runners validate them.
+func (s *Runs) splitEnv() jobtype.Env {
+	return jobtype.Env{AssetURLPrefix: s.p.AssetURLPrefix, AllowPrivateNetworks: s.p.Split.AllowPrivateNetworks}
+}
+
 // splitPlan is the plan of a job's command, validated as it was at submit.
 func (s *Runs) splitPlan(j *job.Job) (*validator.Plan, error) {
 	r, err := ffmpegjob.Parse(j.Inputs, j.Params)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Validate(jobtype.Env{AssetURLPrefix: s.p.AssetURLPrefix, AllowPrivateNetworks: s.p.Split.AllowPrivateNetworks})
+	c, err := r.Validate(s.splitEnv())
 	if err != nil {
 		return nil, err
 	}
