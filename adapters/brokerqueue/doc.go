@@ -64,9 +64,10 @@
 // server's state is made again first. Calls sent meanwhile go unanswered, and their workers
 // call again. A call taken off the old subscription and not yet handed on is not
 // acknowledged: the consumer delivers it again after its AckWait (10 s), and that counts
-// towards its MaxDeliver (3). Subscribing again backs off from 100 ms to 5 s, and starts again
-// from 100 ms only after a subscription that served for 5 s, so that a consumer the server
-// keeps refusing is not made again ten times a second.
+// towards its MaxDeliver (3). Subscribing again backs off as every retry of the service does
+// (core/retry: doubling from 100 ms to 5 s, jittered), and starts again from 100 ms only after
+// a subscription that served for 5 s, so that a consumer the server keeps refusing is not made
+// again ten times a second.
 //
 // # PostgreSQL
 //

@@ -16,6 +16,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mediajobs/mediajobs/core/retry"
 )
 
 // DefaultStream is the JetStream stream of the work queue's calls and replies. It is not the
@@ -52,7 +54,7 @@ const natsPullHeartbeat = time.Second
 // consumer included.
 const natsStallMisses = 3
 
-// How long the first attempt to subscribe again waits, and the longest wait between attempts.
+// The backoff of subscribing again (retry.Backoff): its first wait, and its longest.
 const (
 	natsResubscribeFirst = 100 * time.Millisecond
 	natsResubscribeMax   = 5 * time.Second
@@ -282,7 +284,7 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 	out := make(chan *message.Message)
 	go func() {
 		defer close(out)
-		wait := natsResubscribeFirst
+		backoff := retry.New(natsResubscribeFirst, natsResubscribeMax)
 		for {
 			subscribed := time.Now()
 			done := b.forward(ctx, cur, out)
@@ -294,7 +296,7 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 			// stalled at once (a consumer the server keeps refusing) goes on with it, rather
 			// than being made again ten times a second.
 			if time.Since(subscribed) >= natsResubscribeMax {
-				wait = natsResubscribeFirst
+				backoff.Reset()
 			}
 			for {
 				select {
@@ -302,10 +304,9 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 					return
 				case <-b.closing:
 					return
-				case <-time.After(wait):
+				case <-time.After(backoff.Next()):
 				}
 				cur, err = b.subscribeOnce(ctx, subject)
-				wait = min(2*wait, natsResubscribeMax)
 				if err == nil {
 					b.log.Info("brokerqueue: subscribed again to a NATS consumer", "subject", subject)
 					break
@@ -317,7 +318,7 @@ func (b *natsBroker) subscribe(ctx context.Context, subject string) (<-chan *mes
 						err = eerr
 					}
 				}
-				b.log.Warn("brokerqueue: subscribing again to a NATS consumer failed; trying again", "subject", subject, "err", err, "in", wait)
+				b.log.Warn("brokerqueue: subscribing again to a NATS consumer failed; trying again", "subject", subject, "err", err)
 			}
 		}
 	}()

@@ -179,7 +179,7 @@ func (n *natsProcess) restartEmpty(t *testing.T) {
 
 // A consumer that stops serving at once, again and again (here deleted as soon as it is made),
 // is made again with a growing backoff, not ten times a second: over three seconds, a subject
-// is subscribed again at most a handful of times (100, 200, 400, 800, 1600 ms apart).
+// is subscribed again at most a handful of times (waits doubling from 100 ms, jittered).
 func TestNATSResubscribeBacksOff(t *testing.T) {
 	t.Parallel()
 	_, stream := natsStream(t)
