@@ -382,6 +382,20 @@ func poolProcesses(root string) []int {
 // requiredRlimits are the rlimits a launcher requires, as the tests give them.
 var requiredRlimits = []sandbox.Rlimit{{Resource: 0, Value: 60}, {Resource: 1, Value: 1 << 20}, {Resource: 7, Value: 64}, {Resource: 4, Value: 0}}
 
+// pipe is an os.Pipe whose two ends close when the test ends (one closed sooner is harmless).
+func pipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.Close()
+		w.Close()
+	})
+	return r, w
+}
+
 // encode is l in the launchers' wire format.
 func encode(t *testing.T, l sandbox.Launch) string {
 	t.Helper()
@@ -477,16 +491,8 @@ func TestLauncherSaysReady(t *testing.T) {
 			t.Parallel()
 			// As bubblewrap passes them: the command on a descriptor of 3 or more, the ready one
 			// after it.
-			readyR, readyW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer readyR.Close()
-			commandR, commandW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer commandW.Close()
+			readyR, readyW := pipe(t)
+			commandR, commandW := pipe(t)
 			cmd := l.command(t, "3,4", "/usr/bin/sh")
 			cmd.ExtraFiles = []*os.File{commandR, readyW}
 			var stdout, stderr bytes.Buffer
@@ -584,21 +590,9 @@ func TestLauncherHoldsItsEnd(t *testing.T) {
 	for _, l := range launchers(t) {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
-			readyR, readyW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer readyR.Close()
-			holdR, holdW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holdW.Close()
-			stdout, stdoutW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdout.Close()
+			_, readyW := pipe(t)
+			holdR, holdW := pipe(t)
+			stdout, stdoutW := pipe(t)
 			cmd := exec.Command(bwrap, "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
 				"--proc", "/proc", "--", l.command(t).Path, sandbox.LauncherArg, "0,3,4", "/usr/bin/sh")
 			cmd.Stdin = strings.NewReader(command)
@@ -643,11 +637,7 @@ func TestLauncherHoldsItsEnd(t *testing.T) {
 			}
 			// A hold well written but not open is refused before anything runs (20: above what the
 			// Go launcher's runtime opens for itself).
-			_, readyW2, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer readyW2.Close()
+			_, readyW2 := pipe(t)
 			closed := l.command(t, "0,3,20", "/usr/bin/sh")
 			closed.Stdin = strings.NewReader(command)
 			closed.ExtraFiles = []*os.File{readyW2}
