@@ -94,6 +94,58 @@ func (sh *splitShape) keyframeInterval() int {
 	return gop
 }
 
+// fixedGrid says whether the whole encode's keyframes are its grid alone (keyframeInterval):
+// x264 with scene-cut detection off, by -sc_threshold 0 or scenecut=0 (no-scenecut) in its own
+// options, which it reads after.
+func (sh *splitShape) fixedGrid() bool {
+	if sh.videoEncoder() != "libx264" {
+		return false
+	}
+	off := false
+	if v, err := strconv.ParseFloat(lastOption(sh.video, "sc_threshold"), 64); err == nil {
+		off = v == 0
+	}
+	for _, name := range splitEncoderParams["libx264"] {
+		for _, kv := range strings.Split(lastOption(sh.video, name), ":") {
+			switch k, v, _ := strings.Cut(kv, "="); k {
+			case "scenecut":
+				off = v == "0"
+			case "no-scenecut":
+				off = v != "0"
+			}
+		}
+	}
+	return off
+}
+
+// maxGridPoints bounds the times CutPoints lists: no more than the keyframes a split reads.
+const maxGridPoints = 86400
+
+// CutPoints are the times an input's parts may start at, for PlanCuts: its keyframes (keys, as
+// the runner reads them), or, where the whole encode's own keyframes are a fixed grid
+// (fixedGrid), the times of that grid on an input of duration seconds and rate frames a
+// second. A part that starts at a keyframe of the whole encode is the whole's from there: the
+// frame before the cut is one that no later frame refers to in the whole output either, and
+// the whole's GOPs are the part's. A part need not start at a keyframe of the input, since it
+// decodes from the one before its start (SplitCommands). keys are returned where the grid
+// does not apply, or where they are refused anyway (a video that starts late).
+func CutPoints(plan *Plan, keys []float64, duration, rate float64) []float64 {
+	sh, reason := splitParse(plan)
+	if reason != "" || !sh.fixedGrid() || len(keys) == 0 || keys[0] > 0.001 ||
+		!(rate >= 1 && rate <= MaxFrameRate) || !(duration > 0 && duration <= MaxSplitSeconds) {
+		return keys
+	}
+	gop := sh.keyframeInterval()
+	if gop <= 1 || duration*rate/float64(gop) > maxGridPoints {
+		return keys
+	}
+	var grid []float64
+	for k := 0; float64(k*gop)/rate < duration; k++ {
+		grid = append(grid, float64(k*gop)/rate)
+	}
+	return grid
+}
+
 // splitContainers are the output containers of a split, by extension, with their -f names.
 var splitContainers = map[string][]string{
 	".mp4": {"mp4"}, ".mkv": {"matroska"}, ".mov": {"mov"},

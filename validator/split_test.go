@@ -156,15 +156,20 @@ func TestSplitCommands(t *testing.T) {
 			rate:    30,
 			want: SplitRun{
 				Parts: [][]string{
-					{"-hide_banner", "-to", "2.000000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-hide_banner", "-ss", "2.000000", "-to", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(n,190+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
-					{"-hide_banner", "-ss", "4.033333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:gte(n,129+n_forced*250)", "-an", "-sn", "-dn", "split_part_003.mp4"},
+					{"-hide_banner", "-to", "2.500000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:eq(n,60)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-hide_banner", "-ss", "1.500000", "-to", "4.533333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))+eq(n,76)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-hide_banner", "-ss", "3.533333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,144+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
+				Leads:     []float64{0.5, 1, 0.5},
+				Trims: [][]string{
+					{"-hide_banner", "-i", "split_part_001.mp4", "-map", "0:v", "-c", "copy", "-frames:v", "60", "split_cut_001.mp4"},
+					{"-hide_banner", "-i", "split_part_002.mp4", "-map", "0:v", "-c", "copy", "-frames:v", "76", "split_cut_002.mp4"},
+				},
 				Audio:     []string{"-hide_banner", "-i", "input_0.mp4", "-vn", "-sn", "-dn", "-c:a", "aac", "-b:a", "128k", "split_audio.mp4"},
 				AudioName: "split_audio.mp4",
 				ListName:  "split_parts.txt",
-				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\nfile 'split_part_003.mp4'\n",
+				List:      "file 'split_cut_001.mp4'\nfile 'split_cut_002.mp4'\ninpoint 0.500000\nfile 'split_part_003.mp4'\ninpoint 0.500000\n",
 				Join:      []string{"-hide_banner", "-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "-movflags", "+faststart", "out.mp4"},
 			},
 		},
@@ -180,6 +185,7 @@ func TestSplitCommands(t *testing.T) {
 					{"-ss", "1.500000", "-i", "in.mov", "-c:v", "libx265", "-tag:v", "hvc1", "-force_key_frames", "expr:gte(n,214+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mov"},
 				},
 				PartNames: []string{"split_part_001.mov", "split_part_002.mov"},
+				Leads:     []float64{0, 0},
 				ListName:  "split_parts.txt",
 				List:      "file 'split_part_001.mov'\nfile 'split_part_002.mov'\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "-tag:v", "hvc1", "out.mov"},
@@ -193,14 +199,16 @@ func TestSplitCommands(t *testing.T) {
 			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
-					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,150+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-to", "4.520000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,100)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mkv"},
+					{"-ss", "3.480000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
+				Leads:     []float64{0.52, 0.52},
+				Trims:     [][]string{{"-i", "split_part_001.mkv", "-map", "0:v", "-c", "copy", "-frames:v", "100", "split_cut_001.mkv"}},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "-map", "0:a?", "-c:a", "copy", "split_audio.mkv"},
 				AudioName: "split_audio.mkv",
 				ListName:  "split_parts.txt",
-				List:      "file 'split_part_001.mkv'\nfile 'split_part_002.mkv'\n",
+				List:      "file 'split_cut_001.mkv'\nfile 'split_part_002.mkv'\ninpoint 0.520000\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mkv", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "out.mkv"},
 			},
 		},
@@ -212,12 +220,14 @@ func TestSplitCommands(t *testing.T) {
 			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
-					{"-to", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "4.000000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,150+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-to", "4.520000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,100)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-ss", "3.480000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
+				Leads:     []float64{0.52, 0.52},
+				Trims:     [][]string{{"-i", "split_part_001.mp4", "-map", "0:v", "-c", "copy", "-frames:v", "100", "split_cut_001.mp4"}},
 				ListName:  "split_parts.txt",
-				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\n",
+				List:      "file 'split_cut_001.mp4'\nfile 'split_part_002.mp4'\ninpoint 0.520000\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "out.mp4"},
 			},
 		},
@@ -230,12 +240,14 @@ func TestSplitCommands(t *testing.T) {
 			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
-					{"-to", "3.000000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "3.000000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+3.000000/TB),subtitles=subs.srt,setpts=round(PTS-3.000000/TB)", "-force_key_frames", "expr:gte(n,175+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-to", "3.520000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-force_key_frames", "expr:eq(n,75)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mkv"},
+					{"-ss", "2.480000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+2.480000/TB),subtitles=subs.srt,setpts=round(PTS-2.480000/TB)", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,188+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
+				Leads:     []float64{0.52, 0.52},
+				Trims:     [][]string{{"-i", "split_part_001.mkv", "-map", "0:v", "-c", "copy", "-frames:v", "75", "split_cut_001.mkv"}},
 				ListName:  "split_parts.txt",
-				List:      "file 'split_part_001.mkv'\nfile 'split_part_002.mkv'\n",
+				List:      "file 'split_cut_001.mkv'\nfile 'split_part_002.mkv'\ninpoint 0.520000\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "out.mkv"},
 			},
 		},
@@ -248,14 +260,16 @@ func TestSplitCommands(t *testing.T) {
 			rate:    25,
 			want: SplitRun{
 				Parts: [][]string{
-					{"-to", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "2.000000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:gte(n,200+n_forced*250)", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-to", "2.520000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,50)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
+					{"-ss", "1.480000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,213+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
+				Leads:     []float64{0.52, 0.52},
+				Trims:     [][]string{{"-i", "split_part_001.mp4", "-map", "0:v", "-c", "copy", "-frames:v", "50", "split_cut_001.mp4"}},
 				Audio:     []string{"-i", "input_0.mp4", "-vn", "-sn", "-dn", "split_audio.mp4"},
 				AudioName: "split_audio.mp4",
 				ListName:  "split_parts.txt",
-				List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\n",
+				List:      "file 'split_cut_001.mp4'\nfile 'split_part_002.mp4'\ninpoint 0.520000\n",
 				Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-i", "split_audio.mp4", "-map", "0:v", "-map", "1:a", "-map_metadata", "1", "-c", "copy", "out.mp4"},
 			},
 		},
@@ -353,6 +367,71 @@ func TestKeyframeInterval(t *testing.T) {
 	}
 }
 
+// TestCutPoints: the parts of an x264 encode without scene-cut detection start on the whole
+// encode's keyframe grid; any other starts at the input's keyframes.
+func TestCutPoints(t *testing.T) {
+	t.Parallel()
+	keys := []float64{0, 1.333333, 2.666667}
+	in := "ffmpeg -i https://cdn.example.com/in.mp4 "
+	tests := []struct {
+		name, command  string
+		duration, rate float64
+		keys, want     []float64
+	}{
+		{"-g 48 -sc_threshold 0", in + "-c:v libx264 -g 48 -sc_threshold 0 out.mp4", 4, 30, keys, []float64{0, 1.6, 3.2}},
+		{"the container's default encoder", in + "-g 48 -sc_threshold 0 out.mkv", 4, 30, keys, []float64{0, 1.6, 3.2}},
+		{"scenecut=0 in x264-params", in + "-c:v libx264 -x264-params keyint=50:scenecut=0 out.mp4", 5, 25, keys, []float64{0, 2, 4}},
+		{"no-scenecut in x264opts", in + "-c:v libx264 -g 50 -x264opts no-scenecut=1 out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
+		{"the default keyint", in + "-c:v libx264 -sc_threshold 0 out.mp4", 25, 25, keys, []float64{0, 10, 20}},
+		{"scene cuts on", in + "-c:v libx264 -g 48 out.mp4", 4, 30, keys, keys},
+		{"x264-params turn them on again", in + "-c:v libx264 -g 48 -sc_threshold 0 -x264-params scenecut=40 out.mp4", 4, 30, keys, keys},
+		{"x265", in + "-c:v libx265 -g 48 -sc_threshold 0 out.mp4", 4, 30, keys, keys},
+		{"every frame a keyframe", in + "-c:v libx264 -g 1 -sc_threshold 0 out.mp4", 4, 30, keys, keys},
+		{"no frame rate", in + "-c:v libx264 -g 48 -sc_threshold 0 out.mp4", 4, 0, keys, keys},
+		{"a video that starts late", in + "-c:v libx264 -g 48 -sc_threshold 0 out.mp4", 4, 30, []float64{0.5, 2}, []float64{0.5, 2}},
+		{"not splittable", in + "-c:v libx264 -g 48 -sc_threshold 0 -t 3 out.mp4", 4, 30, keys, keys},
+		{"a grid past the bound", in + "-c:v libx264 -g 2 -sc_threshold 0 out.mp4", 86400, 480, keys, keys},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := Validate(tt.command, Options{})
+			if !r.Valid {
+				t.Fatalf("Validate: %s", r.Error)
+			}
+			if diff := cmp.Diff(tt.want, CutPoints(r.Plan, tt.keys, tt.duration, tt.rate)); diff != "" {
+				t.Errorf("CutPoints (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLeadKeyframes: a part that leads in forces an IDR frame at its cut, then the whole
+// encode's grid from there, counted in the part's frames, its lead-in's included.
+func TestLeadKeyframes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		cut, rate      float64
+		gop, lead, end int
+		want           string
+	}{
+		// The last part: an IDR frame at its cut (frame 150 of the input), then the grid
+		// from the next of it, 250.
+		{6, 25, 250, 12, -1, "expr:if(eq(n_forced,0),eq(n,12),gte(n,112+(n_forced-1)*250))"},
+		// A middle part, to 12 s: and one at the next cut, its frame 12+150.
+		{6, 25, 250, 12, 162, "expr:if(eq(n_forced,0),eq(n,12),gte(n,112+(n_forced-1)*250))+eq(n,162)"},
+		{10, 25, 250, 12, 62, "expr:if(eq(n_forced,0),eq(n,12),gte(n,262+(n_forced-1)*250))+eq(n,62)"},    // a cut on the grid: the next one
+		{0, 25, 250, 0, 150, "expr:eq(n,150)"},                                                            // the first part starts on the grid
+		{4.004, 30000.0 / 1001, 48, 15, -1, "expr:if(eq(n_forced,0),eq(n,15),gte(n,39+(n_forced-1)*48))"}, // frame 120 at 29.97; the next is 144
+		{6, 25, 0, 12, 62, "expr:eq(n,12)+eq(n,62)"},                                                      // no grid (keyint=infinite)
+	}
+	for _, tt := range tests {
+		if got := leadKeyframes(tt.cut, tt.rate, tt.gop, tt.lead, tt.end); got != tt.want {
+			t.Errorf("leadKeyframes(%v, %v, %d, %d, %d) = %s, want %s", tt.cut, tt.rate, tt.gop, tt.lead, tt.end, got, tt.want)
+		}
+	}
+}
+
 // TestKeyframeGrid: a part's forced keyframes are the frames of the whole encode's grid after
 // the part's first, counted in the part's frames.
 func TestKeyframeGrid(t *testing.T) {
@@ -376,7 +455,7 @@ func TestKeyframeGrid(t *testing.T) {
 
 // FuzzSplitCommands holds SplitCommands to its promise over any accepted command: it refuses or
 // writes commands the validator accepts (it checks them itself), one part per cut and one more,
-// every part writing a name of the list.
+// every part writing a name of the list or one a trim cuts into a name of the list.
 func FuzzSplitCommands(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		f.Add(c.Command, 1.5, 3.25, true)
@@ -402,13 +481,53 @@ func FuzzSplitCommands(f *testing.F) {
 		if len(run.Parts) != 3 || len(run.PartNames) != 3 {
 			t.Fatalf("SplitCommands(%q) wrote %d parts for 2 cuts", command, len(run.Parts))
 		}
+		// A part's file is listed, or cut by a trim whose file is.
+		trimmed := map[string]string{}
+		for _, tr := range run.Trims {
+			if i := slices.Index(tr, "-i"); i >= 0 && i+1 < len(tr) {
+				trimmed[tr[i+1]] = tr[len(tr)-1]
+			}
+		}
 		for i, p := range run.Parts {
-			if p[len(p)-1] != run.PartNames[i] || !strings.Contains(run.List, "'"+run.PartNames[i]+"'") {
+			joined := run.PartNames[i]
+			if cut, ok := trimmed[joined]; ok {
+				joined = cut
+			}
+			if p[len(p)-1] != run.PartNames[i] || !strings.Contains(run.List, "'"+joined+"'") {
 				t.Fatalf("part %d writes %q, not its listed name", i, p[len(p)-1])
 			}
+		}
+		if len(run.Leads) != len(run.Parts) || len(trimmed) != len(run.Trims) || len(run.Trims) > len(run.Parts)-1 {
+			t.Fatalf("%d leads and %d trims of %d parts", len(run.Leads), len(run.Trims), len(run.Parts))
 		}
 		if !slices.Equal(run.Join[len(run.Join)-1:], r.Plan.Outputs) {
 			t.Fatalf("the join writes %q, not the command's output %q", run.Join[len(run.Join)-1], r.Plan.Outputs)
 		}
 	})
+}
+
+// TestSplitCommandsWithoutTrims: for a runner that runs no trims, the parts lead in but end at
+// their cut, and the list names their own files.
+func TestSplitCommandsWithoutTrims(t *testing.T) {
+	t.Parallel()
+	r := Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 -crf 23 out.mp4", Options{})
+	run, err := SplitCommandsWithoutTrims(r.Plan, []float64{2, 4}, false, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &SplitRun{
+		Parts: [][]string{
+			{"-to", "2.000000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
+			{"-ss", "1.500000", "-to", "4.000000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+			{"-ss", "3.500000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,145+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
+		},
+		PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
+		Leads:     []float64{0, 0.5, 0.5},
+		ListName:  "split_parts.txt",
+		List:      "file 'split_part_001.mp4'\nfile 'split_part_002.mp4'\ninpoint 0.500000\nfile 'split_part_003.mp4'\ninpoint 0.500000\n",
+		Join:      []string{"-f", "concat", "-i", "split_parts.txt", "-c", "copy", "out.mp4"},
+	}
+	if diff := cmp.Diff(want, run); diff != "" {
+		t.Errorf("SplitCommandsWithoutTrims (-want +got):\n%s", diff)
+	}
 }

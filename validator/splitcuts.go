@@ -15,8 +15,10 @@ const MaxSplitSeconds = 86400
 // encode takes when every part has a worker. The last part is the one the job's own runner takes
 // once it has encoded the audio, which costs it as much time as encoding tail seconds of the
 // video (SplitAudioShare); so the last part counts tail seconds longer than it is, and comes out
-// that much shorter than the others. It takes no more parts than that needs, so it may return
-// fewer than n-1 cuts. With no cut, reason says why the input is not split.
+// that much shorter than the others. Each part encodes lead seconds of the input before its
+// cut and after the next (SplitLead), where it has them, which count as part of it. It takes no more parts than
+// that needs, so it may return fewer than n-1 cuts. With no cut, reason says why the input is
+// not split.
 //
 // The tail never costs a part: where the keyframes leave no cut that shortens the last part
 // while keeping as many parts as even ones (on a 2 s grid, 60 s in 8 parts with a 7 s tail
@@ -24,18 +26,21 @@ const MaxSplitSeconds = 86400
 // and leave the job's own slot idle once the audio is done, and slots are not equal: the
 // slowest one then holds a longer part, which costs more than the tail saves (8 slots on a lent
 // 16-CPU host, docs/performance.md).
-func PlanCuts(keys []float64, duration float64, n int, tail float64) (cuts []float64, reason string) {
-	even, reason := planCuts(keys, duration, n, 0)
+func PlanCuts(keys []float64, duration float64, n int, tail, lead float64) (cuts []float64, reason string) {
+	if !(lead > 0) || lead > duration {
+		lead = 0
+	}
+	even, reason := planCuts(keys, duration, n, 0, lead)
 	if reason != "" || !(tail > 0) {
 		return even, reason
 	}
-	if cuts, _ = planCuts(keys, duration, n, tail); len(cuts) < len(even) {
+	if cuts, _ = planCuts(keys, duration, n, tail, lead); len(cuts) < len(even) {
 		return even, ""
 	}
 	return cuts, ""
 }
 
-func planCuts(keys []float64, duration float64, n int, tail float64) (cuts []float64, reason string) {
+func planCuts(keys []float64, duration float64, n int, tail, lead float64) (cuts []float64, reason string) {
 	switch {
 	case n < 2:
 		return nil, "one part was asked for"
@@ -77,22 +82,23 @@ func planCuts(keys []float64, duration float64, n int, tail float64) (cuts []flo
 	// and a bound keeps a range that floats cannot halve any more from spinning.
 	for i := 0; i < 100 && hi-lo > 1e-6; i++ {
 		mid := (lo + hi) / 2
-		if len(greedyCuts(inside, end, mid)) < n {
+		if len(greedyCuts(inside, end, mid, lead)) < n {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return greedyCuts(inside, end, hi), ""
+	return greedyCuts(inside, end, hi, lead), ""
 }
 
-// greedyCuts cuts each part at the last keyframe that keeps it within longest seconds.
-func greedyCuts(inside []float64, duration, longest float64) []float64 {
+// greedyCuts cuts each part at the last keyframe that keeps it within longest seconds, counting
+// lead seconds more for each cut it meets.
+func greedyCuts(inside []float64, duration, longest, lead float64) []float64 {
 	var cuts []float64
-	start := 0.0
-	for i := 0; duration-start > longest; {
+	from := 0.0 // where the part's encode starts, its lead-in included
+	for i := 0; duration-from > longest; {
 		j := i
-		for j < len(inside) && inside[j]-start <= longest {
+		for j < len(inside) && inside[j]+lead-from <= longest {
 			j++
 		}
 		if j == i {
@@ -100,8 +106,8 @@ func greedyCuts(inside []float64, duration, longest float64) []float64 {
 			// keyframe left is a cut, more than any n that longest was tried for.
 			return append(cuts, inside[i:]...)
 		}
-		start = inside[j-1]
-		cuts = append(cuts, start)
+		cuts = append(cuts, inside[j-1])
+		from = inside[j-1] - lead
 		i = j
 	}
 	return cuts

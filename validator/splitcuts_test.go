@@ -41,7 +41,7 @@ func TestPlanCuts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, reason := PlanCuts(tt.keys, tt.duration, tt.n, 0)
+			got, reason := PlanCuts(tt.keys, tt.duration, tt.n, 0, 0)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("PlanCuts(%v, %v, %d) (-want +got):\n%s", tt.keys, tt.duration, tt.n, diff)
 			}
@@ -62,31 +62,36 @@ func TestPlanCutsTail(t *testing.T) {
 		every2 = append(every2, x)
 	}
 	tests := []struct {
-		name string
-		n    int
-		tail float64
-		want []float64
+		name       string
+		n          int
+		tail, lead float64
+		want       []float64
 	}{
-		{"no audio", 2, 0, []float64{30}},
-		{"the benchmark's audio, 7 s of video", 2, 7, []float64{34}},
-		{"four parts", 4, 8, []float64{18, 36, 54}},
+		{"no audio", 2, 0, 0, []float64{30}},
+		{"the benchmark's audio, 7 s of video", 2, 7, 0, []float64{34}},
+		{"four parts", 4, 8, 0, []float64{18, 36, 54}},
 		// With the tail, 8 parts of 8.4 s do not fit the grid and 7 parts of 10 s would: the
 		// parts stay even instead, seven of 8 s and the last of 4 s.
-		{"a tail that would cost a part", 8, 7, []float64{8, 16, 24, 32, 40, 48, 56}},
-		{"a tail the last part has room for", 8, 3, []float64{8, 16, 24, 32, 40, 48, 56}},
-		{"a tail longer than a share", 2, 50, []float64{56}},
-		{"a negative tail counts as none", 2, -5, []float64{30}},
-		{"a tail past the input counts as the input", 2, 1e9, []float64{58}},
+		{"a tail that would cost a part", 8, 7, 0, []float64{8, 16, 24, 32, 40, 48, 56}},
+		{"a tail the last part has room for", 8, 3, 0, []float64{8, 16, 24, 32, 40, 48, 56}},
+		{"a tail longer than a share", 2, 50, 0, []float64{56}},
+		{"a negative tail counts as none", 2, -5, 0, []float64{30}},
+		{"a tail past the input counts as the input", 2, 1e9, 0, []float64{58}},
+		// A part encodes lead seconds before its cut and after the next: they count as its
+		// own, twice for a part between two cuts.
+		{"leads either side of one cut", 2, 0, 3, []float64{30}},
+		{"four parts with leads", 4, 0, 2, []float64{16, 30, 44}},
+		{"a negative lead counts as none", 4, 0, -2, []float64{16, 32, 48}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, reason := PlanCuts(every2, 60, tt.n, tt.tail)
+			got, reason := PlanCuts(every2, 60, tt.n, tt.tail, tt.lead)
 			if reason != "" {
 				t.Fatalf("PlanCuts: %s", reason)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("PlanCuts(2 s grid, 60, %d, %v) (-want +got):\n%s", tt.n, tt.tail, diff)
+				t.Errorf("PlanCuts(2 s grid, 60, %d, %v, %v) (-want +got):\n%s", tt.n, tt.tail, tt.lead, diff)
 			}
 		})
 	}
@@ -103,7 +108,7 @@ func TestPlanCutsLongestPart(t *testing.T) {
 			for i := 0; float64(i)*step < 30; i++ {
 				keys = append(keys, float64(i)*step)
 			}
-			cuts, _ := PlanCuts(keys, 30, n, 0)
+			cuts, _ := PlanCuts(keys, 30, n, 0, 0)
 			if len(cuts) > n-1 {
 				t.Fatalf("step %v, n %d: %d cuts", step, n, len(cuts))
 			}

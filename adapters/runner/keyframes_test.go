@@ -56,7 +56,7 @@ func TestKeyframes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cuts, reason := validator.PlanCuts(late, 6, 2, 0); cuts != nil || !strings.Contains(reason, "after the input's start") {
+	if cuts, reason := validator.PlanCuts(late, 6, 2, 0, 0); cuts != nil || !strings.Contains(reason, "after the input's start") {
 		t.Errorf("validator.PlanCuts(%v) = %v, %q, want no cuts: the video starts late", late, cuts, reason)
 	}
 	if keys, err := Keyframes(context.Background(), sb, dir, "sound.m4a"); err == nil {
@@ -241,7 +241,7 @@ func TestSplitInSandbox(t *testing.T) {
 			if err != nil || probe.Reason != "" || probe.Audio != audio {
 				t.Fatalf("ProbeSplit = %+v, %v; want no reason and audio %v", probe, err, audio)
 			}
-			cuts, reason := validator.PlanCuts(probe.Keyframes, probe.Duration, 3, 0)
+			cuts, reason := validator.PlanCuts(probe.Keyframes, probe.Duration, 3, 0, validator.SplitLead(r.Plan, probe.FrameRate))
 			if len(cuts) != 2 {
 				t.Fatalf("validator.PlanCuts(%v, %v, 3) = %v (%s), want 2 cuts", probe.Keyframes, probe.Duration, cuts, reason)
 			}
@@ -286,6 +286,14 @@ func TestSplitInSandbox(t *testing.T) {
 				stage(ffmpeg(p, src, in), run.PartNames[i])
 			}
 			names := append([]string{run.ListName}, run.PartNames...)
+			for _, tr := range run.Trims { // the lead-outs go, each in a sandbox of its own
+				out := tr[len(tr)-1]
+				stage(ffmpeg(tr, join, run.PartNames...), out)
+				names = append(names, out)
+			}
+			if len(run.Trims) != len(run.Parts)-1 {
+				t.Errorf("%d trims of %d parts, want one for each part but the last (x264 leads out)", len(run.Trims), len(run.Parts))
+			}
 			if audio {
 				stage(ffmpeg(run.Audio, src, in), run.AudioName)
 				names = append(names, run.AudioName)

@@ -48,7 +48,7 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 		src = SplitSource{Reason: workqueue.SplitNotStill}
 	}
 	plan, err := tellSplit(ctx, h, &workqueue.SplitSource{Keyframes: src.Keyframes, Duration: src.Duration, Audio: src.Audio, FrameRate: src.FrameRate,
-		Width: src.Width, Height: src.Height, SampleRate: src.SampleRate, Channels: src.Channels, Reason: src.Reason})
+		Width: src.Width, Height: src.Height, SampleRate: src.SampleRate, Channels: src.Channels, Reason: src.Reason, Trims: true})
 	computeMs := time.Since(began).Milliseconds()
 	switch {
 	case ctx.Err() != nil:
@@ -127,6 +127,24 @@ func (f *FFmpeg) splitRun(ctx context.Context, a workqueue.Assignment, work stri
 	if plan.AudioName != "" {
 		joinReads[plan.AudioName] = true
 		names = append(names, plan.AudioName)
+	}
+	// The parts' lead-outs go, by stream copy, into the files the join reads.
+	parts := map[string]bool{}
+	for _, p := range plan.Parts {
+		parts[p.Name] = true
+	}
+	for i, tr := range plan.Trims {
+		p, fail := check("trim "+strconv.Itoa(i+1), tr, names...)
+		if fail == nil {
+			fail = run(p, parts)
+		}
+		if fail != nil {
+			return workqueue.Result{ComputeMs: computeMs, Failure: fail}, false
+		}
+		for _, out := range p.Outputs {
+			joinReads[out] = true
+			names = append(names, out)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(work, plan.ListName), []byte(plan.List), 0o644); err != nil {
 		return workqueue.Result{ComputeMs: computeMs, Failure: f.internal(a.Lease.JobID, "writing the parts' list", err)}, false

@@ -2093,6 +2093,9 @@ type RunnerHeartbeatJSONBody struct {
 		// SampleRate The first audio stream's sample rate in Hz.
 		SampleRate *int64 `json:"sampleRate,omitempty"`
 
+		// Trims The runner runs a plan's `trims` before its join. An x264 part encodes half a second past its end cut only for a runner that says so; a runner of an earlier build, which does not, gets parts that end at their cut.
+		Trims *bool `json:"trims,omitempty"`
+
 		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share, where the input's keyframes allow it without making fewer parts. Omitted when not known: the parts are then even.
 		Width *int64 `json:"width,omitempty"`
 	} `json:"split,omitempty"`
@@ -10974,7 +10977,8 @@ type RunnerHeartbeatResponse struct {
 			// runs whole; else its parts' states (other runners encode them) and the
 			// commands its own runner runs: `audio` into `audioName`, then, every
 			// part complete, each part read through the assets route under its name,
-			// `list` written as `listName`, and `join`.
+			// `trims` (each cuts a part's lead-out off, by stream copy, into the name
+			// the list gives it), `list` written as `listName`, and `join`.
 			Split *struct {
 				Audio     *[]string `json:"audio,omitempty"`
 				AudioName *string   `json:"audioName,omitempty"`
@@ -10986,7 +10990,8 @@ type RunnerHeartbeatResponse struct {
 					Progress float64 `json:"progress"`
 					Status   Status  `json:"status"`
 				} `json:"parts,omitempty"`
-				Reason *string `json:"reason,omitempty"`
+				Reason *string     `json:"reason,omitempty"`
+				Trims  *[][]string `json:"trims,omitempty"`
 			} `json:"split,omitempty"`
 		} `json:"data"`
 	}
@@ -11016,7 +11021,8 @@ func (r RunnerHeartbeatResponse) GetJSON200() *struct {
 		// runs whole; else its parts' states (other runners encode them) and the
 		// commands its own runner runs: `audio` into `audioName`, then, every
 		// part complete, each part read through the assets route under its name,
-		// `list` written as `listName`, and `join`.
+		// `trims` (each cuts a part's lead-out off, by stream copy, into the name
+		// the list gives it), `list` written as `listName`, and `join`.
 		Split *struct {
 			Audio     *[]string `json:"audio,omitempty"`
 			AudioName *string   `json:"audioName,omitempty"`
@@ -11028,7 +11034,8 @@ func (r RunnerHeartbeatResponse) GetJSON200() *struct {
 				Progress float64 `json:"progress"`
 				Status   Status  `json:"status"`
 			} `json:"parts,omitempty"`
-			Reason *string `json:"reason,omitempty"`
+			Reason *string     `json:"reason,omitempty"`
+			Trims  *[][]string `json:"trims,omitempty"`
 		} `json:"split,omitempty"`
 	} `json:"data"`
 } {
@@ -18105,7 +18112,8 @@ func ParseRunnerHeartbeatResponse(rsp *http.Response) (*RunnerHeartbeatResponse,
 				// runs whole; else its parts' states (other runners encode them) and the
 				// commands its own runner runs: `audio` into `audioName`, then, every
 				// part complete, each part read through the assets route under its name,
-				// `list` written as `listName`, and `join`.
+				// `trims` (each cuts a part's lead-out off, by stream copy, into the name
+				// the list gives it), `list` written as `listName`, and `join`.
 				Split *struct {
 					Audio     *[]string `json:"audio,omitempty"`
 					AudioName *string   `json:"audioName,omitempty"`
@@ -18117,7 +18125,8 @@ func ParseRunnerHeartbeatResponse(rsp *http.Response) (*RunnerHeartbeatResponse,
 						Progress float64 `json:"progress"`
 						Status   Status  `json:"status"`
 					} `json:"parts,omitempty"`
-					Reason *string `json:"reason,omitempty"`
+					Reason *string     `json:"reason,omitempty"`
+					Trims  *[][]string `json:"trims,omitempty"`
 				} `json:"split,omitempty"`
 			} `json:"data"`
 		}

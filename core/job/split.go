@@ -21,23 +21,27 @@ type Split struct {
 }
 
 // Around are the commands of a split that the job's own runner runs around its parts
-// (validator.SplitRun): Audio, writing AudioName, while the parts are encoded; then List written
-// under ListName, and Join, which concatenates the parts and muxes the audio in.
+// (validator.SplitRun): Audio, writing AudioName, while the parts are encoded; then Trims, which
+// cut the parts' lead-outs off; then List written under ListName, and Join, which concatenates
+// the parts and muxes the audio in.
 type Around struct {
-	Audio     []string `json:"audio,omitempty"`
-	AudioName string   `json:"audioName,omitempty"`
-	ListName  string   `json:"listName,omitempty"`
-	List      string   `json:"list,omitempty"`
-	Join      []string `json:"join,omitempty"`
+	Audio     []string   `json:"audio,omitempty"`
+	AudioName string     `json:"audioName,omitempty"`
+	Trims     [][]string `json:"trims,omitempty"`
+	ListName  string     `json:"listName,omitempty"`
+	List      string     `json:"list,omitempty"`
+	Join      []string   `json:"join,omitempty"`
 }
 
 // SplitPart is one part of a split job: the part job that encodes it, the file it writes, and
-// the stretch of the input it covers, in seconds.
+// the stretch of the input it covers, in seconds; it encodes Lead seconds of the input besides,
+// before Start and after End, which the join drops (validator.SplitRun.Leads).
 type SplitPart struct {
 	JobID string  `json:"jobId"`
 	Name  string  `json:"name"`
 	Start float64 `json:"start"`
 	End   float64 `json:"end"`
+	Lead  float64 `json:"lead,omitempty"`
 }
 
 // Cut says whether the input was cut into parts.

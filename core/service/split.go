@@ -205,10 +205,15 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		if src.Audio && j.Split.Slots > 0 && n >= j.Split.Slots {
 			tail = src.Duration * validator.SplitAudioShare(command, src.Width, src.Height, src.FrameRate, src.SampleRate, src.Channels)
 		}
-		cuts, reason = validator.PlanCuts(src.Keyframes, src.Duration, n, tail)
+		keys := validator.CutPoints(command, src.Keyframes, src.Duration, src.FrameRate)
+		cuts, reason = validator.PlanCuts(keys, src.Duration, n, tail, validator.SplitLead(command, src.FrameRate))
 	}
 	if reason == "" {
-		if run, err = validator.SplitCommands(command, cuts, src.Audio, src.FrameRate); err != nil {
+		commands := validator.SplitCommands
+		if !src.Trims {
+			commands = validator.SplitCommandsWithoutTrims // a runner of an earlier build
+		}
+		if run, err = commands(command, cuts, src.Audio, src.FrameRate); err != nil {
 			reason = err.Error()
 		}
 	}
@@ -225,7 +230,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 		}
 	}
 	if reason == "" {
-		plan = job.Split{Around: job.Around{Audio: run.Audio, AudioName: run.AudioName, ListName: run.ListName, List: run.List, Join: run.Join}}
+		plan = job.Split{Around: job.Around{Audio: run.Audio, AudioName: run.AudioName, Trims: run.Trims, ListName: run.ListName, List: run.List, Join: run.Join}}
 		bounds := append(append([]float64{0}, cuts...), src.Duration)
 		for i, p := range made {
 			p.UpdatedAt = s.p.Clock.Now().UTC().Truncate(time.Microsecond)
@@ -234,7 +239,7 @@ func (s *Runs) cut(ctx context.Context, who workqueue.Identity, b workqueue.Beat
 				return nil, err
 			}
 			parts = append(parts, p)
-			plan.Parts = append(plan.Parts, job.SplitPart{JobID: p.ID, Name: run.PartNames[i], Start: bounds[i], End: bounds[i+1]})
+			plan.Parts = append(plan.Parts, job.SplitPart{JobID: p.ID, Name: run.PartNames[i], Start: bounds[i], End: bounds[i+1], Lead: run.Leads[i]})
 		}
 	}
 	got, err := s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
@@ -480,8 +485,8 @@ func splitParts(ctx context.Context, jobs job.Store, j *job.Job) []*job.Job {
 	return parts
 }
 
-// partLength is how much of the input part encodes (its Assignment.Length), from its job's
-// plan; 0 when the plan cannot be read.
+// partLength is how much of the input part encodes (its Assignment.Length), its lead-in and
+// lead-out included, from its job's plan; 0 when the plan cannot be read.
 func (s *Runs) partLength(ctx context.Context, part *job.Job) time.Duration {
 	j, err := s.p.Jobs.Get(ctx, part.ParentID)
 	if err != nil || !j.Split.Cut() {
@@ -489,7 +494,7 @@ func (s *Runs) partLength(ctx context.Context, part *job.Job) time.Duration {
 	}
 	for _, p := range j.Split.Parts {
 		if p.JobID == part.ID && p.End > p.Start {
-			return time.Duration((p.End - p.Start) * float64(time.Second))
+			return time.Duration((p.End - p.Start + p.Lead) * float64(time.Second))
 		}
 	}
 	return 0

@@ -57,9 +57,10 @@ func (h *harness) claimAs(t *testing.T, runner string, slots int) workqueue.Assi
 // source is an input of duration seconds with a keyframe every 2 s and audio.
 func source(duration float64) *workqueue.SplitSource { return sourceEvery(duration, 2) }
 
-// sourceEvery is an input of duration seconds with a keyframe every step seconds and audio.
+// sourceEvery is an input of duration seconds with a keyframe every step seconds and audio, as
+// a runner that runs trims tells it.
 func sourceEvery(duration, step float64) *workqueue.SplitSource {
-	src := &workqueue.SplitSource{Duration: duration, Audio: true, FrameRate: 25}
+	src := &workqueue.SplitSource{Duration: duration, Audio: true, FrameRate: 25, Trims: true}
 	for k := 0.0; k < duration; k += step {
 		src.Keyframes = append(src.Keyframes, k)
 	}
@@ -133,12 +134,12 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 		if !strings.Contains(params.Command, "-i in.mp4") || !strings.Contains(params.Command, plan.Parts[i].Name) {
 			t.Errorf("part %d runs %q", i+1, params.Command)
 		}
-		// Each part's assignment says how much of the input it encodes, so that its runner
-		// need not probe the input for it.
-		if want := time.Duration((cut[i].End - cut[i].Start) * float64(time.Second)); p.Length != want || want <= 0 {
-			t.Errorf("part %d's assignment Length = %v, want %v (%.3f s to %.3f s)", i+1, p.Length, want, cut[i].Start, cut[i].End)
+		// Each part's assignment says how much of the input it encodes, its lead-in included,
+		// so that its runner need not probe the input for it.
+		if want := time.Duration((cut[i].End - cut[i].Start + cut[i].Lead) * float64(time.Second)); p.Length != want || want <= 0 {
+			t.Errorf("part %d's assignment Length = %v, want %v (%.3f s to %.3f s, and %.3f s before)", i+1, p.Length, want, cut[i].Start, cut[i].End, cut[i].Lead)
 		}
-		length += p.Length
+		length += p.Length - time.Duration(cut[i].Lead*float64(time.Second))
 		if _, err := h.jobs.Get(h.ctx, acc, p.Lease.JobID); problem.CodeOf(err) != problem.CodeNotFound {
 			t.Errorf("GET of part %d: %v, want NOT_FOUND", i+1, err)
 		}
@@ -148,6 +149,12 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 		if err := h.runs.Report(h.ctx, p.Lease, workqueue.Result{Files: []job.File{{Path: plan.Parts[i].Name, Size: 100 + int64(i)}}, ComputeMs: 1000, Started: true}); err != nil {
 			t.Fatalf("part %d report: %v", i+1, err)
 		}
+	}
+	if cut[0].Lead != 0.52 || cut[1].Lead != 0.52 {
+		t.Errorf("leads %v and %v, want 13 frames at 25 fps either side of the cut (x264)", cut[0].Lead, cut[1].Lead)
+	}
+	if len(plan.Trims) != 1 {
+		t.Errorf("%d trims, want the first part's lead-out cut off", len(plan.Trims))
 	}
 	if length != time.Minute || a.Length != 0 {
 		t.Errorf("the parts' lengths add up to %v, want the input's minute; the job's own assignment says %v, want none", length, a.Length)
@@ -824,5 +831,27 @@ func TestSplitPartsRunWhenTheBalanceFalls(t *testing.T) {
 		if s := h.job(t, p.JobID).Status; s != job.StatusRunning {
 			t.Errorf("part %d is %s, want running", i+1, s)
 		}
+	}
+}
+
+// TestSplitForARunnerWithoutTrims: a runner of an earlier build, which does not say it runs a
+// plan's trims, gets parts that lead in but end at their cut, and a list of the parts' own files.
+func TestSplitForARunnerWithoutTrims(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	parent := h.submitSplit(t, acc, splitParams)
+	a := h.claimSplit(t, 2)
+	src := source(60)
+	src.Trims = false
+	ack := h.tell(t, a.Lease, src)
+	if ack.Split == nil || len(ack.Split.Parts) != 2 {
+		t.Fatalf("plan %+v, want 2 parts", ack.Split)
+	}
+	if len(ack.Split.Trims) != 0 || strings.Contains(ack.Split.List, "split_cut_") {
+		t.Errorf("trims %q, list %q: want none for a runner that does not run them", ack.Split.Trims, ack.Split.List)
+	}
+	if cut := h.job(t, parent.ID).Split.Parts; cut[0].Lead != 0 || cut[1].Lead != 0.52 {
+		t.Errorf("leads %v and %v, want none after the first part's end and 13 frames before the second's start", cut[0].Lead, cut[1].Lead)
 	}
 }

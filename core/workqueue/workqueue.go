@@ -155,6 +155,9 @@ type SplitSource struct {
 	// Reason is one of the Split* sentences below: the control plane shows users no other text
 	// of a runner's, which it does not trust.
 	Reason string `json:"reason,omitempty"`
+	// Trims says that the runner runs a plan's Trims (job.Around) before its join: the parts
+	// lead out only for a runner that says so, not for one of an earlier build.
+	Trims bool `json:"trims,omitempty"`
 }
 
 // The reasons a runner gives for an input it cannot split (SplitSource.Reason). A reason about

@@ -1141,6 +1141,8 @@ export declare abstract class Operations {
       reason?: string;
       /** The first audio stream's sample rate in Hz. */
       sampleRate?: number;
+      /** The runner runs a plan's `trims` before its join. An x264 part encodes half a second past its end cut only for a runner that says so; a runner of an earlier build, which does not, gets parts that end at their cut. */
+      trims?: boolean;
       /** The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share, where the input's keyframes allow it without making fewer parts. Omitted when not known: the parts are then even. */
       width?: number;
     };
@@ -1155,7 +1157,8 @@ export declare abstract class Operations {
        * runs whole; else its parts' states (other runners encode them) and the
        * commands its own runner runs: `audio` into `audioName`, then, every
        * part complete, each part read through the assets route under its name,
-       * `list` written as `listName`, and `join`.
+       * `trims` (each cuts a part's lead-out off, by stream copy, into the name
+       * the list gives it), `list` written as `listName`, and `join`.
        */
       split?: {
         audio?: string[];
@@ -1169,6 +1172,7 @@ export declare abstract class Operations {
           status: Status;
         })[];
         reason?: string;
+        trims?: string[][];
       };
     };
   }>;
