@@ -801,15 +801,26 @@ const claimLockID = 0x6d6a636c61696d
 
 // HeldBy returns the IDs of the dispatched or running jobs the worker credential holds.
 func (s *Store) HeldBy(ctx context.Context, worker string, limit int) ([]string, error) {
-	if limit <= 0 || worker == "" {
+	return s.heldBy(ctx, "worker", worker, limit)
+}
+
+// HeldByRunner returns the IDs of the dispatched or running jobs the runner holds.
+func (s *Store) HeldByRunner(ctx context.Context, runner string, limit int) ([]string, error) {
+	return s.heldBy(ctx, "runner", runner, limit)
+}
+
+// heldBy returns the IDs of the dispatched or running jobs whose column (worker or runner) is
+// holder, up to limit.
+func (s *Store) heldBy(ctx context.Context, column, holder string, limit int) ([]string, error) {
+	if limit <= 0 || holder == "" {
 		return nil, nil
 	}
 	var ids []string
 	err := s.r.NewSelect().Model((*jobRow)(nil)).Column("id").
-		Where("worker = ?", worker).
+		Where("? = ?", bun.Ident(column), holder).
 		Where("status IN (?)", bun.List([]string{string(job.StatusDispatched), string(job.StatusRunning)})).
 		OrderExpr("id").Limit(int64(limit)).Scan(ctx, &ids)
-	return ids, mapErr("jobs held by worker "+worker, err)
+	return ids, mapErr("jobs held by "+column+" "+holder, err)
 }
 
 // Expired returns the IDs of dispatched or running jobs whose lease ended before now.

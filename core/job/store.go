@@ -36,6 +36,9 @@ type Store interface {
 	// HeldBy returns the IDs of the dispatched or running jobs that the worker credential
 	// holds, up to limit: the jobs a revoked worker leaves.
 	HeldBy(ctx context.Context, worker string, limit int) ([]string, error)
+	// HeldByRunner returns the IDs of the dispatched or running jobs that the runner holds (as
+	// its claims name it: Job.Runner), up to limit: what takes its slots now.
+	HeldByRunner(ctx context.Context, runner string, limit int) ([]string, error)
 }
 
 // ErrSkip, returned by an UpdateMany function, leaves that job unchanged.

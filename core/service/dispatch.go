@@ -161,7 +161,7 @@ func (s *Runs) claim(ctx context.Context, who workqueue.Identity, p workqueue.Cl
 			}
 			a := s.assignment(j, plan)
 			if splitCandidate(j) {
-				a.SplitParts = s.splitParts(ctx, j, cmp.Or(p.Slots, p.Max))
+				a.SplitParts = s.splitParts(ctx, j, s.freeSlots(ctx, who, p, j))
 			} else if j.Split.Cut() {
 				a.SplitParts = len(j.Split.Parts) // a new attempt of a job cut before: the same plan
 			}

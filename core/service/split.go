@@ -65,16 +65,18 @@ func splitCandidate(j *job.Job) bool {
 const minPartSeconds = 5
 
 // splitParts decides, at a split candidate's claim, into how many parts it may be cut: the
-// slots of its class, which are the claiming runner's and one for each other live runner of the
-// class (a runner tells only its own). The job's own slot is free while its parts run, and the
-// parts queue like any job for slots busy now. Fewer than two runs the job whole, saying why.
+// free slots of its class, which are the claiming runner's free slots (free, counting the job's
+// own, which is free while its parts run) and one for each other live runner of the class (a
+// runner tells only its own; one that is busy now frees a slot for a part when a job of its
+// ends, and a part queues for it like any job). Fewer than two runs the job whole, saying why.
 //
 // One part a slot, not more: more parts would balance the slots better (the job's own encodes
 // the audio first), but each pays an encoder's start, a seek and a claim, and 4 parts of a 60 s
 // x264 encode on 2 slots measured no gain (1.32x and 1.46x in two runs, where 2 parts measured
 // 1.07x to 1.78x). Their quality was worse then (5.8 dB at worst against 2.3 dB), before parts
 // kept the whole encode's keyframe grid (validator.SplitCommands).
-func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
+func (s *Runs) splitParts(ctx context.Context, j *job.Job, free int) int {
+	slots := free
 	if live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin)); err == nil && live[j.Class] > 1 {
 		slots += live[j.Class] - 1
 	}
@@ -85,7 +87,7 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 		}
 		switch {
 		case slots < 2:
-			j.Split.Reason = "the class had one worker slot when the job started"
+			j.Split.Reason = "the class had one free worker slot when the job started"
 		case n < 2:
 			j.Split.Reason = "the operator allows one part a job (--split-max-parts)"
 		default:
@@ -102,6 +104,35 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 	}
 	return n
 }
+
+// freeSlots is how many of a claiming runner's slots are free for the split job j it claims,
+// j's own among them (it is free while the parts run): its slots less the jobs it holds besides
+// j, this claim's others too, where a split job past its cut holds none (its runner waits for
+// the parts without a slot). The claim's Max would be the free slots when the runner asked,
+// which a long poll can leave behind by a job's length; the store's are the free slots now.
+func (s *Runs) freeSlots(ctx context.Context, who workqueue.Identity, p workqueue.ClaimParams, j *job.Job) int {
+	slots := cmp.Or(p.Slots, p.Max)
+	held, err := s.p.Jobs.HeldByRunner(ctx, runnerOf(who, p), slots+maxHeldRead)
+	if err != nil {
+		s.p.Log.Warn("reading a runner's jobs failed; counting its free slots as it asked", "job", j.ID, "err", err)
+		return p.Max
+	}
+	busy := 0
+	for _, id := range held {
+		if id == j.ID {
+			continue
+		}
+		if h, err := s.p.Jobs.Get(ctx, id); err == nil && h.Split.Cut() {
+			continue
+		}
+		busy++
+	}
+	return max(slots-busy, 1)
+}
+
+// maxHeldRead bounds the jobs freeSlots reads beyond a runner's slots: split jobs waiting for
+// their parts hold no slot.
+const maxHeldRead = 64
 
 // DefaultSplitWait is the longest a split job's heartbeat is held (Beat.SplitWait). A part that
 // reports to this replica ends the wait at once; one that reports to another is seen when the

@@ -42,11 +42,11 @@ func (h *harness) claimSplit(t *testing.T, slots int) workqueue.Assignment {
 	return h.claimAs(t, "test", slots)
 }
 
-// claimAs claims the next cpu job as the runner named runner, of slots, with its first
-// heartbeat.
+// claimAs claims the next cpu job as the runner named runner, of slots, all free, with its
+// first heartbeat.
 func (h *harness) claimAs(t *testing.T, runner string, slots int) workqueue.Assignment {
 	t.Helper()
-	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 1, Slots: slots, Worker: runner})
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: slots, Slots: slots, Worker: runner})
 	if err != nil || len(as) != 1 {
 		t.Fatalf("Claim as %s: %v %v", runner, as, err)
 	}
@@ -362,7 +362,7 @@ func TestSplitRunsWhole(t *testing.T) {
 		src    *workqueue.SplitSource
 		reason string
 	}{
-		{"one slot", splitParams, 1, nil, "one worker slot"},
+		{"one slot", splitParams, 1, nil, "one free worker slot"},
 		{"short input", splitParams, 2, source(10), "the input is 10.0 s long; inputs under 30 s run whole"},
 		{"no keyframe to cut", splitParams, 2, &workqueue.SplitSource{Duration: 60, Keyframes: []float64{0}}, "no keyframe to cut at"},
 		{"the runner's reason", splitParams, 2, &workqueue.SplitSource{Reason: workqueue.SplitNoVideo}, "no video stream"},
@@ -388,6 +388,72 @@ func TestSplitRunsWhole(t *testing.T) {
 			v, err := h.jobs.Get(h.ctx, acc, j.ID)
 			if err != nil || v.Split == nil || v.Split.Parts != 0 || !strings.Contains(v.Split.Reason, tt.reason) {
 				t.Fatalf("view split = %+v (%v), want no parts and %q", v.Split, err, tt.reason)
+			}
+		})
+	}
+}
+
+// TestSplitCountsFreeSlots: a job is cut into a part for each free slot of its runner, its own
+// counted, as the store has them when it is claimed: a runner of two slots with one busy runs
+// it whole, and so does one that claims it with another job; one of three slots with one busy
+// cuts it in two; a split job waiting for its parts takes no slot.
+func TestSplitCountsFreeSlots(t *testing.T) {
+	t.Parallel()
+	plain := `{"command":"ffmpeg -i in.mp4 -c:v libx264 out.mp4"}`
+	tests := []struct {
+		name      string
+		slots     int
+		busy      int  // jobs the runner holds before
+		alongside bool // a plain job queued after the split job, claimed with it
+		waiting   bool // the job it holds is a split job cut into parts
+		parts     int  // Assignment.SplitParts of the split job
+	}{
+		{"one of two slots busy", 2, 1, false, false, 0},
+		{"two free slots, two jobs claimed", 2, 0, true, false, 0},
+		{"two of three slots free", 3, 1, false, false, 2},
+		// Two free slots, and one for the live runner that took the first job's parts.
+		{"a split job waiting for its parts holds no slot", 2, 1, false, true, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			acc := h.open(t, account.PlanPro, 1000)
+			claim := func(max int) []workqueue.Assignment {
+				t.Helper()
+				as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: max, Slots: tt.slots, Worker: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return as
+			}
+			for range tt.busy {
+				if tt.waiting {
+					sp := h.submitSplit(t, acc, splitParams)
+					a := claim(1)[0]
+					if a.Lease.JobID != sp.ID || len(h.tell(t, a.Lease, source(60)).Split.Parts) != 2 {
+						t.Fatal("the first split job was not cut")
+					}
+					// Its parts go to another runner.
+					if _, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 2, Slots: 2, Worker: "other"}); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				h.submitSplit(t, acc, plain)
+				claim(1)
+			}
+			j := h.submitSplit(t, acc, splitParams)
+			if tt.alongside {
+				h.submitSplit(t, acc, plain)
+			}
+			for _, a := range claim(tt.slots - tt.busy) {
+				if a.Lease.JobID == j.ID && a.SplitParts != tt.parts {
+					t.Errorf("SplitParts = %d, want %d", a.SplitParts, tt.parts)
+				}
+			}
+			if v, _ := h.jobs.Get(h.ctx, acc, j.ID); tt.parts == 0 && (v.Split == nil || !strings.Contains(v.Split.Reason, "one free worker slot")) {
+				t.Errorf("view split = %+v, want the reason: one free worker slot", v.Split)
 			}
 		})
 	}
@@ -499,8 +565,8 @@ func TestSplitPartsKeepTheirJobsPlace(t *testing.T) {
 	h := setup(t)
 	acc := h.open(t, account.PlanPro, 1000)
 	h.submitSplit(t, acc, splitParams)
-	later := h.submitJob(t, acc, `{}`)
 	a := h.claimSplit(t, 2)
+	later := h.submitJob(t, acc, `{}`) // before the parts are made
 	if plan := h.tell(t, a.Lease, source(60)).Split; plan == nil || len(plan.Parts) != 2 {
 		t.Fatalf("plan = %+v", plan)
 	}

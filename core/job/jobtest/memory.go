@@ -296,19 +296,28 @@ func (m *Memory) Queue(_ context.Context, p job.QueueParams) ([]job.Queued, erro
 }
 
 func (m *Memory) HeldBy(_ context.Context, worker string, limit int) ([]string, error) {
+	return m.held(func(j *job.Job) bool { return j.Worker == worker }, limit), nil
+}
+
+func (m *Memory) HeldByRunner(_ context.Context, runner string, limit int) ([]string, error) {
+	return m.held(func(j *job.Job) bool { return j.Runner == runner }, limit), nil
+}
+
+// held returns the IDs of the dispatched or running jobs that by picks, up to limit.
+func (m *Memory) held(by func(*job.Job) bool, limit int) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ids []string
 	for _, j := range m.jobs {
-		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && j.Worker == worker {
+		if (j.Status == job.StatusDispatched || j.Status == job.StatusRunning) && by(j) {
 			ids = append(ids, j.ID)
 		}
 	}
 	sort.Strings(ids)
 	if len(ids) > limit {
-		ids = ids[:limit]
+		ids = ids[:max(limit, 0)]
 	}
-	return ids, nil
+	return ids
 }
 
 func (m *Memory) Expired(_ context.Context, now time.Time, limit int) ([]string, error) {

@@ -398,11 +398,11 @@ func TestWorkerAndUploadsRoundTrip(t *testing.T, f Features, newStore Constructo
 	a, b := newJob(t, "acc_1", base, job.ClassCPU), newJob(t, "acc_1", base.Add(time.Second), job.ClassCPU)
 	mustCreate(t, s, a)
 	mustCreate(t, s, b)
-	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_1"})
+	claimed, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_1", Runner: "wkr_1/a"})
 	if err != nil || len(claimed) != 1 || claimed[0].Worker != "wkr_1" {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
-	if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_2"}); err != nil {
+	if _, err := s.Claim(ctx, job.ClaimParams{Class: job.ClassCPU, Limit: 1, Lease: time.Minute, Now: base, Worker: "wkr_2", Runner: "wkr_2/a"}); err != nil {
 		t.Fatal(err)
 	}
 	ups := []job.Upload{{Name: "out.mp4", Size: 12}, {Name: "seg_001.ts", Size: 3}}
@@ -419,11 +419,19 @@ func TestWorkerAndUploadsRoundTrip(t *testing.T, f Features, newStore Constructo
 	if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 1 || held[0] != a.ID {
 		t.Fatalf("held by wkr_1: %v %v", held, err)
 	}
+	for runner, want := range map[string][]string{"wkr_1/a": {a.ID}, "wkr_2/a": {b.ID}, "wkr_1/b": nil} {
+		if held, err := s.HeldByRunner(ctx, runner, 10); err != nil || !slices.Equal(held, want) {
+			t.Fatalf("held by runner %s: %v %v, want %v", runner, held, err, want)
+		}
+	}
 	if _, err := s.Update(ctx, a.ID, func(j *job.Job) error { return j.Requeue(base) }); err != nil {
 		t.Fatal(err)
 	}
 	if held, err := s.HeldBy(ctx, "wkr_1", 10); err != nil || len(held) != 0 {
 		t.Fatalf("held by wkr_1 after a requeue: %v %v", held, err)
+	}
+	if held, err := s.HeldByRunner(ctx, "wkr_1/a", 10); err != nil || len(held) != 0 {
+		t.Fatalf("held by runner wkr_1/a after a requeue: %v %v", held, err)
 	}
 	if got, _ := s.Get(ctx, a.ID); got.Worker != "" || got.Uploads != nil {
 		t.Fatalf("a requeued job keeps %q %v", got.Worker, got.Uploads)

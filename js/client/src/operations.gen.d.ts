@@ -413,7 +413,7 @@ export type FfmpegParams = {
    * Pro. `auto`: split and stitch. When the command is proved splittable (one video input
    * read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
    * input is longer than the operator's threshold (30 s by default) and the class has more
-   * than one worker slot, the input is cut at keyframes into parts that workers encode at
+   * than one free worker slot, the input is cut at keyframes into parts that workers encode at
    * once, the audio is encoded once, and the parts are joined by stream copy. The job
    * stays one job: one status, progress over all parts, one set of outputs, and one charge
    * that is the compute of every part (faster, not cheaper). A part that fails is run
