@@ -208,6 +208,8 @@ func TestSplitAndStitch(t *testing.T) {
 
 		t.Run("not splittable", func(t *testing.T) {
 			newClient(t, srv, key).runsWhole(ffmpegJob("ffmpeg -i in.mp4 -vf fps=10 -c:v libx264 -preset ultrafast out.mp4", inputs, map[string]any{"split": "auto"}), "fps")
+			// A bitrate is met per part: the parts would not match the single pass.
+			newClient(t, srv, key).runsWhole(ffmpegJob("ffmpeg -i in.mp4 -c:v libx264 -preset ultrafast -b:v 300k out.mp4", inputs, map[string]any{"split": "auto"}), "a bitrate is met over each part")
 		})
 
 		t.Run("too short", func(t *testing.T) {

@@ -25,10 +25,10 @@ import (
 //     enable=, subtitles, ass) are allowed in -vf, where the parts shift their timestamps back
 //     to the source's around the graph;
 //   - one output file, mp4, mkv or mov, with a video encoder of splitEncoders (or the
-//     container's default) and only the output options of splitOutputFlags: rate control is
-//     per part (a -b:v target holds per part); each part begins with a keyframe and then
-//     keeps the whole encode's keyframe grid (keyframeInterval), while B-frame decisions
-//     restart at each part;
+//     container's default) and only the output options of splitOutputFlags, at a constant
+//     rate factor or quantizer (rateReason: a bitrate target would be met per part, not over
+//     the whole); each part begins with a keyframe and then keeps the whole encode's keyframe
+//     grid (keyframeInterval), and an x264 part leads in and out (SplitCommands);
 //   - no -t, -to, -ss, -frames, -fs on the output, no -r, -fps_mode or -vsync (which frames a
 //     rate change keeps depends on where a part starts), no two-pass, no -shortest, no
 //     -force_key_frames, no -copyts, no stream copy of the video.
@@ -45,28 +45,58 @@ type Split struct {
 	Still string
 }
 
-// splitEncoders are the video encoders whose parts are proved to join by stream copy.
-var splitEncoders = map[string]bool{
-	"libx264": true, "libx265": true, "libvpx-vp9": true, "libsvtav1": true, "mpeg4": true,
+// splitEncoders are the video encoders whose parts are proved to join by stream copy and to
+// match the single pass frame for frame: x264 at a constant rate factor or quantizer, and
+// MPEG-4 part 2 at a fixed quantizer (rateReason). Measured on a 30 s source with seven scenes
+// (docs/performance.md): x264 -crf 23 within 1.6 dB of the single pass's every frame, MPEG-4 -q:v
+// 4 within 2.8 dB.
+var splitEncoders = map[string]bool{"libx264": true, "mpeg4": true}
+
+// splitUnmatched are the encoders whose parts join but do not match the single pass frame for
+// frame, on that source, with why: a split of theirs runs whole and says so.
+var splitUnmatched = map[string]string{
+	"libx265":    "places its B-frames from each part's start, and its forced keyframes are not IDR frames under its open GOPs: stitched frames came out 4 to 7 dB below the single pass's",
+	"libvpx-vp9": "starts its rate control and alt-ref frames again at each part: stitched frames came out 6 dB below the single pass's at a constant quality, 12 to 14 dB at a bitrate",
+	"libsvtav1":  "closes each part's last mini-GOP and places its keyframes on its own: stitched frames came out 7 to 17 dB below the single pass's",
+}
+
+// splitBitrate says why a bitrate target is not split.
+const splitBitrate = ": a bitrate is met over each part, not over the whole, so the parts spend their bits where the single pass would not (x264 at 800 kb/s: frames 10.7 dB below the single pass's; with a 2 Mb/s VBV, 4.7 dB); a constant rate factor (-crf) or quantizer splits"
+
+// rateReason refuses a rate control that a part cannot keep as the single pass does: a bitrate
+// target or a VBV (-b:v, -maxrate, -bufsize; 0 is none), and MPEG-4 part 2 without a fixed
+// quantizer, which aims at a bitrate of 200 kb/s.
+func (sh *splitShape) rateReason() string {
+	for i := 0; i+1 < len(sh.video); i++ {
+		name, _, _ := strings.Cut(strings.TrimPrefix(sh.video[i], "-"), ":")
+		switch name {
+		case "b", "vb", "maxrate", "minrate", "bufsize":
+			if v := lastOption(sh.video, name); v != "0" {
+				return sh.video[i] + " " + v + splitBitrate
+			}
+		}
+	}
+	if sh.videoEncoder() == "mpeg4" && lastOption(sh.video, "q", "qscale") == "" {
+		return "mpeg4 without -q:v aims at a bitrate (200 kb/s unless -b:v says otherwise)" + splitBitrate
+	}
+	return ""
 }
 
 // splitGOPs are the keyframe intervals, in frames, of the encoders whose keyframes a split puts
-// where the whole encode does, when the command sets none: x264's and x265's 250, FFmpeg's 12
-// for MPEG-4 and 128 for VP9. SVT-AV1 rounds its interval to its mini-GOPs, which a part does
-// not know how to follow; its parts keep their own. mp4, mkv and mov default to libx264.
-var splitGOPs = map[string]int{"libx264": 250, "libx265": 250, "mpeg4": 12, "libvpx-vp9": 128}
+// where the whole encode does, when the command sets none: x264's 250 and FFmpeg's 12 for
+// MPEG-4. mp4, mkv and mov default to libx264.
+var splitGOPs = map[string]int{"libx264": 250, "mpeg4": 12}
 
 // splitEncoderParams are each encoder's own options that may set its keyint, in the order the
 // encoder reads them: the last one read wins.
-var splitEncoderParams = map[string][]string{"libx264": {"x264opts", "x264-params"}, "libx265": {"x265-params"}}
+var splitEncoderParams = map[string][]string{"libx264": {"x264opts", "x264-params"}}
 
 // videoEncoder is the encoder of the parts: the one -c:v names, or the containers' default.
 func (sh *splitShape) videoEncoder() string { return cmp.Or(sh.encoder, "libx264") }
 
 // keyframeInterval is the whole encode's keyframe interval in frames, counted from its first
 // frame: the keyint of the encoder's own options, which it reads after -g, or -g, or the
-// encoder's default; 0 when its keyframes follow no grid a part can follow (keyint=infinite,
-// or SVT-AV1).
+// encoder's default; 0 when its keyframes follow no grid a part can follow (keyint=infinite).
 func (sh *splitShape) keyframeInterval() int {
 	encoder := sh.videoEncoder()
 	gop, ok := splitGOPs[encoder]
@@ -359,6 +389,9 @@ func splitParse(plan *Plan) (*splitShape, string) {
 	if sh.still != "" && sh.graphFlag != "-filter_complex" {
 		return nil, "two inputs: a second input is only proved splittable as an image -filter_complex overlays"
 	}
+	if reason := sh.rateReason(); reason != "" {
+		return nil, reason
+	}
 	return sh, ""
 }
 
@@ -441,8 +474,11 @@ func (sh *splitShape) takeOutputFlag(f splitFlag, formats []string) string {
 		if f.value == "copy" {
 			return "the video is copied (" + f.word + " copy): there is no encode to split"
 		}
+		if why, ok := splitUnmatched[f.value]; ok {
+			return "the video encoder " + f.value + " " + why
+		}
 		if !splitEncoders[f.value] {
-			return "the video encoder " + f.value + " is not one a split is proved for (libx264, libx265, libvpx-vp9, libsvtav1, mpeg4)"
+			return "the video encoder " + f.value + " is not one a split is proved for (libx264, mpeg4)"
 		}
 		sh.encoder = f.value
 	}
@@ -499,6 +535,9 @@ func splitEncoderParamsReason(flag, value string) string {
 		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(key)), "_", "-")
 		if why, ok := splitParamsRefusals[k]; ok {
 			return flag + " key " + strconv.Quote(key) + ": " + why
+		}
+		if k == "bitrate" || k == "vbv-maxrate" || k == "vbv-bufsize" {
+			return flag + " " + kv + splitBitrate
 		}
 		if k == "keyint" || k == "min-keyint" {
 			if _, err := strconv.Atoi(v); err != nil && v != "infinite" {

@@ -33,7 +33,7 @@ func TestSplitAudioShare(t *testing.T) {
 		{"the size not known", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 0, 0, 25, 44100, 1, 0},
 		{"the rate not known", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 1280, 720, 0, 44100, 1, 0},
 		{"the audio's samples not known", "ffmpeg -i in.mp4 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 0, 0, 0},
-		{"a tiny video is capped at 1", "ffmpeg -i in.mp4 -c:v mpeg4 -c:a aac out.mp4", 16, 16, 1, 48000, 8, 1},
+		{"a tiny video is capped at 1", "ffmpeg -i in.mp4 -c:v mpeg4 -q:v 4 -c:a aac out.mp4", 16, 16, 1, 48000, 8, 1},
 		{"not splittable", "ffmpeg -i in.mp4 -c:v copy -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},
 		{"a filter graph may change the size", "ffmpeg -i in.mp4 -vf scale=3840:2160 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},
 		{"-s changes the size", "ffmpeg -i in.mp4 -s 3840x2160 -c:v libx264 -c:a aac out.mp4", 1280, 720, 25, 44100, 1, 0},

@@ -1306,7 +1306,8 @@ type FfmpegParams struct {
 	Preset *string `json:"preset,omitempty"`
 
 	// Split Pro. `auto`: split and stitch. When the command is proved splittable (one video input
-	// read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
+	// read whole, frame-by-frame filters, one mp4/mkv/mov output of x264 at a constant rate
+	// factor or quantizer, or of mpeg4 at a fixed -q:v), its
 	// input is longer than the operator's threshold (30 s by default) and the class has more
 	// than one free worker slot, the input is cut at keyframes into parts that workers encode at
 	// once, the audio is encoded once, and the parts are joined by stream copy. The job
@@ -1331,7 +1332,8 @@ type FfmpegParams struct {
 type FfmpegParamsCompute string
 
 // FfmpegParamsSplit Pro. `auto`: split and stitch. When the command is proved splittable (one video input
-// read whole, frame-by-frame filters, one mp4/mkv/mov output of a known encoder), its
+// read whole, frame-by-frame filters, one mp4/mkv/mov output of x264 at a constant rate
+// factor or quantizer, or of mpeg4 at a fixed -q:v), its
 // input is longer than the operator's threshold (30 s by default) and the class has more
 // than one free worker slot, the input is cut at keyframes into parts that workers encode at
 // once, the audio is encoded once, and the parts are joined by stream copy. The job
