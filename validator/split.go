@@ -157,8 +157,9 @@ const maxGridPoints = 86400
 // second. A part that starts at a keyframe of the whole encode is the whole's from there: the
 // frame before the cut is one that no later frame refers to in the whole output either, and
 // the whole's GOPs are the part's. A part need not start at a keyframe of the input, since it
-// decodes from the one before its start (SplitCommands). keys are returned where the grid
-// does not apply, or where they are refused anyway (a video that starts late).
+// decodes from the one before its start (SplitCommands), so the grid is taken only where each
+// of its times has a keyframe of the input at most maxDecodeBefore before it. keys are returned
+// where the grid does not apply, or where they are refused anyway (a video that starts late).
 func CutPoints(plan *Plan, keys []float64, duration, rate float64) []float64 {
 	sh, reason := splitParse(plan)
 	if reason != "" || !sh.fixedGrid() || len(keys) == 0 || keys[0] > 0.001 ||
@@ -170,11 +171,26 @@ func CutPoints(plan *Plan, keys []float64, duration, rate float64) []float64 {
 		return keys
 	}
 	var grid []float64
+	last := 0 // the input's last keyframe at or before the grid's time
 	for k := 0; float64(k*gop)/rate < duration; k++ {
-		grid = append(grid, float64(k*gop)/rate)
+		t := float64(k*gop) / rate
+		for last+1 < len(keys) && keys[last+1] <= t+1e-6 {
+			last++
+		}
+		if t-keys[last] > maxDecodeBefore {
+			return keys // a part starting there would decode too much of the input first
+		}
+		grid = append(grid, t)
+	}
+	if len(grid) < 2 {
+		return keys // no time of the grid to cut at
 	}
 	return grid
 }
+
+// maxDecodeBefore is the most of the input, in seconds, that a part starting on the whole
+// encode's grid decodes before it (from the input's keyframe before its start).
+const maxDecodeBefore = 10
 
 // splitContainers are the output containers of a split, by extension, with their -f names.
 var splitContainers = map[string][]string{

@@ -381,60 +381,66 @@ func splitTitle(t *testing.T, file string) string {
 }
 
 // TestSplitLeadInNTSC: a part's lead-in and lead-out end at frames of an NTSC rate
-// (30000/1001), whose times are not whole microseconds, and the join starts the part at its
-// cut (the list's inpoint) and the trim ends it at the next, in each container a split writes:
+// (30000/1001), whose times are not whole microseconds (nor milliseconds, in an mkv source), and
+// the join starts the part at its cut (the list's inpoint) and the trim ends it at the next, in
+// each container a split writes:
 // every frame once, in order, timed as the whole output's, and none a frame of a lead-in or a
 // lead-out (the stitched frames match the whole's, frame for frame).
 func TestSplitLeadInNTSC(t *testing.T) {
 	t.Parallel()
-	src := t.TempDir()
-	ffmpeg(t, src, []string{"-f", "lavfi", "-i", "testsrc2=s=320x240:r=30000/1001:d=4", "-c:v", "libx264", "-preset", "ultrafast",
-		"-crf", "12", "-g", "40", "-keyint_min", "40", "-sc_threshold", "0", "-pix_fmt", "yuv420p", "source.mp4"})
-	keys := splitKeyframes(t, filepath.Join(src, "source.mp4"))
-	cuts := splitCutsNear(keys, 4, 3)
-	for _, ext := range []string{"mp4", "mkv", "mov"} {
-		t.Run(ext, func(t *testing.T) {
-			t.Parallel()
-			r := Validate("ffmpeg -i https://cdn.example.com/in.mp4 -c:v libx264 -crf 23 -preset veryfast out."+ext, Options{})
-			run, err := SplitCommands(r.Plan, cuts, false, 30000.0/1001)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := 30000.0 / 1001; !slicesNear(run.Leads, []float64{15 / r, 30 / r, 15 / r}) || len(run.Trims) != 2 {
-				t.Fatalf("leads %v and %d trims, want half a second (15 frames) either side of each cut, cut off by 2 trims", run.Leads, len(run.Trims))
-			}
-			whole, split := t.TempDir(), t.TempDir()
-			for _, dir := range []string{whole, split} {
-				if err := os.Symlink(filepath.Join(src, "source.mp4"), filepath.Join(dir, "input_0.mp4")); err != nil {
+	// The source in mp4 keeps its times in 1/30000 s, in mkv to the millisecond: a frame's
+	// time there is rounded, up for about half the frames.
+	for _, in := range []string{"mp4", "mkv"} {
+		src := t.TempDir()
+		source := filepath.Join(src, "source."+in)
+		ffmpeg(t, src, []string{"-f", "lavfi", "-i", "testsrc2=s=320x240:r=30000/1001:d=4", "-c:v", "libx264", "-preset", "ultrafast",
+			"-crf", "12", "-g", "40", "-keyint_min", "40", "-sc_threshold", "0", "-pix_fmt", "yuv420p", source})
+		keys := splitKeyframes(t, source)
+		cuts := splitCutsNear(keys, 4, 3)
+		for _, ext := range []string{"mp4", "mkv", "mov"} {
+			t.Run(in+" to "+ext, func(t *testing.T) {
+				t.Parallel()
+				r := Validate("ffmpeg -i https://cdn.example.com/in."+in+" -c:v libx264 -crf 23 -preset veryfast out."+ext, Options{})
+				run, err := SplitCommands(r.Plan, cuts, false, 30000.0/1001)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			ffmpeg(t, whole, r.Plan.Args)
-			for _, p := range run.Parts {
-				ffmpeg(t, split, p)
-			}
-			for _, tr := range run.Trims {
-				ffmpeg(t, split, tr)
-			}
-			if err := os.WriteFile(filepath.Join(split, run.ListName), []byte(run.List), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			ffmpeg(t, split, run.Join)
-			w, s := filepath.Join(whole, "out."+ext), filepath.Join(split, "out."+ext)
-			ws, ss := splitStreamTimes(t, w, "v"), splitStreamTimes(t, s, "v")
-			if ws.packets != ss.packets || math.Abs(ws.start-ss.start) > 1.0/30 || math.Abs(ws.end-ss.end) > 1.0/30 {
-				t.Errorf("whole %d frames %.4f..%.4f s, stitched %d frames %.4f..%.4f s", ws.packets, ws.start, ws.end, ss.packets, ss.start, ss.end)
-			}
-			wp, _ := splitPSNR(t, w, filepath.Join(src, "source.mp4"))
-			sp, _ := splitPSNR(t, s, filepath.Join(src, "source.mp4"))
-			for i := range min(len(wp), len(sp)) {
-				// A frame of the lead-in in the cut's place would be frames away from the
-				// source's: tens of dB below.
-				if wp[i]-sp[i] > 6 {
-					t.Fatalf("stitched frame %d is %.2f dB below the whole's: not the same picture", i, wp[i]-sp[i])
+				if r := 30000.0 / 1001; !slicesNear(run.Leads, []float64{15 / r, 30 / r, 15 / r}) || len(run.Trims) != 2 {
+					t.Fatalf("leads %v and %d trims, want half a second (15 frames) either side of each cut, cut off by 2 trims", run.Leads, len(run.Trims))
 				}
-			}
-		})
+				whole, split := t.TempDir(), t.TempDir()
+				for _, dir := range []string{whole, split} {
+					if err := os.Symlink(source, filepath.Join(dir, r.Plan.Downloads[0].Name)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ffmpeg(t, whole, r.Plan.Args)
+				for _, p := range run.Parts {
+					ffmpeg(t, split, p)
+				}
+				for _, tr := range run.Trims {
+					ffmpeg(t, split, tr)
+				}
+				if err := os.WriteFile(filepath.Join(split, run.ListName), []byte(run.List), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				ffmpeg(t, split, run.Join)
+				w, s := filepath.Join(whole, "out."+ext), filepath.Join(split, "out."+ext)
+				ws, ss := splitStreamTimes(t, w, "v"), splitStreamTimes(t, s, "v")
+				if ws.packets != ss.packets || math.Abs(ws.start-ss.start) > 1.0/30 || math.Abs(ws.end-ss.end) > 1.0/30 {
+					t.Errorf("whole %d frames %.4f..%.4f s, stitched %d frames %.4f..%.4f s", ws.packets, ws.start, ws.end, ss.packets, ss.start, ss.end)
+				}
+				wp, _ := splitPSNR(t, w, source)
+				sp, _ := splitPSNR(t, s, source)
+				for i := range min(len(wp), len(sp)) {
+					// A frame of a lead in another's place is frames away from the source's:
+					// tens of dB below.
+					if wp[i]-sp[i] > 6 {
+						t.Fatalf("stitched frame %d is %.2f dB below the whole's: not the same picture", i, wp[i]-sp[i])
+					}
+				}
+			})
+		}
 	}
 }
 

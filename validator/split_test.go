@@ -167,8 +167,8 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-hide_banner", "-to", "2.500000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:eq(n,60)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-hide_banner", "-ss", "1.500000", "-to", "4.533333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))+eq(n,76)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
-					{"-hide_banner", "-ss", "3.533333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,144+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
+					{"-hide_banner", "-ss", "1.491667", "-to", "4.533333", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))+eq(n,76)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-hide_banner", "-ss", "3.525000", "-i", "input_0.mp4", "-vf", "scale=640:-2", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,144+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
 				Leads:     []float64{0.5, 1, 0.5},
@@ -192,7 +192,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "2.000000", "-i", "in.mov", "-c:v", "libx264", "-tag:v", "avc1", "-force_key_frames", "expr:eq(n,36)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mov"},
-					{"-ss", "1.000000", "-i", "in.mov", "-c:v", "libx264", "-tag:v", "avc1", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,12),gte(n,226+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mov"},
+					{"-ss", "0.989583", "-i", "in.mov", "-c:v", "libx264", "-tag:v", "avc1", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,12),gte(n,226+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mov"},
 				},
 				PartNames: []string{"split_part_001.mov", "split_part_002.mov"},
 				Leads:     []float64{0.5, 0.5},
@@ -211,7 +211,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.520000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,100)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "3.480000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "3.470000", "-i", "input_0.mp4", "-map", "0:v", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				Leads:     []float64{0.52, 0.52},
@@ -232,7 +232,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "4.520000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,100)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "3.480000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "3.470000", "-i", "input_0.mp4", "-map", "0:v:0", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,163+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				Leads:     []float64{0.52, 0.52},
@@ -252,7 +252,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "3.520000", "-i", "input_0.mp4", "-vf", "subtitles=subs.srt", "-force_key_frames", "expr:eq(n,75)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mkv"},
-					{"-ss", "2.480000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+2.480000/TB),subtitles=subs.srt,setpts=round(PTS-2.480000/TB)", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,188+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
+					{"-ss", "2.470000", "-i", "input_0.mp4", "-vf", "setpts=round(PTS+2.470000/TB),subtitles=subs.srt,setpts=round(PTS-2.470000/TB)", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,188+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mkv"},
 				},
 				PartNames: []string{"split_part_001.mkv", "split_part_002.mkv"},
 				Leads:     []float64{0.52, 0.52},
@@ -272,7 +272,7 @@ func TestSplitCommands(t *testing.T) {
 			want: SplitRun{
 				Parts: [][]string{
 					{"-to", "2.520000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:eq(n,50)", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_001.mp4"},
-					{"-ss", "1.480000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,213+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+					{"-ss", "1.470000", "-i", "input_0.mp4", "-i", "logo.png", "-filter_complex", "[0:v][1:v]overlay=10:10", "-c:v", "libx264", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,13),gte(n,213+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
 				},
 				PartNames: []string{"split_part_001.mp4", "split_part_002.mp4"},
 				Leads:     []float64{0.52, 0.52},
@@ -387,7 +387,8 @@ func TestCutPoints(t *testing.T) {
 		{"the container's default encoder", in + "-g 48 -sc_threshold 0 out.mkv", 4, 30, keys, []float64{0, 1.6, 3.2}},
 		{"scenecut=0 in x264-params", in + "-c:v libx264 -x264-params keyint=50:scenecut=0 out.mp4", 5, 25, keys, []float64{0, 2, 4}},
 		{"no-scenecut in x264opts", in + "-c:v libx264 -g 50 -x264opts no-scenecut=1 out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
-		{"the default keyint", in + "-c:v libx264 -sc_threshold 0 out.mp4", 25, 25, keys, []float64{0, 10, 20}},
+		{"the default keyint", in + "-c:v libx264 -sc_threshold 0 out.mp4", 25, 25, []float64{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24}, []float64{0, 10, 20}},
+		{"a grid past the input's end", in + "-c:v libx264 -sc_threshold 0 out.mp4", 4, 30, keys, keys},
 		{"scene cuts on", in + "-c:v libx264 -g 48 out.mp4", 4, 30, keys, keys},
 		{"x264-params turn them on again", in + "-c:v libx264 -g 48 -sc_threshold 0 -x264-params scenecut=40 out.mp4", 4, 30, keys, keys},
 		{"x265", in + "-c:v libx265 -g 48 -sc_threshold 0 out.mp4", 4, 30, keys, keys},
@@ -396,6 +397,9 @@ func TestCutPoints(t *testing.T) {
 		{"a video that starts late", in + "-c:v libx264 -g 48 -sc_threshold 0 out.mp4", 4, 30, []float64{0.5, 2}, []float64{0.5, 2}},
 		{"not splittable", in + "-c:v libx264 -g 48 -sc_threshold 0 -t 3 out.mp4", 4, 30, keys, keys},
 		{"a grid past the bound", in + "-c:v libx264 -g 2 -sc_threshold 0 out.mp4", 86400, 480, keys, keys},
+		// A part would decode up to 20 s of the input before its start.
+		{"keyframes too far apart", in + "-c:v libx264 -g 50 -sc_threshold 0 out.mp4", 60, 25, []float64{0, 20, 40}, []float64{0, 20, 40}},
+		{"keyframes 10 s apart", in + "-c:v libx264 -g 125 -sc_threshold 0 out.mp4", 30, 25, []float64{0, 10, 20}, []float64{0, 5, 10, 15, 20, 25}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -523,8 +527,8 @@ func TestSplitCommandsWithoutTrims(t *testing.T) {
 	want := &SplitRun{
 		Parts: [][]string{
 			{"-to", "2.000000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-an", "-sn", "-dn", "split_part_001.mp4"},
-			{"-ss", "1.500000", "-to", "4.000000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
-			{"-ss", "3.500000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,145+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
+			{"-ss", "1.491667", "-to", "4.000000", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,205+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_002.mp4"},
+			{"-ss", "3.491667", "-i", "input_0.mp4", "-c:v", "libx264", "-crf", "23", "-force_key_frames", "expr:if(eq(n_forced,0),eq(n,15),gte(n,145+(n_forced-1)*250))", "-forced-idr", "1", "-an", "-sn", "-dn", "split_part_003.mp4"},
 		},
 		PartNames: []string{"split_part_001.mp4", "split_part_002.mp4", "split_part_003.mp4"},
 		Leads:     []float64{0, 0.5, 0.5},

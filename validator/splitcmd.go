@@ -107,7 +107,11 @@ func splitCommands(plan *Plan, cuts []float64, audio bool, rate float64, leadOut
 			cut, from = cuts[i-1], cuts[i-1]
 			if every > 0 { // no earlier than the input's start
 				in = min(every, int(math.Floor(cut*rate+1e-6)))
-				from -= float64(in) / rate
+				// A quarter of a frame before the lead-in's first: a container that keeps
+				// times to the millisecond (mkv) rounds that frame's time, and FFmpeg the
+				// seek's, and an exact seek could fall just after it at an NTSC rate. The
+				// encoder's time base (1/rate) takes the quarter back off the part's frames.
+				from = max(0, from-(float64(in)+0.25)/rate)
 			}
 		}
 		if i < len(cuts) && every > 0 && leadOut {
