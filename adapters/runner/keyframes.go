@@ -20,19 +20,58 @@ import (
 // -i count from the file's start time (1.4 s into an MPEG-TS file, say), so the times are
 // counted from it too, and seeking to one lands on that keyframe.
 func Keyframes(ctx context.Context, sb sandbox.Runner, dir, name string) ([]float64, error) {
+	keys, _, err := packets(ctx, sb, dir, name)
+	return keys, err
+}
+
+// packets reads the video's keyframe times (Keyframes) and the times of all its packets.
+func packets(ctx context.Context, sb sandbox.Runner, dir, name string) (keys, times []float64, err error) {
 	out, err := ffprobe(ctx, sb, dir, name, 60*time.Second, "-v", "error", "-select_streams", "v:0", "-show_entries",
 		"packet=pts_time,flags:format=start_time", "-of", "csv=p=1")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	keys, err := parseKeyframes(string(out))
+	keys, err = parseKeyframes(string(out))
 	if err != nil {
-		return nil, fmt.Errorf("ffprobe %s: %w", name, err)
+		return nil, nil, fmt.Errorf("ffprobe %s: %w", name, err)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%s has no video keyframes", name)
+		return nil, nil, fmt.Errorf("%s has no video keyframes", name)
 	}
-	return keys, nil
+	return keys, packetTimes(string(out)), nil
+}
+
+// packetTimes are the times of the packets of ffprobe's "packet,PTS_TIME,..." lines that have
+// one.
+func packetTimes(csv string) []float64 {
+	var times []float64
+	for _, line := range strings.Split(csv, "\n") {
+		f := strings.Split(strings.TrimSpace(line), ",")
+		if len(f) >= 2 && f[0] == "packet" {
+			if t, err := probeTime(f[1]); err == nil {
+				times = append(times, t)
+			}
+		}
+	}
+	return times
+}
+
+// steady says whether frames at times (in any order) come one every 1/rate seconds, each gap
+// within half a frame of it: a split counts a part's frames from times (its lead-in and
+// lead-out, validator.SplitCommands), and a frame missing or doubled would move every frame of
+// the part after it by one.
+func steady(times []float64, rate float64) bool {
+	if len(times) < 2 || !(rate > 0) {
+		return false
+	}
+	t := slices.Sorted(slices.Values(times))
+	step := 1 / rate
+	for i := 1; i < len(t); i++ {
+		if math.Abs(t[i]-t[i-1]-step) > step/2 {
+			return false
+		}
+	}
+	return true
 }
 
 // SplitSource is what a split needs to know of its input beyond the command: where it may be
@@ -43,8 +82,8 @@ type SplitSource struct {
 	Keyframes []float64 // as Keyframes reads them
 	Duration  float64   // seconds
 	Audio     bool
-	// FrameRate is the video's frame rate, frames per second (constantRate); 0 when it is not
-	// known or not constant.
+	// FrameRate is the video's frame rate, frames per second (constantRate), where every frame
+	// follows the one before by 1/FrameRate (steady); 0 when it is not known or not constant.
 	FrameRate float64
 	// Width and Height are the first video stream's, 0 when not known.
 	Width, Height int
@@ -69,8 +108,12 @@ func ProbeSplit(ctx context.Context, sb sandbox.Runner, dir, name string) (Split
 	if !video {
 		return SplitSource{Reason: workqueue.SplitNoVideo}, nil
 	}
-	if src.Keyframes, err = Keyframes(ctx, sb, dir, name); err != nil {
+	var times []float64
+	if src.Keyframes, times, err = packets(ctx, sb, dir, name); err != nil {
 		return SplitSource{}, err
+	}
+	if src.FrameRate > 0 && !steady(times, src.FrameRate) {
+		src.FrameRate = 0 // its rate is a mean, not each frame's
 	}
 	return src, nil
 }

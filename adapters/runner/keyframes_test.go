@@ -111,6 +111,8 @@ func TestProbeSplit(t *testing.T) {
 		"mute.mp4":  slices.Concat(video, x264),
 		"subs.mkv":  slices.Concat(video, []string{"-i", filepath.Join(dir, "subs.srt")}, x264, []string{"-c:s", "srt"}),
 		"sound.m4a": slices.Concat(sine, []string{"-c:a", "aac"}),
+		// 25 fps on average, with frame 50 missing: 2 s apart from the frame before.
+		"gap.mkv": slices.Concat([]string{"-f", "lavfi", "-i", "testsrc2=s=160x120:r=25:d=4.04"}, []string{"-vf", "select=not(eq(n\\,50))", "-fps_mode", "passthrough"}, x264),
 	} {
 		if out, err := exec.Command("ffmpeg", slices.Concat([]string{"-v", "error", "-y"}, args, []string{filepath.Join(dir, name)})...).CombinedOutput(); err != nil {
 			t.Fatalf("making %s: %v\n%s", name, err, out)
@@ -125,6 +127,8 @@ func TestProbeSplit(t *testing.T) {
 		{"mute.mp4", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25, Width: 160, Height: 120}, ""},
 		{"subs.mkv", SplitSource{Keyframes: []float64{0, 2}, Duration: 4, FrameRate: 25, Width: 160, Height: 120}, "a subtitle stream"},
 		{"sound.m4a", SplitSource{}, "no video stream"},
+		// Its mean rate agrees with its stated one within 1%, but a frame is missing.
+		{"gap.mkv", SplitSource{Keyframes: []float64{0, 2.04}, Duration: 4.04, FrameRate: 0, Width: 160, Height: 120}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,4 +335,42 @@ func FuzzSplitStreams(f *testing.F) {
 			t.Fatalf("parseSplitStreams(%q) = %+v: a negative or NaN fact", csv, src)
 		}
 	})
+}
+
+// TestSteady: frames one every 1/rate seconds, in any order and rounded to the millisecond, are
+// steady; a frame missing or doubled is not.
+func TestSteady(t *testing.T) {
+	t.Parallel()
+	every := func(n int, step float64, round bool) []float64 {
+		var ts []float64
+		for i := range n {
+			v := float64(i) * step
+			if round {
+				v = math.Round(v*1000) / 1000
+			}
+			ts = append(ts, v)
+		}
+		return ts
+	}
+	ntsc := 30000.0 / 1001
+	tests := []struct {
+		name  string
+		times []float64
+		rate  float64
+		want  bool
+	}{
+		{"25 fps", every(100, 0.04, false), 25, true},
+		{"NTSC in milliseconds", every(300, 1/ntsc, true), ntsc, true},
+		{"in presentation order of B-frames", []float64{0, 0.12, 0.04, 0.08, 0.24, 0.16, 0.2}, 25, true},
+		{"a frame missing", slices.Delete(every(100, 0.04, false), 50, 51), 25, false},
+		{"a frame doubled", slices.Insert(every(100, 0.04, false), 50, 2.0), 25, false},
+		{"a frame late by more than half a frame", []float64{0, 0.04, 0.08, 0.141, 0.18}, 25, false},
+		{"one frame", []float64{0}, 25, false},
+		{"no rate", every(100, 0.04, false), 0, false},
+	}
+	for _, tt := range tests {
+		if got := steady(tt.times, tt.rate); got != tt.want {
+			t.Errorf("%s: steady = %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }
