@@ -303,8 +303,13 @@ var x26xFileKeys = map[string]bool{
 }
 
 // checkX26xParams checks a key=value:key=value list: no key that names a file, and no value that
-// could be a path.
+// could be a path. FFmpeg reads the list with av_get_token, which takes quotes and backslashes
+// off: 'dump-yuv'=out.yuv would be x264's dump-yuv. The list is checked as written, so a quote
+// or a backslash anywhere in it is refused.
 func checkX26xParams(flag, value string) *Error {
+	if strings.ContainsAny(value, `'"\`) {
+		return flagErr(flag, value, "%s %q quotes or escapes a key or a value, which FFmpeg would read otherwise than as written; write it plainly", flag, value)
+	}
 	for _, kv := range strings.Split(value, ":") {
 		key, v, _ := strings.Cut(kv, "=")
 		k := strings.ToLower(strings.TrimSpace(key))

@@ -41,6 +41,10 @@ func TestFlagsLayer(t *testing.T) {
 		{name: "codec name", command: in + "-c:v 'lib x264' out.mp4", wantMsg: "is not a codec name"},
 		{name: "x264 stats", command: in + "-x264-params stats=x.log out.mp4", wantMsg: `-x264-params key "stats" names a file`},
 		{name: "x265 path value", command: in + "-x265-params master-display=/x out.mp4", wantMsg: "looks like a path"},
+		// FFmpeg takes the quotes off: x264 would dump its reconstructed frames to out.yuv.
+		{name: "x264 quoted file key", command: in + `-x264-params "'dump-yuv'=out.yuv" out.mp4`, wantMsg: "quotes or escapes a key or a value"},
+		{name: "x264 quoted key", command: in + `-x264-params "'bitrate'=800" out.mp4`, wantMsg: "quotes or escapes"},
+		{name: "x265 escaped key", command: in + `-x265-params "q\pfile=x" out.mp4`, wantMsg: "quotes or escapes"},
 		{name: "hwaccel vaapi", command: "ffmpeg -hwaccel vaapi " + in + "out.mp4", wantMsg: `-hwaccel "vaapi" is not allowed`},
 		{name: "update value", command: in + "-update yes out.jpg", wantMsg: `-update "yes"`},
 	})
