@@ -109,9 +109,15 @@ func (s *Runs) splitParts(ctx context.Context, j *job.Job, free int) int {
 // j's own among them (it is free while the parts run): its slots less the jobs it holds besides
 // j, this claim's others too, where a split job past its cut holds none (its runner waits for
 // the parts without a slot). The claim's Max would be the free slots when the runner asked,
-// which a long poll can leave behind by a job's length; the store's are the free slots now.
+// which a long poll can leave behind by a job's length; the store's are the free slots now. (A
+// split job's runner does hold a slot while it encodes the audio and joins: a claim then counts
+// one slot too many, which a part waits for like any job.) A runner that tells no Slots (of a
+// build before split and stitch) counts what it asked for.
 func (s *Runs) freeSlots(ctx context.Context, who workqueue.Identity, p workqueue.ClaimParams, j *job.Job) int {
-	slots := cmp.Or(p.Slots, p.Max)
+	if p.Slots <= 0 {
+		return max(p.Max, 1)
+	}
+	slots := p.Slots
 	held, err := s.p.Jobs.HeldByRunner(ctx, runnerOf(who, p), slots+maxHeldRead)
 	if err != nil {
 		s.p.Log.Warn("reading a runner's jobs failed; counting its free slots as it asked", "job", j.ID, "err", err)
@@ -192,6 +198,13 @@ func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueu
 		}
 		return &workqueue.SplitPlan{Reason: j.Split.Reason}, false, nil
 	}
+	if b.Split != nil && !b.Split.Trims && len(j.Split.Trims) > 0 {
+		// A new attempt of a job cut for a runner that trims its parts' lead-outs (one that
+		// handed it back), taken by a runner of an earlier build, which would not: its join
+		// would fail on files it never made.
+		return nil, true, s.failSplit(ctx, who, b.Lease, job.NewError(problem.CodeRunnerError,
+			"the job's parts were cut for workers that trim them, and a worker of an earlier build took the job over; submit it again once the workers are upgraded", nil))
+	}
 	plan := &workqueue.SplitPlan{Around: j.Split.Around}
 	for i, p := range j.Split.Parts {
 		part, err := s.p.Jobs.Get(ctx, p.JobID)
@@ -200,7 +213,7 @@ func (s *Runs) splitBeat(ctx context.Context, who workqueue.Identity, b workqueu
 		}
 		plan.Parts = append(plan.Parts, workqueue.PartState{Name: p.Name, Status: part.Status, Progress: part.Progress})
 		if part.Status == job.StatusFailed || part.Status == job.StatusCancelled {
-			return plan, true, s.failSplit(ctx, who, b.Lease, i, part)
+			return plan, true, s.failSplit(ctx, who, b.Lease, partError(i, j.Split.Parts[i], len(j.Split.Parts), part))
 		}
 	}
 	return plan, false, nil
@@ -414,9 +427,21 @@ func (s *Runs) splitPlan(j *job.Job) (*validator.Plan, error) {
 	return c.Last(), nil
 }
 
-// failSplit fails a split job whose part i failed for good (twice, or cancelled by an
-// operator), naming the part; the compute of its parts is charged as the job's.
-func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueue.Lease, i int, part *job.Job) error {
+// partError is the error of a split job whose part i (of n, covering p) failed for good: the
+// part's own, naming the part.
+func partError(i int, p job.SplitPart, n int, part *job.Job) *job.Error {
+	which := fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed", i+1, n, p.Start, p.End)
+	if part.Error == nil {
+		return job.NewError(problem.CodeRunnerError, which, nil)
+	}
+	e := job.NewError(part.Error.Code, which+": "+part.Error.Message, nil)
+	e.Detail = part.Error.Detail
+	return e
+}
+
+// failSplit fails a split job with e (a part that failed for good, twice or cancelled by an
+// operator; a plan its runner cannot run); the compute of its parts is charged as the job's.
+func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueue.Lease, e *job.Error) error {
 	ms, parts, err := s.partsCompute(ctx, l.JobID)
 	if err != nil {
 		return err
@@ -427,12 +452,6 @@ func (s *Runs) failSplit(ctx context.Context, who workqueue.Identity, l workqueu
 		}
 		if j.Status.Terminal() {
 			return errUnchanged
-		}
-		p := j.Split.Parts[i]
-		e := job.NewError(problem.CodeRunnerError, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed", i+1, len(j.Split.Parts), p.Start, p.End), nil)
-		if part.Error != nil {
-			e = job.NewError(part.Error.Code, fmt.Sprintf("part %d of %d (%.3f s to %.3f s of the input) failed: %s", i+1, len(j.Split.Parts), p.Start, p.End, part.Error.Message), nil)
-			e.Detail = part.Error.Detail
 		}
 		if err := j.Fail(s.p.Clock.Now(), e, ms+chargeableMs(j, j.ComputeMs, s.p.Clock.Now())); err != nil {
 			return err

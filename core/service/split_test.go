@@ -921,3 +921,46 @@ func TestSplitForARunnerWithoutTrims(t *testing.T) {
 		t.Errorf("leads %v and %v, want none after the first part's end and 13 frames before the second's start", cut[0].Lead, cut[1].Lead)
 	}
 }
+
+// TestSplitHandedBackToARunnerWithoutTrims: a job cut for a runner that trims, handed back and
+// taken by a runner of an earlier build, fails saying why, its parts cancelled: that runner's
+// join would read files it never made.
+func TestSplitHandedBackToARunnerWithoutTrims(t *testing.T) {
+	t.Parallel()
+	sp := startSplit(t, 2, 2)
+	h := sp.h
+	if len(sp.plan.Trims) == 0 {
+		t.Fatal("the plan has no trims")
+	}
+	if err := h.runs.Report(h.ctx, sp.a.Lease, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindHandBack, Message: "draining"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(job.RetryElsewhereFor + time.Second)
+	as, err := h.runs.Claim(h.ctx, workqueue.ClaimParams{Class: job.ClassCPU, Max: 3, Slots: 3, Worker: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again *workqueue.Assignment
+	for i := range as {
+		if as[i].Lease.JobID == sp.parent.ID {
+			again = &as[i]
+		}
+	}
+	if again == nil || again.SplitParts != 2 {
+		t.Fatalf("claimed %+v, want the split job again with its plan of 2 parts", as)
+	}
+	src := source(60)
+	src.Trims = false
+	if ack := h.tell(t, again.Lease, src); !ack.Cancelled {
+		t.Fatalf("answer %+v, want the runner told to stop", ack)
+	}
+	j := h.job(t, sp.parent.ID)
+	if j.Status != job.StatusFailed || j.Error == nil || !strings.Contains(j.Error.Message, "a worker of an earlier build") {
+		t.Fatalf("job %s %+v, want failed naming the earlier build", j.Status, j.Error)
+	}
+	for _, p := range j.Split.Parts {
+		if s := h.job(t, p.JobID).Status; s != job.StatusCancelled {
+			t.Errorf("part %s is %s, want cancelled", p.JobID, s)
+		}
+	}
+}
