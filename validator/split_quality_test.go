@@ -405,8 +405,8 @@ func TestSplitLeadInNTSC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r := 30000.0 / 1001; !slicesNear(run.Leads, []float64{15 / r, 30 / r, 15 / r}) || len(run.Trims) != 2 {
-					t.Fatalf("leads %v and %d trims, want half a second (15 frames) either side of each cut, cut off by 2 trims", run.Leads, len(run.Trims))
+				if r := 30000.0 / 1001; !slicesNear(run.Leads, []float64{7 / r, 14 / r, 7 / r}) || len(run.Trims) != 2 {
+					t.Fatalf("leads %v and %d trims, want a quarter of a second (7 frames) either side of each cut, cut off by 2 trims", run.Leads, len(run.Trims))
 				}
 				whole, split := t.TempDir(), t.TempDir()
 				for _, dir := range []string{whole, split} {

@@ -59,8 +59,8 @@ const (
 // is an I-frame in the whole output and a B-frame in the stitched one is several dB below it.
 // That takes the frame rate; without it a split of such an encoder is refused.
 //
-// And an x264 part leads in and out (splitLeadIDR): it starts encoding half a second before
-// its cut and ends half a second after the next, forcing IDR frames at both cuts. The join
+// And an x264 part leads in and out (splitLeadIDR): it starts encoding a quarter of a second
+// before its cut and ends as much after the next, forcing IDR frames at both cuts. The join
 // starts it at its cut (the concat list's inpoint) and a trim (Trims) ends it before the next,
 // both by stream copy. An encoder starting cold spends its first frames finding its rate, and
 // one ending encodes its last frames with nothing after them to look ahead to; the whole
@@ -263,10 +263,12 @@ func clone(s []string) []string { return append([]string(nil), s...) }
 // splitLeadSeconds is about how much of the input a part encodes before its cut and after the
 // next. Measured on x264 (docs/performance.md): on a 25 fps source with scene cuts, the stitched
 // frames after a cut were up to 4.2 dB below the whole's without a lead-in, and within 0.2 dB
-// of them past the cut's own frame with one of half a second, one second or four; on a 30 fps
-// testsrc2, the last frame of a part was 2.4 dB below the whole's without a lead-out, and at
-// most 1.3 dB with one of a quarter, a half or a whole second.
-const splitLeadSeconds = 0.5
+// of them past the cut's own frame with one of half a second, one second or four, and a
+// quarter second did as well as half; on a 30 fps testsrc2, the last frame of a part was 2.4 dB
+// below the whole's without a lead-out, and at most 1.3 dB with one of a quarter, a half or a
+// whole second. Each second of lead costs every part but the first and the last twice over,
+// which eight parts of a minute feel (7.5 s each).
+const splitLeadSeconds = 0.25
 
 // splitLeadIDR are the encoders whose parts lead in and out, with the options that make the
 // keyframes forced at the cuts IDR frames, where the join can start and end a part by stream

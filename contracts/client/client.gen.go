@@ -2095,7 +2095,7 @@ type RunnerHeartbeatJSONBody struct {
 		// SampleRate The first audio stream's sample rate in Hz.
 		SampleRate *int64 `json:"sampleRate,omitempty"`
 
-		// Trims The runner runs a plan's `trims` before its join. An x264 part encodes half a second past its end cut only for a runner that says so; a runner of an earlier build, which does not, gets parts that end at their cut.
+		// Trims The runner runs a plan's `trims` before its join. An x264 part encodes a quarter of a second past its end cut only for a runner that says so; a runner of an earlier build, which does not, gets parts that end at their cut.
 		Trims *bool `json:"trims,omitempty"`
 
 		// Width The first video stream's width in pixels; with height, frameRate, sampleRate and channels it weighs the audio's encode against the video's: with a part for every slot, the last part, which waits for the job's own runner to encode the audio, is shorter by the audio's share, where the input's keyframes allow it without making fewer parts. Omitted when not known: the parts are then even.

@@ -150,8 +150,8 @@ func TestSplitRunsAsOneJob(t *testing.T) {
 			t.Fatalf("part %d report: %v", i+1, err)
 		}
 	}
-	if cut[0].Lead != 0.52 || cut[1].Lead != 0.52 {
-		t.Errorf("leads %v and %v, want 13 frames at 25 fps either side of the cut (x264)", cut[0].Lead, cut[1].Lead)
+	if cut[0].Lead != 0.24 || cut[1].Lead != 0.24 {
+		t.Errorf("leads %v and %v, want 6 frames at 25 fps either side of the cut (x264)", cut[0].Lead, cut[1].Lead)
 	}
 	if len(plan.Trims) != 1 {
 		t.Errorf("%d trims, want the first part's lead-out cut off", len(plan.Trims))
@@ -917,8 +917,8 @@ func TestSplitForARunnerWithoutTrims(t *testing.T) {
 	if len(ack.Split.Trims) != 0 || strings.Contains(ack.Split.List, "split_cut_") {
 		t.Errorf("trims %q, list %q: want none for a runner that does not run them", ack.Split.Trims, ack.Split.List)
 	}
-	if cut := h.job(t, parent.ID).Split.Parts; cut[0].Lead != 0 || cut[1].Lead != 0.52 {
-		t.Errorf("leads %v and %v, want none after the first part's end and 13 frames before the second's start", cut[0].Lead, cut[1].Lead)
+	if cut := h.job(t, parent.ID).Split.Parts; cut[0].Lead != 0 || cut[1].Lead != 0.24 {
+		t.Errorf("leads %v and %v, want none after the first part's end and 6 frames before the second's start", cut[0].Lead, cut[1].Lead)
 	}
 }
 
