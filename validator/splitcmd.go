@@ -316,9 +316,7 @@ func leadKeyframes(cut, rate float64, gop, lead, end int) string {
 		if gop <= 1 {
 			terms = append(terms, "eq(n,"+at+")")
 		} else {
-			first := int64(math.Round(cut * rate))
-			next := (first/int64(gop) + 1) * int64(gop)
-			terms = append(terms, "if(eq(n_forced,0),eq(n,"+at+"),gte(n,"+strconv.FormatInt(int64(lead)+next-first, 10)+"+(n_forced-1)*"+strconv.Itoa(gop)+"))")
+			terms = append(terms, "if(eq(n_forced,0),eq(n,"+at+"),gte(n,"+strconv.FormatInt(int64(lead)+toGrid(cut, rate, gop), 10)+"+(n_forced-1)*"+strconv.Itoa(gop)+"))")
 		}
 	}
 	if end >= 0 {
@@ -333,7 +331,12 @@ func leadKeyframes(cut, rate float64, gop, lead, end int) string {
 // keyframe anyway), counted in the part's frames (n, from 0). The encoder counts its interval
 // again from a forced keyframe, so from the first the part's keyframes are the whole encode's.
 func keyframeGrid(cut, rate float64, gop int) string {
+	return "expr:gte(n," + strconv.FormatInt(toGrid(cut, rate, gop), 10) + "+n_forced*" + strconv.Itoa(gop) + ")"
+}
+
+// toGrid is how many frames after the frame at cut seconds (rate frames a second) the whole
+// encode's next keyframe of its grid of gop frames comes.
+func toGrid(cut, rate float64, gop int) int64 {
 	first := int64(math.Round(cut * rate))
-	next := (first/int64(gop) + 1) * int64(gop)
-	return "expr:gte(n," + strconv.FormatInt(next-first, 10) + "+n_forced*" + strconv.Itoa(gop) + ")"
+	return (first/int64(gop)+1)*int64(gop) - first
 }

@@ -31,29 +31,14 @@ func packets(ctx context.Context, sb sandbox.Runner, dir, name string) (keys, ti
 	if err != nil {
 		return nil, nil, err
 	}
-	keys, err = parseKeyframes(string(out))
+	keys, times, err = parsePackets(string(out))
 	if err != nil {
 		return nil, nil, fmt.Errorf("ffprobe %s: %w", name, err)
 	}
 	if len(keys) == 0 {
 		return nil, nil, fmt.Errorf("%s has no video keyframes", name)
 	}
-	return keys, packetTimes(string(out)), nil
-}
-
-// packetTimes are the times of the packets of ffprobe's "packet,PTS_TIME,..." lines that have
-// one.
-func packetTimes(csv string) []float64 {
-	var times []float64
-	for _, line := range strings.Split(csv, "\n") {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		if len(f) >= 2 && f[0] == "packet" {
-			if t, err := probeTime(f[1]); err == nil {
-				times = append(times, t)
-			}
-		}
-	}
-	return times
+	return keys, times, nil
 }
 
 // steady says whether frames at times (in any order) come one every 1/rate seconds, each gap
@@ -219,7 +204,12 @@ func constantRate(r, avg string) float64 {
 // each once. A packet without a time (N/A) cannot be cut at and is left out, and so is the
 // start time when there is none.
 func parseKeyframes(csv string) ([]float64, error) {
-	var keys []float64
+	keys, _, err := parsePackets(csv)
+	return keys, err
+}
+
+// parsePackets is parseKeyframes, and the times of every packet that has one, as printed.
+func parsePackets(csv string) (keys, times []float64, err error) {
 	start := 0.0
 	for _, line := range strings.Split(csv, "\n") {
 		f := strings.Split(strings.TrimSpace(line), ",")
@@ -227,22 +217,28 @@ func parseKeyframes(csv string) ([]float64, error) {
 		case len(f) >= 2 && f[0] == "format" && f[1] != "N/A":
 			t, err := probeTime(f[1])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			start = t
-		case len(f) >= 3 && f[0] == "packet" && strings.HasPrefix(f[2], "K") && f[1] != "N/A":
+		case len(f) >= 2 && f[0] == "packet":
 			t, err := probeTime(f[1])
-			if err != nil {
-				return nil, err
+			key := len(f) >= 3 && strings.HasPrefix(f[2], "K") && f[1] != "N/A"
+			if err != nil && key {
+				return nil, nil, err
 			}
-			keys = append(keys, t)
+			if err == nil {
+				times = append(times, t)
+			}
+			if key {
+				keys = append(keys, t)
+			}
 		}
 	}
 	for i := range keys {
 		keys[i] -= start
 	}
 	slices.Sort(keys)
-	return slices.Compact(keys), nil
+	return slices.Compact(keys), times, nil
 }
 
 // probeTime reads a time ffprobe printed, which may be negative.

@@ -75,8 +75,7 @@ const minPartSeconds = 5
 // x264 encode on 2 slots measured no gain (1.32x and 1.46x in two runs, where 2 parts measured
 // 1.07x to 1.78x). Their quality was worse then (5.8 dB at worst against 2.3 dB), before parts
 // kept the whole encode's keyframe grid (validator.SplitCommands).
-func (s *Runs) splitParts(ctx context.Context, j *job.Job, free int) int {
-	slots := free
+func (s *Runs) splitParts(ctx context.Context, j *job.Job, slots int) int {
 	if live, err := s.p.Registry.Live(ctx, s.p.Clock.Now().Add(-workqueue.LiveWithin)); err == nil && live[j.Class] > 1 {
 		slots += live[j.Class] - 1
 	}
