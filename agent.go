@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/diskcheck"
 	"github.com/mediajobs/mediajobs/adapters/dockersandbox"
 	"github.com/mediajobs/mediajobs/adapters/runner"
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
@@ -70,6 +72,9 @@ func NewAgent(ctx context.Context, cfg AgentConfig, queue workqueue.Queue) (*run
 	work, err := workRoot(reach, cfg.Data, cfg.WorkDir, cfg.Log)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Data == "" || !strings.HasPrefix(work, cfg.Data+string(filepath.Separator)) {
+		diskcheck.Warn(cfg.Log, work, "work directory") // serve warns of its data directory
 	}
 	rc := cfg.Runner
 	if pool := warmPool(ctx, sb, reach, work, cfg); pool != nil {

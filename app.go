@@ -24,6 +24,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/blobstore"
 	"github.com/mediajobs/mediajobs/adapters/brokerqueue"
 	"github.com/mediajobs/mediajobs/adapters/bus"
+	"github.com/mediajobs/mediajobs/adapters/diskcheck"
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/adapters/logctx"
 	"github.com/mediajobs/mediajobs/adapters/mcpserver"
@@ -695,6 +696,7 @@ func (a *App) Start(ctx context.Context) (wait func(), err error) {
 	if err := a.LockData(); err != nil {
 		return nil, err
 	}
+	diskcheck.Warn(a.Log, a.Config.Data, "data directory")
 	// Work submitted on other replicas wakes the claims waiting here.
 	for _, c := range []job.Class{job.ClassCPU, job.ClassGPU} {
 		if err := a.Bus.Subscribe(ctx, service.TopicDispatchPrefix+string(c), func(ctx context.Context, _ []byte) error {
