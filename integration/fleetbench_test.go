@@ -110,12 +110,12 @@ func BenchmarkDispatch(b *testing.B) {
 // the rounds' own: on a 2-core VM one round of each moved the share between 72% and 103%.
 func BenchmarkFleet(b *testing.B) {
 	const jobs, concurrency, rounds = 40, 2, 5
-	if dev, ok, err := diskcheck.Unjournaled(os.TempDir()); err == nil && ok {
-		b.Logf("the runs' directories are on an ext4 without a journal (%s), where each file or directory made scans past those removed in the last 30 s, which a fleet makes more of than the sandboxed runs (docs/performance.md, \"The disk under the fleet\")", dev)
-	}
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			srv, ws := benchFleet(b, transportHTTP, workers, concurrency)
+			if dev, ok, err := diskcheck.Unjournaled(os.TempDir()); err == nil && ok {
+				b.Logf("the runs' directories are on an ext4 without a journal (%s), where each file or directory made scans past those removed in the last 30 s, which a fleet makes more of than the sandboxed runs (docs/performance.md, \"The disk under the fleet\")", dev)
+			}
 			c := newClient(b, srv, createAccount(b, srv, "pro").APIKey)
 			c.complete(ffmpegJob(trivialCommand, nil, nil)) // warm
 			c = c.unchecked()
