@@ -64,19 +64,25 @@ func startWorkerOn(t testing.TB, cpus, control string, concurrency int, extra ..
 		close(w.exited)
 	}()
 	t.Cleanup(func() {
-		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-w.exited:
-		case <-time.After(20 * time.Second):
-			_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-			<-w.exited
-			t.Errorf("worker %s did not stop within 20 s of SIGTERM", w.Name)
-		}
+		w.stop(t)
 		if t.Failed() {
 			t.Logf("worker %s log:\n%s", w.Name, tail(w.log.String(), 6000))
 		}
 	})
 	return w
+}
+
+// stop ends the worker with SIGTERM, as an operator would, and waits for it to exit, killing it
+// after 20 s.
+func (w *worker) stop(t testing.TB) {
+	t.Helper()
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.exited:
+	case <-time.After(20 * time.Second):
+		w.kill()
+		t.Errorf("worker %s did not stop within 20 s of SIGTERM", w.Name)
+	}
 }
 
 // kill ends the worker and everything it started with SIGKILL, as a crash would.
