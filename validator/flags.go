@@ -292,14 +292,27 @@ func validCodecName(s string) bool {
 
 // x26xFileKeys are the x264, x265 and SVT-AV1 parameters whose value is a file to read or
 // write (two-pass stats, quantiser and zone files, analysis dumps, CSV logs, reconstructed
-// output, HDR side files).
+// output, HDR side files, film grain tables, x264's OpenCL kernel cache, x265's NAL unit file).
 var x26xFileKeys = map[string]bool{
 	"stats": true, "qpfile": true, "cqmfile": true, "dump-yuv": true, "tcfile-in": true,
 	"tcfile-out": true, "csv": true, "analysis-save": true, "analysis-load": true,
 	"analysis-reuse-file": true, "zonefile": true, "dhdr10-info": true, "recon": true,
 	"lambda-file": true, "scaling-list": true, "dolby-vision-rpu": true, "output": true,
 	"input": true, "fgs-table": true, "hdr10plus-json": true, "stats-file": true,
-	"passlogfile": true, "qp-file": true, "roi-map-file": true,
+	"passlogfile": true, "qp-file": true, "roi-map-file": true, "opencl-clbin": true,
+	"film-grain": true, "aom-film-grain": true, "nalu-file": true,
+}
+
+// x26xKey is a parameter's name as x264's and x265's parsers read it: underscores are dashes,
+// and a "no" or "no-" before a name is that name with its value turned to "true" or "false",
+// so "nodump-yuv=0" is dump-yuv=true, frames dumped to a file named true. (Lowercased, so that
+// the check errs towards refusing.)
+func x26xKey(key string) (name, negated string) {
+	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(key)), "_", "-")
+	if rest, ok := strings.CutPrefix(name, "no"); ok {
+		negated = strings.TrimPrefix(rest, "-")
+	}
+	return name, negated
 }
 
 // checkX26xParams checks a key=value:key=value list: no key that names a file, and no value that
@@ -312,9 +325,7 @@ func checkX26xParams(flag, value string) *Error {
 	}
 	for _, kv := range strings.Split(value, ":") {
 		key, v, _ := strings.Cut(kv, "=")
-		k := strings.ToLower(strings.TrimSpace(key))
-		k = strings.ReplaceAll(k, "_", "-")
-		if x26xFileKeys[k] {
+		if k, negated := x26xKey(key); x26xFileKeys[k] || x26xFileKeys[negated] {
 			return flagErr(flag, value, "%s key %q names a file and is not allowed", flag, key)
 		}
 		if strings.ContainsAny(v, "/\\") || strings.ContainsAny(key, "/\\") {

@@ -44,6 +44,16 @@ func TestFlagsLayer(t *testing.T) {
 		// FFmpeg takes the quotes off: x264 would dump its reconstructed frames to out.yuv.
 		{name: "x264 quoted file key", command: in + `-x264-params "'dump-yuv'=out.yuv" out.mp4`, wantMsg: "quotes or escapes a key or a value"},
 		{name: "x264 quoted key", command: in + `-x264-params "'bitrate'=800" out.mp4`, wantMsg: "quotes or escapes"},
+		// x264 and x265 read "no<key>=0" as <key>=true: frames dumped to a file named true.
+		{name: "x264 negated file key", command: in + "-x264-params nodump-yuv=0 out.mp4", wantMsg: `-x264-params key "nodump-yuv" names a file`},
+		{name: "x264 negated file key with a dash", command: in + "-x264opts no-dump_yuv=0 out.mp4", wantMsg: `-x264opts key "no-dump_yuv" names a file`},
+		{name: "x264 negated stats", command: in + "-x264-params keyint=60:no-stats out.mp4", wantMsg: `key "no-stats" names a file`},
+		{name: "x264 OpenCL kernel cache", command: in + "-x264-params opencl=1:opencl-clbin=k.bin out.mp4", wantMsg: `key "opencl-clbin" names a file`},
+		{name: "x265 film grain file", command: in + "-c:v libx265 -x265-params film-grain=grain.bin out.mp4", wantMsg: `key "film-grain" names a file`},
+		{name: "x265 AOM film grain file", command: in + "-c:v libx265 -x265-params aom-film-grain=g.tbl out.mp4", wantMsg: `key "aom-film-grain" names a file`},
+		{name: "x265 NAL unit file", command: in + "-c:v libx265 -x265-params nalu-file=n.txt out.mp4", wantMsg: `key "nalu-file" names a file`},
+		{name: "x264 negated switches stay allowed", command: in + "-x264-params no-mbtree=1:nofast-pskip=1:no-deblock out.mp4"},
+		{name: "x265 negated switches stay allowed", command: in + "-c:v libx265 -x265-params no-sao=1:no-open-gop out.mp4"},
 		{name: "x265 escaped key", command: in + `-x265-params "q\pfile=x" out.mp4`, wantMsg: "quotes or escapes"},
 		{name: "hwaccel vaapi", command: "ffmpeg -hwaccel vaapi " + in + "out.mp4", wantMsg: `-hwaccel "vaapi" is not allowed`},
 		{name: "update value", command: in + "-update yes out.jpg", wantMsg: `-update "yes"`},
