@@ -1,6 +1,9 @@
 package validator
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Layer 2: the flag allowlist. FFmpeg accepts hundreds of options, and every codec, muxer and
 // protocol adds private ones; some read or write files (-filter_script, -report,
@@ -300,8 +303,12 @@ var x26xFileKeys = map[string]bool{
 	"lambda-file": true, "scaling-list": true, "dolby-vision-rpu": true, "output": true,
 	"input": true, "fgs-table": true, "hdr10plus-json": true, "stats-file": true,
 	"passlogfile": true, "qp-file": true, "roi-map-file": true, "opencl-clbin": true,
-	"film-grain": true, "aom-film-grain": true, "nalu-file": true,
+	"film-grain": true, "aom-film-grain": true, "nalu-file": true, "log-file": true,
 }
+
+// x26xPresetOrFile are the keys whose value is a preset's name or else a file to read: x264's
+// cqm is flat, jvt, or a CQM file.
+var x26xPresetOrFile = map[string][]string{"cqm": {"flat", "jvt"}}
 
 // x26xKey is a parameter's name as x264's and x265's parsers read it: underscores are dashes,
 // and a "no" or "no-" before a name is that name with its value turned to "true" or "false",
@@ -325,7 +332,10 @@ func checkX26xParams(flag, value string) *Error {
 	}
 	for _, kv := range strings.Split(value, ":") {
 		key, v, _ := strings.Cut(kv, "=")
-		if k, negated := x26xKey(key); x26xFileKeys[k] || x26xFileKeys[negated] {
+		k, negated := x26xKey(key)
+		presets, presetOrFile := x26xPresetOrFile[k]
+		if x26xFileKeys[k] || x26xFileKeys[negated] || x26xPresetOrFile[negated] != nil ||
+			(presetOrFile && !slices.Contains(presets, v)) {
 			return flagErr(flag, value, "%s key %q names a file and is not allowed", flag, key)
 		}
 		if strings.ContainsAny(v, "/\\") || strings.ContainsAny(key, "/\\") {
