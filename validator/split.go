@@ -137,15 +137,28 @@ func (sh *splitShape) fixedGrid() bool {
 	}
 	for _, name := range splitEncoderParams["libx264"] {
 		for _, kv := range strings.Split(lastOption(sh.video, name), ":") {
-			switch k, v, _ := strings.Cut(kv, "="); k {
-			case "scenecut":
-				off = v == "0"
-			case "no-scenecut":
-				off = v != "0"
+			key, v, valued := strings.Cut(kv, "=")
+			switch k, negated := x26xKey(key); {
+			case k == "scenecut":
+				off = x264Bool(v) == 0
+			case negated == "scenecut": // no-scenecut: scenecut=false, unless its value is false
+				off = !valued || x264Bool(v) == 1
 			}
 		}
 	}
 	return off
+}
+
+// x264Bool reads a value as x264's atobool does: 1 for 1, true and yes, 0 for 0, false and no,
+// -1 for anything else (which x264 then reads as a number, or refuses).
+func x264Bool(v string) int {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes":
+		return 1
+	case "0", "false", "no":
+		return 0
+	}
+	return -1
 }
 
 // maxGridPoints bounds the times CutPoints lists: no more than the keyframes a split reads.

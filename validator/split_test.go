@@ -387,6 +387,11 @@ func TestCutPoints(t *testing.T) {
 		{"the container's default encoder", in + "-g 48 -sc_threshold 0 out.mkv", 4, 30, keys, []float64{0, 1.6, 3.2}},
 		{"scenecut=0 in x264-params", in + "-c:v libx264 -x264-params keyint=50:scenecut=0 out.mp4", 5, 25, keys, []float64{0, 2, 4}},
 		{"no-scenecut in x264opts", in + "-c:v libx264 -g 50 -x264opts no-scenecut=1 out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
+		// x264 reads every spelling of the key it reads.
+		{"noscenecut, no value", in + "-c:v libx264 -g 50 -x264-params noscenecut out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
+		{"no_scenecut", in + "-c:v libx264 -g 50 -x264-params no_scenecut=true out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
+		{"scenecut=false", in + "-c:v libx264 -g 50 -x264-params scenecut=false out.mp4", 4.5, 25, keys, []float64{0, 2, 4}},
+		{"no-scenecut=0 is scene cuts on", in + "-c:v libx264 -g 50 -sc_threshold 0 -x264-params no-scenecut=0 out.mp4", 4.5, 25, keys, keys},
 		{"the default keyint", in + "-c:v libx264 -sc_threshold 0 out.mp4", 25, 25, []float64{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24}, []float64{0, 10, 20}},
 		{"a grid past the input's end", in + "-c:v libx264 -sc_threshold 0 out.mp4", 4, 30, keys, keys},
 		{"scene cuts on", in + "-c:v libx264 -g 48 out.mp4", 4, 30, keys, keys},
