@@ -2,6 +2,7 @@ package validator
 
 import (
 	"bytes"
+	"iter"
 	"strings"
 )
 
@@ -331,7 +332,7 @@ func CheckConcatList(name string, content []byte, staged func(string) bool) *Err
 		return stagedErr(name, "concat list %q contains a NUL byte", name)
 	}
 	n := 0
-	for raw := range strings.Lines(string(content)) {
+	for raw := range ffmpegLines(string(content)) {
 		n++
 		line := strings.TrimLeft(raw, " \t\r\n")
 		if line == "" || line[0] == '#' {
@@ -412,6 +413,30 @@ var hlsURITags = []string{
 	"#EXT-X-RENDITION-REPORT:", "#EXT-X-PART:",
 }
 
+// ffmpegLines are the lines of s as FFmpeg's line readers (ff_get_line, which the HLS demuxer
+// uses, and the concat demuxer's ff_read_line_to_bprint) read them: a line ends at "\n", at
+// "\r\n" and at a "\r" alone. Read at "\n" only, "#\r/etc/x.mp4" would be one comment to the
+// checks and a comment and an entry to FFmpeg.
+func ffmpegLines(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s != "" {
+			i := strings.IndexAny(s, "\r\n")
+			if i < 0 {
+				yield(s)
+				return
+			}
+			end := i + 1
+			if s[i] == '\r' && end < len(s) && s[end] == '\n' {
+				end++
+			}
+			if !yield(s[:end]) {
+				return
+			}
+			s = s[end:]
+		}
+	}
+}
+
 // CheckPlaylist checks an HLS playlist (.m3u8) entry by entry: every URI line and every URI
 // attribute names a staged input. A playlist it names is a staged input, checked in turn.
 func CheckPlaylist(name string, content []byte, staged func(string) bool) *Error {
@@ -419,7 +444,7 @@ func CheckPlaylist(name string, content []byte, staged func(string) bool) *Error
 		return stagedErr(name, "playlist %q contains a NUL byte", name)
 	}
 	n := 0
-	for raw := range strings.Lines(string(content)) {
+	for raw := range ffmpegLines(string(content)) {
 		n++
 		line := strings.TrimSpace(raw)
 		switch {

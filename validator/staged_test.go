@@ -148,6 +148,11 @@ func TestCheckStaged(t *testing.T) {
 		{"map with traversal", StagedFile{Name: "p.m3u8", Content: []byte("#EXTM3U\n#EXT-X-MAP:BYTERANGE=\"1@0\",URI=\"../init.mp4\"\n")}, "goes up a directory"},
 		{"media rendition not staged", StagedFile{Name: "p.m3u8", Content: []byte("#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",URI=\"audio.m3u8\"\n")}, "not a staged input"},
 		{"open quote in a tag", StagedFile{Name: "p.m3u8", Content: []byte("#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\n")}, "unterminated quote"},
+		// FFmpeg ends a line at a carriage return alone too: what follows one is an entry.
+		{"playlist entry after a lone CR", StagedFile{Name: "p.m3u8", Content: []byte("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\r/tmp/secret.mp4\n#EXT-X-ENDLIST\n")}, `p.m3u8 line 4: entry "/tmp/secret.mp4" is an absolute path`},
+		{"concat entry after a lone CR", StagedFile{Name: "list.txt", Concat: true, Content: []byte("ffconcat version 1.0\n#\rfile /tmp/secret.mp4\n")}, `list.txt line 3: entry "/tmp/secret.mp4" is an absolute path`},
+		{"concat list with CRLF", StagedFile{Name: "list.txt", Concat: true, Content: []byte("file a.mp4\r\nfile b.mp4\r\n")}, ""},
+		{"playlist with CRLF", StagedFile{Name: "p.m3u8", Content: []byte("#EXTM3U\r\n#EXTINF:2,\r\nseg0.ts\r\n")}, ""},
 		{"concat content in a playlist name", StagedFile{Name: "p.m3u8", Content: []byte("ffconcat version 1.0\nfile a.mp4\n")}, "not a staged input"},
 	}
 	for _, tc := range tests {
@@ -171,6 +176,7 @@ func FuzzCheckStaged(f *testing.F) {
 		"file a.mp4\n", "ffconcat version 1.0\nfile 'a.mp4'\n", "file '/etc/passwd'", `file a\ .mp4`,
 		"file 'a'\\''b'", "option x y\n", hlsToHost, "#EXTM3U\n#EXT-X-KEY:URI=\"a.mp4\"\na.mp4\n",
 		"#EXT-X-MAP:URI=\"a", "<MPD>", "c=IN IP4 1.1.1.1", "\xef\xbb\xbf#EXTM3U", "file 'a.mp4\n",
+		"#EXTM3U\n#EXTINF:2.0,\r/tmp/x.mp4\n", "#\rfile /tmp/x.mp4\n",
 	} {
 		f.Add("list.txt", true, s)
 		f.Add("p.m3u8", false, s)
@@ -188,8 +194,10 @@ func FuzzCheckStaged(f *testing.F) {
 		if k := SniffList([]byte(content)); k != NotList && !NamedAsList(name) {
 			t.Fatalf("%q holding %v accepted", name, k)
 		}
+		// FFmpeg's lines: ended by "\n", "\r\n" or a "\r" alone.
+		lines := strings.FieldsFunc(content, func(r rune) bool { return r == '\r' || r == '\n' })
 		if concat || strings.HasSuffix(strings.ToLower(name), ".ffconcat") {
-			for line := range strings.Lines(content) {
+			for _, line := range lines {
 				words, ok := concatTokens(strings.TrimLeft(line, " \t\r\n"))
 				if ok && len(words) == 2 && words[0] == "file" && !staged(words[1]) {
 					t.Fatalf("accepted list entry %q", words[1])
@@ -197,7 +205,7 @@ func FuzzCheckStaged(f *testing.F) {
 			}
 		}
 		if stagedExt(name) == "m3u8" {
-			for line := range strings.Lines(content) {
+			for _, line := range lines {
 				if l := strings.TrimSpace(line); l != "" && l[0] != '#' && !staged(l) {
 					t.Fatalf("accepted playlist entry %q", l)
 				}
