@@ -2,6 +2,7 @@ package validator
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -18,29 +19,30 @@ const layerFlags = "flags"
 type valueKind uint8
 
 const (
-	vNone        valueKind = iota // a switch, takes no value
-	vAny                          // a value FFmpeg parses that cannot name a file
-	vCodec                        // an encoder or decoder name
-	vInput                        // -i: layer 3
-	vFormat                       // -f: layer 4, checked when the file it applies to is known
-	vSegFormat                    // -segment_format: layer 4
-	vGraph                        // a filter graph: layer 5
-	vWrite                        // a written file name, numbered patterns allowed: layer 6
-	vWritePlain                   // a written file name without patterns: layer 6
-	vTemplate                     // a DASH segment name template: layer 6
-	vX26x                         // -x264-params, -x265-params, -x264opts
-	vSafe                         // -safe: only 1
-	vPatternType                  // -pattern_type: no glob
-	vHwaccel                      // -hwaccel
-	vHwFormat                     // -hwaccel_output_format
-	vHLSSegType                   // -hls_segment_type
-	vDASHSegType                  // -dash_segment_type
-	vUpdate                       // -update
-	vRead                         // a file read by name: a staged input
-	vName                         // a name or number that must not look like a path
-	vRelURL                       // the start of URLs written into a playlist: layer 6
-	vPass                         // -pass: 1, 2 or 3
-	vPassLog                      // -passlogfile: a bare name prefix, its log files side files
+	vNone         valueKind = iota // a switch, takes no value
+	vAny                           // a value FFmpeg parses that cannot name a file
+	vCodec                         // an encoder or decoder name
+	vInput                         // -i: layer 3
+	vFormat                        // -f: layer 4, checked when the file it applies to is known
+	vSegFormat                     // -segment_format: layer 4
+	vGraph                         // a filter graph: layer 5
+	vWrite                         // a written file name, numbered patterns allowed: layer 6
+	vWritePlain                    // a written file name without patterns: layer 6
+	vTemplate                      // a DASH segment name template: layer 6
+	vX26x                          // -x264-params, -x265-params, -x264opts
+	vSafe                          // -safe: only 1
+	vPatternType                   // -pattern_type: no glob
+	vHwaccel                       // -hwaccel
+	vHwFormat                      // -hwaccel_output_format
+	vHLSSegType                    // -hls_segment_type
+	vDASHSegType                   // -dash_segment_type
+	vUpdate                        // -update
+	vRead                          // a file read by name: a staged input
+	vName                          // a name or number that must not look like a path
+	vRelURL                        // the start of URLs written into a playlist: layer 6
+	vPass                          // -pass: 1, 2 or 3
+	vPassLog                       // -passlogfile: a bare name prefix, its log files side files
+	vVarStreamMap                  // -var_stream_map: HLS variant streams, whose names replace %v
 )
 
 type flagSpec struct {
@@ -169,9 +171,10 @@ var flagGroups = []flagGroup{
 		"mpegts_copyts", "mpegts_m2ts_mode", "mpegts_service_type", "mpegts_transport_stream_id",
 		"mpegts_original_network_id", "muxrate", "pes_payload_size", "packetsize", "write_prft"}},
 	{"HLS muxer settings: numbers and flags; the names it writes are checked by the paths layer", val, []string{
-		"hls_time", "hls_list_size", "hls_playlist_type", "hls_flags", "var_stream_map",
+		"hls_time", "hls_list_size", "hls_playlist_type", "hls_flags",
 		"hls_init_time", "hls_start_number_source", "hls_allow_cache", "hls_delete_threshold",
 		"hls_segment_size"}},
+	{"HLS variant streams: stream indexes and names; a name replaces %v in every name the muxer writes, so each is a plain file name", &flagSpec{kind: vVarStreamMap}, []string{"var_stream_map"}},
 	{"HLS base URL, written before each segment name in the playlist: a relative name only (paths layer), so a player never leaves the playlist's directory", &flagSpec{kind: vRelURL}, []string{"hls_base_url"}},
 	{"HLS segment container: mpegts or fmp4", &flagSpec{kind: vHLSSegType}, []string{"hls_segment_type"}},
 	{"HLS names written in the work directory: bare names, numbered patterns allowed", &flagSpec{kind: vWrite}, []string{"hls_segment_filename"}},
@@ -291,6 +294,39 @@ func validCodecName(s string) bool {
 		}
 	}
 	return true
+}
+
+// varStreamKeys are the keys of an HLS -var_stream_map entry, as the muxer reads them
+// (parse_variant_stream_mapinfo): stream indexes of the input, and names.
+var varStreamKeys = map[string]bool{
+	"v": true, "a": true, "s": true, "name": true, "sname": true, "agroup": true, "sgroup": true,
+	"ccgroup": true, "language": true, "default": true,
+}
+
+// checkVarStreamMap checks an HLS -var_stream_map: entries apart by spaces or tabs, each a
+// comma-separated list of key:value. The muxer puts a name: (or, in later FFmpeg, an sname:)
+// into every playlist, segment and init file name in place of %v, unchecked, so name:../x or
+// name:/tmp/x would write outside the job's directory; every name is a plain file name, as
+// the names the paths layer checks are, and a stream index is a number.
+func checkVarStreamMap(flag, value string) *Error {
+	for _, entry := range strings.FieldsFunc(value, func(r rune) bool { return r == ' ' || r == '\t' }) {
+		for _, kv := range strings.Split(entry, ",") {
+			key, v, ok := strings.Cut(kv, ":")
+			switch {
+			case !ok || !varStreamKeys[key]:
+				return flagErr(flag, value, "%s entry %q is not one of v:, a:, s:, name:, sname:, agroup:, sgroup:, ccgroup:, language: or default:", flag, kv)
+			case key == "v" || key == "a" || key == "s":
+				if _, err := strconv.ParseUint(v, 10, 16); err != nil {
+					return flagErr(flag, value, "%s %q: %s: takes a stream index", flag, kv, key)
+				}
+			default:
+				if why := checkName(v, namePlain); why != "" {
+					return flagErr(flag, value, "%s %q: the value %s", flag, kv, why)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // x26xFileKeys are the x264, x265 and SVT-AV1 parameters whose value is a file to read or

@@ -59,6 +59,13 @@ func TestFlagsLayer(t *testing.T) {
 		{name: "x264 negated switches stay allowed", command: in + "-x264-params no-mbtree=1:nofast-pskip=1:no-deblock out.mp4"},
 		{name: "x265 negated switches stay allowed", command: in + "-c:v libx265 -x265-params no-sao=1:no-open-gop out.mp4"},
 		{name: "x265 escaped key", command: in + `-x265-params "q\pfile=x" out.mp4`, wantMsg: "quotes or escapes"},
+		// The HLS muxer puts a variant's name in place of %v in every name it writes, unchecked.
+		{name: "hls variants", command: in + "-map 0:v -map 0:v -c:v libx264 -f hls -var_stream_map \"v:0,name:low,agroup:aud v:1,name:high\" -hls_segment_filename %v_%03d.ts %v.m3u8"},
+		{name: "hls variant name leaves the directory", command: in + "-map 0:v -c:v libx264 -f hls -var_stream_map v:0,name:/tmp/x -hls_segment_filename %v_%03d.ts %v.m3u8", wantMsg: `-var_stream_map "name:/tmp/x": the value is not a bare file name`},
+		{name: "hls variant name goes up", command: in + "-map 0:v -c:v libx264 -f hls -var_stream_map v:0,name:a..x -hls_segment_filename %v_%03d.ts %v.m3u8", wantMsg: `the value contains ".."`},
+		{name: "hls variant subtitle name", command: in + "-map 0:v -c:v libx264 -f hls -var_stream_map v:0,sname:../x %v.m3u8", wantMsg: `"sname:../x"`},
+		{name: "hls variant unknown key", command: in + "-map 0:v -c:v libx264 -f hls -var_stream_map v:0,dir:x %v.m3u8", wantMsg: `entry "dir:x" is not one of`},
+		{name: "hls variant stream not a number", command: in + "-map 0:v -c:v libx264 -f hls -var_stream_map v:x %v.m3u8", wantMsg: `"v:x": v: takes a stream index`},
 		{name: "hwaccel vaapi", command: "ffmpeg -hwaccel vaapi " + in + "out.mp4", wantMsg: `-hwaccel "vaapi" is not allowed`},
 		{name: "update value", command: in + "-update yes out.jpg", wantMsg: `-update "yes"`},
 	})

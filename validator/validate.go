@@ -451,6 +451,8 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		return checkRelativeURL(flag, v)
 	case vX26x:
 		return checkX26xParams(flag, v)
+	case vVarStreamMap:
+		return checkVarStreamMap(flag, v)
 	case vSafe:
 		return checkSafe(v)
 	case vPatternType:
