@@ -100,8 +100,7 @@ var flagGroups = []flagGroup{
 	{"a file attached to a Matroska output (fonts): read by name, so a staged input", &flagSpec{kind: vRead}, []string{"attach"}},
 	{"subtitle character set: a charset name, never a path", &flagSpec{kind: vName}, []string{"sub_charenc"}},
 	{"input reading switches: rate and seeking behaviour; no value", sw, []string{
-		"re", "accurate_seek", "noaccurate_seek", "seek_timestamp", "autorotate", "noautorotate",
-		"fix_sub_duration"}},
+		"re", "accurate_seek", "noaccurate_seek", "noautorotate", "fix_sub_duration"}},
 	{"output switches: stop at the shortest input, copy frames before the first key frame; no value", sw, []string{
 		"shortest", "copyinkf"}},
 	{"encoder and decoder thread count: capped at MaxThreads by the limits layer", valS, []string{"threads"}},
@@ -109,7 +108,7 @@ var flagGroups = []flagGroup{
 		"stream_loop", "loop", "framerate", "video_size", "pixel_format", "sample_rate", "channels",
 		"start_number", "analyzeduration", "probesize", "thread_queue_size", "readrate",
 		"readrate_initial_burst", "guess_layout_max", "ignore_editlist", "use_wallclock_as_timestamps",
-		"skip_initial_bytes", "fpsprobesize", "start_number_range"}},
+		"skip_initial_bytes", "fpsprobesize", "start_number_range", "seek_timestamp", "autorotate"}},
 	{"decoder settings that accept a stream specifier: which frames to decode, how to handle errors", valS, []string{
 		"skip_frame", "skip_loop_filter", "skip_idct", "discard", "err_detect", "flags2", "lowres",
 		"display_rotation", "display_hflip", "display_vflip"}},

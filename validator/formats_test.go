@@ -26,6 +26,9 @@ func TestFormatsLayer(t *testing.T) {
 		layerCase{name: "concat unstaged", command: "ffmpeg -f concat -i " + testURL + " out.mp4", wantMsg: "-f concat reads a list that must be a staged input"},
 		layerCase{name: "glob", command: "ffmpeg -pattern_type glob -i '*.png' out.mp4", wantMsg: "-pattern_type glob is not allowed"},
 		layerCase{name: "segment format", command: "ffmpeg -i " + testURL + " -f segment -segment_format tee s%d.ts", wantMsg: `format "tee" is not allowed as a segment format`},
+		// -autorotate and -seek_timestamp take a value: the -f before them is the input's.
+		layerCase{name: "input format across -autorotate", command: "ffmpeg -f dash -autorotate 1 -i " + testURL + " -c copy out.mp4", wantMsg: `format "dash" is not allowed as an input format`},
+		layerCase{name: "input format across -seek_timestamp", command: "ffmpeg -f dash -seek_timestamp 1 -i " + testURL + " -c copy out.mp4", wantMsg: `format "dash" is not allowed as an input format`},
 		layerCase{name: "hls segment type", command: "ffmpeg -i " + testURL + " -hls_segment_type x out.m3u8", wantMsg: `-hls_segment_type "x"`},
 	)
 	runLayerTable(t, layerFormats, cases)
