@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -93,11 +92,9 @@ func classify(err error) error {
 		}
 		return fmt.Errorf("S3 answered %s: %w", coded.ErrorCode(), err)
 	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, "dial tcp") {
-		msg = "cannot connect: " + msg[i+2:]
-	}
-	return errors.New(msg)
+	// Anything else is the connection's: said in safehttp's terms, never with what the host
+	// name resolved to (an oracle of the network behind the service).
+	return fmt.Errorf("cannot connect: %w", safehttp.Public(err))
 }
 
 // URLChecker vets a destination's endpoint before the registration's test write: http or
@@ -111,5 +108,6 @@ type URLChecker struct {
 func (c URLChecker) CheckURL(ctx context.Context, rawURL string) error {
 	cfg := c.HTTP
 	cfg.AllowHTTP = true
-	return safehttp.CheckURL(ctx, rawURL, cfg)
+	// The message reaches the client: the reason, never what the name resolved to.
+	return safehttp.Public(safehttp.CheckURL(ctx, rawURL, cfg))
 }

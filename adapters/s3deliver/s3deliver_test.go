@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediajobs/mediajobs/adapters/blobs3/s3test"
 	"github.com/mediajobs/mediajobs/adapters/s3deliver"
+	"github.com/mediajobs/mediajobs/adapters/safehttp"
 	"github.com/mediajobs/mediajobs/core/destination"
 )
 
@@ -52,7 +53,7 @@ func TestDeliverer(t *testing.T) {
 		{"good", good, nil, ""},
 		{"wrong secret", wrongSecret, destination.ErrCredentials, "refused the credentials"},
 		{"no bucket", noBucket, destination.ErrNoBucket, "does not exist"},
-		{"refused connection", deadPort, nil, "cannot connect"},
+		{"refused connection", deadPort, nil, "cannot connect: the server refused the connection"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,5 +75,30 @@ func TestDeliverer(t *testing.T) {
 	// The check leaves nothing behind.
 	if _, err := srv.Client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String(".mediajobs-check")}); err == nil {
 		t.Fatal("the test object is still there")
+	}
+}
+
+// TestErrorsNameNoAddress: a destination's endpoint on a refused range is refused, at the check
+// and at the connection, without saying what its host name resolved to (the messages reach the
+// client: an address there is an oracle of the network behind the service), while the cause
+// stays for the log.
+func TestErrorsNameNoAddress(t *testing.T) {
+	ctx := context.Background()
+	policy := safehttp.Config{AllowHTTP: true}
+	err := s3deliver.URLChecker{HTTP: policy}.CheckURL(ctx, "http://localhost:9000/")
+	if err == nil || !errors.Is(err, safehttp.ErrBlockedAddress) {
+		t.Fatalf("CheckURL = %v; want a refusal of the address", err)
+	}
+	d := s3deliver.Deliverer{HTTP: safehttp.NewClient(policy), Attempts: 1}
+	target := destination.Target{Endpoint: "http://localhost:9000", Region: "us-east-1", Bucket: "b", PathStyle: true,
+		AccessKeyID: "id", SecretAccessKey: "secret"}
+	checkErr := d.Check(ctx, target, ".mediajobs-check")
+	if checkErr == nil || !errors.Is(checkErr, safehttp.ErrBlockedAddress) || !strings.Contains(checkErr.Error(), "cannot connect") {
+		t.Fatalf("Check = %v; want a refused connection", checkErr)
+	}
+	for _, e := range []error{err, checkErr} {
+		if msg := e.Error(); strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "::1") || !strings.Contains(msg, "refused (private, loopback or reserved) range") {
+			t.Errorf("error %q: want the reason, without the address", msg)
+		}
 	}
 }

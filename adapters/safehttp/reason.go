@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 )
 
 // Reason says why a request through this package failed in its caller's terms, for messages
@@ -41,10 +42,29 @@ func Reason(err error) string {
 		return "the server did not answer in time"
 	case isTLS(err):
 		return "its TLS certificate is not valid"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the server refused the connection"
 	default:
 		return "the connection failed"
 	}
 }
+
+// Public is err as a client may read it: its message is Reason(err), and errors.Is and
+// errors.As still find the cause, which belongs in the operator's log.
+func Public(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &publicError{reason: Reason(err), err: err}
+}
+
+type publicError struct {
+	reason string
+	err    error
+}
+
+func (e *publicError) Error() string { return e.reason }
+func (e *publicError) Unwrap() error { return e.err }
 
 // isTLS tells a certificate or handshake failure.
 func isTLS(err error) bool {

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mediajobs/mediajobs/adapters/safehttp"
@@ -34,7 +36,8 @@ func TestReason(t *testing.T) {
 		{"dns", &url.Error{Op: "Get", URL: "https://internal.example", Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}, "does not resolve"},
 		{"timeout", context.DeadlineExceeded, "did not answer in time"},
 		{"tls", x509.UnknownAuthorityError{}, "TLS certificate"},
-		{"refused", refused, "the connection failed"},
+		{"reset", refused, "the connection failed"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(203, 0, 113, 7), Port: 443}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "the server refused the connection"},
 	}
 	for _, tc := range tests {
 		got := safehttp.Reason(tc.err)

@@ -337,16 +337,7 @@ func (c URLChecker) CheckURL(ctx context.Context, rawURL string) error {
 	if err := safehttp.CheckURL(ctx, rawURL, cfg); err != nil {
 		// The message reaches the client: the reason, never what the name resolved to (an
 		// oracle of the network behind the service).
-		return &reasonError{reason: safehttp.Reason(err), err: err}
+		return safehttp.Public(err)
 	}
 	return nil
 }
-
-// reasonError shows a user-facing reason and keeps the cause for errors.Is and errors.As.
-type reasonError struct {
-	reason string
-	err    error
-}
-
-func (e *reasonError) Error() string { return e.reason }
-func (e *reasonError) Unwrap() error { return e.err }
