@@ -300,6 +300,9 @@ func (w *warm) reaped() {
 	w.pidfd, w.ended = -1, true
 	w.mu.Unlock()
 	if fd >= 0 {
+		// Killed, not only waited for: it is bubblewrap's reaper, of the sandbox's user, which a
+		// program may have written itself into (/proc/1/mem) to outlive the run.
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		PidfdExited(fd, 5*time.Second)
 		unix.Close(fd)
 	}

@@ -91,6 +91,8 @@ const (
 	nobody = 65534
 	// tmpBytes caps the private /tmp, which lives in memory.
 	tmpBytes = 64 << 20
+	// shmBytes caps /dev/shm, the one writable place under the read-only /dev.
+	shmBytes = 1 << 20
 	// Descriptors handed to bwrap through ExtraFiles (fd 3 onwards); after them come those of
 	// the run's options (runOpts). bwrap closes each after use, so none reaches the program.
 	statusFD = 3
@@ -484,7 +486,21 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 			released = true
 		}
 	}
+	// The PID namespace's first process is bubblewrap's reaper, of the sandbox's user: a
+	// program can write into its memory (/proc/1/mem; ptrace is denied, that is not), make it
+	// report an exit and outlive bwrap, escaping its rlimits. Held by a pidfd now, while bwrap
+	// is its parent, it is killed once bwrap has exited, with every process of the namespace
+	// (the memory cgroup, where there is one, kills them too).
+	first := -1
+	if pid := status.childPID(2 * time.Second); pid > 0 {
+		first = childPidfd(pid, cmd.Process.Pid)
+	}
 	waitErr := cmd.Wait()
+	if first >= 0 {
+		_ = unix.PidfdSendSignal(first, unix.SIGKILL, nil, 0)
+		PidfdExited(first, 5*time.Second)
+		unix.Close(first)
+	}
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
@@ -619,6 +635,11 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		a = append(a, "--dev-bind", d.Source, d.Target)
 	}
 	a = append(a,
+		// The fresh /dev is a tmpfs of its own: read-only, so that nothing is written outside
+		// /work and /tmp (its pages count against no rlimit, and against no cgroup where there
+		// is none), with a small /dev/shm for the shared memory a library may ask for.
+		"--size", strconv.Itoa(shmBytes), "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
 		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
 		"--bind-fd", strconv.Itoa(workFD), WorkDir,
 	)

@@ -35,8 +35,8 @@ import (
 var (
 	// deniedCalls fail with EPERM.
 	deniedCalls = []string{
-		// Debugging and reading other processes.
-		"ptrace", "process_vm_readv", "process_vm_writev",
+		// Debugging and reading other processes, or taking their descriptors or memory advice.
+		"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise",
 		// Namespaces: bubblewrap has made them all already.
 		"unshare", "setns",
 		// Mounts, the old API and the new one.

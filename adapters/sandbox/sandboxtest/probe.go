@@ -35,6 +35,8 @@ var WantSyscalls = map[string]string{
 
 	"ptrace":                   "EPERM",
 	"process_vm_readv":         "EPERM",
+	"pidfd_getfd":              "EPERM",
+	"process_madvise":          "EPERM",
 	"unshare":                  "EPERM",
 	"setns":                    "EPERM",
 	"clone(CLONE_NEWUSER)":     "EPERM",

@@ -575,6 +575,16 @@ func TestEscapes(t *testing.T, f Features, newRunner Constructor) {
 			args:      FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-y", "/tmp/sandboxtest-out-"+tag+".mp4"),
 			hostPaths: []string{"/tmp/sandboxtest-out-" + tag + ".mp4"},
 		},
+		// The fresh /dev is read-only, and its /dev/shm holds 1 MiB: neither is a place to
+		// write outside /work and the caps on it.
+		{
+			name: "write to /dev",
+			args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-f", "rawvideo", "-y", "/dev/sandboxtest-"+tag+".yuv"),
+		},
+		{
+			name: "fill /dev/shm",
+			args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=1:size=640x480", "-f", "rawvideo", "-y", "/dev/shm/sandboxtest-"+tag+".yuv"),
+		},
 		{
 			name:      "write by traversal",
 			args:      FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.2", "-y", "../escape-"+tag+".mp4"),
