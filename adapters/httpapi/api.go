@@ -14,6 +14,7 @@ import (
 	"github.com/mediajobs/mediajobs/adapters/urlsign"
 	"github.com/mediajobs/mediajobs/core/idempotency"
 	"github.com/mediajobs/mediajobs/core/jobtype"
+	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/service"
 	"github.com/mediajobs/mediajobs/validator"
 )
@@ -339,6 +340,13 @@ func (a *api) outer(next http.Handler) http.Handler {
 		p := r.URL.EscapedPath()
 		if p != "/" && (strings.HasSuffix(p, "/") || bunrouter.CleanPath(p) != p) {
 			a.notFound(w, bunrouter.NewRequest(r))
+			return
+		}
+		// No name here holds a control character. A segment of NULs alone panicked the
+		// router's lookup (bunrouter v1.0.23, before any authentication), and a NUL in an id
+		// reached the database.
+		if i := strings.IndexFunc(r.URL.Path, func(c rune) bool { return c < 0x20 || c == 0x7f }); i >= 0 {
+			a.writeError(w, r, problem.Reject(problem.CodeNotFound, "the path holds the control character %q: nothing here is named so", r.URL.Path[i]))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -128,6 +128,11 @@ func TestRoutingErrors(t *testing.T) {
 		{"unknown nested path", "GET", "/jobs/job_a/nope", 404, problem.CodeNotFound, ""},
 		{"trailing slash", "POST", "/jobs/", 404, problem.CodeNotFound, ""},
 		{"unclean path", "GET", "/jobs//x", 404, problem.CodeNotFound, ""},
+		// A segment of NULs alone panicked bunrouter's lookup; a NUL in an id reached SQLite.
+		{"NUL segment", "GET", "/jobs/%00", 404, problem.CodeNotFound, ""},
+		{"NUL segment, no key needed", "GET", "/dl/%00", 404, problem.CodeNotFound, ""},
+		{"NUL in an id", "DELETE", "/webhook-endpoints/job_%00", 404, problem.CodeNotFound, ""},
+		{"control character in an id", "GET", "/presets/x%01", 404, problem.CodeNotFound, ""},
 		{"wrong method", "DELETE", "/jobs", 405, problem.CodeValidation, "POST, GET"},
 		{"wrong method on a job", "PUT", "/jobs/job_a", 405, problem.CodeValidation, "GET"},
 		{"GET on validate", "GET", "/ffmpeg/validate", 405, problem.CodeValidation, "POST"},

@@ -21,6 +21,8 @@ func TestWebhookEndpoints(t *testing.T) {
 		{"NoName", `{"url":"https://example.com/h","subscribedEvents":["job.failed"]}`, "name is required"},
 		{"LongName", `{"name":"` + strings.Repeat("n", 51) + `","url":"https://example.com/h","subscribedEvents":["job.failed"]}`, "1 to 50"},
 		{"HTTP", `{"name":"n","url":"http://example.com/h","subscribedEvents":["job.failed"]}`, "must be https"},
+		// A NUL reached the database as a 500.
+		{"NUL in the name", `{"name":"a\u0000b","url":"https://example.com/h","subscribedEvents":["job.failed"]}`, "control character"},
 		{"NoEvents", `{"name":"n","url":"https://example.com/h","subscribedEvents":[]}`, "at least one"},
 		{"BadEvent", `{"name":"n","url":"https://example.com/h","subscribedEvents":["job.done"]}`, "not an event"},
 		{"Unknown", `{"name":"n","url":"https://example.com/h","subscribedEvents":["job.failed"],"x":1}`, "x"},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -90,6 +91,9 @@ func NewEndpoint(p NewEndpointParams) (Endpoint, error) {
 func (e *Endpoint) SetName(name string) error {
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength || strings.TrimSpace(name) == "" {
 		return problem.Reject(problem.CodeValidation, "name must be 1 to %d characters, not blank; got %d", MaxNameLength, n)
+	}
+	if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return problem.Reject(problem.CodeValidation, "name %q holds a control character or is not UTF-8", name)
 	}
 	e.Name = name
 	return nil
