@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mediajobs/mediajobs/core/problem"
@@ -58,6 +59,13 @@ func (p Params) Check() error {
 	}
 	if p.Name == "" || len(p.Name) > 100 || !utf8.ValidString(p.Name) {
 		return reject("name", "is required, at most 100 bytes")
+	}
+	// No field holds a control character: none has a use for one, and a NUL would cut the
+	// database's statement short.
+	for _, f := range []struct{ field, value string }{{"name", p.Name}, {"region", p.Region}, {"prefix", p.Prefix}, {"accessKeyId", p.AccessKeyID}, {"secretAccessKey", p.SecretAccessKey}} {
+		if strings.IndexFunc(f.value, unicode.IsControl) >= 0 {
+			return reject(f.field, "holds a control character")
+		}
 	}
 	u, err := url.Parse(p.Endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
