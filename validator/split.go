@@ -561,7 +561,7 @@ var splitParamsRefusals = map[string]string{
 func splitEncoderParamsReason(flag, value string) string {
 	for _, kv := range strings.Split(value, ":") {
 		key, v, _ := strings.Cut(kv, "=")
-		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(key)), "_", "-")
+		k, _ := x26xKey(key)
 		if why, ok := splitParamsRefusals[k]; ok {
 			return flag + " key " + strconv.Quote(key) + ": " + why
 		}

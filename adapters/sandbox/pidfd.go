@@ -47,6 +47,20 @@ func ppid(pid int) int {
 	return n
 }
 
+// killFirst ends the PID namespace's first process through its pidfd, and with it every process
+// of the namespace, waits up to 5 s for it to be gone and closes the pidfd. It is bubblewrap's
+// reaper, of the sandbox's user: a program can write into its memory (/proc/1/mem; ptrace is
+// denied, that is not), make it report an exit and outlive bwrap, escaping its rlimits, so it is
+// killed, not only waited for (the memory cgroup, where there is one, kills it too).
+func killFirst(fd int) {
+	if fd < 0 {
+		return
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	PidfdExited(fd, 5*time.Second)
+	unix.Close(fd)
+}
+
 // PidfdExited waits up to timeout for the process of a pidfd to exit, and reports whether it
 // has. When the first process of a PID namespace has exited, the kernel has killed and reaped
 // every other process in it before: nothing of the sandbox runs any more.

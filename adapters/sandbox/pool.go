@@ -290,8 +290,8 @@ func (w *warm) kill() {
 	}
 }
 
-// reaped marks bwrap as waited for and waits for the PID namespace's first process to be gone
-// too (bwrap, killed, may exit before its child), then releases the pidfd and the hold, which
+// reaped marks bwrap as waited for and ends the PID namespace's first process (killFirst; bwrap,
+// killed, may exit before its child), then releases the pidfd and the hold, which
 // nothing reads any more: a run that ended without its marks (a deadline, a cap, a launcher
 // killed) is settled here, not by end.
 func (w *warm) reaped() {
@@ -299,13 +299,7 @@ func (w *warm) reaped() {
 	fd := w.pidfd
 	w.pidfd, w.ended = -1, true
 	w.mu.Unlock()
-	if fd >= 0 {
-		// Killed, not only waited for: it is bubblewrap's reaper, of the sandbox's user, which a
-		// program may have written itself into (/proc/1/mem) to outlive the run.
-		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-		PidfdExited(fd, 5*time.Second)
-		unix.Close(fd)
-	}
+	killFirst(fd)
 	w.releaseHold()
 }
 

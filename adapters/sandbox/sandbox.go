@@ -486,21 +486,14 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 			released = true
 		}
 	}
-	// The PID namespace's first process is bubblewrap's reaper, of the sandbox's user: a
-	// program can write into its memory (/proc/1/mem; ptrace is denied, that is not), make it
-	// report an exit and outlive bwrap, escaping its rlimits. Held by a pidfd now, while bwrap
-	// is its parent, it is killed once bwrap has exited, with every process of the namespace
-	// (the memory cgroup, where there is one, kills them too).
+	// The PID namespace's first process, held by a pidfd now while bwrap is its parent, is
+	// killed once bwrap has exited (killFirst).
 	first := -1
 	if pid := status.childPID(2 * time.Second); pid > 0 {
 		first = childPidfd(pid, cmd.Process.Pid)
 	}
 	waitErr := cmd.Wait()
-	if first >= 0 {
-		_ = unix.PidfdSendSignal(first, unix.SIGKILL, nil, 0)
-		PidfdExited(first, 5*time.Second)
-		unix.Close(first)
-	}
+	killFirst(first)
 	res := Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()

@@ -334,10 +334,7 @@ type URLChecker struct {
 func (c URLChecker) CheckURL(ctx context.Context, rawURL string) error {
 	cfg := c.HTTP
 	cfg.AllowHTTP = false
-	if err := safehttp.CheckURL(ctx, rawURL, cfg); err != nil {
-		// The message reaches the client: the reason, never what the name resolved to (an
-		// oracle of the network behind the service).
-		return safehttp.Public(err)
-	}
-	return nil
+	// The message reaches the client: the reason, never what the name resolved to (an oracle
+	// of the network behind the service).
+	return safehttp.Public(safehttp.CheckURL(ctx, rawURL, cfg))
 }
