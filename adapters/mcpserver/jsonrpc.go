@@ -36,6 +36,14 @@ func jsonRPCErrors(next http.Handler, maxBody int64) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, rpcInvalidRequest, "the request body could not be read")
 			return
 		}
+		// The SDK's JSON decoder takes what encoding/json refuses (data after the message), and
+		// budget counts the tools/call messages with the SDK's own decoder over the JSON
+		// encoding/json reads: a body the two could read apart never reaches either. One over
+		// the limit is the SDK's to refuse (413).
+		if int64(len(body)) <= maxBody && !json.Valid(body) {
+			writeRPCError(w, http.StatusBadRequest, nil, rpcParseError, "the body is not one JSON value")
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		cw := &catchWriter{ResponseWriter: w}
 		next.ServeHTTP(cw, r)

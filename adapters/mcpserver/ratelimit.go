@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/account"
 )
@@ -47,29 +49,25 @@ func (h *Handler) budget(next http.Handler) http.Handler {
 }
 
 // toolCalls counts the tools/call messages of a POST body: a JSON-RPC message or a batch of
-// them. A body that is neither counts none; the SDK refuses it.
+// them, read as the SDK reads them (its readBatch and jsonrpc.DecodeMessage, whose decoder
+// matches keys by case, where encoding/json would take "METHOD" for "method"). jsonRPCErrors
+// has refused a body that is not one JSON value. A body that is neither counts none; the SDK
+// refuses it.
 func toolCalls(body []byte) int {
-	type message struct {
-		Method string `json:"method"`
-	}
-	body = bytes.TrimSpace(body)
-	var msgs []message
-	switch {
-	case len(body) > 0 && body[0] == '[':
-		if json.Unmarshal(body, &msgs) != nil {
+	var raws []json.RawMessage // copies: a RawMessage decoded into would write over body
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		if json.Unmarshal(b, &raws) != nil {
 			return 0
 		}
-	default:
-		var m message
-		if json.Unmarshal(body, &m) != nil {
-			return 0
-		}
-		msgs = []message{m}
+	} else {
+		raws = []json.RawMessage{body}
 	}
 	n := 0
-	for _, m := range msgs {
-		if m.Method == "tools/call" {
-			n++
+	for _, raw := range raws {
+		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+				n++
+			}
 		}
 	}
 	return n

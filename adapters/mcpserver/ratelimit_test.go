@@ -125,12 +125,50 @@ func TestRateLimitCountsEveryCallOfABatch(t *testing.T) {
 	b := setup(t, setupOpts{limiter: lim, perMinute: 3})
 	a := rpc(t, b, "2025-03-26", "["+getAccount+","+listTools+","+strings.Replace(getAccount, `"id":3`, `"id":5`, 1)+"]")
 	if a.status != http.StatusOK || a.header.Get("RateLimit-Remaining") != "1" || strings.Count(a.body, `"jsonrpc":"2.0"`) != 3 {
-		t.Fatalf("a batch of two calls and a listing, budget 3: %d %v, %d answers; want 200 with 1 left and 3 answers",
-			a.status, a.header, strings.Count(a.body, `"jsonrpc":"2.0"`))
+		t.Fatalf("a batch of two calls and a listing, budget 3: %d %v, %d answers; want 200 with 1 left and 3 answers: %s",
+			a.status, a.header, strings.Count(a.body, `"jsonrpc":"2.0"`), a.body)
 	}
 	a = rpc(t, b, "2025-03-26", "["+getAccount+","+strings.Replace(getAccount, `"id":3`, `"id":5`, 1)+"]")
 	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "RATE_LIMITED") {
 		t.Fatalf("a batch of two calls with 1 left: %d %v %s; want 429 RATE_LIMITED", a.status, a.header, a.body)
+	}
+}
+
+// A body the budget and the SDK could read apart runs no tool unspent: data after the message
+// (which the SDK's decoder ignores) is refused before either reads it, and keys that differ
+// from "method" by case only (which encoding/json would take for it) are read by the SDK's rule.
+func TestRateLimitCountsWhatTheSDKRuns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+		refused    bool // 400 -32700 before the SDK
+	}{
+		{"data after the message", getAccount + ` x`, true},
+		{"a second message after the first", getAccount + getAccount, true},
+		{"a batch with data after it", "[" + getAccount + "] x", true},
+		{"METHOD beside method", strings.Replace(getAccount, `"method":"tools/call"`, `"method":"tools/call","METHOD":"x"`, 1), false},
+		{"METHOD after method", strings.Replace(getAccount, `"method":"tools/call"`, `"METHOD":"x","method":"tools/call"`, 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, setupOpts{limiter: memlimit.NewMemory(), perMinute: 2})
+			ran := 0
+			for range 4 {
+				a := rpc(t, b, "2025-06-18", tc.body)
+				switch {
+				case tc.refused && (a.status != http.StatusBadRequest || !strings.Contains(a.body, "-32700")):
+					t.Fatalf("%d %s; want 400 with a -32700 parse error", a.status, a.body)
+				case a.status == http.StatusOK && strings.Contains(a.body, `"result"`):
+					ran++
+				}
+			}
+			if ran > 2 {
+				t.Errorf("%d tool calls ran on a budget of 2 a minute", ran)
+			}
+			if !tc.refused && ran != 2 {
+				t.Errorf("%d tool calls ran; want the 2 the budget covers", ran)
+			}
+		})
 	}
 }
 
