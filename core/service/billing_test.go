@@ -208,6 +208,33 @@ func TestCancelBilling(t *testing.T) {
 	}
 }
 
+// A cancel pays for what ran up to the job's timeout, as a report does: a runner that keeps
+// beating past the timeout (a kill that hung, a worker that lies) adds nothing.
+func TestCancelPastTheTimeoutPaysTheTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := b.open(t, account.PlanPro, 1000)
+	j := b.submitJob(t, a, `{"timeout":10}`)
+	as := b.claim(t, job.ClassCPU)
+	b.beat(t, as.Lease, 0, true)
+	for range 10 {
+		b.clock.Advance(30 * time.Second)
+		if _, err := b.runs.Heartbeat(b.ctx, workqueue.Beat{Lease: as.Lease, Progress: 0.5}); err != nil {
+			break
+		}
+	}
+	if _, err := b.cancel.Cancel(b.ctx, a, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.drain(t)
+	if c := b.job(t, j.ID); c.ComputeMs != 10_000 || c.Cost == nil || c.Cost.Amount != 10 {
+		t.Fatalf("cancelled 5 minutes into a 10 s job: compute %d ms, cost %+v; want 10000 ms, 10 credits", c.ComputeMs, c.Cost)
+	}
+	if bal, _ := b.ledger.Balance(b.ctx, a.ID); bal != 990 {
+		t.Fatalf("balance %d; want 990", bal)
+	}
+}
+
 func TestPlanGrantsAndPurchases(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/billing"
@@ -114,15 +115,17 @@ func (s *Cancel) cancel(ctx context.Context, id string, own *job.Job, parts []*j
 		if err := j.Cancel(now); err != nil {
 			return err
 		}
+		// What ran is counted from the executing heartbeat, at most the timeout, as a report
+		// is (chargeableMs): a runner that kept beating past it adds nothing.
 		if j.ExecStartedAt != nil && !j.Split.Cut() {
 			// A split job's own time is mostly its wait for its parts, which are its compute.
-			j.ComputeMs = max(now.Sub(*j.ExecStartedAt).Milliseconds(), 0)
+			j.ComputeMs = chargeableMs(j, math.MaxInt64, now)
 		}
 		for _, p := range parts {
 			// A split job's parts are its compute too: what they used up to now.
 			j.ComputeMs += p.ComputeMs
 			if p.Status == job.StatusRunning && p.ExecStartedAt != nil {
-				j.ComputeMs += max(now.Sub(*p.ExecStartedAt).Milliseconds(), 0)
+				j.ComputeMs += chargeableMs(p, math.MaxInt64, now)
 			}
 		}
 		return finished(j, s.bill, webhook.EventJobCancelled)
