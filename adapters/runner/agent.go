@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediajobs/mediajobs/adapters/workdir"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/retry"
 	"github.com/mediajobs/mediajobs/core/workqueue"
@@ -165,6 +166,9 @@ type Agent struct {
 	queue     workqueue.Queue
 	executors map[string]Executor
 
+	// dirs makes the runs' work directories and keeps emptied ones for the next (workdir).
+	dirs *workdir.Dirs
+
 	wake    chan struct{}
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc
@@ -230,7 +234,7 @@ func New(cfg Config, queue workqueue.Queue, executors map[string]Executor) (*Age
 		return nil, fmt.Errorf("runner: work root: %w", err)
 	}
 	hard, stop := context.WithCancel(context.Background())
-	return &Agent{cfg: cfg, queue: queue, executors: executors, wake: make(chan struct{}, 1),
+	return &Agent{cfg: cfg, queue: queue, executors: executors, dirs: workdir.New(cfg.WorkRoot, cfg.Slots), wake: make(chan struct{}, 1),
 		running: map[string]context.CancelCauseFunc{}, computed: map[string]bool{}, hardStop: hard, stopReport: stop}, nil
 }
 
@@ -270,6 +274,7 @@ func (a *Agent) Run(ctx context.Context) {
 	if a.cfg.Stopped != nil {
 		defer a.cfg.Stopped()
 	}
+	defer a.dirs.Close()
 	a.loop(ctx)
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()
@@ -583,13 +588,13 @@ func (a *Agent) execute(ctx context.Context, w workqueue.Assignment, h Hooks) (r
 	if !ok {
 		return workqueue.Result{Failure: invalid(fmt.Sprintf("this runner cannot run jobs of type %q", w.Type))}, func() {}
 	}
-	work, err := os.MkdirTemp(a.cfg.WorkRoot, w.Lease.JobID+"-")
+	work, err := a.dirs.Make(w.Lease.JobID + "-")
 	if err != nil {
 		a.cfg.Log.Error("runner: could not make a work directory", "job", w.Lease.JobID, "err", err)
 		return workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindInternal, Message: "making a work directory"}}, func() {}
 	}
 	cleanup = func() {
-		if err := os.RemoveAll(work); err != nil {
+		if err := a.dirs.Remove(work); err != nil {
 			a.cfg.Log.Warn("runner: could not remove a work directory", "job", w.Lease.JobID, "err", err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
+	"github.com/mediajobs/mediajobs/adapters/workdir"
 )
 
 // Pool is a Runner that keeps sandboxes started ahead: namespaces made, mounts done, the
@@ -39,6 +40,9 @@ type Pool struct {
 	launcher string // the launcher binary's copy in root, bound read-only
 	root     string
 	ahead    *Ahead[*warm]
+	// dirs makes the warm sandboxes' work directories, and keeps those of ended ones for the
+	// next (workdir: each made directory costs CPU on ext4 without a journal).
+	dirs *workdir.Dirs
 }
 
 var _ Runner = (*Pool)(nil)
@@ -85,7 +89,7 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 	if err := copyExecutable(cfg.Launcher, launcher); err != nil {
 		return nil, fmt.Errorf("sandbox: copy the launcher: %w", err)
 	}
-	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root}
+	p := &Pool{sb: sb, launcher: launcher, root: cfg.Root, dirs: workdir.New(cfg.Root, cfg.Size)}
 	p.ahead = NewAhead(cfg.Size, cfg.RefillDelay, p.start, (*warm).teardown, func(err error) {
 		sb.cfg.Log.Warn("sandbox: a warm sandbox could not be started; runs start cold", "err", err)
 	})
@@ -95,6 +99,7 @@ func NewPool(sb *Sandbox, cfg PoolConfig) (*Pool, error) {
 // Close tears down the sandboxes still waiting and stops refilling.
 func (p *Pool) Close() {
 	p.ahead.Close()
+	_ = p.dirs.Close()
 	_ = os.Remove(p.launcher)
 }
 
@@ -112,9 +117,13 @@ func (p *Pool) Available(ctx context.Context) error { return p.sb.Available(ctx)
 
 // warm is one started sandbox, waiting for its command.
 type warm struct {
-	dir     string
-	cmd     *exec.Cmd
-	command *os.File // the host's end of the launcher's command pipe
+	dir  string
+	dirs *workdir.Dirs
+	// dirUsers counts who needs dir: the sandbox until it has ended, and a run from staging
+	// its files until it has moved them back. The last to let go gives it back (dropDir).
+	dirUsers atomic.Int32
+	cmd      *exec.Cmd
+	command  *os.File // the host's end of the launcher's command pipe
 	// hold is the host's end of the launcher's hold pipe: after its end marks the launcher
 	// waits for it to close before it exits, and with it the sandbox's namespaces go. Nil once
 	// released (releaseHold), under mu.
@@ -136,11 +145,12 @@ type warm struct {
 // start starts one sandbox whose launcher waits for its command.
 func (p *Pool) start() (_ *warm, err error) {
 	sb := p.sb
-	dir, err := os.MkdirTemp(p.root, "warm-")
+	dir, err := p.dirs.Make("warm-")
 	if err != nil {
 		return nil, err
 	}
-	w := &warm{dir: dir, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1), ends: NewEndMarks(), pidfd: -1}
+	w := &warm{dir: dir, dirs: p.dirs, status: newStatusReader(), statusC: make(chan bwrapStatus, 1), waited: make(chan error, 1), ends: NewEndMarks(), pidfd: -1}
+	w.dirUsers.Store(1) // the sandbox
 	var closers []io.Closer
 	defer func() {
 		for _, c := range closers {
@@ -336,10 +346,19 @@ func (w *warm) alive() bool {
 	return !PidfdExited(fd, 0)
 }
 
-// teardown ends a sandbox that was never used, and removes its work directory.
+// teardown ends the sandbox and lets go of its work directory.
 func (w *warm) teardown() {
 	w.end()
-	_ = os.RemoveAll(w.dir)
+	w.dropDir()
+}
+
+// dropDir lets go of w.dir; the last of its users gives it back to the pool's directories,
+// which empty it. A run's files leave it before, and the sandbox has ended: no process of a
+// job that ran there is left to write to it when the next sandbox takes it.
+func (w *warm) dropDir() {
+	if w.dirUsers.Add(-1) == 0 {
+		_ = w.dirs.Remove(w.dir)
+	}
 }
 
 // end ends the sandbox and its memory cgroup, leaving its work directory.
@@ -432,16 +451,18 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		return Result{}, nil, true
 	}
 	// From here the staged files are linked into w.dir, and what the run made there goes back
-	// to spec.Dir whatever happens.
+	// to spec.Dir whatever happens. Every way out below ends the sandbox (teardown), or finds
+	// it ended (bwrap exited), or leaves that to the refill (finishEarly).
+	w.dirUsers.Add(1)
 	defer func() {
 		if merr := ReturnEntries(w.dir, spec.Dir, staged); merr != nil && err == nil {
 			err = fmt.Errorf("sandbox: move the run's files back: %w", merr)
 		}
-		_ = os.RemoveAll(w.dir)
+		w.dropDir()
 	}()
 	if w.job != nil {
 		if err := w.job.setLimit(lim.MemoryBytes); err != nil {
-			w.end()
+			w.teardown()
 			return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
 		}
 	}
@@ -452,7 +473,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	watcher, err := WatchCaps(w.dir, lim, kill)
 	if err != nil {
 		w.command.Close()
-		w.end()
+		w.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
 	}
 	stderr := NewTailWriter(StderrTailBytes)
@@ -460,7 +481,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	ended := w.ends.Expect(end)
 	if err := ctx.Err(); err != nil {
 		_, _ = watcher.Close()
-		w.end()
+		w.teardown()
 		return Result{}, fmt.Errorf("sandbox: %w", err), false
 	}
 	start := time.Now()
@@ -470,7 +491,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	if werr != nil {
 		// The launcher ran nothing (it died meanwhile, or has no whole command): cold.
 		_, _ = watcher.Close()
-		w.end()
+		w.teardown()
 		return Result{}, nil, true
 	}
 	stopped := make(chan struct{})
@@ -492,6 +513,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 	}
 	close(stopped)
 	w.reaped()
+	w.dropDir() // bwrap has exited, and with it the sandbox
 	w.ends.Flush()
 	res = Result{Wall: time.Since(start), StderrTail: stderr.Bytes(), ExitCode: -1}
 	if w.cmd.ProcessState != nil {
@@ -527,7 +549,7 @@ func (p *Pool) finishEarly(ctx, runCtx context.Context, w *warm, start time.Time
 	w.ends.Set(nil, nil)
 	// The launcher waits (its hold pipe) and the sandbox with it: its teardown, the kernel's
 	// work of milliseconds, comes with the refill, once the job has reported.
-	p.ahead.RetireLater(w.end)
+	p.ahead.RetireLater(w.teardown)
 	res, err := conclude(ctx, runCtx, res, lim, watcher, oomKilled, peak, nil)
 	return res, err, false
 }

@@ -218,6 +218,77 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 	}
 }
 
+// TestWarmDirectoryIsEmptyForTheNext: a warm sandbox's work directory is kept for the next
+// sandbox once emptied (workdir), and the next run finds in it its own staged files only,
+// nothing of what the run before left (files, a directory, a symlink, a changed mode); each
+// run's files come back to its own work directory.
+func TestWarmDirectoryIsEmptyForTheNext(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
+	root, err := os.MkdirTemp("", "warm-pool-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.NewPool(sb, sandbox.PoolConfig{Size: 1, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	warmDirs := func() map[uint64]bool {
+		inodes := map[uint64]bool{}
+		entries, _ := os.ReadDir(root)
+		for _, e := range entries {
+			if st, err := os.Lstat(filepath.Join(root, e.Name())); err == nil && strings.HasPrefix(e.Name(), "warm-") {
+				inodes[st.Sys().(*syscall.Stat_t).Ino] = true
+			}
+		}
+		return inodes
+	}
+	seen := map[uint64]bool{}
+	const runs = 5
+	for i := range runs {
+		if err := p.WaitFull(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for ino := range warmDirs() {
+			seen[ino] = true
+		}
+		dir := t.TempDir()
+		if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("in"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Stdout: &out, Args: []string{"-c",
+			`echo .* *; echo secret > left.txt; mkdir -p sub && echo x > sub/y; ln -s /etc/passwd link; chmod 777 .`}})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
+		}
+		if got := strings.TrimSpace(out.String()); got != ". .. in.txt" {
+			t.Errorf("run %d found %q in its work directory; want its own in.txt only", i, got)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "left.txt")); err != nil || string(b) != "secret\n" {
+			t.Errorf("run %d's file did not come back: %q, %v", i, b, err)
+		}
+		if p.WarmRuns() != int64(i+1) {
+			t.Fatalf("run %d started cold", i)
+		}
+	}
+	// Every run's sandbox had one, as the refill follows the run; without keeping, each would
+	// have been a new directory.
+	if len(seen) >= runs {
+		t.Errorf("%d runs' sandboxes had %d work directories; want them kept and reused", runs, len(seen))
+	}
+}
+
 // TestWarmEnvironmentIsClean: the program a warm sandbox runs sees the environment a cold
 // one gives, and nothing of what its launcher was started with (GOMAXPROCS).
 func TestWarmEnvironmentIsClean(t *testing.T) {
