@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -51,7 +52,19 @@ func AssetKey(accountID, assetID string) string {
 	return "accounts/" + accountID + "/assets/" + assetID
 }
 
-// OutputKey is where a job's output file lives.
+// OutputKey is where a job's output file lives when its first attempt stored it.
 func OutputKey(accountID, jobID, file string) string {
 	return "accounts/" + accountID + "/jobs/" + jobID + "/" + file
+}
+
+// AttemptOutputKey is where attempt (Lease.Attempt, from 1) of a job stores its output file.
+// Each attempt after the first has keys of its own, beside the first's ("job_x.2/out.mp4"; a job
+// ID has no dot, so no other job's key and no file name of the first attempt is one of them): a
+// runner whose lease lapsed while it uploaded writes where no later attempt reads, never over
+// the outputs of the attempt that completed the job.
+func AttemptOutputKey(accountID, jobID string, attempt int, file string) string {
+	if attempt <= 1 {
+		return OutputKey(accountID, jobID, file)
+	}
+	return OutputKey(accountID, jobID+"."+strconv.Itoa(attempt), file)
 }

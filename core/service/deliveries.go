@@ -531,7 +531,7 @@ func (s *Destinations) copyFiles(ctx context.Context, j *job.Job, d destination.
 }
 
 func (s *Destinations) putFile(ctx context.Context, t destination.Target, j *job.Job, name, key string) (etag, failure string) {
-	b, err := s.p.Blobs.Open(ctx, blob.OutputKey(j.AccountID, j.ID, name))
+	b, err := openOutput(ctx, s.p.Blobs, j, name)
 	if err != nil {
 		return "", "the output could not be read: " + err.Error()
 	}

@@ -177,9 +177,9 @@ func (s *Runs) storeInline(ctx context.Context, who workqueue.Identity, l workqu
 	}
 	stored := make([]job.Upload, 0, len(files))
 	for _, f := range files {
-		n, err := s.p.Blobs.Put(ctx, blob.OutputKey(j.AccountID, j.ID, f.Name), bytes.NewReader(f.Data), int64(len(f.Data)))
+		n, err := s.p.Blobs.Put(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, l.Attempt, f.Name), bytes.NewReader(f.Data), int64(len(f.Data)))
 		if err != nil {
-			s.dropInline(ctx, j.ID, stored)
+			s.dropInline(ctx, l, stored)
 			return nil, err
 		}
 		stored = append(stored, job.Upload{Name: f.Name, Size: n})
@@ -209,8 +209,10 @@ func addInline(ups, inline []job.Upload) ([]job.Upload, error) {
 // each that the job, read again, does not record (as an upload of its attempt, or an output).
 // The job's own record decides, not the write's error: a write may commit and fail to say so,
 // a resent report may lose the race to its first sending, and another attempt may since have
-// stored a file of the same name. A job that cannot be read keeps the files.
-func (s *Runs) dropInline(ctx context.Context, jobID string, ups []job.Upload) {
+// stored a file of the same name. A job that cannot be read keeps the files. The files are the
+// lease's attempt's (AttemptOutputKey): those of an attempt that is not the job's are no one's.
+func (s *Runs) dropInline(ctx context.Context, l workqueue.Lease, ups []job.Upload) {
+	jobID := l.JobID
 	if len(ups) == 0 {
 		return
 	}
@@ -222,10 +224,10 @@ func (s *Runs) dropInline(ctx context.Context, jobID string, ups []job.Upload) {
 	}
 	recorded := storedNames(j)
 	for _, u := range ups {
-		if recorded[u.Name] {
+		if recorded[u.Name] && j.Attempt == l.Attempt {
 			continue
 		}
-		if err := s.p.Blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name)); err != nil {
+		if err := s.p.Blobs.Delete(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, l.Attempt, u.Name)); err != nil {
 			s.p.Log.Warn("deleting a file of a refused report failed", "job", j.ID, "file", u.Name, "err", err)
 		}
 	}
@@ -272,7 +274,7 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
 			"output %s: the job's outputs already hold its limit of %d bytes (job_bytes)", name, caps.JobBytes))
 	}
-	key := blob.OutputKey(j.AccountID, j.ID, name)
+	key := blob.AttemptOutputKey(j.AccountID, j.ID, l.Attempt, name)
 	n, err := s.p.Blobs.Put(ctx, key, r, limit)
 	if errors.Is(err, blob.ErrTooLarge) {
 		return 0, s.refusedFiles(who, l, problem.Reject(problem.CodePayloadTooLarge,
@@ -283,15 +285,16 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 	}
 	// Record it under the lease, checking the caps again: another upload of the attempt may
 	// have landed meanwhile.
-	recorded := false
+	recorded, current := false, false
 	_, err = s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
+		current = j.Attempt == l.Attempt
+		recorded = current && slices.ContainsFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
 		if err := s.holds(j, who, l); err != nil {
 			return err
 		}
 		if j.Status != job.StatusDispatched && j.Status != job.StatusRunning {
 			return s.refused(who, l, "the job is "+string(j.Status))
 		}
-		recorded = slices.ContainsFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
 		others, files := uploadedBesides(j.Uploads, name)
 		if files+1 > caps.JobFiles || others+n > caps.JobBytes {
 			return problem.Reject(problem.CodePayloadTooLarge, "output %s takes the job past its limit of %d files or %d bytes", name, caps.JobFiles, caps.JobBytes)
@@ -301,10 +304,12 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 		return nil
 	})
 	if err != nil {
+		// A name recorded before keeps its blob (the report checks its size); any other is no
+		// one's: an attempt that is not the job's any more wrote under keys of its own.
+		if !recorded {
+			_ = s.p.Blobs.Delete(context.WithoutCancel(ctx), key)
+		}
 		if problem.CodeOf(err) == problem.CodePayloadTooLarge {
-			if !recorded { // a name recorded before keeps its blob; the report checks its size
-				_ = s.p.Blobs.Delete(ctx, key)
-			}
 			return 0, s.refusedFiles(who, l, err)
 		}
 		return 0, err
@@ -317,7 +322,7 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 // the record (and the plan's job_bytes) allows.
 func (s *Runs) storedAsRecorded(ctx context.Context, who workqueue.Identity, j *job.Job, l workqueue.Lease) error {
 	for _, u := range j.Uploads {
-		b, err := s.p.Blobs.Open(ctx, blob.OutputKey(j.AccountID, j.ID, u.Name))
+		b, err := s.p.Blobs.Open(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, l.Attempt, u.Name))
 		if err != nil {
 			if errors.Is(err, problem.ErrNotFound) {
 				return s.refusedFiles(who, l, problem.Reject(problem.CodeConflict, "output %s is recorded but not stored", u.Name))
@@ -405,4 +410,15 @@ func checkOutputName(name string) error {
 func (s *Runs) refusedFiles(who workqueue.Identity, l workqueue.Lease, err error) error {
 	s.p.Log.Warn("runner files refused", "job", l.JobID, "attempt", l.Attempt, "worker", who.Name, "worker_id", who.ID, "reason", err.Error())
 	return err
+}
+
+// openOutput opens the output file name of job j as the attempt that completed it stored it
+// (AttemptOutputKey); a job completed on a later attempt before attempts had keys of their own
+// stored it under the first attempt's.
+func openOutput(ctx context.Context, blobs blob.Store, j *job.Job, name string) (blob.Blob, error) {
+	b, err := blobs.Open(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, j.Attempt, name))
+	if errors.Is(err, problem.ErrNotFound) && j.Attempt > 1 {
+		return blobs.Open(ctx, blob.OutputKey(j.AccountID, j.ID, name))
+	}
+	return b, err
 }

@@ -145,7 +145,7 @@ func (s *Jobs) OpenOutput(ctx context.Context, jobID, file string) (job.File, bl
 	}
 	for _, f := range j.Output.Files {
 		if f.Path == file || (file == "" && j.Output.File != nil && f.Path == j.Output.File.Path) {
-			b, err := s.blobs.Open(ctx, blob.OutputKey(j.AccountID, jobID, f.Path))
+			b, err := openOutput(ctx, s.blobs, j, f.Path)
 			if err != nil {
 				return job.File{}, nil, err
 			}

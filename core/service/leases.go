@@ -228,7 +228,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		return s.finish(j, r, now)
 	})
 	if err != nil {
-		s.dropInline(ctx, l.JobID, inline) // files carried by a report not taken are not the job's
+		s.dropInline(ctx, l, inline) // files carried by a report not taken are not the job's
 	}
 	switch {
 	case errors.Is(err, errUnchanged):

@@ -512,7 +512,7 @@ func endParts(ctx context.Context, jobs job.Store, blobs blob.Store, clk clock.C
 			continue
 		}
 		for n := range storedNames(j) {
-			if err := blobs.Delete(ctx, blob.OutputKey(j.AccountID, j.ID, n)); err != nil {
+			if err := blobs.Delete(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, j.Attempt, n)); err != nil {
 				log.Warn("deleting a part's file failed", "job", p.ParentID, "part", p.ID, "file", n, "err", err)
 			}
 		}
@@ -566,7 +566,7 @@ func (s *Runs) openPart(ctx context.Context, j *job.Job, name string) (io.ReadCl
 		if part.Status != job.StatusComplete {
 			return nil, true, problem.Reject(problem.CodeConflict, "part %s is %s, not complete", name, part.Status)
 		}
-		r, err := s.p.Blobs.Open(ctx, blob.OutputKey(part.AccountID, part.ID, name))
+		r, err := openOutput(ctx, s.p.Blobs, part, name)
 		return r, true, err
 	}
 	return nil, false, nil

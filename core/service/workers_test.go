@@ -290,3 +290,85 @@ func TestConcurrentReportsKeepOneResultsFiles(t *testing.T) {
 		t.Fatalf("stored %v, want the taken report's %s alone", keys, j.Output.Files[0].Path)
 	}
 }
+
+// gatedReader holds its first Read until release is closed, telling started when it is there.
+type gatedReader struct {
+	started, release chan struct{}
+	r                io.Reader
+	once             sync.Once
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	g.once.Do(func() { close(g.started); <-g.release })
+	return g.r.Read(p)
+}
+
+// An upload that began under a lease that then lapsed lands where the job's next attempt never
+// reads: the output of the attempt that completed the job is what users get, and the stale
+// bytes are not kept.
+func TestStaleUploadLeavesTheNextAttemptsOutput(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	acc := h.open(t, account.PlanPro, 1000)
+	j := h.submitJob(t, acc, `{}`)
+	first := h.claim(t, job.ClassCPU)
+	h.beat(t, first.Lease, 0, false) // fetching its inputs: a lapse requeues it
+
+	stale := &gatedReader{started: make(chan struct{}), release: make(chan struct{}), r: strings.NewReader("STALESTALE")}
+	staleErr := make(chan error, 1)
+	go func() {
+		_, err := h.runs.PutOutput(h.ctx, first.Lease, "out.mp4", stale, 0)
+		staleErr <- err
+	}()
+	<-stale.started // past the lease check, streaming
+
+	h.clock.Advance(2 * lease)
+	if n, err := h.runs.Sweep(h.ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v", n, err)
+	}
+	h.clock.Advance(job.RetryElsewhereFor + time.Second)
+	second := h.claim(t, job.ClassCPU)
+	if second.Lease.Attempt != first.Lease.Attempt+1 {
+		t.Fatalf("attempts %d then %d", first.Lease.Attempt, second.Lease.Attempt)
+	}
+	h.beat(t, second.Lease, 0, true)
+	if _, err := h.runs.PutOutput(h.ctx, second.Lease, "out.mp4", strings.NewReader("FRESHFRESH"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.runs.Report(h.ctx, second.Lease, workqueue.Result{Files: []job.File{{Path: "out.mp4", Size: 10}}, ComputeMs: 1000, Started: true}); err != nil {
+		t.Fatal(err)
+	}
+	close(stale.release)
+	if err := <-staleErr; !errors.Is(err, workqueue.ErrLeaseRefused) {
+		t.Errorf("the stale upload: %v; want the lease refused", err)
+	}
+	_, b, err := h.jobs.OpenOutput(h.ctx, j.ID, "out.mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(b)
+	b.Close()
+	if string(got) != "FRESHFRESH" {
+		t.Errorf("the completed job's out.mp4 holds %q; want the second attempt's FRESHFRESH", got)
+	}
+	if _, err := h.blobs.Open(h.ctx, blob.AttemptOutputKey(acc.ID, j.ID, first.Lease.Attempt, "out.mp4")); !errors.Is(err, problem.ErrNotFound) {
+		t.Errorf("the stale upload's bytes were kept: %v", err)
+	}
+
+	// A job completed on a later attempt before attempts had keys of their own kept its files
+	// under the first attempt's: they are still found.
+	if _, err := h.blobs.Put(h.ctx, blob.OutputKey(acc.ID, j.ID, "out.mp4"), strings.NewReader("OLDLAYOUT!"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.blobs.Delete(h.ctx, blob.AttemptOutputKey(acc.ID, j.ID, second.Lease.Attempt, "out.mp4")); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err = h.jobs.OpenOutput(h.ctx, j.ID, "out.mp4"); err != nil {
+		t.Fatalf("a file stored before attempts had keys: %v", err)
+	}
+	got, _ = io.ReadAll(b)
+	b.Close()
+	if string(got) != "OLDLAYOUT!" {
+		t.Errorf("read %q under the old layout", got)
+	}
+}

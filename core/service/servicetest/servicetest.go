@@ -442,7 +442,11 @@ func (h *Harness) QueueHarness(t *testing.T, q workqueue.Queue) workqueuetest.Ha
 		},
 		Output: func(t *testing.T, jobID, name string) []byte {
 			t.Helper()
-			b, err := h.Blobs.Open(ctx, blob.OutputKey(acct.ID, jobID, name))
+			j, err := h.Store.Get(ctx, jobID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := h.Blobs.Open(ctx, blob.AttemptOutputKey(acct.ID, jobID, j.Attempt, name))
 			if errors.Is(err, problem.ErrNotFound) {
 				return nil
 			}
