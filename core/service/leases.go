@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/billing"
+	"github.com/mediajobs/mediajobs/core/blob"
 	"github.com/mediajobs/mediajobs/core/job"
 	"github.com/mediajobs/mediajobs/core/problem"
 	"github.com/mediajobs/mediajobs/core/redact"
@@ -169,6 +171,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		partsMs int64
 		parts   []*job.Job
 		err     error
+		stored  []job.Upload // the attempt's files, as the write taking the result found them
 	)
 	if cur == nil || cur.Split.Cut() {
 		partsMs, parts, err = s.partsCompute(ctx, l.JobID)
@@ -225,6 +228,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 			start := now.Add(-time.Duration(r.ComputeMs) * time.Millisecond)
 			j.ExecStartedAt = &start
 		}
+		stored = j.Uploads
 		return s.finish(j, r, now)
 	})
 	if err != nil {
@@ -245,6 +249,7 @@ func (s *Runs) report(ctx context.Context, who workqueue.Identity, l workqueue.L
 		s.parts.Changed(j.ParentID)
 	}
 	if j.Status == job.StatusWaiting {
+		s.dropAttempt(ctx, j, l.Attempt, stored)
 		s.Wake(ctx, j.Class)
 		return nil
 	}
@@ -318,16 +323,18 @@ func (s *Runs) Sweep(ctx context.Context) (int, error) {
 		if err != nil || len(ids) == 0 {
 			return n, err
 		}
+		stored := attemptFiles{}
 		changed, err := s.p.Jobs.UpdateMany(ctx, ids, func(j *job.Job) error {
 			if j.Status.Terminal() || j.LeaseUntil == nil || !j.LeaseUntil.Before(now) {
 				return job.ErrSkip
 			}
+			stored.note(j)
 			return s.lose(j, now, "the runner stopped reporting; the job can be retried")
 		})
 		if err != nil {
 			return n, err
 		}
-		s.lost(ctx, changed)
+		s.lost(ctx, changed, stored)
 		n += len(changed)
 		if len(ids) < 100 || len(changed) == 0 {
 			return n, nil
@@ -350,13 +357,17 @@ func (s *Runs) lose(j *job.Job, now time.Time, why string) error {
 }
 
 // lost tells the observer of the jobs lose failed, cancels the parts of a split job among
-// them, and wakes the claims of the classes it requeued.
-func (s *Runs) lost(ctx context.Context, changed []*job.Job) {
+// them, deletes the files of the attempts it requeued (stored, as lose found them), and wakes
+// the claims of the classes it requeued.
+func (s *Runs) lost(ctx context.Context, changed []*job.Job, stored attemptFiles) {
 	observeFinished(s.p.Observer, changed)
 	requeued := map[job.Class]bool{}
 	for _, j := range changed {
 		if j.Status == job.StatusWaiting {
 			requeued[j.Class] = true
+			if f, ok := stored[j.ID]; ok {
+				s.dropAttempt(ctx, j, f.attempt, f.uploads)
+			}
 		}
 		if j.Status.Terminal() {
 			s.cancelParts(ctx, splitParts(ctx, s.p.Jobs, j)) // a split job lost: its parts are of no use
@@ -379,19 +390,45 @@ func (s *Runs) Abandon(ctx context.Context, workerID string) (int, error) {
 			return n, err
 		}
 		now := s.p.Clock.Now()
+		stored := attemptFiles{}
 		changed, err := s.p.Jobs.UpdateMany(ctx, ids, func(j *job.Job) error {
 			if j.Worker != workerID || (j.Status != job.StatusDispatched && j.Status != job.StatusRunning) {
 				return job.ErrSkip
 			}
+			stored.note(j)
 			return s.lose(j, now, "the worker's credential was revoked before the job finished; the job can be retried")
 		})
 		if err != nil {
 			return n, err
 		}
-		s.lost(ctx, changed)
+		s.lost(ctx, changed, stored)
 		n += len(changed)
 		if len(ids) < 100 || len(changed) == 0 {
 			return n, nil
+		}
+	}
+}
+
+// attemptFiles is, by job, the files an attempt had stored when a change ended it.
+type attemptFiles map[string]struct {
+	attempt int
+	uploads []job.Upload
+}
+
+// note records j's attempt's files, before the change; a change tried again notes them again.
+func (f attemptFiles) note(j *job.Job) {
+	f[j.ID] = struct {
+		attempt int
+		uploads []job.Upload
+	}{j.Attempt, slices.Clone(j.Uploads)}
+}
+
+// dropAttempt deletes the files that attempt of j stored, once a requeue or a part's retry has
+// left them to no one: the next attempt stores under keys of its own (blob.AttemptOutputKey).
+func (s *Runs) dropAttempt(ctx context.Context, j *job.Job, attempt int, ups []job.Upload) {
+	for _, u := range ups {
+		if err := s.p.Blobs.Delete(ctx, blob.AttemptOutputKey(j.AccountID, j.ID, attempt, u.Name)); err != nil {
+			s.p.Log.Warn("deleting a file of an attempt requeued failed", "job", j.ID, "attempt", attempt, "file", u.Name, "err", err)
 		}
 	}
 }

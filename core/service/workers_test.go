@@ -372,3 +372,44 @@ func TestStaleUploadLeavesTheNextAttemptsOutput(t *testing.T) {
 		t.Errorf("read %q under the old layout", got)
 	}
 }
+
+// The files an attempt stored are deleted when the attempt ends without them: its lease lapsed
+// before compute began, or its worker handed the job back. The next attempt stores its own.
+func TestRequeuedAttemptsFilesAreDeleted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		end  func(t *testing.T, h *harness, l workqueue.Lease)
+	}{
+		{"lease lapsed", func(t *testing.T, h *harness, _ workqueue.Lease) {
+			h.clock.Advance(2 * lease)
+			if n, err := h.runs.Sweep(h.ctx); err != nil || n != 1 {
+				t.Fatalf("sweep: %d, %v", n, err)
+			}
+		}},
+		{"handed back", func(t *testing.T, h *harness, l workqueue.Lease) {
+			if err := h.runs.Report(h.ctx, l, workqueue.Result{Failure: &workqueue.Failure{Kind: workqueue.KindHandBack, Message: "draining"}}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := setup(t)
+			acc := h.open(t, account.PlanPro, 1000)
+			j := h.submitJob(t, acc, `{}`)
+			a := h.claim(t, job.ClassCPU)
+			h.beat(t, a.Lease, 0, false)
+			if _, err := h.runs.PutOutput(h.ctx, a.Lease, "out.mp4", strings.NewReader("first"), 0); err != nil {
+				t.Fatal(err)
+			}
+			tc.end(t, h, a.Lease)
+			if got := h.job(t, j.ID); got.Status != job.StatusWaiting {
+				t.Fatalf("the job is %s; want waiting", got.Status)
+			}
+			if _, err := h.blobs.Open(h.ctx, blob.AttemptOutputKey(acc.ID, j.ID, a.Lease.Attempt, "out.mp4")); !errors.Is(err, problem.ErrNotFound) {
+				t.Errorf("the requeued attempt's out.mp4 is kept: %v", err)
+			}
+		})
+	}
+}
