@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"fmt"
 	"strings"
 	"unsafe"
 )
@@ -307,6 +308,13 @@ func parseGraphAppend(nodes []filterNode, arena *[]byte, s string) ([]filterNode
 		semi := strings.IndexByte(s[i:], ';')
 		if semi < 0 {
 			return nodes, "sws_flags not terminated with ';'"
+		}
+		// FFmpeg gives the text before the ';' as it is to every scale filter of the graph as
+		// flags=<text>, so ":w=12000" there would be one more option of each: only flag names
+		// (bicubic, +accurate_rnd|full_chroma_int) may be in it.
+		flags := s[i+len("sws_flags=") : i+semi]
+		if flags == "" || strings.TrimLeft(flags, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-|") != "" {
+			return nodes, fmt.Sprintf("sws_flags=%s: only scaler flag names, joined by + or |, may come before the ';'", flags)
 		}
 		i += semi + 1
 	}

@@ -72,6 +72,11 @@ func TestParseGraph(t *testing.T) {
 		{graph: "scale=1]", wantBad: true},
 		{graph: "null]", want: []filterNode{{name: "null]"}}},
 		{graph: "sws_flags=x", wantBad: true},
+		{graph: "sws_flags=+accurate_rnd|full_chroma_int+bitexact;scale=1:1", want: []filterNode{{name: "scale", args: "1:1", hasArgs: true}}},
+		// FFmpeg hands the prefix to every scale as flags=<text>: options hidden after a ':'.
+		{graph: "sws_flags=bicubic:w=12000:h=12000;scale", wantBad: true},
+		{graph: "sws_flags=bicubic,w=1;scale", wantBad: true},
+		{graph: "sws_flags=;scale", wantBad: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.graph, func(t *testing.T) {
@@ -142,6 +147,8 @@ func TestFiltersLayer(t *testing.T) {
 		layerCase{name: "positional past list", command: vf("subtitles=subs.srt:640x480"), opts: fonts, wantMsg: "give option 2"},
 		layerCase{name: "libvmaf model path", command: vf("libvmaf=model=path=x"), wantMsg: "built-in model versions only"},
 		layerCase{name: "bad graph", command: vf("scale=1:1]"), wantMsg: "invalid filter graph"},
+		layerCase{name: "scale options in sws_flags", command: vf("sws_flags=bicubic:w=12000:h=12000;scale"), wantMsg: "only scaler flag names"},
+		layerCase{name: "sws_flags of flag names", command: vf("sws_flags=lanczos+accurate_rnd;scale=640:-2")},
 		layerCase{name: "positional after named", command: vf("scale=w=1:2"), wantMsg: "positional value after a named option"},
 	)
 	runLayerTable(t, layerFilters, cases)
