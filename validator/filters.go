@@ -290,6 +290,30 @@ func unquoteToken(out []byte, s string, i int, term *byteSet) ([]byte, int) {
 	return out, i
 }
 
+// swsFlagNames are swscale's flags (its sws_flags option's constants).
+var swsFlagNames = map[string]bool{
+	"fast_bilinear": true, "bilinear": true, "bicubic": true, "experimental": true, "neighbor": true,
+	"area": true, "bicublin": true, "gauss": true, "sinc": true, "lanczos": true, "spline": true,
+	"print_info": true, "accurate_rnd": true, "full_chroma_int": true, "full_chroma_inp": true,
+	"bitexact": true, "error_diffusion": true,
+}
+
+// swsFlags reports whether flags is swscale flag names joined by + or -, one of them before the
+// first at most.
+func swsFlags(flags string) bool {
+	if len(flags) > 0 && (flags[0] == '+' || flags[0] == '-') {
+		flags = flags[1:]
+	}
+	for _, f := range strings.FieldsFunc(flags, func(r rune) bool { return r == '+' || r == '-' }) {
+		if !swsFlagNames[f] {
+			return false
+		}
+	}
+	return flags != "" && !strings.Contains(flags, "++") && !strings.Contains(flags, "--") &&
+		!strings.Contains(flags, "+-") && !strings.Contains(flags, "-+") &&
+		!strings.HasSuffix(flags, "+") && !strings.HasSuffix(flags, "-")
+}
+
 // parseGraph splits a filter graph description into its filters, as
 // avfilter_graph_segment_parse does.
 func parseGraph(s string) ([]filterNode, string) {
@@ -310,11 +334,11 @@ func parseGraphAppend(nodes []filterNode, arena *[]byte, s string) ([]filterNode
 			return nodes, "sws_flags not terminated with ';'"
 		}
 		// FFmpeg gives the text before the ';' as it is to every scale filter of the graph as
-		// flags=<text>, so ":w=12000" there would be one more option of each: only flag names
-		// (bicubic, +accurate_rnd|full_chroma_int) may be in it.
-		flags := s[i+len("sws_flags=") : i+semi]
-		if flags == "" || strings.TrimLeft(flags, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-|") != "" {
-			return nodes, fmt.Sprintf("sws_flags=%s: only scaler flag names, joined by + or |, may come before the ';'", flags)
+		// flags=<text>, so ":w=12000" there would be one more option of each; and FFmpeg 5.1
+		// crashes (SIGSEGV) on a flag it cannot read there. Only swscale's flag names, joined
+		// by + or -, may be in it.
+		if flags := s[i+len("sws_flags=") : i+semi]; !swsFlags(flags) {
+			return nodes, fmt.Sprintf("sws_flags=%s: only scaler flag names (bicubic, lanczos+accurate_rnd, ...) joined by + or - may come before the ';'", flags)
 		}
 		i += semi + 1
 	}

@@ -72,7 +72,12 @@ func TestParseGraph(t *testing.T) {
 		{graph: "scale=1]", wantBad: true},
 		{graph: "null]", want: []filterNode{{name: "null]"}}},
 		{graph: "sws_flags=x", wantBad: true},
-		{graph: "sws_flags=+accurate_rnd|full_chroma_int+bitexact;scale=1:1", want: []filterNode{{name: "scale", args: "1:1", hasArgs: true}}},
+		{graph: "sws_flags=+accurate_rnd+full_chroma_int-bitexact;scale=1:1", want: []filterNode{{name: "scale", args: "1:1", hasArgs: true}}},
+		// FFmpeg 5.1 crashes on a flag it cannot read.
+		{graph: "sws_flags=lanczos|accurate_rnd;scale=1:1", wantBad: true},
+		{graph: "sws_flags=bogus;scale=1:1", wantBad: true},
+		{graph: "sws_flags=lanczos++bitexact;scale=1:1", wantBad: true},
+		{graph: "sws_flags=lanczos+;scale=1:1", wantBad: true},
 		// FFmpeg hands the prefix to every scale as flags=<text>: options hidden after a ':'.
 		{graph: "sws_flags=bicubic:w=12000:h=12000;scale", wantBad: true},
 		{graph: "sws_flags=bicubic,w=1;scale", wantBad: true},
