@@ -298,20 +298,22 @@ var swsFlagNames = map[string]bool{
 	"bitexact": true, "error_diffusion": true,
 }
 
-// swsFlags reports whether flags is swscale flag names joined by + or -, one of them before the
-// first at most.
-func swsFlags(flags string) bool {
+// namedFlags reports whether flags is an AVOption flags value written with names only: names
+// joined by + or -, one of them before the first at most (never a number, which would set any
+// bit).
+func namedFlags(flags string, names map[string]bool) bool {
 	if len(flags) > 0 && (flags[0] == '+' || flags[0] == '-') {
 		flags = flags[1:]
 	}
+	n := 0
 	for _, f := range strings.FieldsFunc(flags, func(r rune) bool { return r == '+' || r == '-' }) {
-		if !swsFlagNames[f] {
+		if !names[f] {
 			return false
 		}
+		n++
 	}
-	return flags != "" && !strings.Contains(flags, "++") && !strings.Contains(flags, "--") &&
-		!strings.Contains(flags, "+-") && !strings.Contains(flags, "-+") &&
-		!strings.HasSuffix(flags, "+") && !strings.HasSuffix(flags, "-")
+	// As many names as joins and one: no empty name between two signs or at the end.
+	return n > 0 && n == strings.Count(flags, "+")+strings.Count(flags, "-")+1
 }
 
 // parseGraph splits a filter graph description into its filters, as
@@ -337,7 +339,7 @@ func parseGraphAppend(nodes []filterNode, arena *[]byte, s string) ([]filterNode
 		// flags=<text>, so ":w=12000" there would be one more option of each; and FFmpeg 5.1
 		// crashes (SIGSEGV) on a flag it cannot read there. Only swscale's flag names, joined
 		// by + or -, may be in it.
-		if flags := s[i+len("sws_flags=") : i+semi]; !swsFlags(flags) {
+		if flags := s[i+len("sws_flags=") : i+semi]; !namedFlags(flags, swsFlagNames) {
 			return nodes, fmt.Sprintf("sws_flags=%s: only scaler flag names (bicubic, lanczos+accurate_rnd, ...) joined by + or - may come before the ';'", flags)
 		}
 		i += semi + 1

@@ -43,6 +43,7 @@ const (
 	vPass                          // -pass: 1, 2 or 3
 	vPassLog                       // -passlogfile: a bare name prefix, its log files side files
 	vVarStreamMap                  // -var_stream_map: HLS variant streams, whose names replace %v
+	vHLSFlags                      // -hls_flags: names of hlsFlagNames
 )
 
 type flagSpec struct {
@@ -170,9 +171,10 @@ var flagGroups = []flagGroup{
 		"mpegts_copyts", "mpegts_m2ts_mode", "mpegts_service_type", "mpegts_transport_stream_id",
 		"mpegts_original_network_id", "muxrate", "pes_payload_size", "packetsize", "write_prft"}},
 	{"HLS muxer settings: numbers and flags; the names it writes are checked by the paths layer", val, []string{
-		"hls_time", "hls_list_size", "hls_playlist_type", "hls_flags",
+		"hls_time", "hls_list_size", "hls_playlist_type",
 		"hls_init_time", "hls_start_number_source", "hls_allow_cache", "hls_delete_threshold",
 		"hls_segment_size"}},
+	{"HLS muxer flags, by name: append_list (which reads the playlist already under the output's name and takes its segments as the muxer's own) and periodic_rekey (which reads a key file) are not among them", &flagSpec{kind: vHLSFlags}, []string{"hls_flags"}},
 	{"HLS variant streams: stream indexes and names; a name replaces %v in every name the muxer writes, so each is a plain file name", &flagSpec{kind: vVarStreamMap}, []string{"var_stream_map"}},
 	{"HLS base URL, written before each segment name in the playlist: a relative name only (paths layer), so a player never leaves the playlist's directory", &flagSpec{kind: vRelURL}, []string{"hls_base_url"}},
 	{"HLS segment container: mpegts or fmp4", &flagSpec{kind: vHLSSegType}, []string{"hls_segment_type"}},
@@ -300,6 +302,16 @@ func validCodecName(s string) bool {
 var varStreamKeys = map[string]bool{
 	"v": true, "a": true, "s": true, "name": true, "sname": true, "agroup": true, "sgroup": true,
 	"ccgroup": true, "language": true, "default": true,
+}
+
+// hlsFlagNames are the HLS muxer's flags a job may set: all of FFmpeg 5.1's but append_list,
+// which reads a playlist already under the output's name (and delete_segments would then delete
+// the files it lists), and periodic_rekey, which reads a key file.
+var hlsFlagNames = map[string]bool{
+	"single_file": true, "temp_file": true, "delete_segments": true, "round_durations": true,
+	"discont_start": true, "omit_endlist": true, "split_by_time": true, "program_date_time": true,
+	"second_level_segment_index": true, "second_level_segment_duration": true,
+	"second_level_segment_size": true, "independent_segments": true, "iframes_only": true,
 }
 
 // checkVarStreamMap checks an HLS -var_stream_map: entries apart by spaces or tabs, each a

@@ -453,6 +453,10 @@ func (st *state) apply(flag, base string, spec *flagSpec, v string, i int) *Erro
 		return checkX26xParams(flag, v)
 	case vVarStreamMap:
 		return checkVarStreamMap(flag, v)
+	case vHLSFlags:
+		if !namedFlags(v, hlsFlagNames) {
+			return flagErr(flag, v, "%s %q: the flags are names joined by + (single_file, delete_segments, independent_segments, ...); append_list and periodic_rekey are not allowed", flag, v)
+		}
 	case vSafe:
 		return checkSafe(v)
 	case vPatternType:
