@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/mediajobs/mediajobs/core/idempotency"
+	"github.com/mediajobs/mediajobs/core/problem"
 )
 
 // HeaderIdempotencyKey names a request that is safe to repeat; HeaderReplayed marks an answer
@@ -37,13 +38,17 @@ func (a *api) idempotentJSON(op string, h bunrouter.HandlerFunc) bunrouter.Handl
 		if !ok {
 			return h(w, req)
 		}
+		one, err := oneKey(key)
+		if err != nil {
+			return err
+		}
 		body, err := a.readJSON(w, req)
 		if err != nil {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
-		call := idempotency.Call{AccountID: caller(req).ID, Key: firstOf(key), Operation: op, Fingerprint: fingerprintJSON(body)}
+		call := idempotency.Call{AccountID: caller(req).ID, Key: one, Operation: op, Fingerprint: fingerprintJSON(body)}
 		tk, prior, err := a.uc.Idempotency.Begin(req.Context(), call)
 		if err != nil {
 			return err
@@ -55,11 +60,13 @@ func (a *api) idempotentJSON(op string, h bunrouter.HandlerFunc) bunrouter.Handl
 	}
 }
 
-func firstOf(vs []string) string {
-	if len(vs) == 0 {
-		return ""
+// oneKey is the request's one Idempotency-Key: given twice, the request is refused rather
+// than kept under the first (a repeat with the second would run again).
+func oneKey(vs []string) (string, error) {
+	if len(vs) != 1 {
+		return "", problem.Reject(problem.CodeValidation, "the %s header is given %d times; give it once", HeaderIdempotencyKey, len(vs))
 	}
-	return vs[0]
+	return vs[0], nil
 }
 
 // keep runs the request under a held key, answers its response and keeps it for repeats; a

@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -97,7 +99,23 @@ func TestIdempotencyKeyRules(t *testing.T) {
 	if res := post("/jobs", "k-refused", b.otherKey, job); res.status != http.StatusCreated || res.header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("another account's key: %d %v %s", res.status, res.header, res.body)
 	}
-	// A key that is not printable ASCII is refused and names the header.
+	// A key given twice is refused: kept under the first, a repeat with the second would run
+	// again.
+	hr, _ := http.NewRequest("POST", b.url+"/jobs", bytes.NewReader(job))
+	hr.Header.Set("Authorization", "Bearer "+b.key)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Add("Idempotency-Key", "k-twice-1")
+	hr.Header.Add("Idempotency-Key", "k-twice-2")
+	if resp, err := http.DefaultClient.Do(hr); err != nil {
+		t.Fatal(err)
+	} else {
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !contains(string(msg), "given 2 times") {
+			t.Errorf("two keys: %d %s; want 400 naming the header given twice", resp.StatusCode, msg)
+		}
+	}
+	// A key that is not visible ASCII is refused and names the header.
 	if res := post("/jobs", "two words", b.key, job); res.status != http.StatusBadRequest {
 		t.Errorf("bad key: %d %s", res.status, res.body)
 	} else if _, msg := res.errorBody(t); msg == "" || !contains(msg, "Idempotency-Key") {

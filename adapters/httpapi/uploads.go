@@ -90,8 +90,12 @@ func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	}
 	// The file streams, so its fingerprint is known only once it is read: a repeat reads its
 	// body to compare it with the first one's.
+	one, err := oneKey(key)
+	if err != nil {
+		return err
+	}
 	tk, prior, err := a.uc.Idempotency.Begin(req.Context(), idempotency.Call{AccountID: caller(req).ID,
-		Key: firstOf(key), Operation: "POST /uploads"})
+		Key: one, Operation: "POST /uploads"})
 	if err != nil {
 		return err
 	}

@@ -150,14 +150,14 @@ type Ticket struct {
 	stop sync.Once
 }
 
-// CheckKey refuses a key that is empty, too long or not printable ASCII.
+// CheckKey refuses a key that is empty, too long, or other than visible ASCII (no space).
 func CheckKey(key string) error {
 	if key == "" || len(key) > MaxKeyLength {
 		return problem.Reject(problem.CodeValidation, "Idempotency-Key must be 1 to %d characters", MaxKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < 0x21 || key[i] > 0x7e {
-			return problem.Reject(problem.CodeValidation, "Idempotency-Key %q has a character other than printable ASCII at byte %d", key, i)
+			return problem.Reject(problem.CodeValidation, "Idempotency-Key %q has a character other than visible ASCII (a space or control character, or a byte past ASCII) at byte %d", key, i)
 		}
 	}
 	return nil
