@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/url"
 
@@ -27,8 +29,19 @@ func (a *api) decodeEndpoint(w http.ResponseWriter, req bunrouter.Request) (endp
 	if err != nil {
 		return er, err
 	}
-	err = jobtype.DecodeStrict(body, &er)
-	return er, err
+	if err = jobtype.DecodeStrict(body, &er); err != nil {
+		return er, err
+	}
+	// A field given as null would read as one left out, which PATCH keeps unchanged: say so.
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) == nil {
+		for _, name := range []string{"name", "url", "subscribedEvents", "enabled"} {
+			if v, ok := fields[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+				return er, problem.Reject(problem.CodeValidation, "%s is null; give a value, or leave the field out to keep it", name)
+			}
+		}
+	}
+	return er, nil
 }
 
 // createEndpoint answers 201 with the endpoint and its secret, shown this once.

@@ -63,6 +63,18 @@ func TestWebhookEndpoints(t *testing.T) {
 	if got.Name != "renamed" || len(got.SubscribedEvents) != 1 || got.SubscribedEvents[0] != "job.running" {
 		t.Errorf("after PATCH: %+v", got)
 	}
+	// A field given as null is refused, naming it, and nothing changes.
+	for _, field := range []string{"name", "url", "subscribedEvents", "enabled"} {
+		r := b.do(t, request{method: http.MethodPatch, path: path, key: b.key, body: []byte(`{"` + field + `":null}`)})
+		if code, msg := r.errorBody(t); r.status != http.StatusBadRequest || code != problem.CodeValidation || !strings.Contains(msg, field+" is null") {
+			t.Errorf("PATCH %s null: %d %s %s; want 400 naming it", field, r.status, code, msg)
+		}
+	}
+	var after service.WebhookEndpointView
+	b.do(t, request{method: http.MethodGet, path: path, key: b.key}).data(t, &after)
+	if after.UpdatedAt != got.UpdatedAt {
+		t.Errorf("refused PATCHes changed the endpoint: %v then %v", got.UpdatedAt, after.UpdatedAt)
+	}
 	var rotated service.WebhookEndpointView
 	b.do(t, request{method: http.MethodPost, path: path + "/rotate-secret", key: b.key}).data(t, &rotated)
 	if rotated.Secret == e.Secret || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.PreviousSecretExpiresAt == nil {

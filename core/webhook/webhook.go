@@ -112,11 +112,24 @@ func (e *Endpoint) SetURL(raw string) error {
 		return problem.Reject(problem.CodeValidation, "url %q has no host", raw)
 	case u.User != nil:
 		return problem.Reject(problem.CodeValidation, "url must not carry credentials")
+	case !validPort(u.Port()):
+		return problem.Reject(problem.CodeValidation, "url %q: port %q is not 1 to 65535", raw, u.Port())
+	case strings.Contains(raw, "#"):
+		return problem.Reject(problem.CodeValidation, "url %q has a fragment (#...), which a request never carries", raw)
 	case len(raw) > 2048:
 		return problem.Reject(problem.CodeValidation, "url is longer than 2048 characters")
 	}
 	e.URL = raw
 	return nil
+}
+
+// validPort reports whether port, from a URL, is none (the scheme's) or 1 to 65535.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // SetEvents sets at least one known event, without duplicates; it keeps them sorted.
