@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -425,7 +426,7 @@ func compose(cfg Config, store *sqlstore.Store) (*App, error) {
 		Credits: uc.Credits, Presets: uc.Presets, Destinations: uc.Destinations, Types: types, RateLimit: uc.RateLimit},
 		mcpserver.Options{Logger: cfg.Log, AllowedHosts: hosts, Fetch: safehttp.NewClient(fetch), AllowPrivateNetworks: allow,
 			AuthFailed: httpapi.NewAuthFailureGate(failures, cfg.Log).Failed})))
-	a.Handler = mux
+	a.Handler = cleanPathsOnly(mux, api)
 
 	a.Deliverer = webhookout.New(webhookout.Config{Store: store, HTTP: a.fetch, Log: cfg.Log, Observe: a.Metrics.Delivery})
 	a.Relay = &service.Relay{Outbox: store, Clock: clock.System{}, Log: cfg.Log, Handlers: map[string]service.Handler{
@@ -859,4 +860,22 @@ func authFailures(cfg Config, limiter ratelimit.Limiter, proxies []netip.Prefix)
 		f.Limiter = m
 	}
 	return f
+}
+
+// cleanPathsOnly hands a request whose path ServeMux would clean and redirect ("//", "/./",
+// "/../" in it) to api, which answers it 404 NOT_FOUND in its error shape, as it answers an
+// unclean path of its own: a redirect, in HTML, would turn a client's POST into a GET.
+func cleanPathsOnly(mux, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
+			clean += "/"
+		}
+		if p == "" || clean != p {
+			api.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }

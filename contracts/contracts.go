@@ -96,6 +96,12 @@ func (v *ResponseValidator) Validate(req *http.Request, resp *http.Response) err
 func (v *ResponseValidator) ValidateBody(req *http.Request, status int, header http.Header, body []byte) error {
 	ctx := req.Context()
 	route, params, err := v.router.FindRoute(stripHost(req))
+	if req.Method == http.MethodHead && errors.Is(err, routers.ErrMethodNotAllowed) {
+		// Every GET answers HEAD ("Conventions" in the document): a HEAD is held to its GET.
+		get := stripHost(req)
+		get.Method = http.MethodGet
+		route, params, err = v.router.FindRoute(get)
+	}
 	switch {
 	case errors.Is(err, routers.ErrPathNotFound):
 		return v.validateUnrouted(req, status, header, body, http.StatusNotFound)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -195,4 +196,42 @@ func TestAccess(t *testing.T) {
 			}
 		})
 	})
+}
+
+// A path the service would clean ("//", "/./", "/../") is answered 404 NOT_FOUND in the API's
+// error shape, never a redirect (which turns a POST into a GET), and HEAD answers as GET.
+func TestUncleanPathsAndHead(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, serverOpts{Unthrottled: true})
+	key := createAccount(t, srv, "pro").APIKey
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.Base+path, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	for _, p := range []string{"//jobs", "/jobs//x", "/jobs/./x", "/jobs/../account", "/./healthz"} {
+		resp, body := send(http.MethodPost, p)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"NOT_FOUND"`) ||
+			resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("X-Request-Id") == "" {
+			t.Errorf("POST %s: %d %s %q; want 404 NOT_FOUND in the error shape", p, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	for _, p := range []string{"/healthz", "/account", "/jobs"} {
+		resp, body := send(http.MethodHead, p)
+		if resp.StatusCode != http.StatusOK || len(body) != 0 {
+			t.Errorf("HEAD %s: %d, %d bytes; want 200 without a body", p, resp.StatusCode, len(body))
+		}
+	}
 }

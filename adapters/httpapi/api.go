@@ -273,7 +273,14 @@ func New(uc UseCases, opts Options) http.Handler {
 	for _, m := range opts.Authenticated {
 		authed = authed.WithMiddleware(adapt(m))
 	}
-	for _, r := range a.routes() {
+	routes := a.routes()
+	head := map[string]bool{}
+	for _, r := range routes {
+		if r.Method == http.MethodHead {
+			head[r.Path] = true
+		}
+	}
+	for _, r := range routes {
 		path := bunrouterPath(r.Path)
 		allowed[path] = append(allowed[path], r.Method)
 		g := &router.Group
@@ -282,6 +289,12 @@ func New(uc UseCases, opts Options) http.Handler {
 			g = authed
 		}
 		g.Handle(r.Method, path, r.handle)
+		// Every GET answers HEAD too (RFC 9110 9.3.2), as a health probe may ask: the same
+		// handler, whose body the server leaves out.
+		if r.Method == http.MethodGet && !head[r.Path] {
+			allowed[path] = append(allowed[path], http.MethodHead)
+			g.Handle(http.MethodHead, path, r.handle)
+		}
 	}
 	return a.outer(router)
 }

@@ -133,8 +133,8 @@ func TestRoutingErrors(t *testing.T) {
 		{"NUL segment, no key needed", "GET", "/dl/%00", 404, problem.CodeNotFound, ""},
 		{"NUL in an id", "DELETE", "/webhook-endpoints/job_%00", 404, problem.CodeNotFound, ""},
 		{"control character in an id", "GET", "/presets/x%01", 404, problem.CodeNotFound, ""},
-		{"wrong method", "DELETE", "/jobs", 405, problem.CodeValidation, "POST, GET"},
-		{"wrong method on a job", "PUT", "/jobs/job_a", 405, problem.CodeValidation, "GET"},
+		{"wrong method", "DELETE", "/jobs", 405, problem.CodeValidation, "POST, GET, HEAD"},
+		{"wrong method on a job", "PUT", "/jobs/job_a", 405, problem.CodeValidation, "GET, HEAD"},
 		{"GET on validate", "GET", "/ffmpeg/validate", 405, problem.CodeValidation, "POST"},
 	}
 	for _, tt := range tests {
@@ -149,6 +149,34 @@ func TestRoutingErrors(t *testing.T) {
 				t.Fatalf("Allow = %q, want %q", got, tt.allow)
 			}
 		})
+	}
+}
+
+// Every GET answers HEAD with the GET's status and headers and no body.
+func TestHeadAnswersAsGet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct {
+		path, key string
+		status    int
+	}{
+		{"/healthz", "", http.StatusOK},
+		{"/account", "key", http.StatusOK},
+		{"/jobs", "key", http.StatusOK},
+		{"/jobs/job_missing", "key", http.StatusNotFound},
+		{"/account", "", http.StatusUnauthorized},
+	} {
+		key := ""
+		if tc.key != "" {
+			key = b.key
+		}
+		head := b.do(t, request{method: http.MethodHead, path: tc.path, key: key})
+		get := b.do(t, request{method: http.MethodGet, path: tc.path, key: key})
+		if head.status != tc.status || get.status != tc.status || len(head.body) != 0 ||
+			head.header.Get("Content-Type") != get.header.Get("Content-Type") {
+			t.Errorf("HEAD %s: %d %q (%d bytes); GET %d %q; want both %d, HEAD without a body",
+				tc.path, head.status, head.header.Get("Content-Type"), len(head.body), get.status, get.header.Get("Content-Type"), tc.status)
+		}
 	}
 }
 
