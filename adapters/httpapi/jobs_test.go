@@ -79,6 +79,13 @@ func TestSubmitJobRejections(t *testing.T) {
 			status: 400, code: problem.CodeValidation, mentions: `"params.command"`},
 		{name: "oversized body", body: `{"type":"ffmpeg","params":{"command":"` + strings.Repeat("a", 8<<10) + `"}}`,
 			status: 413, code: problem.CodePayloadTooLarge, mentions: "4096"},
+		// encoding/json would keep U+FFFD in their place: an inline input saved other than sent.
+		{name: "a byte that is not UTF-8", body: "{\"type\":\"ffmpeg\",\"params\":{\"command\":\"" + goodCommand + "\"},\"inputs\":{\"a.srt\":{\"content\":\"x\xff\"}}}",
+			status: 400, code: problem.CodeValidation, mentions: "not UTF-8 text at byte"},
+		{name: "half a surrogate pair", body: `{"type":"ffmpeg","params":{"command":"` + goodCommand + `"},"inputs":{"a.srt":{"content":"x\ud800y"}}}`,
+			status: 400, code: problem.CodeValidation, mentions: "surrogate"},
+		{name: "a low half first", body: `{"type":"ffmpeg","params":{"command":"` + goodCommand + `"},"inputs":{"a.srt":{"content":"\udc00\ud800"}}}`,
+			status: 400, code: problem.CodeValidation, mentions: "surrogate"},
 		{name: "no key", body: `{"type":"ffmpeg"}`, noKey: true, status: 401, code: problem.CodeUnauthorized},
 		{name: "bad key", body: `{"type":"ffmpeg"}`, badKey: true, status: 401, code: problem.CodeUnauthorized},
 	}

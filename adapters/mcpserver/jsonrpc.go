@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mediajobs/mediajobs/adapters/httpapi"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -42,6 +44,11 @@ func jsonRPCErrors(next http.Handler, maxBody int64) http.Handler {
 		// the limit is the SDK's to refuse (413).
 		if int64(len(body)) <= maxBody && !json.Valid(body) {
 			writeRPCError(w, http.StatusBadRequest, nil, rpcParseError, "the body is not one JSON value")
+			return
+		}
+		// As REST: a string the decoder would store with U+FFFD in it is refused.
+		if at := httpapi.NotUnicode(body); at >= 0 {
+			writeRPCError(w, http.StatusBadRequest, nil, rpcParseError, fmt.Sprintf("the body is not UTF-8 text at byte %d (a byte that is not UTF-8, or a \\u escape of half a surrogate pair)", at))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -144,6 +144,7 @@ func TestRateLimitCountsWhatTheSDKRuns(t *testing.T) {
 		refused    bool // 400 -32700 before the SDK
 	}{
 		{"data after the message", getAccount + ` x`, true},
+		{"half a surrogate pair", strings.Replace(getAccount, `"arguments":{}`, `"arguments":{},"x":"\ud800"`, 1), true},
 		{"a second message after the first", getAccount + getAccount, true},
 		{"a batch with data after it", "[" + getAccount + "] x", true},
 		{"METHOD beside method", strings.Replace(getAccount, `"method":"tools/call"`, `"method":"tools/call","METHOD":"x"`, 1), false},
