@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,6 +102,12 @@ type Route struct {
 	Worker bool
 	// Admin tells a route of the operator, authenticated by the admin token.
 	Admin bool
+	// Query tells a route whose handler reads the query string (and refuses a parameter it does
+	// not know); a route without it, other than a worker's, refuses any query parameter.
+	Query bool
+	// Body tells a POST, PUT, PATCH or DELETE route whose handler reads a request body; one
+	// without it, other than a worker's, refuses any body but {} (noBody).
+	Body bool
 }
 
 // UseCases are the application's use cases the API drives. Without Workers the
@@ -156,7 +165,7 @@ func (a *api) routes() []route {
 	op := func(method, path string, h bunrouter.HandlerFunc) route {
 		return route{Route{Method: method, Path: path, Admin: true}, a.asAdmin(h)}
 	}
-	return []route{
+	rs := []route{
 		r(http.MethodPost, "/jobs", true, a.idempotentJSON("POST /jobs", a.submitJob)),
 		r(http.MethodGet, "/jobs", true, a.listJobs),
 		r(http.MethodGet, "/jobs/{id}", true, a.getJob),
@@ -217,6 +226,11 @@ func (a *api) routes() []route {
 		op(http.MethodPost, "/internal/admin/workers", a.adminCreateWorker),
 		op(http.MethodDelete, "/internal/admin/workers/{id}", a.adminRevokeWorker),
 	}
+	for i := range rs {
+		rs[i].Query = readsQuery[rs[i].Method+" "+rs[i].Path]
+		rs[i].Body = readsBody[rs[i].Method+" "+rs[i].Path]
+	}
+	return rs
 }
 
 // Routes lists every route New serves.
@@ -288,15 +302,76 @@ func New(uc UseCases, opts Options) http.Handler {
 		case r.Auth:
 			g = authed
 		}
-		g.Handle(r.Method, path, r.handle)
+		handle := r.handle
+		if !r.Worker && !r.Query {
+			handle = noQuery(handle)
+		}
+		if !r.Worker && !r.Body && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			handle = a.noBody(handle)
+		}
+		g.Handle(r.Method, path, handle)
 		// Every GET answers HEAD too (RFC 9110 9.3.2), as a health probe may ask: the same
 		// handler, whose body the server leaves out.
 		if r.Method == http.MethodGet && !head[r.Path] {
 			allowed[path] = append(allowed[path], http.MethodHead)
-			g.Handle(http.MethodHead, path, r.handle)
+			g.Handle(http.MethodHead, path, handle)
 		}
 	}
 	return a.outer(router)
+}
+
+// readsQuery are the operations whose handlers read their query string, and refuse a
+// parameter they do not know themselves; every other operation takes none (noQuery).
+var readsQuery = map[string]bool{
+	"GET /jobs": true, "GET /jobs/{id}": true, "GET /batches": true, "GET /account/ledger": true,
+	"GET /queue": true, "POST /uploads": true, "GET /uploads": true,
+	"GET /webhook-endpoints/{id}/deliveries": true, "GET /presets/thumbnail-sprite/index.vtt": true,
+	// Signed URLs: their parameters are the signature's.
+	"GET /dl/{job_id}": true, "HEAD /dl/{job_id}": true,
+	"GET /v/{job_id}/{token}/{file}": true, "HEAD /v/{job_id}/{token}/{file}": true,
+}
+
+// readsBody are the operations whose handlers read a request body.
+var readsBody = map[string]bool{
+	"POST /jobs": true, "POST /jobs/{id}/priority": true, "POST /destinations": true,
+	"POST /batches": true, "POST /ffmpeg/validate": true, "POST /uploads": true, "POST /presets": true,
+	"PUT /presets/{name}": true, "POST /webhook-endpoints": true, "PATCH /webhook-endpoints/{id}": true,
+	"POST /session": true, "POST /internal/admin/workers": true,
+}
+
+// noBody refuses a body on an operation that takes none: the same JSON rules as any body
+// (readJSON's Content-Type, the cap), and nothing in it but {}. A body it would ignore
+// ({"event": "job.failed"} on a webhook test, which sends its own) is the client's mistake,
+// said rather than acted on.
+func (a *api) noBody(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if req.ContentLength != 0 {
+			body, err := a.readJSON(w, req)
+			if err != nil {
+				return err
+			}
+			if len(bytes.TrimSpace(body)) > 0 {
+				var none struct{}
+				if err := jobtype.DecodeStrict(body, &none); err != nil {
+					return err
+				}
+			}
+		}
+		return next(w, req)
+	}
+}
+
+// noQuery refuses a request with a query string to an operation that takes none: a parameter
+// it would ignore (?force=true on a cancel, ?limit=2 on a listing that has no pages) is the
+// client's mistake, said rather than guessed at.
+func noQuery(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if q := req.URL.Query(); len(q) > 0 {
+			return problem.Reject(problem.CodeValidation, "query parameter %q is not known; %s %s takes none",
+				slices.Sorted(maps.Keys(q))[0], req.Method, openAPIPath(req.Route()))
+		}
+		return next(w, req)
+	}
 }
 
 // openAPIPath turns /jobs/:id back into /jobs/{id}.

@@ -272,6 +272,18 @@ func TestRoutesAreDocumented(t *testing.T) {
 		if scheme != want {
 			t.Errorf("%s %s: the route needs %q, but the document says %q", r.Method, r.Path, want, scheme)
 		}
+		// A route reads its query string exactly when the document gives it query parameters
+		// (a worker's route reads none and is not checked).
+		query := false
+		for _, p := range append(op.Parameters, doc.Paths.Find(r.Path).Parameters...) {
+			query = query || p.Value.In == "query"
+		}
+		if !r.Worker && r.Query != query {
+			t.Errorf("%s %s: the route reads its query: %v; the document gives it query parameters: %v", r.Method, r.Path, r.Query, query)
+		}
+		if body := op.RequestBody != nil; !r.Worker && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Body != body {
+			t.Errorf("%s %s: the route reads a body: %v; the document gives it one: %v", r.Method, r.Path, r.Body, body)
+		}
 	}
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {

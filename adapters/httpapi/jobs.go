@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +80,9 @@ const statusClientClosed = 499
 
 // waitParam reads GET /jobs/{id}'s wait (service.WaitFor), 0 when absent.
 func waitParam(q url.Values) (time.Duration, error) {
+	if err := onlyParam(q, "wait"); err != nil {
+		return 0, err
+	}
 	vals, ok := q["wait"]
 	if !ok {
 		return 0, nil
@@ -211,9 +212,6 @@ func (a *api) validate(w http.ResponseWriter, req bunrouter.Request) error {
 // ffmpegFlags answers GET /ffmpeg/flags: the validator's flag allowlist, each flag with the
 // reason it is safe. It is the allowlist of this binary, so it changes only with a release.
 func (a *api) ffmpegFlags(w http.ResponseWriter, req bunrouter.Request) error {
-	if q := req.URL.Query(); len(q) > 0 {
-		return problem.Reject(problem.CodeValidation, "query parameter %q is not known; GET /ffmpeg/flags takes none", slices.Sorted(maps.Keys(q))[0])
-	}
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	return writeData(w, http.StatusOK, validator.Flags())
 }

@@ -281,6 +281,55 @@ func TestGetJobRejectsWait(t *testing.T) {
 	}
 }
 
+// An operation that takes no body or no query parameters refuses them, and does nothing: what it
+// would ignore (?force=true, a JSON body) is the client's mistake. No body, or {}, is none.
+func TestActionsRefuseWhatTheyWouldIgnore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct {
+		name, query, body, contentType string
+		want                           int
+		mentions                       string
+	}{
+		{"a query parameter", "?force=true", "", "", 400, `"force"`},
+		{"a JSON body", "", `{"reason":"x"}`, "application/json", 400, "reason"},
+		{"a body that is not JSON", "", "garbage", "application/json", 400, ""},
+		{"a body of another type", "", "not json", "image/png", 415, "Content-Type"},
+		{"an empty object", "", `{}`, "application/json", 200, ""},
+		{"nothing", "", "", "", 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := b.seedJob(t, job.StatusWaiting, nil)
+			req := request{method: "POST", path: "/jobs/" + j.ID + "/cancel" + tc.query, key: b.key}
+			if tc.body != "" {
+				req.body, req.header = []byte(tc.body), map[string]string{"Content-Type": tc.contentType}
+			}
+			res := b.do(t, req)
+			if res.status != tc.want {
+				t.Fatalf("status %d, body %s; want %d", res.status, res.body, tc.want)
+			}
+			if tc.want == 200 {
+				return
+			}
+			if _, msg := res.errorBody(t); !strings.Contains(msg, tc.mentions) {
+				t.Errorf("message %q does not name %q", msg, tc.mentions)
+			}
+			var v service.View
+			b.do(t, request{method: "GET", path: "/jobs/" + j.ID, key: b.key}).data(t, &v)
+			if v.Status != job.StatusWaiting {
+				t.Errorf("a refused cancel left the job %s", v.Status)
+			}
+		})
+	}
+	for _, path := range []string{"/destinations?bogus=1", "/presets?limit=2", "/webhook-endpoints?limit=5", "/api-keys?x=1", "/account?x=1"} {
+		res := b.do(t, request{method: "GET", path: path, key: b.key})
+		if code, _ := res.errorBody(t); res.status != 400 || code != problem.CodeValidation {
+			t.Errorf("GET %s: %d %s; want 400 VALIDATION_ERROR", path, res.status, code)
+		}
+	}
+}
+
 func TestCancelJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

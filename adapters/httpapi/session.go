@@ -184,16 +184,6 @@ func (a *api) listKeys(w http.ResponseWriter, req bunrouter.Request) error {
 
 // createKey answers 201 with the new key and its secret, shown this once. It takes no body.
 func (a *api) createKey(w http.ResponseWriter, req bunrouter.Request) error {
-	body, err := a.readJSON(w, req)
-	if err != nil {
-		return err
-	}
-	if len(body) > 0 {
-		var none struct{}
-		if err := jobtype.DecodeStrict(body, &none); err != nil {
-			return err
-		}
-	}
 	secret, k, err := a.uc.Auth.CreateKey(req.Context(), caller(req))
 	if err != nil {
 		return err

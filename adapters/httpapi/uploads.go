@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 
 	"github.com/uptrace/bunrouter"
@@ -40,6 +41,9 @@ func (a *api) uploadedOf(as asset.Asset) uploaded {
 func (a *api) upload(w http.ResponseWriter, req bunrouter.Request) error {
 	if req.ContentLength > a.opts.MaxUploadBody {
 		return problem.Reject(problem.CodePayloadTooLarge, "upload exceeds the %d byte limit", a.uc.Uploads.MaxUpload())
+	}
+	if err := onlyParam(req.URL.Query(), "name"); err != nil {
+		return err
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, a.opts.MaxUploadBody)
 	ct := req.Header.Get("Content-Type")
@@ -199,6 +203,40 @@ func multipartFile(r *http.Request) (name, contentType string, body io.Reader, e
 		if ct == "application/octet-stream" {
 			ct = ""
 		}
-		return part.FileName(), ct, part, nil
+		// The name as sent: Part.FileName keeps its last element only, so ../../x would be
+		// stored as x where X-Filename: ../../x is refused. The upload's checks refuse it.
+		name := part.FileName()
+		if _, params, err := mime.ParseMediaType(part.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+			name = params["filename"]
+		}
+		return name, ct, &lastPart{part, mr}, nil
+	}
+}
+
+// lastPart reads the file part of a multipart body, and at its end the rest of the body, which
+// must be the closing boundary: a field after the file fails the read, so the upload keeps
+// nothing (the blob store writes a blob whole or not at all).
+type lastPart struct {
+	part *multipart.Part
+	mr   *multipart.Reader
+}
+
+func (l *lastPart) Read(p []byte) (int, error) {
+	n, err := l.part.Read(p)
+	if !errors.Is(err, io.EOF) {
+		return n, err
+	}
+	next, nerr := l.mr.NextPart()
+	switch {
+	case errors.Is(nerr, io.EOF):
+		return n, io.EOF
+	case nerr == nil:
+		return n, problem.Reject(problem.CodeValidation, "multipart field %q after \"file\" is not allowed; send the one field \"file\"", next.FormName())
+	default:
+		var tooBig *http.MaxBytesError
+		if errors.As(nerr, &tooBig) {
+			return n, nerr
+		}
+		return n, problem.Reject(problem.CodeValidation, "%s", malformedMultipart)
 	}
 }

@@ -96,6 +96,8 @@ func TestUploadRejections(t *testing.T) {
 	extra, extraType := multipartBody(t, map[string]string{"note": "x"}, "a.mp4", "x")
 	none, noneType := multipartBody(t, nil, "", "")
 	big, bigType := multipartBody(t, nil, "big.mp4", strings.Repeat("x", maxUpload+1))
+	after, afterType := fileThenField(t)
+	climbs, climbsType := multipartBody(t, nil, "../../etc/passwd", "x")
 	tests := []struct {
 		name     string
 		path     string
@@ -112,6 +114,10 @@ func TestUploadRejections(t *testing.T) {
 		{"empty", "/uploads?name=a.mp4", []byte{}, map[string]string{"Content-Type": "video/mp4"}, b.key, 400, problem.CodeValidation, "empty"},
 		{"name with a slash", "/uploads?name=../etc/passwd", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, problem.CodeValidation, "name"},
 		{"multipart extra field", "/uploads", extra, map[string]string{"Content-Type": extraType}, b.key, 400, problem.CodeValidation, "note"},
+		{"multipart field after the file", "/uploads", after, map[string]string{"Content-Type": afterType}, b.key, 400, problem.CodeValidation, `"note" after "file"`},
+		{"multipart file name that climbs", "/uploads", climbs, map[string]string{"Content-Type": climbsType}, b.key, 400, problem.CodeValidation, "name"},
+		{"unknown query parameter", "/uploads?name=a.srt&foo=1", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, problem.CodeValidation, `"foo"`},
+		{"name given twice", "/uploads?name=a.srt&name=b.srt", []byte("x"), map[string]string{"Content-Type": "text/plain"}, b.key, 400, problem.CodeValidation, "2 times"},
 		{"multipart without file", "/uploads", none, map[string]string{"Content-Type": noneType}, b.key, 400, problem.CodeValidation, "file"},
 		{"bad Content-Type", "/uploads", []byte("x"), map[string]string{"Content-Type": "video/"}, b.key, 400, problem.CodeValidation, "Content-Type"},
 		{"multipart without a boundary", "/uploads", []byte("x"), map[string]string{"Content-Type": "multipart/form-data"}, b.key, 400, problem.CodeValidation, "multipart/form-data body is malformed"},
@@ -130,6 +136,41 @@ func TestUploadRejections(t *testing.T) {
 				t.Fatalf("got %d %s %q, want %d %s naming %q", res.status, code, msg, tt.status, tt.code, tt.mentions)
 			}
 		})
+	}
+}
+
+const srtFile = "1\n00:00:00,000 --> 00:00:01,000\nhi\n"
+
+// fileThenField is a multipart body whose file part is followed by another field.
+func fileThenField(t *testing.T) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile("file", "a.srt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write([]byte(srtFile))
+	mw.WriteField("note", "x")
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+// A refused multipart upload keeps nothing: a field after the file fails it whole.
+func TestUploadWithAFieldAfterTheFileKeepsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body, ct := fileThenField(t)
+	if res := b.do(t, request{method: "POST", path: "/uploads", key: b.key, body: body, header: map[string]string{"Content-Type": ct}}); res.status != http.StatusBadRequest {
+		t.Fatalf("upload: %d %s", res.status, res.body)
+	}
+	sum := sha256.Sum256([]byte(srtFile))
+	var list []uploaded
+	b.do(t, request{method: "GET", path: "/uploads?sha256=" + hex.EncodeToString(sum[:]), key: b.key}).data(t, &list)
+	if len(list) != 0 {
+		t.Errorf("the refused upload was kept: %+v", list)
 	}
 }
 

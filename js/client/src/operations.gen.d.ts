@@ -1033,7 +1033,7 @@ export declare abstract class Operations {
     data: ApiKey[];
   }>;
   /** Create an API key (`POST /api-keys`). */
-  createApiKey(body?: Record<string, never>, options?: RequestOptions): Promise<ApiKeyEnvelope>;
+  createApiKey(options?: RequestOptions): Promise<ApiKeyEnvelope>;
   /** Revoke an API key (`DELETE /api-keys/{id}`). */
   revokeApiKey(id: string, options?: RequestOptions): Promise<ApiKeyEnvelope>;
   /** Read an uploaded file (`GET /assets/{id}/content`). */

@@ -7,7 +7,7 @@ export const operations = Object.freeze({
   getAccount: Object.freeze({"auth":true,"method":"GET","path":"/account","response":"json"}),
   getAccountLedger: Object.freeze({"auth":true,"method":"GET","path":"/account/ledger","query":{"cursor":"cursor","limit":"limit"},"response":"json"}),
   listApiKeys: Object.freeze({"auth":true,"method":"GET","path":"/api-keys","response":"json"}),
-  createApiKey: Object.freeze({"auth":true,"body":"json","method":"POST","path":"/api-keys","response":"json"}),
+  createApiKey: Object.freeze({"auth":true,"method":"POST","path":"/api-keys","response":"json"}),
   revokeApiKey: Object.freeze({"auth":true,"method":"DELETE","path":"/api-keys/{id}","pathParams":{"id":"id"},"response":"json"}),
   getAssetContent: Object.freeze({"auth":true,"method":"GET","path":"/assets/{id}/content","pathParams":{"id":"id"},"response":"raw"}),
   headAssetContent: Object.freeze({"auth":true,"method":"HEAD","path":"/assets/{id}/content","pathParams":{"id":"id"},"response":"raw"}),
@@ -85,8 +85,8 @@ export class Operations {
   }
 
   // createApiKey: POST /api-keys.
-  createApiKey(body, options = {}) {
-    return this.request(operations.createApiKey, { options, body });
+  createApiKey(options = {}) {
+    return this.request(operations.createApiKey, { options });
   }
 
   // revokeApiKey: DELETE /api-keys/{id}.
