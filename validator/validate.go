@@ -3,6 +3,7 @@ package validator
 import (
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 	"sync"
 	"unsafe"
 )
@@ -56,7 +57,7 @@ func appendf(dst []byte, format string, a ...any) []byte {
 		case arg.kind == argString && verb == 's':
 			dst = append(dst, arg.s...)
 		case arg.kind == argString && verb == 'q':
-			dst = appendQuote(dst, arg.s)
+			dst = appendQuote(dst, shortened(arg.s))
 		case arg.kind == argInt && verb == 'd':
 			dst = strconv.AppendInt(dst, arg.n, 10)
 		case arg.kind == argByte && verb == 'c':
@@ -69,6 +70,22 @@ func appendf(dst []byte, format string, a ...any) []byte {
 		return append(dst[:base], fmtSprintf(format, a)...)
 	}
 	return dst
+}
+
+// maxQuoted is how much of a value a refusal quotes: a value is the client's own, and a line of
+// a 64 KiB list quoted whole would come back whole.
+const maxQuoted = 200
+
+// shortened is s, or its first maxQuoted bytes (whole characters) and "…" when it is longer.
+func shortened(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // appendQuote is strconv.AppendQuote, which goes rune by rune through utf8 and unicode.IsPrint:
