@@ -3,8 +3,8 @@ package validator
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
