@@ -74,8 +74,11 @@ func (p Params) Check() error {
 	if !bucketName(p.Bucket) {
 		return reject("bucket", "%q is not a bucket name (3 to 63 lowercase letters, digits, '.' and '-')", p.Bucket)
 	}
-	if p.Region == "" || len(p.Region) > 64 || strings.ContainsAny(p.Region, " /\\") {
+	switch {
+	case p.Region == "":
 		return reject("region", "is required (for example us-east-1)")
+	case len(p.Region) > 64 || strings.ContainsAny(p.Region, " /\\"):
+		return reject("region", "%q is not a region name (at most 64 characters, no spaces or slashes; for example us-east-1)", p.Region)
 	}
 	if p.Prefix != "" {
 		if _, err := ParseTemplate(strings.TrimSuffix(p.Prefix, "/") + "/{name}"); err != nil || strings.ContainsAny(p.Prefix, "{}") {
