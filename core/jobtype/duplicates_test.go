@@ -38,6 +38,17 @@ func TestCheckDuplicateKeys(t *testing.T) {
 			t.Errorf("%s: %v, want VALIDATION_ERROR naming %q", tt.body, err, tt.wantKey)
 		}
 	}
+	// Keys that are one to encoding/json (which folds case, Unicode's "ſ" and Kelvin sign
+	// included) are one key.
+	for body, key := range map[string]string{
+		`{"steps":["a"],"\u017fteps":["b"]}`: "ſteps",
+		`{"command":"a","COMMAND":"b"}`:      "COMMAND",
+		`{"\u212aeep":["a"],"keep":["b"]}`:   "keep",
+	} {
+		if err := jobtype.CheckDuplicateKeys([]byte(body)); err == nil || !strings.Contains(err.Error(), `"`+key+`"`) {
+			t.Errorf("%s: %v, want a duplicate naming %q", body, err, key)
+		}
+	}
 	// Strict decoding refuses them, with the request's prefix.
 	var v struct{ Params map[string]any }
 	err := jobtype.DecodeStrictAt("jobs[3].", []byte(`{"params":{"a":1,"a":2}}`), &v)
@@ -56,4 +67,40 @@ func FuzzCheckDuplicateKeys(f *testing.F) {
 			t.Fatalf("code %s", problem.CodeOf(err))
 		}
 	})
+}
+
+// A key the decoder would take for a field it is not spelt as is refused, naming the field's
+// spelling: every reader of the stored JSON matches keys exactly. A field whose tag names no
+// key takes its key in any case, as encoding/json reads it.
+func TestDecodeStrictHoldsKeysToTheirSpelling(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		URL string `json:"url"`
+	}
+	type params struct {
+		Command  string           `json:"command"`
+		Preset   *string          `json:"preset,omitempty"`
+		Inputs   map[string]inner `json:"inputs"`
+		Steps    []inner          `json:"steps"`
+		Untagged int
+	}
+	for _, tc := range []struct {
+		body, want string // want: part of the message; empty: accepted
+	}{
+		{`{"command":"x","preset":"p","inputs":{"A":{"url":"u"}},"steps":[{"url":"u"}],"untagged":1}`, ""},
+		{`{"PRESET":"../../evil"}`, `key "params.PRESET": keys are case-sensitive; write "preset"`},
+		{`{"\u017fteps":[]}`, `write "steps"`},
+		{`{"inputs":{"a":{"URL":"u"}}}`, `key "params.inputs.a.URL"`},
+		{`{"steps":[{"Url":"u"}]}`, `key "params.steps[0].Url"`},
+		{`{"command":"x","Command":"y"}`, `duplicate key "params.Command"`},
+	} {
+		var p params
+		err := jobtype.DecodeStrictAt("params.", []byte(tc.body), &p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want accepted", tc.body, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want a refusal saying %s", tc.body, err, tc.want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func DecodeStrict(body []byte, v any) error { return DecodeStrictAt("", body, v)
 // DecodeStrictAt is DecodeStrict for a nested object: field names in messages get the prefix
 // ("params." gives "params.timeout must be an integer").
 func DecodeStrictAt(prefix string, body []byte, v any) error {
-	if err := checkDuplicatesAt(strings.TrimSuffix(prefix, "."), body); err != nil {
+	if err := checkKeysAt(strings.TrimSuffix(prefix, "."), body, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/mediajobs/mediajobs/core/account"
 	"github.com/mediajobs/mediajobs/core/clock"
@@ -145,7 +146,9 @@ type presetParams struct {
 // The concrete command then passes the submit gate's validation like any other. A nil Presets
 // refuses a request that names a preset.
 func (s *Presets) Resolve(ctx context.Context, a account.Account, req jobtype.Request) (jobtype.Request, error) {
-	if req.Type != ffmpegjob.Name || !bytes.Contains(req.Params, []byte(`"preset"`)) {
+	// A request without the word is without the key, unless an escape spells it
+	// ("pres\u0065t"); any other spelling ("PRESET") is refused when params are decoded.
+	if req.Type != ffmpegjob.Name || (!bytes.Contains(req.Params, []byte("preset")) && !bytes.Contains(req.Params, []byte(`\`))) {
 		return req, nil
 	}
 	var fields map[string]json.RawMessage
@@ -219,11 +222,13 @@ func SpriteIndex(given map[string]json.RawMessage) (string, error) {
 	}
 	n := map[string]int{}
 	for name, raw := range used {
-		var v int
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return "", fmt.Errorf("thumbnail-sprite %s: %w", name, err)
+		// The values are integers, but may be spelt 1e1 or 10.0 (preset.Variable takes them).
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) {
+			return "", &problem.Problem{Code: problem.CodeValidation, Field: "params.variables." + name,
+				Message: fmt.Sprintf("params.variables.%s %s is not an integer", name, raw)}
 		}
-		n[name] = v
+		n[name] = int(v)
 	}
 	return preset.SpriteIndex("sprite.jpg", n["interval"], n["width"], n["height"], n["columns"], n["rows"]), nil
 }

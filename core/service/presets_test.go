@@ -10,6 +10,7 @@ import (
 	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/preset"
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/core/service"
 )
 
 func presetReq(params string) jobtype.Request {
@@ -57,12 +58,35 @@ func TestSubmitWithPreset(t *testing.T) {
 		{"a preset record", `{"preset":{"name":"web-mp4","version":1}}`, "params.preset"},
 		{"preset and command", `{"preset":"web-mp4","command":"ffmpeg -i in.mp4 out.mp4"}`, "params.command"},
 		{"variables not an object", `{"preset":"web-mp4","variables":[1]}`, "params.variables"},
+		{"a preset record behind an escape", `{"command":"ffmpeg -i in.mp4 out.mp4","pres\u0065t":{"name":"web-mp4","version":1}}`, "params.preset"},
 	} {
 		_, err := h.submit.Submit(h.ctx, a, presetReq(tc.params))
 		var p *problem.Problem
 		if !errors.As(err, &p) || p.Code != problem.CodeValidation || p.Field != tc.field {
 			t.Errorf("%s: %v, want a VALIDATION_ERROR on %s", tc.name, err, tc.field)
 		}
+	}
+	// Keys encoding/json would take for a field they are not spelt as: a decoy beside the
+	// field (the stored params would show one command and run another) or alone (a preset
+	// record no reader of the stored params would see as one).
+	for _, tc := range []struct{ name, params, says string }{
+		{"steps folded", `{"steps":["ffmpeg -i in.mp4 a.mp4"],"\u017fteps":["ffmpeg -i in.mp4 b.mp4"]}`, `duplicate key "params.ſteps"`},
+		{"a preset and folded steps", `{"preset":"loudness-r128","\u017fteps":["ffmpeg -i in.mp4 b.mp4"]}`, "ſteps"},
+		{"PRESET", `{"command":"ffmpeg -i in.mp4 out.mp4","PRESET":"../../evil"}`, `write "preset"`},
+		{"Command beside a preset", `{"preset":"web-mp4","Command":"ffmpeg -i in.mp4 out.mp4"}`, "Command"},
+	} {
+		_, err := h.submit.Submit(h.ctx, a, presetReq(tc.params))
+		if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want a VALIDATION_ERROR saying %s", tc.name, err, tc.says)
+		}
+	}
+	// The sprite's index takes the integers a job may spell 1e1 or 10.0.
+	vtt, err := service.SpriteIndex(map[string]json.RawMessage{"interval": json.RawMessage("1e1"), "width": json.RawMessage("160.0")})
+	if err != nil || !strings.Contains(vtt, "WEBVTT") {
+		t.Errorf("SpriteIndex of 1e1 and 160.0: %v", err)
+	}
+	if _, err := service.SpriteIndex(map[string]json.RawMessage{"interval": json.RawMessage("1.5")}); problem.CodeOf(err) != problem.CodeValidation {
+		t.Errorf("SpriteIndex of 1.5: %v, want a VALIDATION_ERROR", err)
 	}
 }
 
