@@ -220,8 +220,9 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 
 // TestWarmDirectoryIsEmptyForTheNext: a warm sandbox's work directory is kept for the next
 // sandbox once emptied (workdir), and the next run finds in it its own staged files only,
-// nothing of what the run before left (files, a directory, a symlink, a changed mode); each
-// run's files come back to its own work directory.
+// nothing of what the run before left (files, a directory, a symlink, a changed mode, the
+// synchronous-writes flag chattr +S sets, which the next run's files would inherit: such a
+// directory is not kept); each run's files come back to its own work directory.
 func TestWarmDirectoryIsEmptyForTheNext(t *testing.T) {
 	t.Parallel()
 	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh"}})
@@ -266,9 +267,13 @@ func TestWarmDirectoryIsEmptyForTheNext(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("in"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		flag := "" // the middle run flags its directory, which is then not kept
+		if i == runs/2 {
+			flag = "; chattr +S ."
+		}
 		var out bytes.Buffer
 		res, err := p.Run(ctx, sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Stdout: &out, Args: []string{"-c",
-			`echo .* *; echo secret > left.txt; mkdir -p sub && echo x > sub/y; ln -s /etc/passwd link; chmod 777 .`}})
+			`echo .* *; case "$(lsattr -d . 2>&1)" in *S*) echo flagged;; esac; echo secret > left.txt; mkdir -p sub && echo x > sub/y; ln -s /etc/passwd link; chmod 777 .` + flag}})
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("run %d: %v, exit %d: %s", i, err, res.ExitCode, res.StderrTail)
 		}

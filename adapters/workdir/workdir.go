@@ -10,7 +10,8 @@
 //
 // A directory is kept only when emptying it undoes everything a job can have done to it: its
 // entries are removed, its mode and owner are set back, and one with extended attributes (an
-// ACL a job set) is removed instead of kept.
+// ACL a job set) or inode flags (chattr +S, which the next job's files would inherit) is
+// removed instead of kept.
 package workdir
 
 import (
@@ -125,7 +126,31 @@ func empty(dir string) bool {
 			return false
 		}
 	}
-	return !hasAttributes(dir)
+	return !hasAttributes(dir) && !hasFlags(dir)
+}
+
+// kernelFlags are the inode flags a filesystem sets on a directory of its own accord: its
+// extents, its hashed index once it grows, its entries kept in the inode.
+// (linux/fs.h's FS_EXTENT_FL, FS_INDEX_FL, FS_INLINE_DATA_FL; x/sys/unix has none of them).
+const kernelFlags = 0x00080000 | 0x00001000 | 0x10000000
+
+// hasFlags reports whether dir has an inode flag a job may have set with chattr (the owner may
+// set +S synchronous writes, +D, +A, +d...), which the files the next job writes there would
+// inherit, or whether that cannot be read. A filesystem without such flags has none.
+func hasFlags(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	switch {
+	case errors.Is(err, unix.ENOTTY), errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.EINVAL):
+		return false
+	case err != nil:
+		return true
+	}
+	return flags&^kernelFlags != 0
 }
 
 // hasAttributes reports whether dir has an extended attribute a job may have set (an ACL, a

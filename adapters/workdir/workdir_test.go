@@ -123,6 +123,22 @@ func TestRemovesWhatItCannotKeep(t *testing.T) {
 			}
 			return dir
 		}},
+		{"an inode flag a job set", 2, func(t *testing.T, d *workdir.Dirs, dir string) string {
+			// chattr +S (FS_SYNC_FL, 0x8): every write of the next job's files would be synchronous.
+			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|0x8)); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}},
 		{"not a directory of its root", 2, func(t *testing.T, d *workdir.Dirs, dir string) string {
 			inner := filepath.Join(dir, "inner")
 			if err := os.Mkdir(inner, 0o700); err != nil {
