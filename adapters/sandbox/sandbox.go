@@ -632,6 +632,11 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		// /work and /tmp (its pages count against no rlimit, and against no cgroup where there
 		// is none), with a small /dev/shm for the shared memory a library may ask for.
 		"--size", strconv.Itoa(shmBytes), "--tmpfs", "/dev/shm",
+		// No pseudo-terminals: bubblewrap's /dev/pts is a devpts of its own, writable, but the
+		// ptys it hands out come from the host's one budget (kernel.pty.max), which a job
+		// opening /dev/ptmx 3,000 times would take from every other sandbox and container. An
+		// empty read-only tmpfs over it leaves /dev/ptmx (a link into it) pointing at nothing.
+		"--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts",
 		"--remount-ro", "/dev",
 		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
 		"--bind-fd", strconv.Itoa(workFD), WorkDir,
