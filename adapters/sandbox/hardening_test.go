@@ -205,3 +205,56 @@ func TestNoPseudoTerminals(t *testing.T) {
 		})
 	}
 }
+
+// The host's cap watcher (root, on the worker) never walks out of the work directory, however
+// the job swaps a directory it is walking for a symlink to a host tree (renameat2's
+// RENAME_EXCHANGE, in a loop): it would count the host's files against the job's cap, a kill
+// or none telling the job whether a host path exists and how large it is, and watch the host's
+// tree. The host tree here holds a 300 MB sparse file; the cap is 100 MB.
+func TestCapWatcherStaysInTheWorkDirectory(t *testing.T) {
+	t.Parallel()
+	sb := available(t, sandbox.Config{Programs: []string{"/usr/bin/sh", "/usr/bin/perl"}})
+	host := t.TempDir()
+	if err := os.Mkdir(filepath.Join(host, "bait"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(host, "bait", "sparse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(300 << 20) // 300 MB long, no disk
+	f.Close()
+	if err := os.Chmod(filepath.Dir(host), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(host, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// 316 is renameat2, 2 its RENAME_EXCHANGE; AT_FDCWD is -100.
+	swap := `mkdir "a"; mkdir "a/bait"; symlink("` + host + `", "b") or die; my $end = time + 3;
+my ($x, $y) = ("a", "b"); my $n = 0; while (time < $end) { syscall(316, -100, $x, -100, $y, 2) == 0 or die "exchange: $!"; $n++ } print "swaps $n\n";`
+	pool := newPool(t, sb, 1)
+	if err := pool.WaitFull(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]sandbox.Runner{"cold": sb, "warm": sandboxtest.WarmOnly(pool)} {
+		t.Run(name, func(t *testing.T) {
+			dir := sandboxtest.WorkDir(t)
+			if err := os.WriteFile(filepath.Join(dir, "swap.pl"), []byte(swap), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			res, err := r.Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Stdout: &out,
+				Args: []string{"-c", "perl swap.pl"}, Limits: sandbox.Limits{JobBytes: 100 << 20}})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if res.LimitExceeded != nil {
+				t.Fatalf("the watcher counted %d bytes against the job's cap: it walked %s through the job's symlink (%s)", res.LimitExceeded.Seen, host, out.String())
+			}
+			if res.ExitCode != 0 || !strings.HasPrefix(out.String(), "swaps ") {
+				t.Fatalf("the job did not swap: exit %d, %q %s", res.ExitCode, out.String(), res.StderrTail)
+			}
+		})
+	}
+}

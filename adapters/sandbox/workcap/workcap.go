@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,7 +77,11 @@ func (e *Exceeded) Message() string {
 
 // Watcher follows one work directory for one run.
 type Watcher struct {
-	root  string
+	root string
+	// dir is root opened: every path under it is read through it, never by name from the
+	// host's root, so that a symlink the job swaps in for a directory (renameat2's exchange,
+	// between a listing and a descent) leads nowhere outside the work directory.
+	dir   *os.Root
 	caps  Caps
 	stop  func()
 	inote *os.File // nil when inotify could not be had
@@ -114,8 +119,12 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("workcap: %s is not a directory", dir)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workcap: %w", err)
+	}
 	w := &Watcher{
-		root: dir, caps: caps, stop: stop,
+		root: dir, dir: root, caps: caps, stop: stop,
 		entries: map[string]int64{}, dirs: map[int]string{},
 		quit: make(chan struct{}),
 	}
@@ -129,6 +138,7 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 	// Watches go on before the count so that nothing made in between is missed.
 	if err := w.recount(); err != nil {
 		w.closeInotify()
+		root.Close()
 		return nil, fmt.Errorf("workcap: measure %s: %w", dir, err)
 	}
 	w.baseBytes, w.baseFiles = w.bytes, int64(len(w.entries))
@@ -158,6 +168,7 @@ func (w *Watcher) Close() (*Exceeded, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.dir.Close()
 	if w.exceeded == nil && w.err == nil {
 		if err := w.recountLocked(); err != nil {
 			w.err = err
@@ -264,8 +275,8 @@ func (w *Watcher) applyLocked(buf []byte) error {
 			w.forgetLocked(rel, isDir)
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(w.root, rel))
-		if errors.Is(err, fs.ErrNotExist) {
+		fi, err := w.dir.Lstat(rel)
+		if replaced(err) {
 			w.forgetLocked(rel, isDir)
 			continue
 		}
@@ -296,25 +307,28 @@ func (w *Watcher) recount() error {
 	return w.recountLocked()
 }
 
-// walkLocked measures the tree under rel (relative to root), entries of rel itself excluded.
+// walkLocked measures the tree under rel (relative to root), entries of rel itself excluded,
+// through w.dir: a directory swapped for a symlink while it is walked is not followed out.
 func (w *Watcher) walkLocked(rel string) error {
-	return filepath.WalkDir(filepath.Join(w.root, rel), func(path string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(w.dir.FS(), filepath.ToSlash(rel), func(r string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // removed while walking: the events will say so
 		}
 		if errors.Is(err, fs.ErrPermission) && d != nil && d.IsDir() {
 			// The sandbox can make a directory it then closes (mode 000). Unless this process is
 			// root, it owns what the sandbox made, and opens it again.
-			if cerr := os.Chmod(path, 0o700); cerr == nil {
-				return w.walkLocked(w.rel(path))
+			if cerr := w.dir.Chmod(r, 0o700); cerr == nil {
+				return w.walkLocked(r)
 			}
+		}
+		if replaced(err) {
+			return nil // the events, or the next count, will see what is there now
 		}
 		if err != nil {
 			return err
 		}
-		r := w.rel(path)
 		if d.IsDir() {
-			if err := w.addWatchLocked(path, r); err != nil {
+			if err := w.addWatchLocked(r); err != nil {
 				return err
 			}
 		}
@@ -328,26 +342,28 @@ func (w *Watcher) walkLocked(rel string) error {
 		if err != nil {
 			return err
 		}
-		w.setLocked(r, usage(fi))
+		w.setLocked(filepath.FromSlash(r), usage(fi))
 		return nil
 	})
 }
 
-func (w *Watcher) rel(path string) string {
-	r, err := filepath.Rel(w.root, path)
-	if err != nil {
-		return path
-	}
-	return r
-}
-
-func (w *Watcher) addWatchLocked(path, rel string) error {
+func (w *Watcher) addWatchLocked(rel string) error {
 	if w.inote == nil || w.closing {
 		return nil
 	}
-	wd, err := unix.InotifyAddWatch(w.inoteFD, path, watchMask)
+	// The watch goes on the directory opened through w.dir, by its descriptor: a path would be
+	// resolved again, from the host's root, through whatever the job has swapped in meanwhile.
+	f, err := w.dir.Open(rel)
+	if replaced(err) {
+		return nil // gone, or no longer a directory of the tree, since it was listed
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", rel, err)
+	}
+	defer f.Close()
+	wd, err := unix.InotifyAddWatch(w.inoteFD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), watchMask|unix.IN_ONLYDIR)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return nil // gone, or replaced by a file, since it was listed
+		return nil // replaced by a file since it was listed
 	}
 	if errors.Is(err, unix.ENOSPC) {
 		// Out of watches (fs.inotify.max_user_watches): the periodic recount still measures
@@ -355,7 +371,7 @@ func (w *Watcher) addWatchLocked(path, rel string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", path, err)
+		return fmt.Errorf("watch %s: %w", rel, err)
 	}
 	w.dirs[wd] = rel
 	return nil
@@ -413,6 +429,16 @@ func (w *Watcher) stopOnceLocked() {
 	}
 }
 
+// replaced reports whether err, from reading a path through the work directory's os.Root, says
+// the path is no longer what was listed: removed, or it or a directory on its way swapped for a
+// file or a symlink (os.Root follows none out of the directory: "path escapes from parent", or
+// ELOOP where it would not follow at all). The events that change brought, or the next count,
+// measure what is there now.
+func replaced(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
+		(err != nil && strings.HasSuffix(err.Error(), "path escapes from parent"))
+}
+
 // usage is the larger of an entry's length and the disk it holds.
 func usage(fi fs.FileInfo) int64 {
 	n := fi.Size()
@@ -426,8 +452,13 @@ func usage(fi fs.FileInfo) int64 {
 // larger of its length and the disk it holds) and the entries. A job of several runs in one
 // directory measures between them, so that the caps span the job and not each run.
 func Measure(dir string) (bytes, files int64, err error) {
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == dir {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer root.Close()
+	err = fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == "." {
 			return err
 		}
 		fi, err := d.Info()
