@@ -420,7 +420,13 @@ func (s *Sandbox) containerConfig(spec sandbox.Spec, program string, lim sandbox
 		// Docker's json-file log would copy a chatty stderr to the engine's disk without
 		// bound; the attach stream gives Run everything it keeps.
 		LogConfig: container.LogConfig{Type: "none"},
-		Tmpfs:     map[string]string{"/tmp": "rw,noexec,nosuid,nodev,mode=1777,size=" + strconv.Itoa(tmpBytes)},
+		// An empty read-only /dev/pts in place of Docker's devpts, whose ptys come from the
+		// host's one kernel.pty.max budget (a job could take them all); /dev/ptmx, a link into
+		// it, then leads nowhere.
+		Tmpfs: map[string]string{
+			"/tmp":     "rw,noexec,nosuid,nodev,mode=1777,size=" + strconv.Itoa(tmpBytes),
+			"/dev/pts": "ro,noexec,nosuid,nodev,mode=0555,size=4k",
+		},
 		Mounts: []mount.Mount{{
 			Type: mount.TypeBind, Source: spec.Dir, Target: sandbox.WorkDir,
 			BindOptions: &mount.BindOptions{NonRecursive: true},

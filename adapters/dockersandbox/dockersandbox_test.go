@@ -83,7 +83,7 @@ func wantCPU() (*container.Config, *container.HostConfig) {
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			LogConfig:      container.LogConfig{Type: "none"},
-			Tmpfs:          map[string]string{"/tmp": "rw,noexec,nosuid,nodev,mode=1777,size=67108864"},
+			Tmpfs:          map[string]string{"/tmp": "rw,noexec,nosuid,nodev,mode=1777,size=67108864", "/dev/pts": "ro,noexec,nosuid,nodev,mode=0555,size=4k"},
 			Mounts: []mount.Mount{{
 				Type: mount.TypeBind, Source: "/var/lib/mediajobs/work/job_1", Target: "/work",
 				BindOptions: &mount.BindOptions{NonRecursive: true},

@@ -181,31 +181,6 @@ func ownOOMKills(t *testing.T) int64 {
 	return 0
 }
 
-// A job opens no pseudo-terminal, cold or warm: the ptys of every devpts come from the host's
-// one budget (kernel.pty.max), which one job opening /dev/ptmx thousands of times would take
-// from every other sandbox and container on the host. Nor can it write where they were.
-func TestNoPseudoTerminals(t *testing.T) {
-	t.Parallel()
-	sb := available(t, sandbox.Config{Programs: shellPrograms})
-	pool := newPool(t, sb, 1)
-	if err := pool.WaitFull(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for name, r := range map[string]sandbox.Runner{"cold": sb, "warm": sandboxtest.WarmOnly(pool)} {
-		t.Run(name, func(t *testing.T) {
-			var out bytes.Buffer
-			res, err := r.Run(context.Background(), sandbox.Spec{Dir: sandboxtest.WorkDir(t), Program: "/usr/bin/sh", Stdout: &out,
-				Args: []string{"-c", `for p in /dev/ptmx /dev/pts/ptmx; do (exec 3<>$p) 2>/dev/null && echo "opened $p"; done; (: > /dev/pts/x) 2>/dev/null && echo "wrote /dev/pts/x"; echo done`}})
-			if err != nil || res.ExitCode != 0 {
-				t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
-			}
-			if got := strings.TrimSpace(out.String()); got != "done" {
-				t.Errorf("the job %q; want no pseudo-terminal opened and nothing written", got)
-			}
-		})
-	}
-}
-
 // The host's cap watcher (root, on the worker) never walks out of the work directory, however
 // the job swaps a directory it is walking for a symlink to a host tree (renameat2's
 // RENAME_EXCHANGE, in a loop): it would count the host's files against the job's cap, a kill

@@ -82,7 +82,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 		tests = append(tests, TestMemoryLimit)
 	}
 	if f.Shell != nil {
-		tests = append(tests, TestNothingRunsAfterReturn)
+		tests = append(tests, TestNothingRunsAfterReturn, TestNoPseudoTerminals)
 	}
 	porttest.Run(t, f, newRunner, tests...)
 }
@@ -217,6 +217,23 @@ func TestNothingRunsAfterReturn(t *testing.T, f Features, _ Constructor) {
 				t.Fatalf("%s, run %d: out.txt grew from %d to %d bytes after Run returned", tt.name, i, before.Size(), after.Size())
 			}
 		}
+	}
+}
+
+// TestNoPseudoTerminals: a program opens no pseudo-terminal, nor writes where they were. The
+// ptys of every devpts (bubblewrap's and each container's) come from the host's one budget,
+// kernel.pty.max, which one job opening /dev/ptmx thousands of times would take from every
+// other sandbox and container on the host. It needs Shell.
+func TestNoPseudoTerminals(t *testing.T, f Features, _ Constructor) {
+	t.Parallel()
+	var out bytes.Buffer
+	res, err := f.Shell(t).Run(context.Background(), sandbox.Spec{Dir: WorkDir(t), Program: "/usr/bin/sh", Stdout: &out, Timeout: time.Minute,
+		Args: []string{"-c", `for p in /dev/ptmx /dev/pts/ptmx; do (exec 3<>$p) 2>/dev/null && echo "opened $p"; done; (: > /dev/pts/x) 2>/dev/null && echo "wrote /dev/pts/x"; echo done`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	if got := strings.TrimSpace(out.String()); got != "done" {
+		t.Errorf("the program %q; want no pseudo-terminal opened and nothing written", got)
 	}
 }
 
