@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/uptrace/bunrouter"
 
@@ -80,15 +78,12 @@ const statusClientClosed = 499
 
 // waitParam reads GET /jobs/{id}'s wait (service.WaitFor), 0 when absent.
 func waitParam(q url.Values) (time.Duration, error) {
-	if err := onlyParam(q, "wait"); err != nil {
+	if err := onlyParam(q, "wait"); err != nil { // known, and given once
 		return 0, err
 	}
 	vals, ok := q["wait"]
 	if !ok {
 		return 0, nil
-	}
-	if len(vals) > 1 {
-		return 0, problem.Reject(problem.CodeValidation, "query parameter wait is given %d times; give it once", len(vals))
 	}
 	n, err := strconv.Atoi(vals[0])
 	if err != nil {
@@ -243,57 +238,8 @@ func (a *api) readJSON(w http.ResponseWriter, req bunrouter.Request) ([]byte, er
 		a.log.InfoContext(req.Context(), "httpapi: request body could not be read", "err", err)
 		return nil, problem.Reject(problem.CodeValidation, "the request body ended early or could not be read")
 	}
-	// encoding/json would store U+FFFD in place of a byte that is not UTF-8 or of a lone
-	// surrogate escape: a name or an inline input saved other than as sent.
-	if at := NotUnicode(body); at >= 0 {
-		return nil, problem.Reject(problem.CodeValidation, "the request body is not UTF-8 text at byte %d (a byte that is not UTF-8, or a \\u escape of half a surrogate pair)", at)
+	if err := jobtype.CheckUnicode(body); err != nil {
+		return nil, err
 	}
 	return body, nil
-}
-
-// NotUnicode is the offset of the first byte of body that is not UTF-8, or of a \u escape of
-// a surrogate that is not one of a pair (\ud83d\ude00 is one character, \ud800 alone none);
-// -1 when there is none. A backslash stands only in JSON strings, where it starts an escape.
-func NotUnicode(body []byte) int {
-	if !utf8.Valid(body) {
-		for i := 0; i < len(body); {
-			r, n := utf8.DecodeRune(body[i:])
-			if r == utf8.RuneError && n <= 1 {
-				return i
-			}
-			i += n
-		}
-	}
-	escape := func(i int) (rune, bool) { // the \uXXXX at i
-		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
-		return rune(v), err == nil
-	}
-	for i := 0; i < len(body); i++ {
-		if body[i] != '\\' || i+1 >= len(body) {
-			continue
-		}
-		if body[i+1] != 'u' {
-			i++ // \\, \" and the like
-			continue
-		}
-		r, ok := escape(i)
-		switch {
-		case !ok:
-			i++ // not JSON: the decoder says so
-		case utf16.IsSurrogate(r) && r < 0xdc00:
-			low, ok := escape(i + 6)
-			if !ok || low < 0xdc00 || low > 0xdfff {
-				return i
-			}
-			i += 11
-		case utf16.IsSurrogate(r):
-			return i // a low half without its high one
-		default:
-			i += 5
-		}
-	}
-	return -1
 }

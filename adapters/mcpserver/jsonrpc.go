@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mediajobs/mediajobs/adapters/httpapi"
+	"github.com/mediajobs/mediajobs/core/jobtype"
 	"github.com/mediajobs/mediajobs/core/problem"
 )
 
@@ -47,8 +46,8 @@ func jsonRPCErrors(next http.Handler, maxBody int64) http.Handler {
 			return
 		}
 		// As REST: a string the decoder would store with U+FFFD in it is refused.
-		if at := httpapi.NotUnicode(body); at >= 0 {
-			writeRPCError(w, http.StatusBadRequest, nil, rpcParseError, fmt.Sprintf("the body is not UTF-8 text at byte %d (a byte that is not UTF-8, or a \\u escape of half a surrogate pair)", at))
+		if err := jobtype.CheckUnicode(body); err != nil {
+			writeRPCError(w, http.StatusBadRequest, nil, rpcParseError, err.Error())
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -71,11 +71,10 @@ func (d *Dirs) Make(prefix string) (string, error) {
 			return name, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			_ = os.RemoveAll(kept)
-			return os.MkdirTemp(d.root, prefix)
+			break
 		}
 	}
-	_ = os.RemoveAll(kept)
+	_ = os.RemoveAll(kept) // it could not be renamed: a new one in its place
 	return os.MkdirTemp(d.root, prefix)
 }
 

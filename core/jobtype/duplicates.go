@@ -21,15 +21,11 @@ import (
 // names the key by its path (params.command, jobs[2].type). A document that is not JSON is
 // left to the decoder, which says what is wrong with it.
 func CheckDuplicateKeys(body []byte) error {
-	return checkDuplicatesAt("", body)
+	return checkKeysAt("", body, nil)
 }
 
-func checkDuplicatesAt(prefix string, body []byte) error {
-	return checkKeysAt(prefix, body, nil)
-}
-
-// checkKeysAt is checkDuplicatesAt that also holds the keys of each object decoded into a
-// struct of t (nil: none) to the struct's own spelling. encoding/json matches a key to a field
+// checkKeysAt is CheckDuplicateKeys, the keys named by their path under prefix, that also holds
+// the keys of each object decoded into a struct of t (nil: none) to the struct's own spelling. encoding/json matches a key to a field
 // without regard to case, Unicode's folding included ("ſteps" and "STEPS" are steps), so such a
 // key would set the field while every reader of the stored JSON, which matches exactly, saw
 // another: it is refused, naming the field's spelling. Two keys that are one to the decoder are
@@ -76,7 +72,7 @@ func walkValue(dec *json.Decoder, path string, t reflect.Type) error {
 		var elem reflect.Type
 		switch {
 		case t == nil:
-		case t.Kind() == reflect.Struct && t != rawMessageType:
+		case t.Kind() == reflect.Struct:
 			fields = fieldsOf(t)
 		case t.Kind() == reflect.Map:
 			elem = t.Elem()

@@ -285,10 +285,9 @@ func (s *Runs) putOutput(ctx context.Context, who workqueue.Identity, l workqueu
 	}
 	// Record it under the lease, checking the caps again: another upload of the attempt may
 	// have landed meanwhile.
-	recorded, current := false, false
+	recorded := false
 	_, err = s.p.Jobs.Update(ctx, j.ID, func(j *job.Job) error {
-		current = j.Attempt == l.Attempt
-		recorded = current && slices.ContainsFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
+		recorded = j.Attempt == l.Attempt && slices.ContainsFunc(j.Uploads, func(u job.Upload) bool { return u.Name == name })
 		if err := s.holds(j, who, l); err != nil {
 			return err
 		}

@@ -410,17 +410,16 @@ func (s *Runs) Abandon(ctx context.Context, workerID string) (int, error) {
 }
 
 // attemptFiles is, by job, the files an attempt had stored when a change ended it.
-type attemptFiles map[string]struct {
+type attemptFiles map[string]storedFiles
+
+type storedFiles struct {
 	attempt int
 	uploads []job.Upload
 }
 
 // note records j's attempt's files, before the change; a change tried again notes them again.
 func (f attemptFiles) note(j *job.Job) {
-	f[j.ID] = struct {
-		attempt int
-		uploads []job.Upload
-	}{j.Attempt, slices.Clone(j.Uploads)}
+	f[j.ID] = storedFiles{j.Attempt, slices.Clone(j.Uploads)}
 }
 
 // dropAttempt deletes the files that attempt of j stored, once a requeue or a part's retry has

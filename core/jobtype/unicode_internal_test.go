@@ -1,4 +1,4 @@
-package httpapi
+package jobtype
 
 import "testing"
 
@@ -21,8 +21,8 @@ func TestNotUnicode(t *testing.T) {
 		{`{"a":"\u12"}`, -1},           // not JSON: the decoder's to refuse
 		{"{\"a\":\"\xe2\x9c\"}", 6},    // UTF-8 cut short
 	} {
-		if got := NotUnicode([]byte(tc.body)); got != tc.want {
-			t.Errorf("NotUnicode(%q) = %d, want %d", tc.body, got, tc.want)
+		if got := notUnicode([]byte(tc.body)); got != tc.want {
+			t.Errorf("notUnicode(%q) = %d, want %d", tc.body, got, tc.want)
 		}
 	}
 }
