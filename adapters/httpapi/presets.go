@@ -115,6 +115,13 @@ func (a *api) updatePreset(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
+	if version == anyVersion {
+		current, err := uc.Get(req.Context(), caller(req), req.Param("name"))
+		if err != nil {
+			return err
+		}
+		version = current.Version
+	}
 	saved, err := uc.Update(req.Context(), caller(req), req.Param("name"), version, p)
 	if err != nil {
 		return err
@@ -122,16 +129,28 @@ func (a *api) updatePreset(w http.ResponseWriter, req bunrouter.Request) error {
 	return writePreset(w, http.StatusOK, saved)
 }
 
-// presetVersion reads the version an update replaces: If-Match ("3" or 3) or the body's.
+// anyVersion is presetVersion's answer to If-Match: *, which matches whatever version exists.
+const anyVersion = -1
+
+// presetVersion reads the version an update replaces: If-Match ("3" or 3, or * for any) or the
+// body's. If-Match compares strongly (RFC 9110 §13.1.1): a weak ETag (W/"3") never matches, so
+// it is 412, not the version it names.
 func presetVersion(ifMatch string, body *int) (int, error) {
-	if ifMatch == "" {
-		if body == nil {
-			return 0, &problem.Problem{Code: problem.CodeValidation, Field: "version",
-				Message: "version is required: send the version you read as If-Match or as version in the body, so that an update never overwrites one you have not seen"}
-		}
+	ifMatch = strings.TrimSpace(ifMatch)
+	switch {
+	case ifMatch == "" && body == nil:
+		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "version",
+			Message: "version is required: send the version you read as If-Match or as version in the body, so that an update never overwrites one you have not seen"}
+	case ifMatch == "":
 		return *body, nil
+	case ifMatch == "*" && body != nil:
+		return *body, nil
+	case ifMatch == "*":
+		return anyVersion, nil
+	case strings.HasPrefix(ifMatch, "W/"):
+		return 0, protocolError(http.StatusPreconditionFailed, "If-Match %q is a weak ETag, which never matches (If-Match compares strongly); send the ETag as read, without W/", ifMatch)
 	}
-	v, err := strconv.Atoi(strings.Trim(strings.TrimPrefix(ifMatch, "W/"), `"`))
+	v, err := strconv.Atoi(strings.Trim(ifMatch, `"`))
 	switch {
 	case err != nil || v < 1:
 		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: "If-Match " + strconv.Quote(ifMatch) + " is not a preset's version (a number from its ETag)"}

@@ -148,3 +148,48 @@ func TestSpriteIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetIfMatch holds PUT /presets/{name} to If-Match's strong comparison (RFC 9110
+// §13.1.1): a weak ETag never matches, even the current version's, and changes nothing; * matches
+// the preset that exists.
+func TestPresetIfMatch(t *testing.T) {
+	t.Parallel()
+	const body = `{"name":"small","command":"ffmpeg -i in.mp4 -crf 20 out.mp4"}`
+	for _, tt := range []struct {
+		name, ifMatch, path string
+		status              int
+		version             int // of the preset after the request
+		want                string
+	}{
+		{"Strong", `"1"`, "/presets/small", 200, 2, ""},
+		{"Bare", `1`, "/presets/small", 200, 2, ""},
+		{"Any", `*`, "/presets/small", 200, 2, ""},
+		{"AnyMissing", `*`, "/presets/nope", 404, 1, "nope"},
+		{"Weak", `W/"1"`, "/presets/small", 412, 1, `If-Match "W/\"1\"" is a weak ETag`},
+		{"WeakBare", `W/1`, "/presets/small", 412, 1, "weak ETag"},
+		{"WeakStale", `W/"7"`, "/presets/small", 412, 1, "weak ETag"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if r := b.do(t, request{method: http.MethodPost, path: "/presets", key: b.key, body: []byte(body)}); r.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+			r := b.do(t, request{method: http.MethodPut, path: tt.path, key: b.key, body: []byte(strings.Replace(body, "small", strings.TrimPrefix(tt.path, "/presets/"), 1)),
+				header: map[string]string{"If-Match": tt.ifMatch}})
+			if r.status != tt.status {
+				t.Fatalf("PUT If-Match %s: %d %s; want %d", tt.ifMatch, r.status, r.body, tt.status)
+			}
+			if tt.status != http.StatusOK {
+				if code, msg := r.errorBody(t); code != problem.CodeValidation && code != problem.CodeNotFound || !strings.Contains(msg, tt.want) {
+					t.Errorf("PUT If-Match %s: %s %q; want a message containing %q", tt.ifMatch, code, msg, tt.want)
+				}
+			}
+			var p preset.Preset
+			b.do(t, request{method: http.MethodGet, path: "/presets/small", key: b.key}).data(t, &p)
+			if p.Version != tt.version {
+				t.Errorf("PUT If-Match %s left version %d, want %d", tt.ifMatch, p.Version, tt.version)
+			}
+		})
+	}
+}

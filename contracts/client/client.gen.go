@@ -3359,9 +3359,10 @@ type ClientInterface interface {
 	// UpdatePresetWithBody Replace a preset at the version read
 	//
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
 	//
@@ -3373,9 +3374,10 @@ type ClientInterface interface {
 	// UpdatePreset Replace a preset at the version read
 	//
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
 	//
@@ -4637,9 +4639,10 @@ func (c *Client) GetPreset(ctx context.Context, name string, reqEditors ...Reque
 // UpdatePresetWithBody Replace a preset at the version read
 //
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-// the current one, and changes nothing. The preset is checked as at creation and stored
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
 //
@@ -4661,9 +4664,10 @@ func (c *Client) UpdatePresetWithBody(ctx context.Context, name string, params *
 // UpdatePreset Replace a preset at the version read
 //
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-// the current one, and changes nothing. The preset is checked as at creation and stored
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
 //
@@ -8319,9 +8323,10 @@ type ClientWithResponsesInterface interface {
 	// UpdatePresetWithBodyWithResponse Replace a preset at the version read
 	//
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
 	//
@@ -8333,9 +8338,10 @@ type ClientWithResponsesInterface interface {
 	// UpdatePresetWithResponse Replace a preset at the version read
 	//
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-	// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-	// the current one, and changes nothing. The preset is checked as at creation and stored
+	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
 	//
@@ -12933,6 +12939,8 @@ type UpdatePresetResponse struct {
 	JSON404 *NotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -12979,6 +12987,11 @@ func (r UpdatePresetResponse) GetJSON404() *NotFound {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r UpdatePresetResponse) GetJSON409() *Conflict {
 	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdatePresetResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15720,9 +15733,10 @@ func (c *ClientWithResponses) GetPresetWithResponse(ctx context.Context, name st
 // UpdatePresetWithBodyWithResponse Replace a preset at the version read
 //
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-// the current one, and changes nothing. The preset is checked as at creation and stored
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
 //
@@ -15740,9 +15754,10 @@ func (c *ClientWithResponses) UpdatePresetWithBodyWithResponse(ctx context.Conte
 // UpdatePresetWithResponse Replace a preset at the version read
 //
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
-// renamed). The version replaced is `If-Match` (the ETag read, `"3"`) or the body's
-// `version`; neither is 400 naming `version`. A stale version is 409 `CONFLICT` saying
-// the current one, and changes nothing. The preset is checked as at creation and stored
+// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
+// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
+// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
 //
@@ -20257,6 +20272,13 @@ func ParseUpdatePresetResponse(rsp *http.Response) (*UpdatePresetResponse, error
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType
