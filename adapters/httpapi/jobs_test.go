@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -433,5 +434,54 @@ func TestGetJobRedactsInputURLs(t *testing.T) {
 		if strings.Contains(string(got.body), secret) {
 			t.Errorf("GET /jobs/{id} shows %q: %s", secret, got.body)
 		}
+	}
+}
+
+// TestSubmitJobIntegralNumbers holds every integer field to one rule: a JSON number with a
+// whole value is an integer however it is written, stored and echoed in plain decimal; any
+// other number is refused naming the field, and stores nothing.
+func TestSubmitJobIntegralNumbers(t *testing.T) {
+	t.Parallel()
+	const preset = `{"name":"small","command":"ffmpeg -i in.mp4 -crf {{crf}} out.mp4","variables":{"crf":{"type":"integer","default":20.0,"min":18,"max":4e1}}}`
+	for _, tt := range []struct {
+		name, body string
+		field      string // the echoed params field, or the refused one
+		want       string // its echo, or "" when refused
+	}{
+		{"timeout", `{"type":"ffmpeg","params":{"command":"` + goodCommand + `","timeout":60}}`, "timeout", "60"},
+		{"timeout with a fraction", `{"type":"ffmpeg","params":{"command":"` + goodCommand + `","timeout":60.0}}`, "timeout", "60"},
+		{"timeout with an exponent", `{"type":"ffmpeg","params":{"command":"` + goodCommand + `","timeout":6e1}}`, "timeout", "60"},
+		{"variable with a fraction", `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"preset":"small","variables":{"crf":30.0}}}`, "command", `"ffmpeg -i in.mp4 -crf 30 out.mp4"`},
+		{"variable default with a fraction", `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"preset":"small"}}`, "command", `"ffmpeg -i in.mp4 -crf 20 out.mp4"`},
+		{"timeout not whole", `{"type":"ffmpeg","params":{"command":"` + goodCommand + `","timeout":60.5}}`, "params.timeout", ""},
+		{"variable not whole", `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"preset":"small","variables":{"crf":30.5}}}`, "params.variables.crf", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if r := b.do(t, request{method: "POST", path: "/presets", key: b.key, body: []byte(preset)}); r.status != http.StatusCreated {
+				t.Fatalf("create preset: %d %s", r.status, r.body)
+			}
+			res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(tt.body)})
+			if tt.want == "" {
+				if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.field) {
+					t.Errorf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.field)
+				}
+				if n := b.jobCount(t); n != 0 {
+					t.Errorf("a refused submit stored %d jobs", n)
+				}
+				return
+			}
+			var created struct{ ID string }
+			res.data(t, &created)
+			if res.status != http.StatusCreated {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			var j struct{ Params map[string]json.RawMessage }
+			b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, &j)
+			if got := string(j.Params[tt.field]); got != tt.want {
+				t.Errorf("params.%s echoed as %s, want %s", tt.field, got, tt.want)
+			}
+		})
 	}
 }

@@ -138,8 +138,10 @@ func DecodeRequestAt(prefix string, body []byte) (Request, error) {
 func DecodeStrict(body []byte, v any) error { return DecodeStrictAt("", body, v) }
 
 // DecodeStrictAt is DecodeStrict for a nested object: field names in messages get the prefix
-// ("params." gives "params.timeout must be an integer").
+// ("params." gives "params.timeout must be an integer"). A number with a whole value is an
+// integer however it is written (480.0, 4.8e2), and reads back as 480 from a json.RawMessage.
 func DecodeStrictAt(prefix string, body []byte, v any) error {
+	body = integralNumbers(body)
 	if err := checkKeysAt(strings.TrimSuffix(prefix, "."), body, reflect.TypeOf(v)); err != nil {
 		return err
 	}
