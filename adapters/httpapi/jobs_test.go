@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -481,6 +482,58 @@ func TestSubmitJobIntegralNumbers(t *testing.T) {
 			b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, &j)
 			if got := string(j.Params[tt.field]); got != tt.want {
 				t.Errorf("params.%s echoed as %s, want %s", tt.field, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSubmitJobNulls takes a null field of a job's inputs or params for one not given: an
+// optional one takes its default and is not echoed, a required one is a 400 naming it.
+func TestSubmitJobNulls(t *testing.T) {
+	t.Parallel()
+	const preset = `{"name":"small","command":"ffmpeg -i in.mp4 -crf {{crf}} out.mp4","variables":{"crf":{"type":"integer","min":18,"max":40}}}`
+	for _, tt := range []struct {
+		name, body string
+		want       string // the params echoed, or the field a refusal names
+		refused    bool
+	}{
+		{"optional params", `{"type":"ffmpeg","inputs":null,"params":{"command":"` + goodCommand + `","timeout":null,"outputFormat":null,"compute":null,"split":null}}`,
+			`{"command":"` + goodCommand + `"}`, false},
+		{"optional input field", `{"type":"ffmpeg","inputs":{"in.mp4":{"url":"https://example.com/a.mp4","content":null}},"params":{"command":"ffmpeg -i in.mp4 -f null -","timeout":null}}`,
+			`{"command":"ffmpeg -i in.mp4 -f null -"}`, false},
+		{"no nulls", `{"type":"ffmpeg","params":{ "command" : "` + goodCommand + `", "timeout": 60 }}`,
+			`{"command":"` + goodCommand + `","timeout":60}`, false},
+		{"required type", `{"type":null,"params":{"command":"` + goodCommand + `"}}`, "type", true},
+		{"required params", `{"type":"ffmpeg","params":null}`, "params", true},
+		{"required command", `{"type":"ffmpeg","params":{"command":null}}`, "params.command", true},
+		{"required variable", `{"type":"ffmpeg","inputs":{"in.mp4":"https://example.com/a.mp4"},"params":{"preset":"small","variables":{"crf":null}}}`, "params.variables.crf", true},
+		{"required input", `{"type":"ffmpeg","inputs":{"in.mp4":null},"params":{"command":"ffmpeg -i in.mp4 out.mp4"}}`, "in.mp4", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			if r := b.do(t, request{method: "POST", path: "/presets", key: b.key, body: []byte(preset)}); r.status != http.StatusCreated {
+				t.Fatalf("create preset: %d %s", r.status, r.body)
+			}
+			res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(tt.body)})
+			if tt.refused {
+				if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.want) {
+					t.Errorf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.want)
+				}
+				if n := b.jobCount(t); n != 0 {
+					t.Errorf("a refused submit stored %d jobs", n)
+				}
+				return
+			}
+			var created struct{ ID string }
+			res.data(t, &created)
+			if res.status != http.StatusCreated {
+				t.Fatalf("status %d, body %s", res.status, res.body)
+			}
+			var j struct{ Inputs, Params json.RawMessage }
+			b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, &j)
+			if string(j.Params) != tt.want || bytes.Contains(j.Inputs, []byte("null")) {
+				t.Errorf("echoed inputs %s params %s, want params %s and no null", j.Inputs, j.Params, tt.want)
 			}
 		})
 	}

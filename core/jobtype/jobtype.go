@@ -130,7 +130,48 @@ func DecodeRequestAt(prefix string, body []byte) (Request, error) {
 			return Request{}, problem.Reject(problem.CodeValidation, "%s%s must be an object", prefix, name)
 		}
 	}
+	req.Inputs, _ = withoutNulls(req.Inputs)
+	req.Params, _ = withoutNulls(req.Params)
 	return req, nil
+}
+
+// withoutNulls is raw with every object member whose value is null left out, in nested objects
+// too, and nil for null itself: a null optional field is one not given, neither stored nor
+// echoed, and a null required one is refused as missing, naming it. raw comes back as it is
+// when it holds no such member.
+func withoutNulls(raw json.RawMessage) (json.RawMessage, bool) {
+	if string(raw) == "null" {
+		return nil, true
+	}
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte("null")) {
+		return raw, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return raw, false
+	}
+	out, changed := []byte{'{'}, false
+	for dec.More() {
+		key, err := dec.Token()
+		var v json.RawMessage
+		if err != nil || dec.Decode(&v) != nil {
+			return raw, false
+		}
+		v, dropped := withoutNulls(v)
+		changed = changed || dropped
+		if v == nil {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(key)
+		out = append(append(append(out, k...), ':'), v...)
+	}
+	if !changed {
+		return raw, false
+	}
+	return append(out, '}'), true
 }
 
 // DecodeStrict decodes JSON into v, refusing unknown fields and trailing data, and turns the

@@ -73,3 +73,24 @@ func TestDecodeRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeRequestNulls leaves out the null members of inputs and params, nested ones too, and
+// keeps a request with none byte for byte.
+func TestDecodeRequestNulls(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, body, inputs, params string }{
+		{"none", `{"type":"x","inputs":{"a":"u"},"params":{ "b" : "-f null -", "c": [null] }}`, `{"a":"u"}`, `{ "b" : "-f null -", "c": [null] }`},
+		{"whole", `{"type":"x","inputs":null,"params":null}`, ``, ``},
+		{"members", `{"type":"x","inputs":{"a":null,"b":{"url":"u","content":null}},"params":{"z":1,"y":null,"x":{"w":null,"v":"null"},"u":[null]}}`,
+			`{"b":{"url":"u"}}`, `{"z":1,"x":{"v":"null"},"u":[null]}`},
+		{"all", `{"type":"x","params":{"a":null}}`, ``, `{}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := jobtype.DecodeRequest([]byte(tt.body))
+			if err != nil || string(req.Inputs) != tt.inputs || string(req.Params) != tt.params {
+				t.Errorf("got inputs %s params %s %v; want %s and %s", req.Inputs, req.Params, err, tt.inputs, tt.params)
+			}
+		})
+	}
+}
