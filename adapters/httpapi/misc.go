@@ -3,6 +3,8 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,14 +84,43 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 	} else {
 		h.Set("Content-Disposition", disposition)
 	}
-	if strings.Contains(r.Header.Get("Range"), ",") {
+	if rng := r.Header.Get("Range"); rng != "" && (strings.Contains(rng, ",") || !wellFormedRange(rng)) {
 		// Several ranges at once would be a multipart answer, which costs the server far more
 		// than the bytes it sends when they are thousands of small ones (and players ask for one
-		// range at a time): the file is served whole instead, as RFC 9110 allows.
+		// range at a time): the file is served whole instead, as RFC 9110 allows. So is it for a
+		// malformed Range, which RFC 9110 §14.2 has a server ignore; ServeContent would answer
+		// 416, which is for a range that is well-formed but lies outside the file.
 		r = r.Clone(r.Context())
 		r.Header.Del("Range")
 	}
 	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
+}
+
+// wellFormedRange tells a Range of one byte range (RFC 9110 §14.1.1, as ServeContent reads it:
+// "bytes=first-[last]" with last not under first, or "bytes=-suffix") from any other.
+func wellFormedRange(h string) bool {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	first, last, dash := strings.Cut(spec, "-")
+	first, last = textproto.TrimString(first), textproto.TrimString(last)
+	from, fromErr := rangePosition(first)
+	to, toErr := rangePosition(last)
+	switch {
+	case !ok || !dash:
+		return false
+	case first == "": // a suffix: the last bytes
+		return toErr == nil
+	case last == "":
+		return fromErr == nil
+	}
+	return fromErr == nil && toErr == nil && from <= to
+}
+
+// rangePosition reads a position of a Range: digits only, within int64.
+func rangePosition(s string) (int64, error) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseInt(s, 10, 64)
 }
 
 // contentWriter replaces http.ServeContent's plain-text error bodies by the error envelope.

@@ -2862,7 +2862,7 @@ type ClientInterface interface {
 
 	// GetAssetContent Read an uploaded file
 	//
-	// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
+	// The owner's bytes, with `Range` (one range; several, or a malformed header, are answered with the whole file) and conditional requests. Another account's asset is 404.
 	//
 	// Corresponds with GET /assets/{id}/content (the `GetAssetContent` operationId).
 	GetAssetContent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2985,7 +2985,7 @@ type ClientInterface interface {
 
 	// DownloadFile Download the single file of a job
 	//
-	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
+	// No bearer key; the token is the access check. `Range` (one range; a header asking for several, or a malformed one, is answered with the whole file), conditional requests and CORS (`*`) are supported.
 	//
 	// Corresponds with GET /dl/{job_id} (the `DownloadFile` operationId).
 	DownloadFile(ctx context.Context, jobID DownloadJobID, params *DownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3682,7 +3682,7 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id string, reqEditors ...Requ
 
 // GetAssetContent Read an uploaded file
 //
-// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
+// The owner's bytes, with `Range` (one range; several, or a malformed header, are answered with the whole file) and conditional requests. Another account's asset is 404.
 //
 // Corresponds with GET /assets/{id}/content (the `GetAssetContent` operationId).
 func (c *Client) GetAssetContent(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3925,7 +3925,7 @@ func (c *Client) GetDestination(ctx context.Context, id string, reqEditors ...Re
 
 // DownloadFile Download the single file of a job
 //
-// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
+// No bearer key; the token is the access check. `Range` (one range; a header asking for several, or a malformed one, is answered with the whole file), conditional requests and CORS (`*`) are supported.
 //
 // Corresponds with GET /dl/{job_id} (the `DownloadFile` operationId).
 func (c *Client) DownloadFile(ctx context.Context, jobID DownloadJobID, params *DownloadFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7776,7 +7776,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAssetContentWithResponse Read an uploaded file
 	//
-	// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
+	// The owner's bytes, with `Range` (one range; several, or a malformed header, are answered with the whole file) and conditional requests. Another account's asset is 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7915,7 +7915,7 @@ type ClientWithResponsesInterface interface {
 
 	// DownloadFileWithResponse Download the single file of a job
 	//
-	// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
+	// No bearer key; the token is the access check. `Range` (one range; a header asking for several, or a malformed one, is answered with the whole file), conditional requests and CORS (`*`) are supported.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14910,7 +14910,7 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id s
 
 // GetAssetContentWithResponse Read an uploaded file
 //
-// The owner's bytes, with `Range` (one range; several are answered with the whole file) and conditional requests. Another account's asset is 404.
+// The owner's bytes, with `Range` (one range; several, or a malformed header, are answered with the whole file) and conditional requests. Another account's asset is 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15121,7 +15121,7 @@ func (c *ClientWithResponses) GetDestinationWithResponse(ctx context.Context, id
 
 // DownloadFileWithResponse Download the single file of a job
 //
-// No bearer key; the token is the access check. `Range` (one range; a header asking for several is answered with the whole file), conditional requests and CORS (`*`) are supported.
+// No bearer key; the token is the access check. `Range` (one range; a header asking for several, or a malformed one, is answered with the whole file), conditional requests and CORS (`*`) are supported.
 //
 // Returns a wrapper object for the known response body format(s).
 //
