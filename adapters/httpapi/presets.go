@@ -153,7 +153,7 @@ func presetVersion(ifMatch string, body *int) (int, error) {
 	v, err := strconv.Atoi(strings.Trim(ifMatch, `"`))
 	switch {
 	case err != nil || v < 1:
-		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: "If-Match " + strconv.Quote(ifMatch) + " is not a preset's version (a number from its ETag)"}
+		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: problem.Messagef("If-Match %q is not a preset's version (a number from its ETag)", ifMatch)}
 	case body != nil && *body != v:
 		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "version", Message: "If-Match and version name different versions; give one"}
 	}
@@ -178,7 +178,7 @@ func (a *api) spriteIndex(w http.ResponseWriter, req bunrouter.Request) error {
 	given := map[string]json.RawMessage{}
 	for k, vs := range req.URL.Query() {
 		if len(vs) != 1 {
-			return &problem.Problem{Code: problem.CodeValidation, Field: k, Message: "query parameter " + k + " is given more than once"}
+			return &problem.Problem{Code: problem.CodeValidation, Field: k, Message: "query parameter " + problem.Shorten(k) + " is given more than once"}
 		}
 		given[k] = json.RawMessage(vs[0])
 	}

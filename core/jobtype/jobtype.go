@@ -210,9 +210,9 @@ func describeJSONError(prefix string, err error) string {
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			return fmt.Sprintf("%s must be a JSON object, not %s", what, typeErr.Value)
+			return fmt.Sprintf("%s must be a JSON object, not %s", what, problem.Shorten(typeErr.Value))
 		}
-		return fmt.Sprintf("%s%s must be %s, not %s", prefix, field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		return fmt.Sprintf("%s%s must be %s, not %s", prefix, field, jsonKind(typeErr.Type.Kind().String()), problem.Shorten(typeErr.Value))
 	case errors.As(err, &syntaxErr):
 		return fmt.Sprintf("%s is not valid JSON at byte %d: %v", what, syntaxErr.Offset, syntaxErr)
 	case errors.Is(err, io.EOF):
@@ -221,7 +221,7 @@ func describeJSONError(prefix string, err error) string {
 		return what + " is truncated JSON"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return fmt.Sprintf("field %q is not allowed", prefix+name)
+		return problem.Messagef("field %q is not allowed", prefix+name)
 	default:
 		return what + " is not valid JSON: " + err.Error()
 	}

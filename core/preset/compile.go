@@ -90,7 +90,7 @@ func (c *Compiled) Substitute(given map[string]json.RawMessage) ([]string, map[s
 	for _, name := range slices.Sorted(maps.Keys(given)) {
 		if _, ok := c.Preset.Variables[name]; !ok {
 			return nil, nil, reject("params.variables."+name, "params.variables.%s is not a variable of preset %s (it has: %s)",
-				name, c.Preset.Name, strings.Join(slices.Sorted(maps.Keys(c.Preset.Variables)), ", "))
+				problem.Shorten(name), c.Preset.Name, strings.Join(slices.Sorted(maps.Keys(c.Preset.Variables)), ", "))
 		}
 	}
 	values := make(map[string]string, len(c.Preset.Variables))

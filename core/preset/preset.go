@@ -94,7 +94,7 @@ var (
 
 // reject is a VALIDATION_ERROR about field.
 func reject(field, format string, args ...any) error {
-	return &problem.Problem{Code: problem.CodeValidation, Message: fmt.Sprintf(format, args...), Field: field}
+	return &problem.Problem{Code: problem.CodeValidation, Message: problem.Messagef(format, args...), Field: field}
 }
 
 // CheckName refuses a name that is not a preset's.
@@ -158,29 +158,30 @@ func (v Variable) check(name string) error {
 // value in errors (params.variables.height).
 func (v Variable) Value(field string, raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
+	quoted := problem.Shorten(string(raw)) // the value as a refusal shows it
 	switch v.Type {
 	case Integer, Number:
 		var f float64
 		if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &f) != nil {
-			return "", reject(field, "%s must be a %s, not %s", field, v.Type, raw)
+			return "", reject(field, "%s must be a %s, not %s", field, v.Type, quoted)
 		}
 		if v.Type == Integer && f != math.Trunc(f) {
-			return "", reject(field, "%s must be an integer, not %s", field, raw)
+			return "", reject(field, "%s must be an integer, not %s", field, quoted)
 		}
 		if f < *v.Min || f > *v.Max {
-			return "", reject(field, "%s %s is out of range: %v to %v", field, raw, *v.Min, *v.Max)
+			return "", reject(field, "%s %s is out of range: %v to %v", field, quoted, *v.Min, *v.Max)
 		}
 		return formatNumber(f), nil
 	case Enum:
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil || !slices.Contains(v.Values, s) {
-			return "", reject(field, "%s %s is not one of %s", field, raw, strings.Join(v.Values, ", "))
+			return "", reject(field, "%s %s is not one of %s", field, quoted, strings.Join(v.Values, ", "))
 		}
 		return s, nil
 	}
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", reject(field, "%s must be a string, not %s", field, raw)
+		return "", reject(field, "%s must be a string, not %s", field, quoted)
 	}
 	return s, v.checkString(field, s)
 }
