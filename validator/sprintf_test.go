@@ -143,23 +143,23 @@ func TestNewError(t *testing.T) {
 	t.Parallel()
 	for _, value := range []string{"-x", strings.Repeat("é\x00", errorText)} {
 		got := newError(layerFlags, "-f", value, "flag %s value %q is %d bytes%c", "-f", value, len(value), byte('!'))
-		want := &Error{Layer: layerFlags, Flag: "-f", Value: value, Message: fmt.Sprintf("flag %s value %q is %d bytes%c", "-f", shortened(value), len(value), byte('!'))}
+		want := &Error{Layer: layerFlags, Flag: "-f", Value: value, Message: fmt.Sprintf("flag %s value %q is %d bytes%c", "-f", Shortened(value), len(value), byte('!'))}
 		if *got != *want {
 			t.Errorf("newError = %+v, want %+v", got, want)
 		}
 	}
 }
 
-// A refusal quotes at most maxQuoted bytes of a value, cut between characters.
+// A refusal quotes at most MaxQuoted bytes of a value, cut between characters.
 func TestQuotedValuesAreShortened(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("é", 1000) // 2 bytes a character: maxQuoted falls inside one when odd
-	got := shortened(long)
-	if !strings.HasSuffix(got, "…") || len(got) > maxQuoted+len("…") || !utf8.ValidString(got) {
-		t.Errorf("shortened: %d bytes, valid %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-4:])
+	long := strings.Repeat("é", 1000) // 2 bytes a character: MaxQuoted falls inside one when odd
+	got := Shortened(long)
+	if !strings.HasSuffix(got, "…") || len(got) > MaxQuoted+len("…") || !utf8.ValidString(got) {
+		t.Errorf("Shortened: %d bytes, valid %v, ends %q", len(got), utf8.ValidString(got), got[len(got)-4:])
 	}
-	if s := strings.Repeat("a", maxQuoted); shortened(s) != s {
-		t.Error("a value of maxQuoted bytes was shortened")
+	if s := strings.Repeat("a", MaxQuoted); Shortened(s) != s {
+		t.Error("a value of MaxQuoted bytes was shortened")
 	}
 	e := CheckConcatList("list.txt", []byte(strings.Repeat("x", 64<<10)+" y\n"), func(string) bool { return true })
 	if e == nil || len(e.Message) > 400 {

@@ -57,7 +57,7 @@ func appendf(dst []byte, format string, a ...any) []byte {
 		case arg.kind == argString && verb == 's':
 			dst = append(dst, arg.s...)
 		case arg.kind == argString && verb == 'q':
-			dst = appendQuote(dst, shortened(arg.s))
+			dst = appendQuote(dst, Shortened(arg.s))
 		case arg.kind == argInt && verb == 'd':
 			dst = strconv.AppendInt(dst, arg.n, 10)
 		case arg.kind == argByte && verb == 'c':
@@ -72,16 +72,17 @@ func appendf(dst []byte, format string, a ...any) []byte {
 	return dst
 }
 
-// maxQuoted is how much of a value a refusal quotes: a value is the client's own, and a line of
-// a 64 KiB list quoted whole would come back whole.
-const maxQuoted = 200
+// MaxQuoted is how much of a value a refusal quotes: a value is the client's own, and a line of
+// a 64 KiB list quoted whole would come back whole. The service's other refusals quote by the
+// same rule (core/problem).
+const MaxQuoted = 200
 
-// shortened is s, or its first maxQuoted bytes (whole characters) and "…" when it is longer.
-func shortened(s string) string {
-	if len(s) <= maxQuoted {
+// Shortened is s, or its first MaxQuoted bytes (whole characters) and "…" when it is longer.
+func Shortened(s string) string {
+	if len(s) <= MaxQuoted {
 		return s
 	}
-	cut := maxQuoted
+	cut := MaxQuoted
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
+
+	"github.com/mediajobs/mediajobs/validator"
 )
 
 // Code is an error code of the API and of failed jobs.
@@ -110,29 +111,16 @@ func Reject(code Code, format string, args ...any) error {
 	return &Problem{Code: code, Message: Messagef(format, args...)}
 }
 
-// MaxQuoted is how much of a value a message quotes, as the validator's refusals do: a value is
-// the client's own, and one of 64 KiB quoted whole would come back whole.
-const MaxQuoted = 200
-
-// Shorten is s, or its first MaxQuoted bytes (whole characters) and "…" when it is longer: the
-// validator's rule, which its unexported shortened keeps for itself.
-func Shorten(s string) string {
-	if len(s) <= MaxQuoted {
-		return s
-	}
-	cut := MaxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// Shorten is s, or its first validator.MaxQuoted bytes (whole characters) and "…" when it is
+// longer: a message quotes a value as the validator's refusals do.
+func Shorten(s string) string { return validator.Shortened(s) }
 
 // Messagef is fmt.Sprintf, but a string that %q quotes is quoted Shorten'd: what a message
 // quotes is what the client sent (a key, a header, a value), which may be 64 KiB long.
 func Messagef(format string, args ...any) string {
 	var long []any // a copy of args: they are the caller's
 	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) > MaxQuoted {
+		if s, ok := a.(string); ok && len(s) > validator.MaxQuoted {
 			if long == nil {
 				long = slices.Clone(args)
 			}
@@ -145,8 +133,8 @@ func Messagef(format string, args ...any) string {
 	return fmt.Sprintf(format, long...)
 }
 
-// longString is a string over MaxQuoted bytes given to Messagef: %q quotes it shortened, any
-// other verb prints it whole.
+// longString is a string over validator.MaxQuoted bytes given to Messagef: %q quotes it shortened,
+// any other verb prints it whole.
 type longString string
 
 func (l longString) Format(f fmt.State, verb rune) {

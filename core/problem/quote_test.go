@@ -6,10 +6,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediajobs/mediajobs/core/problem"
+	"github.com/mediajobs/mediajobs/validator"
 )
 
-// TestRejectQuotesShortened holds a rejection to quoting at most MaxQuoted bytes of a value
-// (%q), whole characters, while other verbs and short values print as given.
+// TestRejectQuotesShortened holds a rejection to quoting at most validator.MaxQuoted bytes of a
+// value (%q), whole characters, while other verbs and short values print as given.
 func TestRejectQuotesShortened(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("a", 199) + "é" + strings.Repeat("b", 64<<10)
@@ -19,7 +20,7 @@ func TestRejectQuotesShortened(t *testing.T) {
 		want         string
 	}{
 		{"short", "key %q", "abc", `key "abc"`},
-		{"at the cap", "key %q", strings.Repeat("a", problem.MaxQuoted), `key "` + strings.Repeat("a", problem.MaxQuoted) + `"`},
+		{"at the cap", "key %q", strings.Repeat("a", validator.MaxQuoted), `key "` + strings.Repeat("a", validator.MaxQuoted) + `"`},
 		{"long", "key %q", long, `key "` + strings.Repeat("a", 199) + `…"`},
 		{"long, %s", "list %s", long, "list " + long},
 		{"not a string", "n %d", 7, "n 7"},
