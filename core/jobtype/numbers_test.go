@@ -59,3 +59,26 @@ func TestDecodeStrictIntegralNumbers(t *testing.T) {
 }
 
 func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestHasFraction is the cheap pass that spares most bodies the decoder's: it must find every
+// number written with a fraction or an exponent, and may pass over the rest.
+func TestHasFraction(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		body string
+		want bool
+	}{
+		{`{"type": "ffmpeg", "params": {"timeout": 480, "ok": true, "no": false, "x": null}}`, false},
+		{`{"command": "ffmpeg -ss 1.5 -t 2e1 in.mp4 out.mp4"}`, false},
+		{`{"s": "a \" 1.5 \\", "n": 2}`, false},
+		{`{"n": 480.0}`, true},
+		{`{"n": 4e2}`, true},
+		{`{"n": 4E2}`, true},
+		{`[1, 2.5]`, true},
+		{`{"s": "\\\\", "n": 1.0}`, true},
+	} {
+		if got := jobtype.HasFraction([]byte(tt.body)); got != tt.want {
+			t.Errorf("HasFraction(%s) = %v, want %v", tt.body, got, tt.want)
+		}
+	}
+}

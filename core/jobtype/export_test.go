@@ -1,0 +1,4 @@
+package jobtype
+
+// HasFraction is hasFraction, for the external tests.
+var HasFraction = hasFraction
