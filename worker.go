@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -140,7 +141,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		defer stop()
 	}
 	cfg.Log.Info("mediajobs worker running", "control", redactURL(cfg.Control), "class", class, "concurrency", cfg.Concurrency,
-		"workDir", cfg.WorkDir)
+		"workDir", cfg.WorkDir, "goProcs", runtime.GOMAXPROCS(0))
 	agent.Run(ctx)
 	cfg.Log.Info("mediajobs worker stopped")
 	return nil
