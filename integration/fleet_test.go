@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -351,5 +352,28 @@ func TestWorkerMetrics(t *testing.T) {
 			t.Fatalf("worker /metrics lacks %s:\n%s", strings.Join(missing, ", "), tail(string(body), 3000))
 		}
 		time.Sleep(20 * time.Millisecond) // the poll interval of a wait on the worker's metrics
+	}
+}
+
+// TestWorkerKeepsItsOwnCPUsFew: a worker process runs its own Go code on one CPU in eight (at
+// least one), leaving the rest to its sandboxes, unless GOMAXPROCS says otherwise.
+func TestWorkerKeepsItsOwnCPUsFew(t *testing.T) {
+	t.Parallel()
+	_, control := fleetOn(t, transportHTTP, sqliteBackend, nil)
+	byDefault := startWorker(t, control, 1)
+	set := startWorker(t, control, 1, "GOMAXPROCS=3")
+	for _, tt := range []struct {
+		w    *worker
+		want string
+	}{
+		{byDefault, fmt.Sprintf(`"goProcs":%d`, max(1, runtime.NumCPU()/8))},
+		{set, `"goProcs":3`},
+	} {
+		waitUntil(t, "worker running", 30*time.Second, func() bool {
+			return strings.Contains(tt.w.log.String(), "mediajobs worker running")
+		})
+		if log := tt.w.log.String(); !strings.Contains(log, tt.want) {
+			t.Errorf("worker's log has no %s:\n%s", tt.want, tail(log, 2000))
+		}
 	}
 }
