@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mediajobs/mediajobs/core/blob"
@@ -52,10 +53,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 	if err != nil {
 		return 0, err
 	}
-	if err := mkdir(filepath.Dir(p)); err != nil {
-		return 0, fmt.Errorf("blobfs: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".put-*")
+	tmp, err := createIn(filepath.Dir(p))
 	if err != nil {
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
@@ -78,6 +76,22 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
 	return n, nil
+}
+
+// createIn makes a temporary file in dir, making dir and its parents first. A Delete that
+// emptied one of them may remove it meanwhile (it prunes empty directories), so the pair is tried
+// again then: a directory holding the temporary file is not empty, and stays.
+func createIn(dir string) (*os.File, error) {
+	for try := 0; ; try++ {
+		var f *os.File
+		err := mkdir(dir)
+		if err == nil {
+			f, err = os.CreateTemp(dir, ".put-*")
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || try == 2 {
+			return f, err
+		}
+	}
 }
 
 // mkdir makes dir and its parents. A blob's directory is most often new with its parent there
@@ -128,6 +142,14 @@ func (s *Store) Delete(_ context.Context, key string) error {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("blobfs: %w", err)
+	}
+	// A job's outputs have a directory of their own; the last one deleted takes it along, and
+	// any parent it left empty, so that deleted blobs leave no directories (an inode and a block
+	// each) behind. Removing a directory that is not empty fails, which ends the walk.
+	for dir := filepath.Dir(p); dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if syscall.Rmdir(dir) != nil {
+			break
+		}
 	}
 	return nil
 }

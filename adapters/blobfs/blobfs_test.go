@@ -3,6 +3,7 @@ package blobfs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -96,5 +97,84 @@ func TestRefusals(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("something escaped the root: %v", entries)
+	}
+}
+
+// Deleting a directory's last blob removes the directory, and the parents it left empty, up to
+// the root: deleted outputs leave no directories behind.
+func TestDeletePrunesEmptyDirectories(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	root := t.TempDir()
+	s, err := blobfs.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{
+		blob.OutputKey("acc_1", "job_1", "a.mp4"), blob.OutputKey("acc_1", "job_1", "b.mp4"),
+		blob.AttemptOutputKey("acc_1", "job_1", 2, "a.mp4"), blob.OutputKey("acc_2", "job_2", "a.mp4"),
+	}
+	for _, k := range keys {
+		if _, err := s.Put(ctx, k, strings.NewReader("x"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(rel string) bool {
+		_, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+		return err == nil
+	}
+	for _, step := range []struct {
+		del      string
+		gone     []string
+		standing []string
+	}{
+		{keys[0], nil, []string{"accounts/acc_1/jobs/job_1"}},
+		{keys[2], []string{"accounts/acc_1/jobs/job_1.2"}, []string{"accounts/acc_1/jobs/job_1"}},
+		{keys[1], []string{"accounts/acc_1"}, []string{"accounts/acc_2/jobs/job_2"}},
+		{keys[3], []string{"accounts"}, []string{"."}},
+		{keys[3], nil, []string{"."}}, // deleting again: nothing to prune, the root stays
+	} {
+		if err := s.Delete(ctx, step.del); err != nil {
+			t.Fatalf("delete %s: %v", step.del, err)
+		}
+		for _, d := range step.gone {
+			if exists(d) {
+				t.Errorf("after deleting %s, %s is still there", step.del, d)
+			}
+		}
+		for _, d := range step.standing {
+			if !exists(d) {
+				t.Errorf("after deleting %s, %s is gone", step.del, d)
+			}
+		}
+	}
+}
+
+// A Put into a directory that a Delete is pruning at the same moment still stores its blob.
+func TestPutBesideDeleteOfTheSameDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := blobfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		a, b := blob.OutputKey("acc", fmt.Sprint("job_", i), "a"), blob.OutputKey("acc", fmt.Sprint("job_", i), "b")
+		if _, err := s.Put(ctx, a, strings.NewReader("a"), 0); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Delete(ctx, a) }()
+		if _, err := s.Put(ctx, b, strings.NewReader("b"), 0); err != nil {
+			t.Fatalf("put beside a delete: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.Open(ctx, b); err != nil {
+			t.Fatalf("open after put beside a delete: %v", err)
+		} else {
+			r.Close()
+		}
 	}
 }
