@@ -602,8 +602,14 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 	if dirs := sb.cfg.GPU.libraryPath(); dirs != "" {
 		a = append(a, "--setenv", "LD_LIBRARY_PATH", dirs)
 	}
+	a = append(a, "--ro-bind", "/usr", "/usr")
+	if sb.hidesUsrLocal() {
+		// What the host installed by hand (a toolchain, scripts, the files of its tools) is
+		// none of FFmpeg's: an empty tmpfs covers it, read-only once the paths bound into it
+		// below are there.
+		a = append(a, "--perms", "0555", "--size", "4096", "--tmpfs", usrLocal)
+	}
 	a = append(a,
-		"--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/lib", "/lib",
 		"--symlink", "usr/lib64", "/lib64",
@@ -618,6 +624,9 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 	}
 	for _, l := range sb.cfg.GPU.boundLibraries() {
 		a = append(a, "--ro-bind", l.Source, l.Target)
+	}
+	if sb.hidesUsrLocal() {
+		a = append(a, "--remount-ro", usrLocal)
 	}
 	a = append(a,
 		"--proc", "/proc",
@@ -656,6 +665,20 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		a = append(a, "--block-fd", strconv.Itoa(opts.blockFD))
 	}
 	return a
+}
+
+// usrLocal is where a host keeps what it installed outside its packages.
+const usrLocal = "/usr/local"
+
+// hidesUsrLocal says whether the sandbox covers /usr/local: unless a program it runs lives
+// there (an FFmpeg built by hand, with its libraries beside it), it does.
+func (sb *Sandbox) hidesUsrLocal() bool {
+	for _, p := range sb.cfg.Programs {
+		if isUnder(p, usrLocal) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l Limits) withDefaults(timeout time.Duration) Limits {

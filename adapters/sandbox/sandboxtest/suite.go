@@ -445,6 +445,7 @@ type escapeBundle struct {
 	hostVideo  string // a real media file in hostDir, so a failed read is the wall, not bad input
 	httpURL    string
 	tcpAddr    string
+	usrLocal   string        // a world-readable canary under /usr/local; "" if it could not be made
 	extAddr    string        // a listener on a non-loopback address of this host; "" if it has none
 	hits       *atomic.Int64 // requests and connections the host listeners saw
 }
@@ -467,6 +468,16 @@ func setupEscape(t *testing.T) escapeBundle {
 	}
 	if err := os.Chmod(b.hostVideo, 0o644); err != nil {
 		t.Fatal(err)
+	}
+
+	// /usr is the host's own, inside the sandbox, but not what was installed by hand under
+	// /usr/local. Making the canary there takes root, as the worker runs.
+	if dir, err := os.MkdirTemp("/usr/local/share", "mediajobs-sandboxtest-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		b.usrLocal = filepath.Join(dir, "secret.txt")
+		if os.Chmod(dir, 0o755) != nil || os.WriteFile(b.usrLocal, []byte("host-secret-canary\n"), 0o644) != nil {
+			b.usrLocal = ""
+		}
 	}
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -566,6 +577,10 @@ func TestEscapes(t *testing.T, f Features, newRunner Constructor) {
 		{name: "read the user's file through concat:", args: copyOut("concat:" + b.hostSecret + "|" + b.hostSecret)},
 		{name: "read the user's file by traversal", args: copyOut("../" + filepath.Base(b.hostDir) + "/secret.txt")},
 		{name: "read the user's file through /proc/1/root", args: copyOut("/proc/1/root" + b.hostSecret)},
+		{
+			name: "read a file installed under /usr/local", args: copyOut(b.usrLocal),
+			skip: map[bool]string{true: "only root can put a file under /usr/local"}[b.usrLocal == ""],
+		},
 		{name: "read host video", args: FFmpegArgs("-i", b.hostVideo, "-frames:v", "1", "-y", "leak.png")},
 		{name: "movie filter on /etc/passwd", args: FFmpegArgs("-f", "lavfi", "-i", "movie=/etc/passwd", "-frames:v", "1", "-y", "leak.png")},
 		{name: "movie source on host video", args: FFmpegArgs("-f", "lavfi", "-i", "movie="+b.hostVideo, "-frames:v", "1", "-y", "leak.png")},
