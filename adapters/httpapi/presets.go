@@ -3,8 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,53 +113,89 @@ func (a *api) updatePreset(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	version, err := presetVersion(req.Header.Get("If-Match"), pr.Version)
+	versions, err := presetVersions(req.Header.Get("If-Match"), pr.Version)
 	if err != nil {
 		return err
 	}
-	if version == anyVersion {
-		current, err := uc.Get(req.Context(), caller(req), req.Param("name"))
+	for try := 0; ; try++ {
+		version := versions.only
+		if version == 0 { // * or a list: the version there now, if it is one of them
+			current, err := uc.Get(req.Context(), caller(req), req.Param("name"))
+			if err != nil {
+				return err
+			}
+			version = versions.pick(current.Version)
+		}
+		saved, err := uc.Update(req.Context(), caller(req), req.Param("name"), version, p)
+		// * matches whatever version exists: one that changed since the read is read again.
+		if versions.any && problem.CodeOf(err) == problem.CodeConflict && try < 4 {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		version = current.Version
+		return writePreset(w, http.StatusOK, saved)
 	}
-	saved, err := uc.Update(req.Context(), caller(req), req.Param("name"), version, p)
-	if err != nil {
-		return err
-	}
-	return writePreset(w, http.StatusOK, saved)
 }
 
-// anyVersion is presetVersion's answer to If-Match: *, which matches whatever version exists.
-const anyVersion = -1
+// ifMatchVersions are the versions an update may replace: one, several (an If-Match list), or
+// any (If-Match: *).
+type ifMatchVersions struct {
+	only int   // the one version named; 0 when any or a list
+	list []int // the versions of a list
+	any  bool
+}
 
-// presetVersion reads the version an update replaces: If-Match ("3" or 3, or * for any) or the
-// body's. If-Match compares strongly (RFC 9110 §13.1.1): a weak ETag (W/"3") never matches, so
-// it is 412, not the version it names.
-func presetVersion(ifMatch string, body *int) (int, error) {
+// pick is the version to update when the preset is at current: current when it matches,
+// otherwise the first named, whose update is then refused as stale.
+func (v ifMatchVersions) pick(current int) int {
+	if v.any || slices.Contains(v.list, current) {
+		return current
+	}
+	return v.list[0]
+}
+
+// presetVersions reads the versions an update replaces: If-Match ("3" or 3, a list of them, or
+// * for any) or the body's. If-Match compares strongly (RFC 9110 §13.1.1): a weak ETag (W/"3")
+// never matches, so a header of weak ETags alone is 412.
+func presetVersions(ifMatch string, body *int) (ifMatchVersions, error) {
 	ifMatch = strings.TrimSpace(ifMatch)
+	if body != nil && *body < 1 {
+		return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "version",
+			Message: fmt.Sprintf("version %d is not a preset's version (from 1)", *body)}
+	}
 	switch {
 	case ifMatch == "" && body == nil:
-		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "version",
+		return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "version",
 			Message: "version is required: send the version you read as If-Match or as version in the body, so that an update never overwrites one you have not seen"}
-	case ifMatch == "":
-		return *body, nil
-	case ifMatch == "*" && body != nil:
-		return *body, nil
+	case ifMatch == "", ifMatch == "*" && body != nil:
+		return ifMatchVersions{only: *body}, nil
 	case ifMatch == "*":
-		return anyVersion, nil
-	case strings.HasPrefix(ifMatch, "W/"):
-		return 0, protocolError(http.StatusPreconditionFailed, "If-Match %q is a weak ETag, which never matches (If-Match compares strongly); send the ETag as read, without W/", ifMatch)
+		return ifMatchVersions{any: true}, nil
 	}
-	v, err := strconv.Atoi(strings.Trim(ifMatch, `"`))
+	var strong []int
+	for _, tag := range strings.Split(ifMatch, ",") {
+		tag = strings.TrimSpace(tag)
+		if strings.HasPrefix(tag, "W/") {
+			continue // never matches
+		}
+		v, err := strconv.Atoi(strings.Trim(tag, `"`))
+		if err != nil || v < 1 {
+			return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: problem.Messagef("If-Match %q is not a preset's version (a number from its ETag)", tag)}
+		}
+		strong = append(strong, v)
+	}
 	switch {
-	case err != nil || v < 1:
-		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: problem.Messagef("If-Match %q is not a preset's version (a number from its ETag)", ifMatch)}
-	case body != nil && *body != v:
-		return 0, &problem.Problem{Code: problem.CodeValidation, Field: "version", Message: "If-Match and version name different versions; give one"}
+	case len(strong) == 0:
+		return ifMatchVersions{}, protocolError(http.StatusPreconditionFailed, "If-Match %q holds only weak ETags, which never match (If-Match compares strongly); send the ETag as read, without W/", ifMatch)
+	case body != nil && !slices.Contains(strong, *body):
+		return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "version", Message: "If-Match and version name different versions; give one"}
+	case body != nil:
+		return ifMatchVersions{only: *body}, nil
+	case len(strong) == 1:
+		return ifMatchVersions{only: strong[0]}, nil
 	}
-	return v, nil
+	return ifMatchVersions{list: strong}, nil
 }
 
 func (a *api) deletePreset(w http.ResponseWriter, req bunrouter.Request) error {

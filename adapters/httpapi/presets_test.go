@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mediajobs/mediajobs/core/preset"
@@ -165,9 +167,16 @@ func TestPresetIfMatch(t *testing.T) {
 		{"Bare", `1`, "/presets/small", 200, 2, ""},
 		{"Any", `*`, "/presets/small", 200, 2, ""},
 		{"AnyMissing", `*`, "/presets/nope", 404, 1, "nope"},
-		{"Weak", `W/"1"`, "/presets/small", 412, 1, `If-Match "W/\"1\"" is a weak ETag`},
-		{"WeakBare", `W/1`, "/presets/small", 412, 1, "weak ETag"},
-		{"WeakStale", `W/"7"`, "/presets/small", 412, 1, "weak ETag"},
+		{"Weak", `W/"1"`, "/presets/small", 412, 1, `If-Match "W/\"1\"" holds only weak ETags`},
+		{"WeakBare", `W/1`, "/presets/small", 412, 1, "weak ETags"},
+		{"WeakStale", `W/"7"`, "/presets/small", 412, 1, "weak ETags"},
+		// A list matches when one of its strong ETags does; its weak ones never do.
+		{"WeakThenStrong", `W/"1", "1"`, "/presets/small", 200, 2, ""},
+		{"StrongThenWeak", `"1", W/"1"`, "/presets/small", 200, 2, ""},
+		{"ListWithCurrent", `"7", "1"`, "/presets/small", 200, 2, ""},
+		{"ListStale", `"7", "8"`, "/presets/small", 409, 1, "at version 1, not 7"},
+		{"WeakList", `W/"1", W/"2"`, "/presets/small", 412, 1, "only weak ETags"},
+		{"ListBad", `"1", x`, "/presets/small", 400, 1, `If-Match "x" is not`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -181,7 +190,7 @@ func TestPresetIfMatch(t *testing.T) {
 				t.Fatalf("PUT If-Match %s: %d %s; want %d", tt.ifMatch, r.status, r.body, tt.status)
 			}
 			if tt.status != http.StatusOK {
-				if code, msg := r.errorBody(t); code != problem.CodeValidation && code != problem.CodeNotFound || !strings.Contains(msg, tt.want) {
+				if code, msg := r.errorBody(t); code != problem.CodeValidation && code != problem.CodeNotFound && code != problem.CodeConflict || !strings.Contains(msg, tt.want) {
 					t.Errorf("PUT If-Match %s: %s %q; want a message containing %q", tt.ifMatch, code, msg, tt.want)
 				}
 			}
@@ -191,5 +200,63 @@ func TestPresetIfMatch(t *testing.T) {
 				t.Errorf("PUT If-Match %s left version %d, want %d", tt.ifMatch, p.Version, tt.version)
 			}
 		})
+	}
+}
+
+// A body's version is a preset's, from 1: -1 or 0 is refused, naming version, and changes
+// nothing (-1 once stood for If-Match: * inside the handler).
+func TestPresetBodyVersion(t *testing.T) {
+	t.Parallel()
+	for _, v := range []int{-1, 0, -2} {
+		t.Run(fmt.Sprint(v), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			const body = `{"name":"small","command":"ffmpeg -i in.mp4 -crf 20 out.mp4"}`
+			if r := b.do(t, request{method: http.MethodPost, path: "/presets", key: b.key, body: []byte(body)}); r.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+			r := b.do(t, request{method: http.MethodPut, path: "/presets/small", key: b.key,
+				body: []byte(fmt.Sprintf(`{"name":"small","command":"ffmpeg -i in.mp4 -crf 40 out.mp4","version":%d}`, v))})
+			if code, msg := r.errorBody(t); r.status != http.StatusBadRequest || code != problem.CodeValidation || !strings.Contains(msg, "version") {
+				t.Fatalf("PUT version %d: %d %s %q; want 400 naming version", v, r.status, code, msg)
+			}
+			var p preset.Preset
+			b.do(t, request{method: http.MethodGet, path: "/presets/small", key: b.key}).data(t, &p)
+			if p.Version != 1 || !strings.Contains(p.Command, "-crf 20") {
+				t.Errorf("PUT version %d changed the preset: version %d, %q", v, p.Version, p.Command)
+			}
+		})
+	}
+}
+
+// Concurrent updates with If-Match: * all land: one that finds the version changed since its
+// read reads it again rather than answering 409.
+func TestPresetIfMatchAnyConcurrent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const body = `{"name":"race","command":"ffmpeg -i in.mp4 -crf 20 out.mp4"}`
+	if r := b.do(t, request{method: http.MethodPost, path: "/presets", key: b.key, body: []byte(body)}); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			statuses <- b.do(t, request{method: http.MethodPut, path: "/presets/race", key: b.key, body: []byte(body),
+				header: map[string]string{"If-Match": "*"}}).status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusOK {
+			t.Errorf("PUT If-Match: * beside %d others: %d, want 200", n-1, s)
+		}
+	}
+	var p preset.Preset
+	b.do(t, request{method: http.MethodGet, path: "/presets/race", key: b.key}).data(t, &p)
+	if p.Version != 1+n {
+		t.Errorf("version %d after %d updates, want %d", p.Version, n, 1+n)
 	}
 }

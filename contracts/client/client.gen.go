@@ -3361,7 +3361,8 @@ type ClientInterface interface {
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+	// a list matches when the version there is one of its strong ETags. A stale version is 409
 	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
@@ -3376,7 +3377,8 @@ type ClientInterface interface {
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+	// a list matches when the version there is one of its strong ETags. A stale version is 409
 	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
@@ -4641,7 +4643,8 @@ func (c *Client) GetPreset(ctx context.Context, name string, reqEditors ...Reque
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 // renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 // that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+// a list matches when the version there is one of its strong ETags. A stale version is 409
 // `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
@@ -4666,7 +4669,8 @@ func (c *Client) UpdatePresetWithBody(ctx context.Context, name string, params *
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 // renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 // that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+// a list matches when the version there is one of its strong ETags. A stale version is 409
 // `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
@@ -8325,7 +8329,8 @@ type ClientWithResponsesInterface interface {
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+	// a list matches when the version there is one of its strong ETags. A stale version is 409
 	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
@@ -8340,7 +8345,8 @@ type ClientWithResponsesInterface interface {
 	// The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 	// renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 	// that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-	// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+	// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+	// a list matches when the version there is one of its strong ETags. A stale version is 409
 	// `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 	// at version+1; jobs made from an earlier version keep its concrete command. A built-in
 	// is 403 `FORBIDDEN`.
@@ -15735,7 +15741,8 @@ func (c *ClientWithResponses) GetPresetWithResponse(ctx context.Context, name st
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 // renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 // that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+// a list matches when the version there is one of its strong ETags. A stale version is 409
 // `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
@@ -15756,7 +15763,8 @@ func (c *ClientWithResponses) UpdatePresetWithBodyWithResponse(ctx context.Conte
 // The body is a `PresetRequest` (its `name`, if given, is the path's: a preset is not
 // renamed). The version replaced is `If-Match` (the ETag read, `"3"`; `*` for the version
 // that exists) or the body's `version`; neither is 400 naming `version`. If-Match compares
-// strongly: a weak ETag (`W/"3"`) never matches and is 412. A stale version is 409
+// strongly: a weak ETag (`W/"3"`) never matches, and a header of weak ones alone is 412;
+// a list matches when the version there is one of its strong ETags. A stale version is 409
 // `CONFLICT` saying the current one, and changes nothing. The preset is checked as at creation and stored
 // at version+1; jobs made from an earlier version keep its concrete command. A built-in
 // is 403 `FORBIDDEN`.
