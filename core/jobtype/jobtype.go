@@ -138,7 +138,7 @@ func DecodeRequestAt(prefix string, body []byte) (Request, error) {
 // withoutNulls is raw with every object member whose value is null left out, in nested objects
 // too, and nil for null itself: a null optional field is one not given, neither stored nor
 // echoed, and a null required one is refused as missing, naming it. raw comes back as it is
-// when it holds no such member.
+// when it holds no such member. It reads raw once, whatever its depth.
 func withoutNulls(raw json.RawMessage) (json.RawMessage, bool) {
 	if string(raw) == "null" {
 		return nil, true
@@ -146,32 +146,68 @@ func withoutNulls(raw json.RawMessage) (json.RawMessage, bool) {
 	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte("null")) {
 		return raw, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
+	d := nullDropper{raw: raw, dec: json.NewDecoder(bytes.NewReader(raw))}
+	out, _, ok := d.value(make([]byte, 0, len(raw)))
+	if !ok || !d.dropped {
 		return raw, false
 	}
-	out, changed := []byte{'{'}, false
-	for dec.More() {
-		key, err := dec.Token()
-		var v json.RawMessage
-		if err != nil || dec.Decode(&v) != nil {
-			return raw, false
-		}
-		v, dropped := withoutNulls(v)
-		changed = changed || dropped
-		if v == nil {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		k, _ := json.Marshal(key)
-		out = append(append(append(out, k...), ':'), v...)
+	return out, true
+}
+
+// nullDropper copies a JSON document, token by token, leaving out object members whose value
+// is null.
+type nullDropper struct {
+	raw     []byte
+	dec     *json.Decoder
+	dropped bool
+}
+
+// value appends the next value to out, the null members of its objects left out, and says
+// whether it was null; false when raw is not JSON.
+func (d *nullDropper) value(out []byte) (_ []byte, null, ok bool) {
+	start := d.dec.InputOffset()
+	tok, err := d.dec.Token()
+	if err != nil {
+		return out, false, false
 	}
-	if !changed {
-		return raw, false
+	switch tok {
+	case json.Delim('{'):
+		out = append(out, '{')
+		for first := true; d.dec.More(); {
+			keyStart := d.dec.InputOffset()
+			if _, err := d.dec.Token(); err != nil {
+				return out, false, false
+			}
+			member := len(out)
+			if !first {
+				out = append(out, ',')
+			}
+			out = append(append(out, bytes.TrimLeft(d.raw[keyStart:d.dec.InputOffset()], " \t\r\n,")...), ':')
+			if out, null, ok = d.value(out); !ok {
+				return out, false, false
+			}
+			if null {
+				out, d.dropped = out[:member], true
+				continue
+			}
+			first = false
+		}
+		_, err = d.dec.Token() // }
+		return append(out, '}'), false, err == nil
+	case json.Delim('['):
+		out = append(out, '[')
+		for first := true; d.dec.More(); first = false {
+			if !first {
+				out = append(out, ',')
+			}
+			if out, _, ok = d.value(out); !ok {
+				return out, false, false
+			}
+		}
+		_, err = d.dec.Token() // ]
+		return append(out, ']'), false, err == nil
 	}
-	return append(out, '}'), true
+	return append(out, bytes.TrimLeft(d.raw[start:d.dec.InputOffset()], " \t\r\n,:")...), tok == nil, true
 }
 
 // DecodeStrict decodes JSON into v, refusing unknown fields and trailing data, and turns the

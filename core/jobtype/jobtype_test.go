@@ -84,6 +84,11 @@ func TestDecodeRequestNulls(t *testing.T) {
 		{"members", `{"type":"x","inputs":{"a":null,"b":{"url":"u","content":null}},"params":{"z":1,"y":null,"x":{"w":null,"v":"null"},"u":[null]}}`,
 			`{"b":{"url":"u"}}`, `{"z":1,"x":{"v":"null"},"u":[null]}`},
 		{"all", `{"type":"x","params":{"a":null}}`, ``, `{}`},
+		{"spaced", `{"type":"x","params":{ "a" : null , "b" : "c" , "d" :null}}`, ``, `{"b":"c"}`},
+		{"in arrays", `{"type":"x","params":{"l":[{"a":null,"b":[1, {"c":null}]}, null]}}`, ``, `{"l":[{"b":[1,{}]},null]}`},
+		{"escaped keys", `{"type":"x","params":{"a\"b":null,"c\\":"d\"null"}}`, ``, `{"c\\":"d\"null"}`},
+		{"deep", `{"type":"x","params":` + strings.Repeat(`{"a":`, 5000) + `null` + strings.Repeat(`}`, 5001),
+			``, strings.Repeat(`{"a":`, 4999) + `{}` + strings.Repeat(`}`, 4999)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -13,7 +13,9 @@ import (
 // to a preset's integer variable); encoding/json would refuse it for an int field. A document
 // that is not JSON comes back as it is, for the decoder to say what is wrong with it.
 func integralNumbers(body []byte) []byte {
-	if !hasFraction(body) {
+	// Only valid JSON is rewritten: the decoder's message for one that is not names a byte
+	// offset, which must be the client's, not the rewrite's.
+	if !hasFraction(body) || !json.Valid(body) {
 		return body
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -2,6 +2,7 @@ package jobtype_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,5 +81,16 @@ func TestHasFraction(t *testing.T) {
 		if got := jobtype.HasFraction([]byte(tt.body)); got != tt.want {
 			t.Errorf("HasFraction(%s) = %v, want %v", tt.body, got, tt.want)
 		}
+	}
+}
+
+// A body that is not JSON is not rewritten, so the byte its error names is the client's.
+func TestSyntaxErrorOffsetAfterWholeNumbers(t *testing.T) {
+	t.Parallel()
+	body := `{"type":"ffmpeg","params":{"timeout": 1.000000000000000000000, "x": }}`
+	_, err := jobtype.DecodeRequest([]byte(body))
+	want := fmt.Sprintf("at byte %d", strings.Index(body, "}")+1)
+	if problem.CodeOf(err) != problem.CodeValidation || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want a VALIDATION_ERROR %s", err, want)
 	}
 }
