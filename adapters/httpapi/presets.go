@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -162,7 +161,7 @@ func presetVersions(ifMatch string, body *int) (ifMatchVersions, error) {
 	ifMatch = strings.TrimSpace(ifMatch)
 	if body != nil && *body < 1 {
 		return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "version",
-			Message: fmt.Sprintf("version %d is not a preset's version (from 1)", *body)}
+			Message: problem.Messagef("version %d is not a preset's version (from 1)", *body)}
 	}
 	switch {
 	case ifMatch == "" && body == nil:

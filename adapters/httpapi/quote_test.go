@@ -31,6 +31,9 @@ func TestRefusalsQuoteLittle(t *testing.T) {
 		{"variable name", "POST", "/jobs", job(`{"preset":"web-mp4","variables":{"` + long + `":1}}`), nil, 400, "params.variables.xxx"},
 		{"If-Match", "PUT", "/presets/web-mp4", `{"command":"ffmpeg -i in.mp4 out.mp4"}`, map[string]string{"If-Match": long}, 400, `If-Match "xxx`},
 		{"Content-Type", "POST", "/jobs", `{}`, map[string]string{"Content-Type": "text/" + long}, 415, `Content-Type "text/xxx`},
+		{"preset", "POST", "/jobs", job(`{"preset":"` + long + `"}`), nil, 400, `params.preset "xxx`},
+		{"renamed preset", "PUT", "/presets/mine", `{"name":"` + long + `","command":"ffmpeg -i in.mp4 out.mp4","version":1}`, nil, 400, `name "xxx`},
+		{"Idempotency-Key", "POST", "/jobs", `{}`, map[string]string{"Idempotency-Key": long}, 400, "Idempotency-Key"},
 		{"query", "GET", "/presets/thumbnail-sprite/index.vtt?" + long + "=1&" + long + "=2", "", nil, 400, "query parameter xxx"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

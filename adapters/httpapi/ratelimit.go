@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -139,7 +138,7 @@ func (g *failureGate) failed(r *http.Request, err error) error {
 	}
 	wait := max(d.RetryAfter, time.Second)
 	return &problem.Problem{Code: problem.CodeRateLimited, RetryAfter: wait,
-		Message: fmt.Sprintf("too many failed authentications from your address (%d a minute are allowed); retry after %s",
+		Message: problem.Messagef("too many failed authentications from your address (%d a minute are allowed); retry after %s",
 			g.perMinute, secondsText(wait))}
 }
 

@@ -176,7 +176,7 @@ func (in SubmitJobInput) withPreset() (SubmitJobInput, error) {
 	for k, v := range in.Params {
 		if k == "preset" || k == "variables" {
 			return in, &problem.Problem{Code: problem.CodeValidation, Field: "params." + k,
-				Message: fmt.Sprintf("params.%s and %s are both given: give the preset once", k, k)}
+				Message: problem.Messagef("params.%s and %s are both given: give the preset once", k, k)}
 		}
 		params[k] = v
 	}

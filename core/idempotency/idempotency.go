@@ -208,7 +208,7 @@ func (g *Guard) Begin(ctx context.Context, c Call) (*Ticket, *Record, error) {
 		// The first request is still at work: wait for its answer, then read it again.
 		if !time.Now().Add(delay).Before(deadline) {
 			return nil, nil, &problem.Problem{Code: problem.CodeConflict, RetryAfter: time.Second,
-				Message: fmt.Sprintf("a request with Idempotency-Key %q is still in progress; retry it later", c.Key)}
+				Message: problem.Messagef("a request with Idempotency-Key %q is still in progress; retry it later", c.Key)}
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -68,7 +68,7 @@ func (s *Destinations) Create(ctx context.Context, a account.Account, p destinat
 	}
 	if err := s.p.URLs.CheckURL(ctx, p.Endpoint); err != nil {
 		return destination.Destination{}, &problem.Problem{Code: problem.CodeValidation, Field: "endpoint",
-			Message: fmt.Sprintf("endpoint %q cannot be delivered to: %v", p.Endpoint, err)}
+			Message: problem.Messagef("endpoint %q cannot be delivered to: %v", p.Endpoint, err)}
 	}
 	t := destination.Target{Endpoint: p.Endpoint, Bucket: p.Bucket, Region: p.Region, PathStyle: p.PathStyle,
 		AccessKeyID: p.AccessKeyID, SecretAccessKey: p.SecretAccessKey}
@@ -81,12 +81,12 @@ func (s *Destinations) Create(ctx context.Context, a account.Account, p destinat
 		case errors.Is(err, destination.ErrCredentials):
 			field = "accessKeyId"
 			return destination.Destination{}, &problem.Problem{Code: problem.CodeValidation, Field: field,
-				Message: fmt.Sprintf("accessKeyId/secretAccessKey: the test write to bucket %s was refused: %v", p.Bucket, err)}
+				Message: problem.Messagef("accessKeyId/secretAccessKey: the test write to bucket %s was refused: %v", p.Bucket, err)}
 		case errors.Is(err, destination.ErrNoBucket):
 			field = "bucket"
 		}
 		return destination.Destination{}, &problem.Problem{Code: problem.CodeValidation, Field: field,
-			Message: fmt.Sprintf("%s: the test write to bucket %s at %s failed: %v", field, p.Bucket, p.Endpoint, err)}
+			Message: problem.Messagef("%s: the test write to bucket %s at %s failed: %v", field, p.Bucket, p.Endpoint, err)}
 	}
 	d := destination.Destination{ID: job.NewID("dst"), AccountID: a.ID, Name: p.Name, Endpoint: p.Endpoint, Bucket: p.Bucket,
 		Region: p.Region, Prefix: p.Prefix, PathStyle: p.PathStyle, AccessKeyID: p.AccessKeyID, CreatedAt: s.p.Clock.Now().UTC().Truncate(time.Microsecond)}
@@ -259,7 +259,7 @@ func (s *Destinations) attach(ctx context.Context, j *job.Job, d *destination.De
 	d.JobID = j.ID
 	err := s.p.Store.CreateJobDelivery(ctx, *d)
 	if errors.Is(err, problem.ErrNotFound) {
-		return &problem.Problem{Code: problem.CodeValidation, Field: "destination.id", Message: fmt.Sprintf("destination.id: %q was deleted", d.DestinationID)}
+		return &problem.Problem{Code: problem.CodeValidation, Field: "destination.id", Message: problem.Messagef("destination.id: %q was deleted", d.DestinationID)}
 	}
 	return err
 }

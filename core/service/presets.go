@@ -100,7 +100,7 @@ func (s *Presets) Update(ctx context.Context, a account.Account, name string, ve
 		p.Name = name
 	}
 	if p.Name != name {
-		return nil, &problem.Problem{Code: problem.CodeValidation, Field: "name", Message: fmt.Sprintf("name %q differs from the preset's %q: a preset is not renamed", p.Name, name)}
+		return nil, &problem.Problem{Code: problem.CodeValidation, Field: "name", Message: problem.Messagef("name %q differs from the preset's %q: a preset is not renamed", p.Name, name)}
 	}
 	if _, err := preset.Check(p, s.env); err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func (s *Presets) Resolve(ctx context.Context, a account.Account, req jobtype.Re
 	for _, f := range []string{"command", "steps", "keep"} {
 		if _, ok := fields[f]; ok {
 			return req, &problem.Problem{Code: problem.CodeValidation, Field: "params." + f,
-				Message: fmt.Sprintf("params.%s and params.preset are both given: the preset is the command; give one", f)}
+				Message: problem.Messagef("params.%s and params.preset are both given: the preset is the command; give one", f)}
 		}
 	}
 	var pp presetParams
@@ -181,7 +181,7 @@ func (s *Presets) Resolve(ctx context.Context, a account.Account, req jobtype.Re
 	p, err := s.Get(ctx, a, name)
 	if problem.CodeOf(err) == problem.CodeNotFound {
 		return req, &problem.Problem{Code: problem.CodeValidation, Field: "params.preset",
-			Message: fmt.Sprintf("params.preset %q is neither a preset of this account nor a built-in (GET /presets lists them)", name)}
+			Message: problem.Messagef("params.preset %q is neither a preset of this account nor a built-in (GET /presets lists them)", name)}
 	}
 	if err != nil {
 		return req, err
@@ -226,7 +226,7 @@ func SpriteIndex(given map[string]json.RawMessage) (string, error) {
 		var v float64
 		if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) {
 			return "", &problem.Problem{Code: problem.CodeValidation, Field: "params.variables." + name,
-				Message: fmt.Sprintf("params.variables.%s %s is not an integer", name, raw)}
+				Message: problem.Messagef("params.variables.%s %s is not an integer", name, raw)}
 		}
 		n[name] = int(v)
 	}

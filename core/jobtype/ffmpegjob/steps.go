@@ -79,7 +79,7 @@ func stepField(i int) string { return fmt.Sprintf("params.steps[%d]", i) }
 
 // rejectField is a VALIDATION_ERROR about field.
 func rejectField(field, format string, args ...any) error {
-	return &problem.Problem{Code: problem.CodeValidation, Message: fmt.Sprintf(format, args...), Field: field}
+	return &problem.Problem{Code: problem.CodeValidation, Message: problem.Messagef(format, args...), Field: field}
 }
 
 // validateSteps checks the whole chain before anything runs. Each step is validated as a
