@@ -53,7 +53,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 	if err != nil {
 		return 0, err
 	}
-	tmp, err := createIn(filepath.Dir(p))
+	tmp, err := createIn(ctx, filepath.Dir(p))
 	if err != nil {
 		return 0, fmt.Errorf("blobfs: %w", err)
 	}
@@ -79,16 +79,17 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, max int64) (in
 }
 
 // createIn makes a temporary file in dir, making dir and its parents first. A Delete that
-// emptied one of them may remove it meanwhile (it prunes empty directories), so the pair is tried
-// again then: a directory holding the temporary file is not empty, and stays.
-func createIn(dir string) (*os.File, error) {
-	for try := 0; ; try++ {
+// emptied dir may remove it meanwhile (it prunes a blob's own directory), so the pair is tried
+// again then (a removal takes an empty directory, and one holding the temporary file is not),
+// up to a bound, for a directory that keeps going away for another reason (its root removed).
+func createIn(ctx context.Context, dir string) (*os.File, error) {
+	for try := 1; ; try++ {
 		var f *os.File
 		err := mkdir(dir)
 		if err == nil {
 			f, err = os.CreateTemp(dir, ".put-*")
 		}
-		if err == nil || !errors.Is(err, fs.ErrNotExist) || try == 2 {
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil || try == 100 {
 			return f, err
 		}
 	}
@@ -143,13 +144,12 @@ func (s *Store) Delete(_ context.Context, key string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("blobfs: %w", err)
 	}
-	// A job's outputs have a directory of their own; the last one deleted takes it along, and
-	// any parent it left empty, so that deleted blobs leave no directories (an inode and a block
-	// each) behind. Removing a directory that is not empty fails, which ends the walk.
-	for dir := filepath.Dir(p); dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
-		if syscall.Rmdir(dir) != nil {
-			break
-		}
+	// A job's outputs have a directory of their own; the last one deleted takes it along, so
+	// that deleted blobs leave no directory (an inode and a block each) behind. The levels
+	// above it (an account's) are shared and stay. Removing a directory that is not empty
+	// fails, and leaves it.
+	if dir := filepath.Dir(p); dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)) {
+		_ = syscall.Rmdir(dir)
 	}
 	return nil
 }

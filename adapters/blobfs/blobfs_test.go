@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mediajobs/mediajobs/adapters/blobfs"
@@ -100,8 +102,8 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// Deleting a directory's last blob removes the directory, and the parents it left empty, up to
-// the root: deleted outputs leave no directories behind.
+// Deleting a directory's last blob removes that directory, and only it: deleted outputs leave
+// no directory of theirs behind, and an account's directories stay for its other jobs.
 func TestDeletePrunesEmptyDirectories(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -130,9 +132,9 @@ func TestDeletePrunesEmptyDirectories(t *testing.T) {
 	}{
 		{keys[0], nil, []string{"accounts/acc_1/jobs/job_1"}},
 		{keys[2], []string{"accounts/acc_1/jobs/job_1.2"}, []string{"accounts/acc_1/jobs/job_1"}},
-		{keys[1], []string{"accounts/acc_1"}, []string{"accounts/acc_2/jobs/job_2"}},
-		{keys[3], []string{"accounts"}, []string{"."}},
-		{keys[3], nil, []string{"."}}, // deleting again: nothing to prune, the root stays
+		{keys[1], []string{"accounts/acc_1/jobs/job_1"}, []string{"accounts/acc_1/jobs", "accounts/acc_2/jobs/job_2"}},
+		{keys[3], []string{"accounts/acc_2/jobs/job_2"}, []string{"accounts/acc_2/jobs", "."}},
+		{keys[3], nil, []string{"accounts/acc_2/jobs", "."}}, // deleting again: nothing to prune
 	} {
 		if err := s.Delete(ctx, step.del); err != nil {
 			t.Fatalf("delete %s: %v", step.del, err)
@@ -147,6 +149,39 @@ func TestDeletePrunesEmptyDirectories(t *testing.T) {
 				t.Errorf("after deleting %s, %s is gone", step.del, d)
 			}
 		}
+	}
+}
+
+// Puts and Deletes of many jobs of one account, at once, all land: none finds a directory it
+// made removed under it.
+func TestPutsBesideDeletesOfOneAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := blobfs.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	var first atomic.Value
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				k := blob.OutputKey("acc_1", fmt.Sprintf("job_%d_%d", g, i), "out.mp4")
+				if _, err := s.Put(ctx, k, strings.NewReader("x"), 0); err != nil {
+					failed.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+				}
+				if err := s.Delete(ctx, k); err != nil {
+					failed.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of 8,000 calls failed; first: %v", n, first.Load())
 	}
 }
 
