@@ -93,7 +93,15 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 		r = r.Clone(r.Context())
 		r.Header.Del("Range")
 	}
-	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, r, "", b.ModTime(), b)
+	served := r
+	if rng := r.Header.Get("Range"); zeroSuffix(rng) {
+		// The last zero bytes are no range (RFC 9110 §14.1.2), which ServeContent would answer
+		// 206 with nothing: it is asked for one past the end instead, so that its preconditions
+		// still come first and the answer is 416.
+		served = r.Clone(r.Context())
+		served.Header.Set("Range", "bytes="+strconv.FormatInt(b.Size(), 10)+"-")
+	}
+	http.ServeContent(&contentWriter{ResponseWriter: w, r: r, size: b.Size(), log: a.log}, served, "", b.ModTime(), b)
 }
 
 // wellFormedRange tells a Range of one byte range (RFC 9110 §14.1.1, as ServeContent reads it:
@@ -113,6 +121,14 @@ func wellFormedRange(h string) bool {
 		return fromErr == nil
 	}
 	return fromErr == nil && toErr == nil && from <= to
+}
+
+// zeroSuffix tells a well-formed Range for the last zero bytes ("bytes=-0").
+func zeroSuffix(h string) bool {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	first, last, _ := strings.Cut(spec, "-")
+	n, err := rangePosition(textproto.TrimString(last))
+	return ok && wellFormedRange(h) && textproto.TrimString(first) == "" && err == nil && n == 0
 }
 
 // rangePosition reads a position of a Range: digits only, within int64.
