@@ -459,27 +459,10 @@ func TestSubmitJobIntegralNumbers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			if r := b.do(t, request{method: "POST", path: "/presets", key: b.key, body: []byte(preset)}); r.status != http.StatusCreated {
-				t.Fatalf("create preset: %d %s", r.status, r.body)
-			}
-			res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(tt.body)})
-			if tt.want == "" {
-				if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.field) {
-					t.Errorf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.field)
-				}
-				if n := b.jobCount(t); n != 0 {
-					t.Errorf("a refused submit stored %d jobs", n)
-				}
+			var j struct{ Params map[string]json.RawMessage }
+			if !submitBesidePreset(t, preset, tt.body, map[bool]string{true: tt.field}[tt.want == ""], &j) {
 				return
 			}
-			var created struct{ ID string }
-			res.data(t, &created)
-			if res.status != http.StatusCreated {
-				t.Fatalf("status %d, body %s", res.status, res.body)
-			}
-			var j struct{ Params map[string]json.RawMessage }
-			b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, &j)
 			if got := string(j.Params[tt.field]); got != tt.want {
 				t.Errorf("params.%s echoed as %s, want %s", tt.field, got, tt.want)
 			}
@@ -511,30 +494,41 @@ func TestSubmitJobNulls(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			if r := b.do(t, request{method: "POST", path: "/presets", key: b.key, body: []byte(preset)}); r.status != http.StatusCreated {
-				t.Fatalf("create preset: %d %s", r.status, r.body)
-			}
-			res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(tt.body)})
-			if tt.refused {
-				if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, tt.want) {
-					t.Errorf("got %d %s %q, want 400 naming %s", res.status, code, msg, tt.want)
-				}
-				if n := b.jobCount(t); n != 0 {
-					t.Errorf("a refused submit stored %d jobs", n)
-				}
+			var j struct{ Inputs, Params json.RawMessage }
+			if !submitBesidePreset(t, preset, tt.body, map[bool]string{true: tt.want}[tt.refused], &j) {
 				return
 			}
-			var created struct{ ID string }
-			res.data(t, &created)
-			if res.status != http.StatusCreated {
-				t.Fatalf("status %d, body %s", res.status, res.body)
-			}
-			var j struct{ Inputs, Params json.RawMessage }
-			b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, &j)
 			if string(j.Params) != tt.want || bytes.Contains(j.Inputs, []byte("null")) {
 				t.Errorf("echoed inputs %s params %s, want params %s and no null", j.Inputs, j.Params, tt.want)
 			}
 		})
 	}
+}
+
+// submitBesidePreset submits body to a fresh API holding preset. With refused set, the submit
+// must be a 400 naming it that stores no job, and it returns false; otherwise the job must be
+// created, and it returns true with the job as GET /jobs/{id} reads it in job.
+func submitBesidePreset(t *testing.T, preset, body, refused string, job any) bool {
+	t.Helper()
+	b := setup(t)
+	if r := b.do(t, request{method: "POST", path: "/presets", key: b.key, body: []byte(preset)}); r.status != http.StatusCreated {
+		t.Fatalf("create preset: %d %s", r.status, r.body)
+	}
+	res := b.do(t, request{method: "POST", path: "/jobs", key: b.key, body: []byte(body)})
+	if refused != "" {
+		if code, msg := res.errorBody(t); res.status != 400 || code != problem.CodeValidation || !strings.Contains(msg, refused) {
+			t.Errorf("got %d %s %q, want 400 naming %s", res.status, code, msg, refused)
+		}
+		if n := b.jobCount(t); n != 0 {
+			t.Errorf("a refused submit stored %d jobs", n)
+		}
+		return false
+	}
+	var created struct{ ID string }
+	res.data(t, &created)
+	if res.status != http.StatusCreated {
+		t.Fatalf("status %d, body %s", res.status, res.body)
+	}
+	b.do(t, request{method: "GET", path: "/jobs/" + created.ID, key: b.key}).data(t, job)
+	return true
 }
