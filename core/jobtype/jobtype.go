@@ -147,6 +147,7 @@ func withoutNulls(raw json.RawMessage) (json.RawMessage, bool) {
 		return raw, false
 	}
 	d := nullDropper{raw: raw, dec: json.NewDecoder(bytes.NewReader(raw))}
+	d.dec.UseNumber() // a number past float64 (1e400) is copied, not an error
 	out, _, ok := d.value(make([]byte, 0, len(raw)))
 	if !ok || !d.dropped {
 		return raw, false

@@ -87,6 +87,7 @@ func TestDecodeRequestNulls(t *testing.T) {
 		{"spaced", `{"type":"x","params":{ "a" : null , "b" : "c" , "d" :null}}`, ``, `{"b":"c"}`},
 		{"in arrays", `{"type":"x","params":{"l":[{"a":null,"b":[1, {"c":null}]}, null]}}`, ``, `{"l":[{"b":[1,{}]},null]}`},
 		{"escaped keys", `{"type":"x","params":{"a\"b":null,"c\\":"d\"null"}}`, ``, `{"c\\":"d\"null"}`},
+		{"huge number", `{"type":"x","params":{"a":null,"b":1e400,"c":123456789012345678901234567890}}`, ``, `{"b":1e400,"c":123456789012345678901234567890}`},
 		{"deep", `{"type":"x","params":` + strings.Repeat(`{"a":`, 5000) + `null` + strings.Repeat(`}`, 5001),
 			``, strings.Repeat(`{"a":`, 4999) + `{}` + strings.Repeat(`}`, 4999)},
 	} {
