@@ -35,6 +35,7 @@ func TestDownloadSingleFile(t *testing.T) {
 	}
 	token := parsed.Query().Get("token")
 	other := b.seedJob(t, job.StatusComplete, map[string]string{"other.mp4": "x"})
+	empty := b.view(t, b.seedJob(t, job.StatusComplete, map[string]string{"empty.mp4": ""}).ID).Output.File.URL
 
 	tests := []struct {
 		name    string
@@ -52,6 +53,9 @@ func TestDownloadSingleFile(t *testing.T) {
 		{"empty suffix range", "GET", u, "bytes=-0", 416, "", map[string]string{"Content-Type": "application/json", "Content-Range": "bytes */10"}},
 		{"empty suffix range, zeros", "GET", u, "bytes= -000", 416, "", map[string]string{"Content-Range": "bytes */10"}},
 		{"head", "HEAD", u, "", 200, "", map[string]string{"Content-Length": "10", "Content-Type": "video/mp4"}},
+		// An empty file has no range to give: it is served whole, as nothing.
+		{"suffix range of an empty file", "GET", empty, "bytes=-5", 200, "", map[string]string{"Content-Length": "0", "Content-Range": ""}},
+		{"range of an empty file", "GET", empty, "bytes=0-", 200, "", map[string]string{"Content-Length": "0", "Content-Range": ""}},
 		{"unsatisfiable range", "GET", u, "bytes=20-", 416, "", map[string]string{"Content-Type": "application/json", "Content-Range": "bytes */10"}},
 		{"range with spaces", "GET", u, "bytes= 1 - 2", 206, "12", map[string]string{"Content-Range": "bytes 1-2/10"}},
 		// A malformed Range is ignored (RFC 9110 §14.2): the whole file, not 416.

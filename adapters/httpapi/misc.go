@@ -84,12 +84,13 @@ func (a *api) serveContent(w http.ResponseWriter, r *http.Request, name, content
 	} else {
 		h.Set("Content-Disposition", disposition)
 	}
-	if rng := r.Header.Get("Range"); rng != "" && (strings.Contains(rng, ",") || !wellFormedRange(rng)) {
+	if rng := r.Header.Get("Range"); rng != "" && (strings.Contains(rng, ",") || !wellFormedRange(rng) || b.Size() == 0) {
 		// Several ranges at once would be a multipart answer, which costs the server far more
 		// than the bytes it sends when they are thousands of small ones (and players ask for one
 		// range at a time): the file is served whole instead, as RFC 9110 allows. So is it for a
 		// malformed Range, which RFC 9110 §14.2 has a server ignore; ServeContent would answer
-		// 416, which is for a range that is well-formed but lies outside the file.
+		// 416, which is for a range that is well-formed but lies outside the file. An empty file
+		// has no range to give: ServeContent would answer a suffix of it 206 "bytes 0--1/0".
 		r = r.Clone(r.Context())
 		r.Header.Del("Range")
 	}

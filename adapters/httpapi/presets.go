@@ -173,10 +173,15 @@ func presetVersions(ifMatch string, body *int) (ifMatchVersions, error) {
 		return ifMatchVersions{any: true}, nil
 	}
 	var strong []int
+	weak := false
 	for _, tag := range strings.Split(ifMatch, ",") {
 		tag = strings.TrimSpace(tag)
-		if strings.HasPrefix(tag, "W/") {
-			continue // never matches
+		switch {
+		case tag == "":
+			continue // an empty element of a list is none (RFC 9110 §5.6.1.2)
+		case strings.HasPrefix(tag, "W/"):
+			weak = true // never matches
+			continue
 		}
 		v, err := strconv.Atoi(strings.Trim(tag, `"`))
 		if err != nil || v < 1 {
@@ -185,6 +190,8 @@ func presetVersions(ifMatch string, body *int) (ifMatchVersions, error) {
 		strong = append(strong, v)
 	}
 	switch {
+	case len(strong) == 0 && !weak:
+		return ifMatchVersions{}, &problem.Problem{Code: problem.CodeValidation, Field: "If-Match", Message: problem.Messagef("If-Match %q names no version", ifMatch)}
 	case len(strong) == 0:
 		return ifMatchVersions{}, protocolError(http.StatusPreconditionFailed, "If-Match %q holds only weak ETags, which never match (If-Match compares strongly); send the ETag as read, without W/", ifMatch)
 	case body != nil && !slices.Contains(strong, *body):

@@ -177,6 +177,9 @@ func TestPresetIfMatch(t *testing.T) {
 		{"ListStale", `"7", "8"`, "/presets/small", 409, 1, "at version 1, not 7"},
 		{"WeakList", `W/"1", W/"2"`, "/presets/small", 412, 1, "only weak ETags"},
 		{"ListBad", `"1", x`, "/presets/small", 400, 1, `If-Match "x" is not`},
+		{"ListTrailingComma", `"1",`, "/presets/small", 200, 2, ""},
+		{"ListEmptyElements", `, "7",, "1" ,`, "/presets/small", 200, 2, ""},
+		{"ListOfNothing", `, ,`, "/presets/small", 400, 1, "names no version"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
