@@ -227,8 +227,7 @@ func (g *GPU) boundLibraries() []Mount {
 	}
 	var out []Mount
 	for _, l := range g.Libraries {
-		// One under /usr is there already, but not under /usr/local, which the sandbox covers.
-		if real, err := filepath.EvalSymlinks(l.Source); err == nil && l.Source == l.Target && isUnder(real, "/usr") && !isUnder(real, usrLocal) {
+		if real, err := filepath.EvalSymlinks(l.Source); err == nil && l.Source == l.Target && isUnder(real, "/usr") {
 			continue
 		}
 		out = append(out, l)

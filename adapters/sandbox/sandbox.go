@@ -143,6 +143,8 @@ type Config struct {
 // Sandbox runs allowlisted programs under bubblewrap. It is safe for concurrent use.
 type Sandbox struct {
 	cfg Config
+	// coverUsrLocal: nothing the sandbox uses is under /usr/local, which it then covers.
+	coverUsrLocal bool
 }
 
 // The memory cgroups are found once per process, the first time a sandbox runs something.
@@ -257,7 +259,7 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		cfg.GPU = gpu
 	}
-	return &Sandbox{cfg: cfg}, nil
+	return &Sandbox{cfg: cfg, coverUsrLocal: !usesUsrLocal(cfg)}, nil
 }
 
 // Run runs s.Program in the default sandbox.
@@ -603,11 +605,10 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		a = append(a, "--setenv", "LD_LIBRARY_PATH", dirs)
 	}
 	a = append(a, "--ro-bind", "/usr", "/usr")
-	if sb.hidesUsrLocal() {
+	if sb.coverUsrLocal {
 		// What the host installed by hand (a toolchain, scripts, the files of its tools) is
-		// none of FFmpeg's: an empty tmpfs covers it, read-only once the paths bound into it
-		// below are there.
-		a = append(a, "--perms", "0555", "--size", "4096", "--tmpfs", usrLocal)
+		// none of FFmpeg's: an empty read-only tmpfs covers it.
+		a = append(a, "--perms", "0555", "--size", "4096", "--tmpfs", usrLocal, "--remount-ro", usrLocal)
 	}
 	a = append(a,
 		"--symlink", "usr/bin", "/bin",
@@ -624,9 +625,6 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 	}
 	for _, l := range sb.cfg.GPU.boundLibraries() {
 		a = append(a, "--ro-bind", l.Source, l.Target)
-	}
-	if sb.hidesUsrLocal() {
-		a = append(a, "--remount-ro", usrLocal)
 	}
 	a = append(a,
 		"--proc", "/proc",
@@ -670,15 +668,26 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 // usrLocal is where a host keeps what it installed outside its packages.
 const usrLocal = "/usr/local"
 
-// hidesUsrLocal says whether the sandbox covers /usr/local: unless a program it runs lives
-// there (an FFmpeg built by hand, with its libraries beside it), it does.
-func (sb *Sandbox) hidesUsrLocal() bool {
-	for _, p := range sb.cfg.Programs {
-		if isUnder(p, usrLocal) {
-			return false
+// usesUsrLocal says whether a program, prlimit, a read-only path or a GPU library the sandbox
+// is configured with lies under /usr/local, or leads there through a link (an FFmpeg built by
+// hand with its libraries beside it, a driver installed there): the sandbox then leaves
+// /usr/local as the host has it rather than cover it.
+func usesUsrLocal(cfg Config) bool {
+	paths := append(append([]string{cfg.Prlimit}, cfg.Programs...), cfg.ReadOnlyPaths...)
+	if cfg.GPU != nil {
+		for _, l := range cfg.GPU.Libraries {
+			paths = append(paths, l.Source, l.Target)
 		}
 	}
-	return true
+	for _, p := range paths {
+		if isUnder(p, usrLocal) {
+			return true
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil && isUnder(real, usrLocal) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l Limits) withDefaults(timeout time.Duration) Limits {
