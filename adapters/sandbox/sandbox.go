@@ -608,7 +608,7 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 	if sb.coverUsrLocal {
 		// What the host installed by hand (a toolchain, scripts, the files of its tools) is
 		// none of FFmpeg's: an empty read-only tmpfs covers it.
-		a = append(a, "--perms", "0555", "--size", "4096", "--tmpfs", usrLocal, "--remount-ro", usrLocal)
+		a = append(a, emptyReadOnly(usrLocal)...)
 	}
 	a = append(a,
 		"--symlink", "usr/bin", "/bin",
@@ -639,11 +639,13 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		// /work and /tmp (its pages count against no rlimit, and against no cgroup where there
 		// is none), with a small /dev/shm for the shared memory a library may ask for.
 		"--size", strconv.Itoa(shmBytes), "--tmpfs", "/dev/shm",
-		// No pseudo-terminals: bubblewrap's /dev/pts is a devpts of its own, writable, but the
-		// ptys it hands out come from the host's one budget (kernel.pty.max), which a job
-		// opening /dev/ptmx 3,000 times would take from every other sandbox and container. An
-		// empty read-only tmpfs over it leaves /dev/ptmx (a link into it) pointing at nothing.
-		"--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts",
+	)
+	// No pseudo-terminals: bubblewrap's /dev/pts is a devpts of its own, writable, but the ptys
+	// it hands out come from the host's one budget (kernel.pty.max), which a job opening
+	// /dev/ptmx 3,000 times would take from every other sandbox and container. An empty
+	// read-only tmpfs over it leaves /dev/ptmx (a link into it) pointing at nothing.
+	a = append(a, emptyReadOnly("/dev/pts")...)
+	a = append(a,
 		"--remount-ro", "/dev",
 		"--size", strconv.Itoa(tmpBytes), "--tmpfs", "/tmp",
 		"--bind-fd", strconv.Itoa(workFD), WorkDir,
@@ -663,6 +665,12 @@ func (sb *Sandbox) bwrapOptions(opts runOpts) []string {
 		a = append(a, "--block-fd", strconv.Itoa(opts.blockFD))
 	}
 	return a
+}
+
+// emptyReadOnly is bubblewrap's options that cover dir with an empty directory: a tmpfs of one
+// page, its root mode 0555, mounted read-only.
+func emptyReadOnly(dir string) []string {
+	return []string{"--perms", "0555", "--size", "4096", "--tmpfs", dir, "--remount-ro", dir}
 }
 
 // usrLocal is where a host keeps what it installed outside its packages.
