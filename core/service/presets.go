@@ -226,7 +226,7 @@ func SpriteIndex(given map[string]json.RawMessage) (string, error) {
 		var v float64
 		if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) {
 			return "", &problem.Problem{Code: problem.CodeValidation, Field: "params.variables." + name,
-				Message: problem.Messagef("params.variables.%s %s is not an integer", name, raw)}
+				Message: problem.Messagef("params.variables.%s %q is not an integer", name, string(raw))}
 		}
 		n[name] = int(v)
 	}

@@ -88,6 +88,12 @@ func TestSubmitWithPreset(t *testing.T) {
 	if _, err := service.SpriteIndex(map[string]json.RawMessage{"interval": json.RawMessage("1.5")}); problem.CodeOf(err) != problem.CodeValidation {
 		t.Errorf("SpriteIndex of 1.5: %v, want a VALIDATION_ERROR", err)
 	}
+	// A long value is quoted shortened, as every message quotes what a client sent.
+	long := "1.5" + strings.Repeat("0", 5000)
+	_, err = service.SpriteIndex(map[string]json.RawMessage{"interval": json.RawMessage(long)})
+	if p := (*problem.Problem)(nil); !errors.As(err, &p) || p.Code != problem.CodeValidation || len(p.Message) > 400 {
+		t.Errorf("SpriteIndex of a 5,000-digit number: %v, want a short VALIDATION_ERROR", err)
+	}
 }
 
 // TestPresetsLifecycle: an account's preset is saved, listed beside the built-ins, updated with
