@@ -286,7 +286,9 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
-	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr)
+	// The files the container holds with no name count too, once its first process is known.
+	follow := func(pid int) { _ = watcher.Follow(pid) }
+	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr, follow)
 	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
 		// The engine may start containers with SIGXFSZ ignored (dockerd inherits it from how it
 		// was started, and runc keeps an ignored signal ignored), so a write past RLIMIT_FSIZE
@@ -302,7 +304,7 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 
 // runContainer creates, attaches to, starts and waits for one container, killing it when ctx
 // ends; it always removes it.
-func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host *container.HostConfig, stdout, stderrTo io.Writer) (sandbox.Result, error) {
+func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host *container.HostConfig, stdout, stderrTo io.Writer, found func(pid int)) (sandbox.Result, error) {
 	res := sandbox.Result{ExitCode: -1}
 	// Cleanup must outlive ctx, which may be what ended the run.
 	cleanupCtx := func() (context.Context, context.CancelFunc) {
@@ -350,7 +352,7 @@ func (s *Sandbox) runContainer(ctx context.Context, cfg *container.Config, host 
 	}
 	inspectCtx, cancelInspect := cleanupCtx()
 	defer cancelInspect()
-	direct := s.openHostKill(inspectCtx, created.ID)
+	direct := s.openHostKill(inspectCtx, created.ID, found)
 	defer direct.close()
 
 	done := ctx.Done()

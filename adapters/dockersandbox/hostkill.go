@@ -24,17 +24,21 @@ import (
 type hostKill struct {
 	mu     sync.Mutex
 	fd     int // the pidfd, or -1
+	pid    int // its pid, 0 when fd is -1; set before the run starts only in a warm container
 	closed bool
 }
 
 // openHostKill finds the container's first process in the background, so that the run's
-// start does not wait on one more call to the engine.
-func (s *Sandbox) openHostKill(ctx context.Context, id string) *hostKill {
+// start does not wait on one more call to the engine; found, when not nil, is told its pid.
+func (s *Sandbox) openHostKill(ctx context.Context, id string, found func(pid int)) *hostKill {
 	h := &hostKill{fd: -1}
 	go func() {
-		fd := s.hostPidfd(ctx, id)
+		fd, pid := s.hostPidfd(ctx, id)
 		if fd < 0 {
 			return
+		}
+		if found != nil {
+			found(pid)
 		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -47,25 +51,25 @@ func (s *Sandbox) openHostKill(ctx context.Context, id string) *hostKill {
 	return h
 }
 
-// hostPidfd is a pidfd of the container's first process, or -1 where this process cannot hold
-// one (another PID namespace, another user).
-func (s *Sandbox) hostPidfd(ctx context.Context, id string) int {
+// hostPidfd is a pidfd of the container's first process and its pid, or -1 where this process
+// cannot hold one (another PID namespace, another user).
+func (s *Sandbox) hostPidfd(ctx context.Context, id string) (fd, pid int) {
 	info, err := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil || info.Container.State == nil || info.Container.State.Pid <= 0 {
-		return -1
+		return -1, 0
 	}
-	pid := info.Container.State.Pid
-	fd, err := unix.PidfdOpen(pid, 0)
+	pid = info.Container.State.Pid
+	fd, err = unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return -1
+		return -1, 0
 	}
 	// Opened first, checked after: if the PID was reused in between, the cgroup read is the
 	// new process's, which is not in this container's cgroup unless it is the container's.
 	if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err != nil || !strings.Contains(string(cg), id) {
 		unix.Close(fd)
-		return -1
+		return -1, 0
 	}
-	return fd
+	return fd, pid
 }
 
 // kill signals the container's first process, when it was found; killing a PID namespace's

@@ -234,7 +234,7 @@ func (p *Pool) start() (_ *warm, err error) {
 	if _, err := s.cli.ContainerStart(ctx, w.id, client.ContainerStartOptions{}); err != nil {
 		return nil, fmt.Errorf("start container: %w", err)
 	}
-	w.host.fd = s.hostPidfd(ctx, w.id)
+	w.host.fd, w.host.pid = s.hostPidfd(ctx, w.id)
 	return w, nil
 }
 
@@ -420,6 +420,9 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 	if err != nil {
 		p.ahead.Retire(w.remove)
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err), false
+	}
+	if w.host.pid > 0 {
+		_ = watcher.Follow(w.host.pid) // the files the container holds with no name count too
 	}
 	stderr := sandbox.NewTailWriter(sandbox.StderrTailBytes)
 	w.ends.Set(spec.Stdout, sandbox.StderrWriter(stderr, spec.Stderr))

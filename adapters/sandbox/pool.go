@@ -476,6 +476,9 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, spec Spec) (res Result, err
 		w.teardown()
 		return Result{}, fmt.Errorf("%w: %v", ErrSetup, err), false
 	}
+	if pid := w.status.childPID(0); pid > 0 {
+		_ = watcher.Follow(pid) // the sandbox was alive just now; if it has ended, nothing in it holds a file
+	}
 	stderr := NewTailWriter(StderrTailBytes)
 	w.ends.Set(spec.Stdout, StderrWriter(stderr, spec.Stderr))
 	ended := w.ends.Expect(end)

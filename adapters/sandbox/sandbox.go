@@ -493,6 +493,8 @@ func (sb *Sandbox) run(ctx context.Context, spec Spec) (Result, error) {
 	first := -1
 	if pid := status.childPID(2 * time.Second); pid > 0 {
 		first = childPidfd(pid, cmd.Process.Pid)
+		// Its namespace may be gone already (a quick program): then nothing in it holds a file.
+		_ = watcher.Follow(pid)
 	}
 	waitErr := cmd.Wait()
 	killFirst(first)
@@ -801,6 +803,11 @@ func newStatusReader() *statusReader { return &statusReader{known: make(chan str
 
 // childPID waits up to d for the namespaced child's pid; 0 when there is none.
 func (s *statusReader) childPID(d time.Duration) int {
+	select {
+	case <-s.known: // first, so that a pid already known is returned whatever d is
+		return s.pid
+	default:
+	}
 	select {
 	case <-s.known:
 		return s.pid

@@ -82,7 +82,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 		tests = append(tests, TestMemoryLimit)
 	}
 	if f.Shell != nil {
-		tests = append(tests, TestNothingRunsAfterReturn, TestNoPseudoTerminals)
+		tests = append(tests, TestNothingRunsAfterReturn, TestNoPseudoTerminals, TestByteCapUnnamedFiles)
 	}
 	porttest.Run(t, f, newRunner, tests...)
 }
@@ -392,6 +392,33 @@ func TestByteCapInOneFile(t *testing.T, f Features, newRunner Constructor) {
 	}
 	used, _ := DirUsage(t, dir)
 	t.Logf("byte cap %d, one file: stopped at %d bytes (%d past the cap)", byteCap, used, used-byteCap)
+}
+
+// TestByteCapUnnamedFiles: files the program unlinks while it holds them open take disk that no
+// walk of the work directory finds, and each may grow to the file-size limit: a program taking
+// over the sandbox could fill the disk one descriptor at a time. They count against the byte
+// cap, and the run is stopped while it still holds them. It needs Shell.
+func TestByteCapUnnamedFiles(t *testing.T, f Features, _ Constructor) {
+	t.Parallel()
+	const each = byteCap * 2 / 5 // four of them pass the cap; none meets the file-size limit
+	write := fmt.Sprintf("head -c %d /dev/zero", each)
+	script := "exec 3>a 4>b 5>c 6>d && rm a b c d && " + write + " >&3 && " + write + " >&4 && " +
+		write + " >&5 && " + write + " >&6 && echo wrote && sleep 60"
+	dir := WorkDir(t)
+	var out bytes.Buffer
+	res, err := f.Shell(t).Run(context.Background(), sandbox.Spec{Dir: dir, Program: "/usr/bin/sh", Stdout: &out,
+		Timeout: 2 * time.Minute, Limits: sandbox.Limits{JobBytes: byteCap}, Args: []string{"-c", script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LimitExceeded == nil || res.LimitExceeded.Limit != sandbox.LimitJobBytes || res.LimitExceeded.Seen <= byteCap {
+		t.Fatalf("LimitExceeded = %+v, want job_bytes past %d; TimedOut = %v, exit %d, stdout %q, stderr: %s",
+			res.LimitExceeded, byteCap, res.TimedOut, res.ExitCode, out.String(), res.StderrTail)
+	}
+	if res.TimedOut || res.Wall > 30*time.Second {
+		t.Errorf("the run ended after %v (TimedOut %v); want it stopped while it held the files, long before its sleep ended", res.Wall, res.TimedOut)
+	}
+	t.Logf("four unlinked files of %d bytes under a %d cap: stopped at %d bytes after %v", each, byteCap, res.LimitExceeded.Seen, res.Wall)
 }
 
 // TestFileCap: a run that makes more files than its file cap is stopped as LimitExceeded

@@ -89,9 +89,14 @@ type Watcher struct {
 	// and Close could then no longer wake the reader.
 	inoteFD int
 
+	// dev is the work directory's filesystem; ns the PID namespace Follow named, "" for none.
+	dev uint64
+	ns  string
+
 	mu        sync.Mutex
 	entries   map[string]int64 // path relative to root → bytes accounted
 	bytes     int64
+	unnamed   int64 // bytes of files with no name that ns's processes hold, at the last recount
 	baseBytes int64
 	baseFiles int64
 	dirs      map[int]string // watch descriptor → directory relative to root
@@ -114,7 +119,8 @@ func Watch(dir string, caps Caps, stop func()) (*Watcher, error) {
 // watch is Watch, with inotify optional so that tests can hold the polling fallback to the
 // same behaviour.
 func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error) {
-	if fi, err := os.Stat(dir); err != nil {
+	fi, err := os.Stat(dir)
+	if err != nil {
 		return nil, fmt.Errorf("workcap: %w", err)
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("workcap: %s is not a directory", dir)
@@ -124,7 +130,7 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 		return nil, fmt.Errorf("workcap: %w", err)
 	}
 	w := &Watcher{
-		root: dir, dir: root, caps: caps, stop: stop,
+		root: dir, dir: root, caps: caps, stop: stop, dev: fi.Sys().(*syscall.Stat_t).Dev,
 		entries: map[string]int64{}, dirs: map[int]string{},
 		quit: make(chan struct{}),
 	}
@@ -148,6 +154,33 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 	w.wg.Go(w.tick)
 	return w, nil
 }
+
+// Follow has every recount from now on count too the files that the processes of pid's PID
+// namespace hold on the work directory's filesystem under no name: a file opened (or mapped)
+// and then unlinked, or made without a name (O_TMPFILE). Such a file takes disk as any other
+// does, but no walk of the directory finds it, and one per descriptor the run may open would
+// each grow to the file-size limit. pid is the first process of a sandbox's own namespace
+// (Follow refuses one of this process's namespace: that would count every process on the
+// host); it is called once, before the recounts that need it. Processes this one may not inspect are left out, as is a descriptor in flight
+// over a socket.
+func (w *Watcher) Follow(pid int) error {
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		return fmt.Errorf("workcap: the PID namespace of %d: %w", pid, err)
+	}
+	// A pid reused by a process of this one's namespace (the sandbox ended meanwhile) would
+	// count the files of every process here.
+	if own, err := ownNamespace(); err != nil || own == ns {
+		return fmt.Errorf("workcap: process %d is not in a PID namespace of its own", pid)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ns = ns
+	return nil
+}
+
+// ownNamespace is this process's PID namespace, as /proc/PID/ns/pid reads.
+var ownNamespace = sync.OnceValues(func() (string, error) { return os.Readlink("/proc/self/ns/pid") })
 
 // Close stops following, measures the directory once more, and returns the cap the run passed,
 // or nil. The error is non-nil when the directory could not be measured.
@@ -182,7 +215,12 @@ func (w *Watcher) Close() (*Exceeded, error) {
 func (w *Watcher) Usage() (bytes, files int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.bytes - w.baseBytes, int64(len(w.entries)) - w.baseFiles
+	return w.addedLocked()
+}
+
+// addedLocked is what the run has added: its bytes, named or not, and its entries.
+func (w *Watcher) addedLocked() (bytes, files int64) {
+	return w.bytes + w.unnamed - w.baseBytes, int64(len(w.entries)) - w.baseFiles
 }
 
 // PassedBytes records that the run was stopped for trying to write past the byte cap by a
@@ -191,7 +229,8 @@ func (w *Watcher) PassedBytes() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.exceeded == nil {
-		w.exceeded = &Exceeded{Limit: JobBytes, Max: w.caps.Bytes, Seen: max(w.caps.Bytes, w.bytes-w.baseBytes)}
+		bytes, _ := w.addedLocked()
+		w.exceeded = &Exceeded{Limit: JobBytes, Max: w.caps.Bytes, Seen: max(w.caps.Bytes, bytes)}
 	}
 }
 
@@ -298,6 +337,9 @@ func (w *Watcher) applyLocked(buf []byte) error {
 // recountLocked measures the whole tree afresh, adding watches to directories it has not seen.
 func (w *Watcher) recountLocked() error {
 	w.entries, w.bytes = map[string]int64{}, 0
+	if w.ns != "" {
+		w.unnamed = unnamedBytes(w.ns, w.dev)
+	}
 	return w.walkLocked(".")
 }
 
@@ -401,7 +443,7 @@ func (w *Watcher) checkLocked() {
 	if w.exceeded != nil || w.err != nil {
 		return
 	}
-	bytes, files := w.bytes-w.baseBytes, int64(len(w.entries))-w.baseFiles
+	bytes, files := w.addedLocked()
 	switch {
 	case w.caps.Files > 0 && files > w.caps.Files:
 		w.exceeded = &Exceeded{Limit: JobFiles, Max: w.caps.Files, Seen: files}

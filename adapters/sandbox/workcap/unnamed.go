@@ -1,0 +1,129 @@
+package workcap
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// unnamedBytes sums the files on filesystem dev that the processes of PID namespace ns (as
+// /proc/PID/ns/pid reads) hold with no name: a link count of zero. Each file counts once,
+// however many descriptors and mappings hold it, at the larger of its length and its disk.
+// A process that exits meanwhile, or that this one may not inspect, is passed over.
+func unnamedBytes(ns string, dev uint64) int64 {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	held := map[uint64]int64{} // inode → bytes
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		base := "/proc/" + p.Name()
+		if l, err := os.Readlink(base + "/ns/pid"); err != nil || l != ns {
+			continue
+		}
+		if fds, err := os.ReadDir(base + "/fd"); err == nil {
+			for _, fd := range fds {
+				addUnnamed(held, base+"/fd/"+fd.Name(), dev)
+			}
+		}
+		addMapped(held, base, dev)
+	}
+	var sum int64
+	for _, n := range held {
+		sum += n
+	}
+	return sum
+}
+
+// addUnnamed records the file that path (a /proc magic link) leads to, if it has no name and is
+// on dev.
+func addUnnamed(held map[uint64]int64, path string, dev uint64) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink != 0 || st.Dev != dev {
+		return
+	}
+	held[st.Ino] = usage(fi)
+}
+
+// addMapped records the unnamed files of dev that the process at base (/proc/PID) maps: it may
+// have closed every descriptor of one, and still write through the mapping. Each is read
+// through map_files, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE), and counts when the
+// process owns it: a library the host replaced while the run had it mapped is unnamed too, but
+// is root's. Without map_files a mapping counts at its end in the file, the least the file
+// holds.
+func addMapped(held map[uint64]int64, base string, dev uint64) {
+	f, err := os.Open(base + "/maps")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	major, minor := unix.Major(dev), unix.Minor(dev)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// start-end perms offset major:minor inode path; an unlinked file's path ends so.
+		line := sc.Bytes()
+		if !bytes.HasSuffix(line, []byte(" (deleted)")) {
+			continue
+		}
+		fields := bytes.Fields(line)
+		if len(fields) < 6 {
+			continue
+		}
+		span, offset, devField, inodeField := fields[0], fields[2], fields[3], fields[4]
+		maj, min, ok := bytes.Cut(devField, []byte(":"))
+		if !ok || !hexIs(maj, uint64(major)) || !hexIs(min, uint64(minor)) {
+			continue
+		}
+		ino, err := strconv.ParseUint(string(inodeField), 10, 64)
+		if err != nil || held[ino] > 0 {
+			continue
+		}
+		if fi, err := os.Stat(base + "/map_files/" + string(span)); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink == 0 && st.Dev == dev && int64(st.Uid) == fsuid(base) {
+				held[ino] = usage(fi)
+			}
+			continue
+		}
+		start, end, ok := bytes.Cut(span, []byte("-"))
+		s, err1 := strconv.ParseUint(string(start), 16, 64)
+		e, err2 := strconv.ParseUint(string(end), 16, 64)
+		off, err3 := strconv.ParseUint(string(offset), 16, 64)
+		if ok && err1 == nil && err2 == nil && err3 == nil && e > s {
+			held[ino] = max(held[ino], int64(off+e-s))
+		}
+	}
+}
+
+// fsuid is the user the process at base makes files as, -1 where it cannot be read.
+func fsuid(base string) int64 {
+	status, err := os.ReadFile(base + "/status")
+	if err != nil {
+		return -1
+	}
+	for line := range bytes.Lines(status) {
+		if ids, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+			if f := bytes.Fields(ids); len(f) == 4 {
+				if n, err := strconv.ParseInt(string(f[3]), 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
+}
+
+func hexIs(b []byte, want uint64) bool {
+	n, err := strconv.ParseUint(string(b), 16, 32)
+	return err == nil && n == want
+}

@@ -1,0 +1,170 @@
+package workcap
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestUnnamedFilesCount: a file the run holds with no name — unlinked while open, made with
+// O_TMPFILE, or unlinked while mapped after its descriptor was closed — counts against the
+// byte cap once Follow names the run's PID namespace. A copy of this test binary holds each, in
+// a PID namespace of its own as a sandbox's program is; the file is sparse, long but small on
+// disk, and counts by its length. A mapped file the process does not own (a library the host
+// replaced while the run had it mapped) is not the run's; giving it away needs root, and
+// without root map_files cannot be read, and a mapping counts at its length.
+func TestUnnamedFilesCount(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	tests := []struct {
+		hold    string
+		counted bool
+	}{
+		{"unlinked", true},
+		{"tmpfile", true},
+		{"mapped", true},
+		{"mapped-foreign", os.Geteuid() != 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.hold, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, Caps{Bytes: limit}, false, nil)
+			pid := startHolder(t, b.dir, tt.hold)
+			if bytes, _ := measure(b.w); bytes >= limit {
+				t.Fatalf("before Follow the run had added %d bytes; the directory is empty", bytes)
+			}
+			if err := b.w.Follow(pid); err != nil {
+				t.Fatal(err)
+			}
+			bytes, _ := measure(b.w)
+			exc, _ := b.w.Close()
+			switch {
+			case tt.counted && (bytes < heldSize || !b.isStopped() || exc == nil || exc.Limit != JobBytes || exc.Seen < heldSize):
+				t.Errorf("after Follow: %d bytes added, stopped %v, Exceeded %+v; want the %d held with no name counted and the run stopped", bytes, b.isStopped(), exc, heldSize)
+			case !tt.counted && bytes != 0:
+				t.Errorf("after Follow: %d bytes added, want none: the file is not the run's", bytes)
+			}
+		})
+	}
+}
+
+func TestFollowMissingProcess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Caps{}, false, nil)
+	defer b.w.Close()
+	if err := b.w.Follow(1 << 30); err == nil {
+		t.Error("Follow of a process that does not exist: no error")
+	}
+	if err := b.w.Follow(os.Getpid()); err == nil {
+		t.Error("Follow of a process in this one's PID namespace: no error")
+	}
+}
+
+// heldSize is the length of the file a holder keeps with no name.
+const heldSize = 64 << 20
+
+// holdEnv names, in a holder's environment, how it holds its file; holdDirEnv where.
+const holdEnv, holdDirEnv = "WORKCAP_TEST_HOLD", "WORKCAP_TEST_HOLD_DIR"
+
+// TestMain lets this test binary serve as a holder: a process that keeps a file with no name,
+// says so, and waits for its standard input to close.
+func TestMain(m *testing.M) {
+	if how := os.Getenv(holdEnv); how != "" {
+		if err := hold(how, os.Getenv(holdDirEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("holding")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// startHolder starts a holder in a PID namespace of its own (and a user namespace, unless this
+// process is root), and returns its pid once it holds its file. It ends with the test.
+func startHolder(t *testing.T, dir, how string) int {
+	t.Helper()
+	if how == "mapped-foreign" && os.Geteuid() != 0 {
+		how = "mapped" // in its user namespace the holder would be root, and could give nothing away
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), holdEnv+"="+how, holdDirEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if os.Geteuid() != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "holding\n" {
+		t.Fatalf("the holder said %q: %v", line, err)
+	}
+	return cmd.Process.Pid
+}
+
+// hold keeps a file of heldSize bytes in dir with no name, as how says, until the process ends.
+func hold(how, dir string) error {
+	if how == "tmpfile" {
+		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR, 0o600)
+		if err != nil {
+			return err
+		}
+		return unix.Ftruncate(fd, heldSize)
+	}
+	f, err := os.Create(filepath.Join(dir, "held.bin"))
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(heldSize); err != nil {
+		return err
+	}
+	if how == "mapped-foreign" {
+		if err := f.Chown(65534, 65534); err != nil {
+			return err
+		}
+	}
+	if how != "unlinked" {
+		if _, err := unix.Mmap(int(f.Fd()), 0, heldSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return os.Remove(filepath.Join(dir, "held.bin"))
+}
+
+// measure recounts now, as the periodic recount does, and checks the caps.
+func measure(w *Watcher) (bytes, files int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.recountLocked(); err != nil {
+		w.failLocked(err)
+	}
+	w.checkLocked()
+	return w.addedLocked()
+}
