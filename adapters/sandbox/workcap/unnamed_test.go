@@ -2,13 +2,17 @@ package workcap
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +57,67 @@ func TestUnnamedFilesCount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnnamedFilesOfACgroup: a process in a cgroup of its own (a sandbox's job cgroup, a
+// container's) is found through that cgroup's member list instead of every process's
+// namespace, and what it holds with no name counts the same. It needs a cgroup this process
+// may make: without one (not root, no writable cgroup tree) it checks that the list is none.
+func TestUnnamedFilesOfACgroup(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Caps{Bytes: 1 << 20}, false, nil)
+	procs, err := newCgroup(t) // before the holder, so that it is removed after the holder ends
+	pid := startHolder(t, b.dir, "unlinked")
+	if err == nil {
+		err = os.WriteFile(procs, []byte(strconv.Itoa(pid)), 0o644)
+	}
+	if err != nil {
+		procs = ""
+		t.Logf("no cgroup of its own could be made (%v): the holder shares this process's", err)
+	}
+	if got := ownCgroupProcs(pid); got != procs {
+		t.Fatalf("ownCgroupProcs = %q, want %q", got, procs)
+	}
+	if err := b.w.Follow(pid); err != nil {
+		t.Fatal(err)
+	}
+	if bytes, _ := measure(b.w); bytes < heldSize || b.w.procs != procs {
+		t.Errorf("after Follow: %d bytes added through %q, want the %d held with no name, through %q", bytes, b.w.procs, heldSize, procs)
+	}
+	_, _ = b.w.Close()
+}
+
+// newCgroup makes a cgroup below this process's (of the memory hierarchy where cgroups are v1),
+// removed at the test's end, and returns its cgroup.procs.
+func newCgroup(t *testing.T) (string, error) {
+	mine, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	dir := ""
+	for line := range strings.Lines(string(mine)) {
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		switch {
+		case len(f) == 3 && f[1] == "memory":
+			dir = filepath.Join("/sys/fs/cgroup/memory", f[2])
+		case len(f) == 3 && f[0] == "0" && f[1] == "" && dir == "":
+			dir = filepath.Join("/sys/fs/cgroup", f[2])
+		}
+	}
+	if dir == "" {
+		return "", errors.New("no cgroup")
+	}
+	dir, err = os.MkdirTemp(dir, "workcap-test-")
+	if err != nil {
+		return "", err
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for os.Remove(dir) != nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // a process that exited leaves its cgroup a moment later
+		}
+	})
+	return filepath.Join(dir, "cgroup.procs"), nil
 }
 
 func TestFollowMissingProcess(t *testing.T) {

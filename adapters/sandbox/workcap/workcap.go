@@ -89,9 +89,14 @@ type Watcher struct {
 	// and Close could then no longer wake the reader.
 	inoteFD int
 
-	// dev is the work directory's filesystem; ns the PID namespace Follow named, "" for none.
-	dev uint64
-	ns  string
+	// dev is the work directory's filesystem; ns the PID namespace Follow named, "" for none,
+	// and pid its first process. procs is the cgroup.procs of a cgroup of that process's own
+	// ("" for none), found at the first recount that needs it (found).
+	dev   uint64
+	ns    string
+	pid   int
+	procs string
+	found bool
 
 	mu        sync.Mutex
 	entries   map[string]int64 // path relative to root → bytes accounted
@@ -175,7 +180,7 @@ func (w *Watcher) Follow(pid int) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ns = ns
+	w.ns, w.pid = ns, pid
 	return nil
 }
 
@@ -338,7 +343,12 @@ func (w *Watcher) applyLocked(buf []byte) error {
 func (w *Watcher) recountLocked() error {
 	w.entries, w.bytes = map[string]int64{}, 0
 	if w.ns != "" {
-		w.unnamed = unnamedBytes(w.ns, w.dev)
+		if !w.found {
+			// Not in Follow: most runs end before their first recount. Should the pid have
+			// been reused meanwhile, the cgroup found lists no process of ns.
+			w.procs, w.found = ownCgroupProcs(w.pid), true
+		}
+		w.unnamed = unnamedBytes(w.ns, w.dev, w.procs)
 	}
 	return w.walkLocked(".")
 }
