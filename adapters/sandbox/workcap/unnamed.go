@@ -26,9 +26,17 @@ func unnamedBytes(ns string, dev uint64, procs string) int64 {
 		if l, err := os.Readlink(base + "/ns/pid"); err != nil || l != ns {
 			continue
 		}
-		if fds, err := os.ReadDir(base + "/fd"); err == nil {
-			for _, fd := range fds {
-				addUnnamed(held, base+"/fd/"+fd.Name(), dev)
+		addOpen(held, base, dev)
+		// A thread made without CLONE_FILES (or after unshare(CLONE_FILES)) has a table of
+		// descriptors of its own, which base/fd, the leader's, does not show.
+		if tasks, err := os.ReadDir(base + "/task"); err == nil && len(tasks) > 1 {
+			leader, _ := strconv.Atoi(pid)
+			for _, task := range tasks {
+				tid, err := strconv.Atoi(task.Name())
+				if err != nil || tid == leader || sameFiles(leader, tid) {
+					continue
+				}
+				addOpen(held, base+"/task/"+task.Name(), dev)
 			}
 		}
 		addMapped(held, base, dev)
@@ -101,6 +109,28 @@ func ownCgroupProcs(pid int) string {
 		}
 	}
 	return ""
+}
+
+// addOpen records the unnamed files of dev among the descriptors of the process or thread at
+// base (/proc/PID or /proc/PID/task/TID).
+func addOpen(held map[uint64]int64, base string, dev uint64) {
+	fds, err := os.ReadDir(base + "/fd")
+	if err != nil {
+		return
+	}
+	for _, fd := range fds {
+		addUnnamed(held, base+"/fd/"+fd.Name(), dev)
+	}
+}
+
+// kcmpFiles is KCMP_FILES of linux/kcmp.h: do two tasks share one table of descriptors.
+const kcmpFiles = 2
+
+// sameFiles reports whether tasks a and b share their table of descriptors; false where kcmp
+// cannot tell (then the table is read, which costs time, not safety).
+func sameFiles(a, b int) bool {
+	r, _, errno := unix.Syscall6(unix.SYS_KCMP, uintptr(a), uintptr(b), kcmpFiles, 0, 0, 0)
+	return errno == 0 && r == 0
 }
 
 // addUnnamed records the file that path (a /proc magic link) leads to, if it has no name and is

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ func TestUnnamedFilesCount(t *testing.T) {
 		{"tmpfile", true},
 		{"mapped", true},
 		{"mapped-foreign", os.Geteuid() != 0},
+		{"thread", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hold, func(t *testing.T) {
@@ -150,7 +152,11 @@ func TestMain(m *testing.M) {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if threadHolderPath != "" {
+		os.RemoveAll(filepath.Dir(threadHolderPath))
+	}
+	os.Exit(code)
 }
 
 // startHolder starts a holder in a PID namespace of its own (and a user namespace, unless this
@@ -162,6 +168,9 @@ func startHolder(t *testing.T, dir, how string) int {
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), holdEnv+"="+how, holdDirEnv+"="+dir)
+	if how == "thread" {
+		cmd = exec.Command(threadHolder(t), filepath.Join(dir, "held.bin"), strconv.Itoa(heldSize))
+	}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
 	if os.Geteuid() != 0 {
@@ -191,6 +200,35 @@ func startHolder(t *testing.T, dir, how string) int {
 	return cmd.Process.Pid
 }
 
+// threadHolder builds testdata/threadhold.c, once, and returns its path.
+func threadHolder(t *testing.T) string {
+	t.Helper()
+	threadHolderOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "workcap-threadhold-")
+		if err != nil {
+			threadHolderErr = err
+			return
+		}
+		threadHolderPath = filepath.Join(dir, "threadhold")
+		if out, err := exec.Command("gcc", "-O2", "-pthread", "-o", threadHolderPath, "testdata/threadhold.c").CombinedOutput(); err != nil {
+			threadHolderErr = fmt.Errorf("gcc: %v: %s", err, out)
+		}
+	})
+	if threadHolderErr != nil {
+		t.Fatal(threadHolderErr)
+	}
+	return threadHolderPath
+}
+
+var (
+	threadHolderOnce sync.Once
+	threadHolderPath string
+	threadHolderErr  error
+)
+
+// kept holds a holder's files for as long as it runs.
+var kept []*os.File
+
 // hold keeps a file of heldSize bytes in dir with no name, as how says, until the process ends.
 func hold(how, dir string) error {
 	if how == "tmpfile" {
@@ -204,6 +242,7 @@ func hold(how, dir string) error {
 	if err != nil {
 		return err
 	}
+	kept = append(kept, f) // never closed by a finalizer
 	if err := f.Truncate(heldSize); err != nil {
 		return err
 	}
