@@ -1,8 +1,8 @@
 package workcap
 
 import (
-	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,9 +41,14 @@ func unnamedBytes(ns string, dev uint64, procs string) int64 {
 		}
 		addMapped(held, base, dev)
 	}
+	return total(held)
+}
+
+// total sums what held holds, each file at most maxHeld: it saturates, never wraps.
+func total(held map[uint64]int64) int64 {
 	var sum int64
 	for _, n := range held {
-		sum += n
+		sum = min(sum+min(n, maxHeld), math.MaxInt64-maxHeld)
 	}
 	return sum
 }
@@ -154,16 +159,12 @@ func addUnnamed(held map[uint64]int64, path string, dev uint64) {
 // is root's. Without map_files a mapping counts at its end in the file, the least the file
 // holds.
 func addMapped(held map[uint64]int64, base string, dev uint64) {
-	f, err := os.Open(base + "/maps")
-	if err != nil {
-		return
-	}
-	defer f.Close()
+	base, maps := mapsOf(base)
 	major, minor := unix.Major(dev), unix.Minor(dev)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// start-end perms offset major:minor inode path; an unlinked file's path ends so.
-		line := sc.Bytes()
+	for line := range bytes.Lines(maps) {
+		// start-end perms offset major:minor inode path; an unlinked file's path ends so. The
+		// whole file is read, however long a line (a path deep in directories) is.
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		if !bytes.HasSuffix(line, []byte(" (deleted)")) {
 			continue
 		}
@@ -172,8 +173,8 @@ func addMapped(held map[uint64]int64, base string, dev uint64) {
 			continue
 		}
 		span, offset, devField, inodeField := fields[0], fields[2], fields[3], fields[4]
-		maj, min, ok := bytes.Cut(devField, []byte(":"))
-		if !ok || !hexIs(maj, uint64(major)) || !hexIs(min, uint64(minor)) {
+		maj, mnr, ok := bytes.Cut(devField, []byte(":"))
+		if !ok || !hexIs(maj, uint64(major)) || !hexIs(mnr, uint64(minor)) {
 			continue
 		}
 		ino, err := strconv.ParseUint(string(inodeField), 10, 64)
@@ -191,9 +192,33 @@ func addMapped(held map[uint64]int64, base string, dev uint64) {
 		e, err2 := strconv.ParseUint(string(end), 16, 64)
 		off, err3 := strconv.ParseUint(string(offset), 16, 64)
 		if ok && err1 == nil && err2 == nil && err3 == nil && e > s {
-			held[ino] = max(held[ino], int64(off+e-s))
+			// Offsets near 2^64 must not wrap the sum below zero.
+			held[ino] = max(held[ino], int64(min(off, maxHeld)+min(e-s, maxHeld)))
 		}
 	}
+}
+
+// maxHeld bounds what one file counts for, so that sums of them cannot overflow.
+const maxHeld = 1 << 50
+
+// mapsOf reads the mappings of the process at base (/proc/PID), and returns them with the
+// /proc directory they were read through. A process whose first thread has exited (its other
+// threads live on) shows none there: they are read through a live thread's /proc/TID.
+func mapsOf(base string) (string, []byte) {
+	if maps, err := os.ReadFile(base + "/maps"); err != nil || len(maps) > 0 {
+		return base, maps
+	}
+	tasks, err := os.ReadDir(base + "/task")
+	if err != nil {
+		return base, nil
+	}
+	for _, task := range tasks {
+		thread := "/proc/" + task.Name()
+		if maps, err := os.ReadFile(thread + "/maps"); err == nil && len(maps) > 0 {
+			return thread, maps
+		}
+	}
+	return base, nil
 }
 
 // fsuid is the user the process at base makes files as, -1 where it cannot be read.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,6 +39,7 @@ func TestUnnamedFilesCount(t *testing.T) {
 		{"mapped", true},
 		{"mapped-foreign", os.Geteuid() != 0},
 		{"thread", true},
+		{"leaderexit", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hold, func(t *testing.T) {
@@ -168,8 +171,11 @@ func startHolder(t *testing.T, dir, how string) int {
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), holdEnv+"="+how, holdDirEnv+"="+dir)
-	if how == "thread" {
+	switch how {
+	case "thread":
 		cmd = exec.Command(threadHolder(t), filepath.Join(dir, "held.bin"), strconv.Itoa(heldSize))
+	case "leaderexit":
+		cmd = exec.Command(threadHolder(t), filepath.Join(dir, "held.bin"), strconv.Itoa(heldSize), "leaderexit")
 	}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
@@ -271,4 +277,39 @@ func measure(w *Watcher) (bytes, files int64) {
 	}
 	w.checkLocked()
 	return w.addedLocked()
+}
+
+// TestMapsParse: the mappings are read whole, however long a line is (a path deep in
+// directories ran past bufio.Scanner's 64 KiB and ended the read), and offsets near 2^64 count
+// at most maxHeld, never wrapping the sum below zero. The /proc directory is a fake one: with
+// no map_files, each mapping of an unnamed file on dev counts at its end in the file.
+func TestMapsParse(t *testing.T) {
+	t.Parallel()
+	const dev = 0x801 // 8:1
+	base := t.TempDir()
+	long := "/" + strings.Repeat("d", 100<<10)
+	maps := "00010000-00011000 r--p 00000000 08:01 11 " + long + "\n" +
+		"00020000-04020000 rw-s 00000000 08:01 12 /work/held.bin (deleted)\n" +
+		"05000000-05001000 rw-s 00000000 08:02 13 /tmp/other.bin (deleted)\n" +
+		"06000000-06001000 rw-s fffffffffffff000 08:01 14 /work/a (deleted)\n" +
+		"07000000-07001000 rw-s 7ffffffffffff000 08:01 15 /work/b (deleted)\n"
+	if err := os.WriteFile(filepath.Join(base, "maps"), []byte(maps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := map[uint64]int64{}
+	addMapped(held, base, dev)
+	want := map[uint64]int64{12: 64 << 20, 14: maxHeld + 0x1000, 15: maxHeld + 0x1000}
+	if diff := cmp.Diff(want, held); diff != "" {
+		t.Errorf("held (-want +got):\n%s", diff)
+	}
+	if sum := total(held); sum != 64<<20+2*maxHeld { // each at most maxHeld
+		t.Errorf("total = %d", sum)
+	}
+	many := map[uint64]int64{}
+	for i := range uint64(65536) { // the most mappings a process may have
+		many[i] = math.MaxInt64
+	}
+	if sum := total(many); sum <= 0 {
+		t.Errorf("total of 65,536 files of 2^63 bytes = %d: it wrapped", sum)
+	}
 }
