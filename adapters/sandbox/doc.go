@@ -12,8 +12,10 @@
 //     (--add-seccomp-fd), denies what FFmpeg never needs: ptrace and process_vm_*, namespaces
 //     (unshare, setns, clone with a namespace flag; clone3 is ENOSYS so glibc falls back to
 //     clone), mounts (both APIs), bpf, perf_event_open, userfaultfd, io_uring, the key
-//     calls, kexec and modules, personality changes, and sockets other than AF_UNIX
-//     (EAFNOSUPPORT). Denied calls fail with an errno, never a kill. Other ABIs (i386, x32)
+//     calls, kexec and modules, personality changes, sockets of every family (EAFNOSUPPORT:
+//     a UNIX socket could carry descriptors of unlinked files past the byte cap's watcher),
+//     and fallocate with a mode (EOPNOTSUPP: FALLOC_FL_KEEP_SIZE reserves disk that
+//     RLIMIT_FSIZE does not hold). Denied calls fail with an errno, never a kill. Other ABIs (i386, x32)
 //     get ENOSYS for every call. See seccomp.go for why it is a deny-list.
 //
 //   - Each run's memory is capped by a memory cgroup of its own, where the worker can make

@@ -19,8 +19,8 @@ import (
 // escapes keep being found. A denied call fails with an errno, never a kill, so a library that
 // probes for a feature carries on without it.
 //
-// It is a deny-list: every call of the machine's table is allowed but those below, and socket,
-// socketpair, clone and personality with the arguments argumentRules name. An allow-list of
+// It is a deny-list: every call of the machine's table is allowed but those below, and clone,
+// personality and fallocate with the arguments argumentRules name. An allow-list of
 // what FFmpeg calls would break on the next codec, hardware library or glibc that calls
 // something new, and a job that fails that way is not a bug a user can do anything about.
 //
@@ -56,6 +56,11 @@ var (
 		"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 		"reboot", "swapon", "swapoff", "acct", "iopl", "ioperm", "syslog",
 	}
+	// socketCalls fail with EAFNOSUPPORT, whatever the family: the sandbox has no network, and
+	// FFmpeg needs no socket between its own processes. A UNIX socket could carry descriptors
+	// (SCM_RIGHTS) of files unlinked while open, which then fill the disk held by no process,
+	// where the byte cap's watcher cannot see them.
+	socketCalls = []string{"socket", "socketpair"}
 	// enosysCalls fail with ENOSYS: clone3 passes its flags in memory a filter cannot read,
 	// so namespace flags could hide there; glibc falls back to clone, whose flags it can.
 	// ENOSYS, not EPERM: glibc falls back on ENOSYS alone, and the native launcher's
@@ -84,10 +89,12 @@ var argumentRules = []struct {
 	call  seccomp.NameWithConditions
 	errno unix.Errno
 }{
-	{call: seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-		{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}}, errno: unix.EAFNOSUPPORT},
-	{call: seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
-		{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}}, errno: unix.EAFNOSUPPORT},
+	// fallocate with a mode: FALLOC_FL_KEEP_SIZE reserves disk beyond the file's length, which
+	// RLIMIT_FSIZE does not limit, so one call could take the whole disk before the byte cap's
+	// watcher looks. Mode 0 (posix_fallocate's) grows the length, which the rlimit holds. A
+	// mode with high bits set is not 0, and is refused too.
+	{call: seccomp.NameWithConditions{Name: "fallocate", Conditions: seccomp.ArgumentConditions{
+		{Argument: 1, Operation: seccomp.NotEqual, Value: 0}}}, errno: unix.EOPNOTSUPP},
 	{call: seccomp.NameWithConditions{Name: "clone", Conditions: seccomp.ArgumentConditions{
 		{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}}, errno: unix.EPERM},
 	{call: seccomp.NameWithConditions{Name: "personality", Conditions: seccomp.ArgumentConditions{
@@ -111,7 +118,7 @@ func filterPolicies() ([]seccomp.Policy, error) {
 	}
 	var allowed []string
 	for nr := range 1024 {
-		if name, ok := table.SyscallNumbers[nr]; ok && !slices.Contains(deniedCalls, name) && !slices.Contains(enosysCalls, name) {
+		if name, ok := table.SyscallNumbers[nr]; ok && !slices.Contains(deniedCalls, name) && !slices.Contains(socketCalls, name) && !slices.Contains(enosysCalls, name) {
 			allowed = append(allowed, name)
 		}
 	}
@@ -119,6 +126,7 @@ func filterPolicies() ([]seccomp.Policy, error) {
 		DefaultAction: seccomp.ActionTrace, // ENOSYS: see above
 		Syscalls: []seccomp.SyscallGroup{
 			{Names: known(deniedCalls), Action: errno(unix.EPERM)},
+			{Names: known(socketCalls), Action: errno(unix.EAFNOSUPPORT)},
 			{Names: known(enosysCalls), Action: errno(unix.ENOSYS)},
 			{Names: allowed, Action: seccomp.ActionAllow},
 		},

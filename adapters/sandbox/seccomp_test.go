@@ -87,10 +87,14 @@ func TestSyscallFilterDecisions(t *testing.T) {
 		want      uint32
 	}{
 		{"read", auditArchX8664, unix.SYS_READ, nil, retAllow},
-		{"socket(AF_UNIX)", auditArchX8664, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, retAllow},
+		{"socket(AF_UNIX)", auditArchX8664, unix.SYS_SOCKET, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, retErrno(unix.EAFNOSUPPORT)},
 		{"socket(AF_INET)", auditArchX8664, unix.SYS_SOCKET, []uint64{unix.AF_INET, unix.SOCK_STREAM}, retErrno(unix.EAFNOSUPPORT)},
-		{"socket(AF_UNIX) with high bits set", auditArchX8664, unix.SYS_SOCKET, []uint64{1<<32 | unix.AF_UNIX}, retErrno(unix.EAFNOSUPPORT)},
+		{"socketpair(AF_UNIX)", auditArchX8664, unix.SYS_SOCKETPAIR, []uint64{unix.AF_UNIX}, retErrno(unix.EAFNOSUPPORT)},
 		{"socketpair(AF_INET)", auditArchX8664, unix.SYS_SOCKETPAIR, []uint64{unix.AF_INET}, retErrno(unix.EAFNOSUPPORT)},
+		{"fallocate, mode 0", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, 0, 0, 1 << 20}, retAllow},
+		{"fallocate(FALLOC_FL_KEEP_SIZE)", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, unix.FALLOC_FL_KEEP_SIZE, 0, 1 << 40}, retErrno(unix.EOPNOTSUPP)},
+		{"fallocate(FALLOC_FL_PUNCH_HOLE)", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE}, retErrno(unix.EOPNOTSUPP)},
+		{"fallocate, mode 0 with high bits set", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, 1 << 32}, retErrno(unix.EOPNOTSUPP)},
 		// The library leaves the argument in the accumulator when a condition fails; these
 		// would read as unknown calls (ENOSYS) if a failed condition fell through.
 		{"clone for a Go thread", auditArchX8664, unix.SYS_CLONE, []uint64{goThreadFlags}, retAllow},

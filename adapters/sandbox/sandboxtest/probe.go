@@ -27,11 +27,10 @@ const probePackage = "github.com/mediajobs/mediajobs/adapters/sandbox/sandboxtes
 // i386 ABI may also read ABSENT, on a kernel without that ABI.
 var WantSyscalls = map[string]string{
 	// Controls: what FFmpeg needs keeps working, so the denials below are the filter's.
-	"getpid":              "OK",
-	"socket(AF_UNIX)":     "OK",
-	"socketpair(AF_UNIX)": "OK",
-	"personality(query)":  "OK",
-	"fork and exec":       "OK",
+	"getpid":             "OK",
+	"personality(query)": "OK",
+	"fork and exec":      "OK",
+	"fallocate, mode 0":  "OK",
 
 	"ptrace":                   "EPERM",
 	"process_vm_readv":         "EPERM",
@@ -63,6 +62,9 @@ var WantSyscalls = map[string]string{
 	"finit_module":             "EPERM",
 	"delete_module":            "EPERM",
 	"personality(PER_LINUX32)": "EPERM",
+	"socket(AF_UNIX)":          "EAFNOSUPPORT", // could carry descriptors of unlinked files
+	"socketpair(AF_UNIX)":      "EAFNOSUPPORT",
+	"fallocate(KEEP_SIZE)":     "ENOTSUP", // EOPNOTSUPP, by its other name: disk past the length, which RLIMIT_FSIZE does not hold
 	"socket(AF_INET)":          "EAFNOSUPPORT",
 	"socket(AF_INET6)":         "EAFNOSUPPORT",
 	"socket(AF_NETLINK)":       "EAFNOSUPPORT",

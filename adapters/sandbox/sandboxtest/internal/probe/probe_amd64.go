@@ -72,13 +72,24 @@ func syscalls() {
 			return r, e
 		}
 	}
+	// falloc reserves 4 KiB of a file of the work directory with mode.
+	falloc := func(mode uintptr) func() (uintptr, unix.Errno) {
+		return func() (uintptr, unix.Errno) {
+			fd, err := unix.Open("fallocate.probe", unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+			if err != nil {
+				return 0, err.(unix.Errno)
+			}
+			defer unix.Unlink("fallocate.probe")
+			defer unix.Close(fd)
+			return sys(unix.SYS_FALLOCATE, uintptr(fd), mode, 0, 4096)()
+		}
+	}
 	attempts := []attempt{
 		// Allowed: the controls.
 		{"getpid", sys(unix.SYS_GETPID)},
-		{"socket(AF_UNIX)", closing(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0)},
-		{"socketpair(AF_UNIX)", pair(unix.AF_UNIX)},
 		{"personality(query)", sys(unix.SYS_PERSONALITY, personaQuery)},
 		{"fork and exec", forkExec},
+		{"fallocate, mode 0", falloc(0)},
 
 		// Denied.
 		{"ptrace", sys(unix.SYS_PTRACE, ptracePeekData, pid, 0, 0)},
@@ -119,6 +130,9 @@ func syscalls() {
 			}
 			return r, e
 		}},
+		{"socket(AF_UNIX)", closing(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0)},
+		{"socketpair(AF_UNIX)", pair(unix.AF_UNIX)},
+		{"fallocate(KEEP_SIZE)", falloc(unix.FALLOC_FL_KEEP_SIZE)},
 		{"socket(AF_INET)", closing(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0)},
 		{"socket(AF_INET6)", closing(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM, 0)},
 		{"socket(AF_NETLINK)", closing(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)},
