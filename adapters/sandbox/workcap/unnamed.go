@@ -17,9 +17,10 @@ import (
 // /proc/PID/ns/pid reads) hold with no name: a link count of zero. Each file counts once,
 // however many descriptors and mappings hold it, at the larger of its length and its disk.
 // procs is the cgroup.procs file of a cgroup that holds the namespace's processes alone, read
-// in place of every process's namespace ("" for none). A process that exits meanwhile, or that
-// this one may not inspect, is passed over.
-func unnamedBytes(ns string, dev uint64, procs string) int64 {
+// in place of every process's namespace ("" for none). A staged file (in base, by inode) counts
+// only what it grew by. A process that exits meanwhile, or that this one may not inspect, is
+// passed over.
+func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64) int64 {
 	held := map[uint64]int64{} // inode → bytes
 	for _, pid := range members(procs) {
 		base := "/proc/" + pid
@@ -40,6 +41,11 @@ func unnamedBytes(ns string, dev uint64, procs string) int64 {
 			}
 		}
 		addMapped(held, base, dev)
+	}
+	for ino, n := range held {
+		if was, staged := base[ino]; staged {
+			held[ino] = max(0, n-was)
+		}
 	}
 	return total(held)
 }

@@ -46,7 +46,9 @@ const (
 )
 
 // Caps are the most a run may add to its work directory, over what was there when Watch was
-// called (the staged inputs are not the job's doing). A field of zero or less is no cap.
+// called (the staged inputs are not the job's doing). What was there counts by inode: a staged
+// file counts only what it grows by, and one removed gives nothing back (in a warm sandbox it is
+// a second link, whose disk stays used). A field of zero or less is no cap.
 type Caps struct {
 	// Bytes counts each entry as the larger of its length and the disk it holds, so neither a
 	// sparse file (long, but small on disk, yet read in full when uploaded) nor space reserved
@@ -98,17 +100,20 @@ type Watcher struct {
 	procs string
 	found bool
 
-	mu        sync.Mutex
-	entries   map[string]int64 // path relative to root → bytes accounted
-	bytes     int64
-	unnamed   int64 // bytes of files with no name that ns's processes hold, at the last recount
-	baseBytes int64
-	baseFiles int64
-	dirs      map[int]string // watch descriptor → directory relative to root
-	exceeded  *Exceeded
-	err       error
-	stopped   bool
-	closing   bool // set before inote closes: no watch is added after
+	mu      sync.Mutex
+	entries map[string]entry // path relative to root → what it counts for
+	added   int64            // the entries that are not the staged files' (entry.added)
+	// base is what the staged files held when the watch began, by inode; nil while the first
+	// count takes it into first. basePaths are their paths then.
+	base, first map[uint64]int64
+	basePaths   map[string]bool
+	bytes       int64
+	unnamed     int64          // bytes of files with no name that ns's processes hold, at the last recount
+	dirs        map[int]string // watch descriptor → directory relative to root
+	exceeded    *Exceeded
+	err         error
+	stopped     bool
+	closing     bool // set before inote closes: no watch is added after
 
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -136,7 +141,7 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 	}
 	w := &Watcher{
 		root: dir, dir: root, caps: caps, stop: stop, dev: fi.Sys().(*syscall.Stat_t).Dev,
-		entries: map[string]int64{}, dirs: map[int]string{},
+		entries: map[string]entry{}, dirs: map[int]string{},
 		quit: make(chan struct{}),
 	}
 	if useInotify {
@@ -147,12 +152,17 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 		}
 	}
 	// Watches go on before the count so that nothing made in between is missed.
+	w.first, w.basePaths = map[uint64]int64{}, map[string]bool{}
 	if err := w.recount(); err != nil {
 		w.closeInotify()
 		root.Close()
 		return nil, fmt.Errorf("workcap: measure %s: %w", dir, err)
 	}
-	w.baseBytes, w.baseFiles = w.bytes, int64(len(w.entries))
+	w.base, w.first = w.first, nil
+	w.bytes, w.added = 0, 0 // the first count took the base; it added nothing
+	for rel := range w.entries {
+		w.entries[rel] = entry{}
+	}
 	if w.inote != nil {
 		w.wg.Go(w.follow)
 	}
@@ -225,7 +235,7 @@ func (w *Watcher) Usage() (bytes, files int64) {
 
 // addedLocked is what the run has added: its bytes, named or not, and its entries.
 func (w *Watcher) addedLocked() (bytes, files int64) {
-	return w.bytes + w.unnamed - w.baseBytes, int64(len(w.entries)) - w.baseFiles
+	return w.bytes + w.unnamed, w.added
 }
 
 // PassedBytes records that the run was stopped for trying to write past the byte cap by a
@@ -328,7 +338,7 @@ func (w *Watcher) applyLocked(buf []byte) error {
 			return err
 		}
 		_, known := w.entries[rel]
-		w.setLocked(rel, usage(fi))
+		w.setLocked(rel, fi)
 		if fi.IsDir() && (!known || ev.Mask&unix.IN_MOVED_TO != 0) {
 			// Entries made before the watch was added would send no event: walk the new tree.
 			if err := w.walkLocked(rel); err != nil {
@@ -341,14 +351,14 @@ func (w *Watcher) applyLocked(buf []byte) error {
 
 // recountLocked measures the whole tree afresh, adding watches to directories it has not seen.
 func (w *Watcher) recountLocked() error {
-	w.entries, w.bytes = map[string]int64{}, 0
+	w.entries, w.bytes, w.added = map[string]entry{}, 0, 0
 	if w.ns != "" {
 		if !w.found {
 			// Not in Follow: most runs end before their first recount. Should the pid have
 			// been reused meanwhile, the cgroup found lists no process of ns.
 			w.procs, w.found = ownCgroupProcs(w.pid), true
 		}
-		w.unnamed = unnamedBytes(w.ns, w.dev, w.procs)
+		w.unnamed = unnamedBytes(w.ns, w.dev, w.procs, w.base)
 	}
 	return w.walkLocked(".")
 }
@@ -394,7 +404,7 @@ func (w *Watcher) walkLocked(rel string) error {
 		if err != nil {
 			return err
 		}
-		w.setLocked(filepath.FromSlash(r), usage(fi))
+		w.setLocked(filepath.FromSlash(r), fi)
 		return nil
 	})
 }
@@ -429,22 +439,54 @@ func (w *Watcher) addWatchLocked(rel string) error {
 	return nil
 }
 
-func (w *Watcher) setLocked(rel string, n int64) {
-	w.bytes += n - w.entries[rel]
-	w.entries[rel] = n
+// entry is what one path counts for.
+type entry struct {
+	bytes int64 // its usage, or for a staged file what it grew by
+	added bool  // not a staged file (a new inode)
+}
+
+// setLocked records rel as fi now finds it. During the first count it takes the base instead.
+func (w *Watcher) setLocked(rel string, fi fs.FileInfo) {
+	e := entry{bytes: usage(fi), added: true}
+	ino := uint64(0)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	if w.base == nil {
+		w.first[ino], w.basePaths[rel] = e.bytes, true
+	} else if was, staged := w.base[ino]; staged && ino != 0 {
+		// A staged file counts what it grew by; a new link to one, or one moved, is an entry
+		// the run made.
+		e = entry{bytes: max(0, e.bytes-was), added: !w.basePaths[rel]}
+	}
+	w.dropLocked(rel)
+	w.entries[rel] = e
+	w.bytes += e.bytes
+	if e.added {
+		w.added++
+	}
+}
+
+// dropLocked takes rel's entry out of the count.
+func (w *Watcher) dropLocked(rel string) {
+	if e, ok := w.entries[rel]; ok {
+		w.bytes -= e.bytes
+		if e.added {
+			w.added--
+		}
+		delete(w.entries, rel)
+	}
 }
 
 func (w *Watcher) forgetLocked(rel string, isDir bool) {
-	w.bytes -= w.entries[rel]
-	delete(w.entries, rel)
+	w.dropLocked(rel)
 	if !isDir {
 		return
 	}
 	prefix := rel + string(filepath.Separator)
-	for k, n := range w.entries {
+	for k := range w.entries {
 		if strings.HasPrefix(k, prefix) {
-			w.bytes -= n
-			delete(w.entries, k)
+			w.dropLocked(k)
 		}
 	}
 }

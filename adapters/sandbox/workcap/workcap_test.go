@@ -268,3 +268,79 @@ func TestWatchMissingDir(t *testing.T) {
 		t.Fatal("Watch of a missing directory succeeded")
 	}
 }
+
+// TestStagedFilesCountByInode: the staged files are the base, by inode. Staged as a warm
+// sandbox stages them, a second link to a file of the job's directory: one grown counts what
+// it grew by; one removed gives nothing back (its disk stays used: removing a 4 MiB input once
+// let a run write 4 MiB past its cap); a new link to one is an entry the run made, of no bytes.
+// (Where the staged file is the only link, removing it frees its disk, and a file that takes
+// its inode counts only what it grows past it: the disk is what the cap holds.)
+func TestStagedFilesCountByInode(t *testing.T) {
+	t.Parallel()
+	const staged = 4 << 20
+	stage := func(dir string) {
+		job := filepath.Join(t.TempDir(), "in.bin") // the job's own directory (Spec.Dir)
+		if err := os.WriteFile(job, make([]byte, staged), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(job, filepath.Join(dir, "in.bin")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(t *testing.T, path string, n int, flag int) {
+		f, err := os.OpenFile(path, flag|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name       string
+		run        func(t *testing.T, dir string)
+		bytes      int64
+		files      int64
+		exceededBy string
+	}{
+		{"removed, then as much written", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "in.bin")); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, "out.bin"), 2<<20, os.O_CREATE)
+		}, 2 << 20, 1, JobBytes},
+		{"grown", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "in.bin"), 512<<10, os.O_APPEND)
+		}, 512 << 10, 0, ""},
+		{"linked", func(t *testing.T, dir string) {
+			if err := os.Link(filepath.Join(dir, "in.bin"), filepath.Join(dir, "again.bin")); err != nil {
+				t.Fatal(err)
+			}
+		}, 0, 1, ""},
+		{"replaced by a new file of the same name", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "in.bin")); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(dir, "in.bin"), 2<<20, os.O_CREATE)
+		}, 2 << 20, 1, JobBytes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, Caps{Bytes: 1 << 20, Files: 3}, false, stage)
+			tt.run(t, b.dir)
+			bytes, files := measure(b.w)
+			exc, _ := b.w.Close()
+			if bytes != tt.bytes || files != tt.files {
+				t.Errorf("added %d bytes in %d entries, want %d in %d", bytes, files, tt.bytes, tt.files)
+			}
+			switch {
+			case tt.exceededBy == "" && exc != nil:
+				t.Errorf("Exceeded = %+v, want none", exc)
+			case tt.exceededBy != "" && (exc == nil || exc.Limit != tt.exceededBy):
+				t.Errorf("Exceeded = %+v, want %s", exc, tt.exceededBy)
+			}
+		})
+	}
+}
