@@ -124,6 +124,8 @@ require (
 
 require (
 	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
+	github.com/moby/profiles/seccomp v0.3.0 // indirect
+	github.com/opencontainers/runtime-spec v1.3.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 )
 

@@ -88,8 +88,9 @@ type GPU struct {
 
 // Sandbox runs allowlisted programs in containers. It is safe for concurrent use.
 type Sandbox struct {
-	cfg Config
-	cli *client.Client
+	cfg     Config
+	cli     *client.Client
+	seccomp string // the containers' system call filter (seccompProfile)
 }
 
 var (
@@ -143,7 +144,11 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dockersandbox: engine client: %w", err)
 	}
-	return &Sandbox{cfg: cfg, cli: cli}, nil
+	profile, err := seccompProfile()
+	if err != nil {
+		return nil, fmt.Errorf("dockersandbox: system call filter: %w", err)
+	}
+	return &Sandbox{cfg: cfg, cli: cli, seccomp: profile}, nil
 }
 
 // Close releases the engine connection.
@@ -418,7 +423,7 @@ func (s *Sandbox) containerConfig(spec sandbox.Spec, program string, lim sandbox
 		IpcMode:        "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
+		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + s.seccomp},
 		// Docker's json-file log would copy a chatty stderr to the engine's disk without
 		// bound; the attach stream gives Run everything it keeps.
 		LogConfig: container.LogConfig{Type: "none"},

@@ -71,6 +71,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 		TestFileCap,
 		TestWithinCaps,
 		TestEscapes,
+		TestNoSockets,
 	}
 	if f.SyscallFilter {
 		if f.Shell == nil {
@@ -82,7 +83,7 @@ func TestRunner(t *testing.T, f Features, newRunner Constructor) {
 		tests = append(tests, TestMemoryLimit)
 	}
 	if f.Shell != nil {
-		tests = append(tests, TestNothingRunsAfterReturn, TestNoPseudoTerminals, TestByteCapUnnamedFiles)
+		tests = append(tests, TestNothingRunsAfterReturn, TestNoPseudoTerminals, TestByteCapUnnamedFiles, TestNoDiskReservedPastTheLength)
 	}
 	porttest.Run(t, f, newRunner, tests...)
 }
@@ -419,6 +420,37 @@ func TestByteCapUnnamedFiles(t *testing.T, f Features, _ Constructor) {
 		t.Errorf("the run ended after %v (TimedOut %v); want it stopped while it held the files, long before its sleep ended", res.Wall, res.TimedOut)
 	}
 	t.Logf("four unlinked files of %d bytes under a %d cap: stopped at %d bytes after %v", each, byteCap, res.LimitExceeded.Seen, res.Wall)
+}
+
+// TestNoSockets: no socket can be made, of any family, in every implementation (a UNIX socket
+// could carry descriptors of unlinked files, held by no process, past the byte cap's watcher).
+// FFmpeg's unix: protocol asks for one: without the filter the call succeeds and the connect
+// finds no such file; with it the socket itself is refused.
+func TestNoSockets(t *testing.T, f Features, newRunner Constructor) {
+	t.Parallel()
+	res := run(t, newRunner(t), sandbox.Spec{Dir: WorkDir(t), Timeout: time.Minute,
+		Args: FFmpegArgs("-f", "lavfi", "-i", "testsrc=duration=0.1", "-f", "mpegts", "unix:/tmp/mediajobs-test.sock")})
+	if res.ExitCode == 0 || !strings.Contains(string(res.StderrTail), "Address family not supported") {
+		t.Errorf("exit %d; want FFmpeg refused its socket (Address family not supported); stderr: %s", res.ExitCode, res.StderrTail)
+	}
+}
+
+// TestNoDiskReservedPastTheLength: fallocate with FALLOC_FL_KEEP_SIZE, which reserves disk past
+// a file's length where RLIMIT_FSIZE does not look, fails (one call could take the disk before
+// the byte cap's watcher does); fallocate without a mode, which grows the length, works. It
+// needs Shell: util-linux's fallocate, -n for KEEP_SIZE.
+func TestNoDiskReservedPastTheLength(t *testing.T, f Features, _ Constructor) {
+	t.Parallel()
+	var out bytes.Buffer
+	res, err := f.Shell(t).Run(context.Background(), sandbox.Spec{Dir: WorkDir(t), Program: "/usr/bin/sh", Stdout: &out, Timeout: time.Minute,
+		Args: []string{"-c", `fallocate -l 65536 grown && echo grown; : > kept; fallocate -n -l 1073741824 kept 2>&1; stat -c '%b %B' kept`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d: %s", err, res.ExitCode, res.StderrTail)
+	}
+	got := out.String()
+	if !strings.HasPrefix(got, "grown\n") || !strings.Contains(got, "unsupported") || !strings.Contains(got, "\n0 512") {
+		t.Errorf("the program printed %q; want the plain fallocate done, the KEEP_SIZE one not supported, and no block reserved", got)
+	}
 }
 
 // TestFileCap: a run that makes more files than its file cap is stopped as LimitExceeded
