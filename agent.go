@@ -130,7 +130,7 @@ func newSandbox(ctx context.Context, cfg AgentConfig) (sandbox.Runner, *sandbox.
 	case "docker":
 		// The engine mounts host paths: the probe runs in the work root, which a worker in a
 		// container of its own shares with the host at the same path.
-		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost, ProbeDir: cfg.WorkDir, Owner: dockerOwner(cfg)}
+		dc := dockersandbox.Config{Image: cfg.DockerImage, Host: cfg.DockerHost, ProbeDir: cfg.WorkDir, Owner: dockerOwner(cfg), Log: cfg.Log}
 		if gpu != nil {
 			dc.GPU = &dockersandbox.GPU{Explicit: gpu}
 		}

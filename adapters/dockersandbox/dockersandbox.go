@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,6 +68,8 @@ type Config struct {
 	CPUs float64
 	// GPU passes NVIDIA GPUs through; nil is a CPU sandbox.
 	GPU *GPU
+	// Log receives what the sandbox warns of; default slog.Default().
+	Log *slog.Logger
 	// Owner names this sandbox among those sharing an engine (several workers on one machine):
 	// its containers carry it, and RemoveLeftovers removes only those. Default: the host name,
 	// which a worker restarted in the same container or on the same machine keeps.
@@ -91,6 +95,16 @@ type Sandbox struct {
 	cfg     Config
 	cli     *client.Client
 	seccomp string // the containers' system call filter (seccompProfile)
+	unseen  sync.Once
+}
+
+// warnUnseen says, once, that this worker cannot see its containers' processes: why stands in
+// err. Their files with no name are then not counted against the byte cap.
+func (s *Sandbox) warnUnseen(err error) {
+	s.unseen.Do(func() {
+		s.cfg.Log.Warn("dockersandbox: this worker cannot see its containers' processes, so the files a job holds with no name (unlinked while open) are not counted against its byte cap, and a kill waits for the engine; run the worker in the host's PID namespace, as root",
+			"err", err)
+	})
 }
 
 var (
@@ -124,6 +138,9 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("dockersandbox: no Owner and no host name: %w", err)
 		}
 		cfg.Owner = host
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	if cfg.GPU != nil {
 		g := *cfg.GPU
@@ -292,7 +309,11 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
 	// The files the container holds with no name count too, once its first process is known.
-	follow := func(pid int) { _ = watcher.Follow(pid) }
+	follow := func(pid int) {
+		if err := watcher.Follow(pid); err != nil {
+			s.warnUnseen(err)
+		}
+	}
 	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr, follow)
 	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
 		// The engine may start containers with SIGXFSZ ignored (dockerd inherits it from how it

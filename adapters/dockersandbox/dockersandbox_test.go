@@ -61,6 +61,10 @@ func limits() sandbox.Limits {
 // wantCPU is the container of a CPU run of FFmpeg with limits(), as the runner would ask.
 func wantCPU() (*container.Config, *container.HostConfig) {
 	pids := int64(256)
+	profile, err := seccompProfile()
+	if err != nil {
+		panic(err)
+	}
 	return &container.Config{
 			Image:    DefaultImage,
 			User:     "65534:65534",
@@ -81,7 +85,7 @@ func wantCPU() (*container.Config, *container.HostConfig) {
 			IpcMode:        "none",
 			ReadonlyRootfs: true,
 			CapDrop:        []string{"ALL"},
-			SecurityOpt:    []string{"no-new-privileges"},
+			SecurityOpt:    []string{"no-new-privileges", "seccomp=" + profile},
 			LogConfig:      container.LogConfig{Type: "none"},
 			Tmpfs:          map[string]string{"/tmp": "rw,noexec,nosuid,nodev,mode=1777,size=67108864", "/dev/pts": "ro,noexec,nosuid,nodev,mode=0555,size=4k"},
 			Mounts: []mount.Mount{{

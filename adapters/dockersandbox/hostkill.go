@@ -2,6 +2,7 @@ package dockersandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -59,14 +60,24 @@ func (s *Sandbox) hostPidfd(ctx context.Context, id string) (fd, pid int) {
 		return -1, 0
 	}
 	pid = info.Container.State.Pid
+	// unseen warns when the container still runs as pid: it is then not this process that
+	// came too late (a quick program) but one that cannot see it.
+	unseen := func(err error) {
+		if again, ierr := s.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); ierr == nil &&
+			again.Container.State != nil && again.Container.State.Running && again.Container.State.Pid == pid {
+			s.warnUnseen(err)
+		}
+	}
 	fd, err = unix.PidfdOpen(pid, 0)
 	if err != nil {
+		unseen(fmt.Errorf("pidfd_open of the container's first process, pid %d: %w", pid, err))
 		return -1, 0
 	}
 	// Opened first, checked after: if the PID was reused in between, the cgroup read is the
 	// new process's, which is not in this container's cgroup unless it is the container's.
 	if cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err != nil || !strings.Contains(string(cg), id) {
 		unix.Close(fd)
+		unseen(fmt.Errorf("pid %d, the container's first process as the engine names it, is not in its cgroup here (%v)", pid, err))
 		return -1, 0
 	}
 	return fd, pid

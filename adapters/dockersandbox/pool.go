@@ -422,7 +422,10 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err), false
 	}
 	if w.host.pid > 0 {
-		_ = watcher.Follow(w.host.pid) // the files the container holds with no name count too
+		// The files the container holds with no name count too.
+		if err := watcher.Follow(w.host.pid); err != nil {
+			w.s.warnUnseen(err)
+		}
 	}
 	stderr := sandbox.NewTailWriter(sandbox.StderrTailBytes)
 	w.ends.Set(spec.Stdout, sandbox.StderrWriter(stderr, spec.Stderr))
