@@ -20,14 +20,15 @@ import (
 // in place of every process's namespace ("" for none). A staged file (in base, by inode) counts
 // only what it grew by. A process that exits meanwhile, or that this one may not inspect, is
 // passed over.
-func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64) int64 {
-	held := map[uint64]int64{} // inode → bytes
+func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64, named map[uint64]bool) int64 {
+	u := &unnamed{dev: dev, base: base, named: named, held: map[uint64]int64{}}
+	held := u.held // inode → bytes
 	for _, pid := range members(procs) {
 		base := "/proc/" + pid
 		if l, err := os.Readlink(base + "/ns/pid"); err != nil || l != ns {
 			continue
 		}
-		addOpen(held, base, dev)
+		u.addOpen(base)
 		// A thread made without CLONE_FILES (or after unshare(CLONE_FILES)) has a table of
 		// descriptors of its own, which base/fd, the leader's, does not show.
 		if tasks, err := os.ReadDir(base + "/task"); err == nil && len(tasks) > 1 {
@@ -37,10 +38,10 @@ func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64) in
 				if err != nil || tid == leader || sameFiles(leader, tid) {
 					continue
 				}
-				addOpen(held, base+"/task/"+task.Name(), dev)
+				u.addOpen(base + "/task/" + task.Name())
 			}
 		}
-		addMapped(held, base, dev)
+		u.addMapped(base)
 	}
 	for ino, n := range held {
 		if was, staged := base[ino]; staged {
@@ -122,15 +123,40 @@ func ownCgroupProcs(pid int) string {
 	return ""
 }
 
-// addOpen records the unnamed files of dev among the descriptors of the process or thread at
-// base (/proc/PID or /proc/PID/task/TID).
-func addOpen(held map[uint64]int64, base string, dev uint64) {
+// unnamed is one count of the files a sandbox holds with no name in its work directory.
+type unnamed struct {
+	dev   uint64
+	base  map[uint64]int64 // the staged files, by inode
+	named map[uint64]bool  // the inodes the walk of the directory found
+	held  map[uint64]int64 // what is counted, by inode
+}
+
+// has reports whether st is a file of the work directory's filesystem with no name there: no
+// link at all, or a staged file the job unlinked (in a warm sandbox it is a second link of the
+// job's own file, whose first keeps it alive outside, so its link count says nothing).
+func (u *unnamed) has(st *syscall.Stat_t) bool {
+	if st.Dev != u.dev {
+		return false
+	}
+	_, staged := u.base[st.Ino]
+	return st.Nlink == 0 || (staged && !u.named[st.Ino])
+}
+
+// addOpen records the unnamed files among the descriptors of the process or thread at base
+// (/proc/PID or /proc/PID/task/TID).
+func (u *unnamed) addOpen(base string) {
 	fds, err := os.ReadDir(base + "/fd")
 	if err != nil {
 		return
 	}
 	for _, fd := range fds {
-		addUnnamed(held, base+"/fd/"+fd.Name(), dev)
+		fi, err := os.Stat(base + "/fd/" + fd.Name())
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && u.has(st) {
+			u.held[st.Ino] = usage(fi)
+		}
 	}
 }
 
@@ -144,27 +170,14 @@ func sameFiles(a, b int) bool {
 	return errno == 0 && r == 0
 }
 
-// addUnnamed records the file that path (a /proc magic link) leads to, if it has no name and is
-// on dev.
-func addUnnamed(held map[uint64]int64, path string, dev uint64) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Nlink != 0 || st.Dev != dev {
-		return
-	}
-	held[st.Ino] = usage(fi)
-}
-
 // addMapped records the unnamed files of dev that the process at base (/proc/PID) maps: it may
 // have closed every descriptor of one, and still write through the mapping. Each is read
 // through map_files, which needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE), and counts when the
 // process owns it: a library the host replaced while the run had it mapped is unnamed too, but
 // is root's. Without map_files a mapping counts at its end in the file, the least the file
 // holds.
-func addMapped(held map[uint64]int64, base string, dev uint64) {
+func (u *unnamed) addMapped(base string) {
+	held, dev := u.held, u.dev
 	base, maps := mapsOf(base)
 	major, minor := unix.Major(dev), unix.Minor(dev)
 	for line := range bytes.Lines(maps) {
@@ -188,8 +201,11 @@ func addMapped(held map[uint64]int64, base string, dev uint64) {
 			continue
 		}
 		if fi, err := os.Stat(base + "/map_files/" + string(span)); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink == 0 && st.Dev == dev && int64(st.Uid) == fsuid(base) {
-				held[ino] = usage(fi)
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && u.has(st) {
+				// A staged file is the job's whoever owns it; another must be the process's own.
+				if _, staged := u.base[st.Ino]; staged || int64(st.Uid) == fsuid(base) {
+					held[ino] = usage(fi)
+				}
 			}
 			continue
 		}

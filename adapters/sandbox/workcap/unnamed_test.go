@@ -21,7 +21,8 @@ import (
 )
 
 // TestUnnamedFilesCount: a file the run holds with no name — unlinked while open, made with
-// O_TMPFILE, or unlinked while mapped after its descriptor was closed — counts against the
+// O_TMPFILE, unlinked while mapped after its descriptor was closed, or a staged file unlinked
+// where its other link keeps it alive — counts against the
 // byte cap once Follow names the run's PID namespace. A copy of this test binary holds each, in
 // a PID namespace of its own as a sandbox's program is; the file is sparse, long but small on
 // disk, and counts by its length. A mapped file the process does not own (a library the host
@@ -40,11 +41,25 @@ func TestUnnamedFilesCount(t *testing.T) {
 		{"mapped-foreign", os.Geteuid() != 0},
 		{"thread", true},
 		{"leaderexit", true},
+		{"staged", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.hold, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, Caps{Bytes: limit}, false, nil)
+			var prepare func(dir string)
+			if tt.hold == "staged" {
+				// Staged as a warm sandbox stages: a second link of a file of the job's own.
+				prepare = func(dir string) {
+					job := filepath.Join(t.TempDir(), "in.bin")
+					if err := os.WriteFile(job, make([]byte, 1<<20), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Link(job, filepath.Join(dir, "in.bin")); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			b := setup(t, Caps{Bytes: limit}, false, prepare)
 			pid := startHolder(t, b.dir, tt.hold)
 			if bytes, _ := measure(b.w); bytes >= limit {
 				t.Fatalf("before Follow the run had added %d bytes; the directory is empty", bytes)
@@ -237,6 +252,18 @@ var kept []*os.File
 
 // hold keeps a file of heldSize bytes in dir with no name, as how says, until the process ends.
 func hold(how, dir string) error {
+	if how == "staged" {
+		// A staged file, unlinked here and grown: its other link keeps its link count above 0.
+		f, err := os.OpenFile(filepath.Join(dir, "in.bin"), os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		kept = append(kept, f)
+		if err := os.Remove(f.Name()); err != nil {
+			return err
+		}
+		return f.Truncate(1<<20 + heldSize)
+	}
 	if how == "tmpfile" {
 		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR, 0o600)
 		if err != nil {
@@ -296,8 +323,9 @@ func TestMapsParse(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "maps"), []byte(maps), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	held := map[uint64]int64{}
-	addMapped(held, base, dev)
+	u := &unnamed{dev: dev, held: map[uint64]int64{}}
+	u.addMapped(base)
+	held := u.held
 	want := map[uint64]int64{12: 64 << 20, 14: maxHeld + 0x1000, 15: maxHeld + 0x1000}
 	if diff := cmp.Diff(want, held); diff != "" {
 		t.Errorf("held (-want +got):\n%s", diff)

@@ -352,15 +352,22 @@ func (w *Watcher) applyLocked(buf []byte) error {
 // recountLocked measures the whole tree afresh, adding watches to directories it has not seen.
 func (w *Watcher) recountLocked() error {
 	w.entries, w.bytes, w.added = map[string]entry{}, 0, 0
+	if err := w.walkLocked("."); err != nil {
+		return err
+	}
 	if w.ns != "" {
 		if !w.found {
 			// Not in Follow: most runs end before their first recount. Should the pid have
 			// been reused meanwhile, the cgroup found lists no process of ns.
 			w.procs, w.found = ownCgroupProcs(w.pid), true
 		}
-		w.unnamed = unnamedBytes(w.ns, w.dev, w.procs, w.base)
+		named := make(map[uint64]bool, len(w.entries))
+		for _, e := range w.entries {
+			named[e.ino] = true
+		}
+		w.unnamed = unnamedBytes(w.ns, w.dev, w.procs, w.base, named)
 	}
-	return w.walkLocked(".")
+	return nil
 }
 
 func (w *Watcher) recount() error {
@@ -443,6 +450,7 @@ func (w *Watcher) addWatchLocked(rel string) error {
 type entry struct {
 	bytes int64 // its usage, or for a staged file what it grew by
 	added bool  // not a staged file (a new inode)
+	ino   uint64
 }
 
 // setLocked records rel as fi now finds it. During the first count it takes the base instead.
@@ -459,6 +467,7 @@ func (w *Watcher) setLocked(rel string, fi fs.FileInfo) {
 		// the run made.
 		e = entry{bytes: max(0, e.bytes-was), added: !w.basePaths[rel]}
 	}
+	e.ino = ino
 	w.dropLocked(rel)
 	w.entries[rel] = e
 	w.bytes += e.bytes
