@@ -20,11 +20,15 @@ import (
 //     cannot see them;
 //   - fallocate with a mode fails EOPNOTSUPP: FALLOC_FL_KEEP_SIZE reserves disk past the
 //     file's length, which RLIMIT_FSIZE does not hold. Mode 0 grows the length, which it does.
+//     XFS's space ioctls, served the same way on every filesystem, fail EOPNOTSUPP too.
 //
 // It is marshalled once, as the engine takes it: the profile's JSON in SecurityOpt.
+// xfsSpaceIoctls is _IOW('X', 0, 48 bytes), the family of XFS's space ioctls.
+const xfsSpaceIoctls = 0x40305800
+
 var seccompProfile = sync.OnceValues(func() (string, error) {
 	p := seccomp.DefaultProfile()
-	taken := []string{"socket", "socketpair", "socketcall", "fallocate"}
+	taken := []string{"socket", "socketpair", "socketcall", "fallocate", "ioctl"}
 	kept := p.Syscalls[:0]
 	for _, sc := range p.Syscalls {
 		sc.Names = slices.DeleteFunc(sc.Names, func(n string) bool { return slices.Contains(taken, n) })
@@ -43,6 +47,18 @@ var seccompProfile = sync.OnceValues(func() (string, error) {
 			Names: []string{"fallocate"}, Action: specs.ActErrno, ErrnoRet: errno(unix.EOPNOTSUPP),
 			Args: []specs.LinuxSeccompArg{{Index: 1, Value: 0, Op: specs.OpNotEqual}}}},
 	)
+	// XFS's space ioctls (FS_IOC_RESVSP, RESVSP64, ZERO_RANGE), which the kernel serves on
+	// every filesystem as fallocate with KEEP_SIZE: _IOW('X', nr, 48 bytes), 0x403058nn. The
+	// engine's filter takes an unconditional allow of ioctl over a conditional refusal, so
+	// ioctl is allowed instead by one rule per bit of the command's low 32 that can tell it
+	// from that family: a command with any of them different is allowed, and the family alone
+	// falls to the profile's default, EPERM. A masked compare reads the low 32 bits alone, as
+	// the kernel does (it truncates the command).
+	for bit := uint64(1 << 8); bit < 1<<32; bit <<= 1 {
+		p.Syscalls = append(p.Syscalls, &seccomp.Syscall{LinuxSyscall: specs.LinuxSyscall{
+			Names: []string{"ioctl"}, Action: specs.ActAllow,
+			Args: []specs.LinuxSeccompArg{{Index: 1, Value: bit, ValueTwo: ^uint64(xfsSpaceIoctls) & bit, Op: specs.OpMaskedEqual}}}})
+	}
 	b, err := json.Marshal(p)
 	return string(b), err
 })

@@ -28,9 +28,16 @@ func TestSeccompProfile(t *testing.T) {
 		t.Errorf("default action %q, want Docker's default profile's", p.DefaultAction)
 	}
 	var sockets, fallocates []*seccomp.Syscall
-	others := 0
+	others, ioctls := 0, 0
 	for _, sc := range p.Syscalls {
 		switch {
+		case slices.Contains(sc.Names, "ioctl"):
+			ioctls++
+			// Allowed only where a bit of the command's low 32 tells it from XFS's space family.
+			if len(sc.Names) != 1 || sc.Action != specs.ActAllow || len(sc.Args) != 1 || sc.Args[0].Op != specs.OpMaskedEqual ||
+				sc.Args[0].Value < 1<<8 || sc.Args[0].Value >= 1<<32 || sc.Args[0].ValueTwo != ^uint64(xfsSpaceIoctls)&sc.Args[0].Value {
+				t.Errorf("a rule naming ioctl: %s", show(sc))
+			}
 		case slices.ContainsFunc(sc.Names, func(n string) bool { return n == "socket" || n == "socketpair" || n == "socketcall" }):
 			sockets = append(sockets, sc)
 		case slices.Contains(sc.Names, "fallocate"):
@@ -46,6 +53,9 @@ func TestSeccompProfile(t *testing.T) {
 		fallocates[0].Action != specs.ActAllow || len(fallocates[0].Args) != 1 || fallocates[0].Args[0] != (specs.LinuxSeccompArg{Index: 1, Value: 0, Op: specs.OpEqualTo}) ||
 		fallocates[1].Action != specs.ActErrno || len(fallocates[1].Args) != 1 || fallocates[1].Args[0].Op != specs.OpNotEqual {
 		t.Errorf("the rules naming fallocate: %s; want it allowed with mode 0 and EOPNOTSUPP otherwise", show(fallocates))
+	}
+	if ioctls != 24 {
+		t.Errorf("%d rules name ioctl; want one for each of the 24 bits above the command's number", ioctls)
 	}
 	if others != 1 {
 		t.Errorf("%d rules allow read; want the default profile's one", others)

@@ -14,8 +14,8 @@
 //     clone), mounts (both APIs), bpf, perf_event_open, userfaultfd, io_uring, the key
 //     calls, kexec and modules, personality changes, sockets of every family (EAFNOSUPPORT:
 //     a UNIX socket could carry descriptors of unlinked files past the byte cap's watcher),
-//     and fallocate with a mode (EOPNOTSUPP: FALLOC_FL_KEEP_SIZE reserves disk that
-//     RLIMIT_FSIZE does not hold). Denied calls fail with an errno, never a kill. Other ABIs (i386, x32)
+//     and fallocate with a mode or XFS's space ioctls (EOPNOTSUPP: FALLOC_FL_KEEP_SIZE
+//     reserves disk that RLIMIT_FSIZE does not hold). Denied calls fail with an errno, never a kill. Other ABIs (i386, x32)
 //     get ENOSYS for every call. See seccomp.go for why it is a deny-list.
 //
 //   - Each run's memory is capped by a memory cgroup of its own, where the worker can make

@@ -20,7 +20,7 @@ import (
 // probes for a feature carries on without it.
 //
 // It is a deny-list: every call of the machine's table is allowed but those below, and clone,
-// personality and fallocate with the arguments argumentRules name. An allow-list of
+// personality, fallocate and ioctl with the arguments argumentRules name. An allow-list of
 // what FFmpeg calls would break on the next codec, hardware library or glibc that calls
 // something new, and a job that fails that way is not a bug a user can do anything about.
 //
@@ -95,6 +95,10 @@ var argumentRules = []struct {
 	// mode with high bits set is not 0, and is refused too.
 	{call: seccomp.NameWithConditions{Name: "fallocate", Conditions: seccomp.ArgumentConditions{
 		{Argument: 1, Operation: seccomp.NotEqual, Value: 0}}}, errno: unix.EOPNOTSUPP},
+	// The same reservation through the XFS space ioctls, which the kernel serves on every
+	// filesystem as fallocate with KEEP_SIZE: FS_IOC_RESVSP, RESVSP64 and ZERO_RANGE, all of the
+	// _IOW('X', nr, struct of 48 bytes) family (0x403058nn), which FFmpeg never calls.
+	{call: seccomp.NameWithConditions{Name: "ioctl", Conditions: lowBitsAre(1, xfsSpaceIoctls, 0xffffff00)}, errno: unix.EOPNOTSUPP},
 	{call: seccomp.NameWithConditions{Name: "clone", Conditions: seccomp.ArgumentConditions{
 		{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}}, errno: unix.EPERM},
 	{call: seccomp.NameWithConditions{Name: "personality", Conditions: seccomp.ArgumentConditions{
@@ -103,6 +107,23 @@ var argumentRules = []struct {
 }
 
 func errno(e unix.Errno) seccomp.Action { return seccomp.ActionErrno | seccomp.Action(e) }
+
+// xfsSpaceIoctls is _IOW('X', 0, 48 bytes): the XFS space ioctls with their number masked off.
+const xfsSpaceIoctls = 0x40305800
+
+// lowBitsAre is the conditions that argument arg's low 32 bits, masked by mask, equal value,
+// whatever its high 32 bits (the kernel truncates an int argument such as ioctl's command, so
+// an equality on all 64 would miss the same command with high bits set). The library has no
+// masked equality: each bit of the mask that value sets must be set, and none it clears.
+func lowBitsAre(arg, value, mask uint32) seccomp.ArgumentConditions {
+	conds := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^value & mask)}}
+	for bit := uint32(1); bit != 0; bit <<= 1 {
+		if value&mask&bit != 0 {
+			conds = append(conds, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: uint64(bit)})
+		}
+	}
+	return conds
+}
 
 // filterPolicies are the policies of the filter: the deny-list by call number first, then
 // one per argument rule. They are written for amd64, where the probe proves them; on another

@@ -95,6 +95,14 @@ func TestSyscallFilterDecisions(t *testing.T) {
 		{"fallocate(FALLOC_FL_KEEP_SIZE)", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, unix.FALLOC_FL_KEEP_SIZE, 0, 1 << 40}, retErrno(unix.EOPNOTSUPP)},
 		{"fallocate(FALLOC_FL_PUNCH_HOLE)", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE}, retErrno(unix.EOPNOTSUPP)},
 		{"fallocate, mode 0 with high bits set", auditArchX8664, unix.SYS_FALLOCATE, []uint64{3, 1 << 32}, retErrno(unix.EOPNOTSUPP)},
+		{"ioctl(FS_IOC_RESVSP64)", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0x4030582a}, retErrno(unix.EOPNOTSUPP)},
+		{"ioctl(FS_IOC_RESVSP)", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0x40305828}, retErrno(unix.EOPNOTSUPP)},
+		{"ioctl(FS_IOC_ZERO_RANGE)", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0x4030587f}, retErrno(unix.EOPNOTSUPP)},
+		{"ioctl(FS_IOC_RESVSP64) with high bits set", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0xffffffff_4030582a}, retErrno(unix.EOPNOTSUPP)},
+		{"ioctl(TCGETS)", auditArchX8664, unix.SYS_IOCTL, []uint64{1, unix.TCGETS}, retAllow},
+		{"ioctl(FIONREAD, as TIOCINQ)", auditArchX8664, unix.SYS_IOCTL, []uint64{0, unix.TIOCINQ}, retAllow},
+		{"ioctl of another size in the 'X' family", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0xc0185800}, retAllow},
+		{"ioctl one bit off the family", auditArchX8664, unix.SYS_IOCTL, []uint64{3, 0x4030582a ^ 0x00100000}, retAllow},
 		// The library leaves the argument in the accumulator when a condition fails; these
 		// would read as unknown calls (ENOSYS) if a failed condition fell through.
 		{"clone for a Go thread", auditArchX8664, unix.SYS_CLONE, []uint64{goThreadFlags}, retAllow},

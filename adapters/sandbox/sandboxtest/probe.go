@@ -65,6 +65,7 @@ var WantSyscalls = map[string]string{
 	"socket(AF_UNIX)":          "EAFNOSUPPORT", // could carry descriptors of unlinked files
 	"socketpair(AF_UNIX)":      "EAFNOSUPPORT",
 	"fallocate(KEEP_SIZE)":     "ENOTSUP", // EOPNOTSUPP, by its other name: disk past the length, which RLIMIT_FSIZE does not hold
+	"ioctl(FS_IOC_RESVSP64)":   "ENOTSUP", // the same reservation through XFS's ioctl, served on every filesystem
 	"socket(AF_INET)":          "EAFNOSUPPORT",
 	"socket(AF_INET6)":         "EAFNOSUPPORT",
 	"socket(AF_NETLINK)":       "EAFNOSUPPORT",

@@ -437,8 +437,9 @@ func TestNoSockets(t *testing.T, f Features, newRunner Constructor) {
 
 // TestNoDiskReservedPastTheLength: fallocate with FALLOC_FL_KEEP_SIZE, which reserves disk past
 // a file's length where RLIMIT_FSIZE does not look, fails (one call could take the disk before
-// the byte cap's watcher does); fallocate without a mode, which grows the length, works. It
-// needs Shell: util-linux's fallocate, -n for KEEP_SIZE.
+// the byte cap's watcher does), as does XFS's FS_IOC_RESVSP64, which the kernel serves the same
+// way on every filesystem; fallocate without a mode, which grows the length, works. It needs
+// Shell: util-linux's fallocate, -n for KEEP_SIZE, and the probe.
 func TestNoDiskReservedPastTheLength(t *testing.T, f Features, _ Constructor) {
 	t.Parallel()
 	var out bytes.Buffer
@@ -450,6 +451,18 @@ func TestNoDiskReservedPastTheLength(t *testing.T, f Features, _ Constructor) {
 	got := out.String()
 	if !strings.HasPrefix(got, "grown\n") || !strings.Contains(got, "unsupported") || !strings.Contains(got, "\n0 512") {
 		t.Errorf("the program printed %q; want the plain fallocate done, the KEEP_SIZE one not supported, and no block reserved", got)
+	}
+	// The same reservation through XFS's space ioctl, and sockets, as the probe sees them: the
+	// calls every implementation's filter refuses, whatever else it allows.
+	// (The errno is each filter's own: Docker's profile answers EPERM where it allows nothing.)
+	calls := SyscallProbe(t, f.Shell(t), BuildProbe(t))
+	if calls["fallocate, mode 0"] != "OK" {
+		t.Errorf("fallocate, mode 0: got %q, want OK", calls["fallocate, mode 0"])
+	}
+	for _, name := range []string{"fallocate(KEEP_SIZE)", "ioctl(FS_IOC_RESVSP64)", "socket(AF_UNIX)", "socketpair(AF_UNIX)"} {
+		if calls[name] == "OK" || calls[name] == "" {
+			t.Errorf("%s: got %q, want it refused", name, calls[name])
+		}
 	}
 }
 

@@ -58,6 +58,10 @@ func closing(nr uintptr, args ...uintptr) func() (uintptr, unix.Errno) {
 
 func neg(n int) uintptr { return uintptr(n) }
 
+// fsIocResvsp64 is _IOW('X', 42, struct xfs_flock64): fallocate with KEEP_SIZE, on every
+// filesystem.
+const fsIocResvsp64 = 0x4030582a
+
 func syscalls() {
 	root, _ := unix.BytePtrFromString("/")
 	pid := uintptr(os.Getpid())
@@ -83,6 +87,19 @@ func syscalls() {
 			defer unix.Close(fd)
 			return sys(unix.SYS_FALLOCATE, uintptr(fd), mode, 0, 4096)()
 		}
+	}
+	// resvsp reserves 4 KiB of a file of the work directory through FS_IOC_RESVSP64, whose
+	// argument is an xfs_flock64 (48 bytes: type, whence, start, length, ...).
+	resvsp := func() (uintptr, unix.Errno) {
+		fd, err := unix.Open("resvsp.probe", unix.O_CREAT|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return 0, err.(unix.Errno)
+		}
+		defer unix.Unlink("resvsp.probe")
+		defer unix.Close(fd)
+		var flock [6]int64 // l_type, l_whence (and padding); l_start; l_len; the rest zero
+		flock[2] = 4096
+		return sys(unix.SYS_IOCTL, uintptr(fd), fsIocResvsp64, uintptr(unsafe.Pointer(&flock)))()
 	}
 	attempts := []attempt{
 		// Allowed: the controls.
@@ -133,6 +150,7 @@ func syscalls() {
 		{"socket(AF_UNIX)", closing(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0)},
 		{"socketpair(AF_UNIX)", pair(unix.AF_UNIX)},
 		{"fallocate(KEEP_SIZE)", falloc(unix.FALLOC_FL_KEEP_SIZE)},
+		{"ioctl(FS_IOC_RESVSP64)", resvsp},
 		{"socket(AF_INET)", closing(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0)},
 		{"socket(AF_INET6)", closing(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM, 0)},
 		{"socket(AF_NETLINK)", closing(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)},
