@@ -459,16 +459,20 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		}
 	}
 	w.ends.Set(nil, nil) // nothing more reaches the caller's writers
+	res.StderrTail = stderr.Bytes()
+	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(w.dir, fileSizeLimit(lim)) {
+		res.ExitCode = 128 + int(syscall.SIGXFSZ) // as Sandbox.Run reads it
+	}
+	// The caps' last measure is of the run's directory while its files are still there: after
+	// they go back, it would find nothing, and a burst the events had not yet told of would
+	// pass. The bubblewrap pool measures before it hands the files back too.
+	settledRes, settled, settleErr := sandbox.Settle(ctx, runCtx, res, lim, watcher, "dockersandbox")
 	if merr := sandbox.ReturnEntries(w.dir, spec.Dir, staged); merr != nil && runErr == nil {
 		runErr = fmt.Errorf("dockersandbox: move the run's files back: %w", merr)
 	}
 	p.ahead.Retire(w.remove)
-	res.StderrTail = stderr.Bytes()
-	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
-		res.ExitCode = 128 + int(syscall.SIGXFSZ) // as Sandbox.Run reads it
-	}
-	if res, settled, err := sandbox.Settle(ctx, runCtx, res, lim, watcher, "dockersandbox"); settled {
-		return res, err, false
+	if settled {
+		return settledRes, settleErr, false
 	}
 	return res, runErr, false
 }
