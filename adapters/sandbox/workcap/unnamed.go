@@ -20,9 +20,8 @@ import (
 // in place of every process's namespace ("" for none). A staged file (in base, by inode) counts
 // only what it grew by. A process that exits meanwhile, or that this one may not inspect, is
 // passed over.
-func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64, named map[uint64]bool) int64 {
+func unnamedBytes(ns string, dev uint64, procs string, base staged, named map[uint64]bool) int64 {
 	u := &unnamed{dev: dev, base: base, named: named, held: map[uint64]int64{}}
-	held := u.held // inode → bytes
 	for _, pid := range members(procs) {
 		base := "/proc/" + pid
 		if l, err := os.Readlink(base + "/ns/pid"); err != nil || l != ns {
@@ -43,12 +42,10 @@ func unnamedBytes(ns string, dev uint64, procs string, base map[uint64]int64, na
 		}
 		u.addMapped(base)
 	}
-	for ino, n := range held {
-		if was, staged := base[ino]; staged {
-			held[ino] = max(0, n-was)
-		}
+	for ino, n := range u.held {
+		u.held[ino], _ = base.grown(ino, n)
 	}
-	return total(held)
+	return total(u.held)
 }
 
 // total sums what held holds, each file at most maxHeld: it saturates, never wraps.
@@ -126,7 +123,7 @@ func ownCgroupProcs(pid int) string {
 // unnamed is one count of the files a sandbox holds with no name in its work directory.
 type unnamed struct {
 	dev   uint64
-	base  map[uint64]int64 // the staged files, by inode
+	base  staged           // the staged files, by inode
 	named map[uint64]bool  // the inodes the walk of the directory found
 	held  map[uint64]int64 // what is counted, by inode
 }
@@ -138,8 +135,8 @@ func (u *unnamed) has(st *syscall.Stat_t) bool {
 	if st.Dev != u.dev {
 		return false
 	}
-	_, staged := u.base[st.Ino]
-	return st.Nlink == 0 || (staged && !u.named[st.Ino])
+	_, isStaged := u.base[st.Ino]
+	return st.Nlink == 0 || (isStaged && !u.named[st.Ino])
 }
 
 // addOpen records the unnamed files among the descriptors of the process or thread at base
@@ -203,7 +200,7 @@ func (u *unnamed) addMapped(base string) {
 		if fi, err := os.Stat(base + "/map_files/" + string(span)); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok && u.has(st) {
 				// A staged file is the job's whoever owns it; another must be the process's own.
-				if _, staged := u.base[st.Ino]; staged || int64(st.Uid) == fsuid(base) {
+				if _, isStaged := u.base[st.Ino]; isStaged || int64(st.Uid) == fsuid(base) {
 					held[ino] = usage(fi)
 				}
 			}

@@ -103,17 +103,17 @@ type Watcher struct {
 	mu      sync.Mutex
 	entries map[string]entry // path relative to root → what it counts for
 	added   int64            // the entries that are not the staged files' (entry.added)
-	// base is what the staged files held when the watch began, by inode; nil while the first
-	// count takes it into first. basePaths are their paths then.
-	base, first map[uint64]int64
-	basePaths   map[string]bool
-	bytes       int64
-	unnamed     int64          // bytes of files with no name that ns's processes hold, at the last recount
-	dirs        map[int]string // watch descriptor → directory relative to root
-	exceeded    *Exceeded
-	err         error
-	stopped     bool
-	closing     bool // set before inote closes: no watch is added after
+	// base is what the staged files held when the watch began, by inode, and basePaths their
+	// paths then: the first count takes both.
+	base      staged
+	basePaths map[string]bool
+	bytes     int64
+	unnamed   int64          // bytes of files with no name that ns's processes hold, at the last recount
+	dirs      map[int]string // watch descriptor → directory relative to root
+	exceeded  *Exceeded
+	err       error
+	stopped   bool
+	closing   bool // set before inote closes: no watch is added after
 
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -152,17 +152,18 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 		}
 	}
 	// Watches go on before the count so that nothing made in between is missed.
-	w.first, w.basePaths = map[uint64]int64{}, map[string]bool{}
 	if err := w.recount(); err != nil {
 		w.closeInotify()
 		root.Close()
 		return nil, fmt.Errorf("workcap: measure %s: %w", dir, err)
 	}
-	w.base, w.first = w.first, nil
-	w.bytes, w.added = 0, 0 // the first count took the base; it added nothing
-	for rel := range w.entries {
-		w.entries[rel] = entry{}
+	// What the first count found is the base; it added nothing.
+	w.base, w.basePaths = staged{}, map[string]bool{}
+	for rel, e := range w.entries {
+		w.base[e.ino], w.basePaths[rel] = e.bytes, true
+		w.entries[rel] = entry{ino: e.ino}
 	}
+	w.bytes, w.added = 0, 0
 	if w.inote != nil {
 		w.wg.Go(w.follow)
 	}
@@ -176,8 +177,8 @@ func watch(dir string, caps Caps, stop func(), useInotify bool) (*Watcher, error
 // does, but no walk of the directory finds it, and one per descriptor the run may open would
 // each grow to the file-size limit. pid is the first process of a sandbox's own namespace
 // (Follow refuses one of this process's namespace: that would count every process on the
-// host); it is called once, before the recounts that need it. Processes this one may not inspect are left out, as is a descriptor in flight
-// over a socket.
+// host); it is called once, before the recounts that need it. Processes this one may not
+// inspect are left out.
 func (w *Watcher) Follow(pid int) error {
 	ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
 	if err != nil {
@@ -453,21 +454,29 @@ type entry struct {
 	ino   uint64
 }
 
-// setLocked records rel as fi now finds it. During the first count it takes the base instead.
+// staged is what the staged files held when the watch began, by inode.
+type staged map[uint64]int64
+
+// grown is what a file of inode ino and n bytes counts for: a staged one what it grew by, and
+// whether it is one.
+func (b staged) grown(ino uint64, n int64) (int64, bool) {
+	if was, ok := b[ino]; ok && ino != 0 {
+		return max(0, n-was), true
+	}
+	return n, false
+}
+
+// setLocked records rel as fi now finds it.
 func (w *Watcher) setLocked(rel string, fi fs.FileInfo) {
 	e := entry{bytes: usage(fi), added: true}
-	ino := uint64(0)
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
+		e.ino = st.Ino
 	}
-	if w.base == nil {
-		w.first[ino], w.basePaths[rel] = e.bytes, true
-	} else if was, staged := w.base[ino]; staged && ino != 0 {
+	if n, isStaged := w.base.grown(e.ino, e.bytes); isStaged {
 		// A staged file counts what it grew by; a new link to one, or one moved, is an entry
 		// the run made.
-		e = entry{bytes: max(0, e.bytes-was), added: !w.basePaths[rel]}
+		e.bytes, e.added = n, !w.basePaths[rel]
 	}
-	e.ino = ino
 	w.dropLocked(rel)
 	w.entries[rel] = e
 	w.bytes += e.bytes
