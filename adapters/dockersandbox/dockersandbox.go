@@ -28,6 +28,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/mediajobs/mediajobs/adapters/sandbox"
+	"github.com/mediajobs/mediajobs/adapters/sandbox/workcap"
 )
 
 // DefaultImage is the image Run uses unless Config.Image names another. It is built from the
@@ -96,6 +97,14 @@ type Sandbox struct {
 	cli     *client.Client
 	seccomp string // the containers' system call filter (seccompProfile)
 	unseen  sync.Once
+}
+
+// follow has watcher count the files the container whose first process is pid holds with no
+// name; where this worker cannot see them, it says so once.
+func (s *Sandbox) follow(watcher *workcap.Watcher, pid int) {
+	if err := watcher.Follow(pid); err != nil {
+		s.warnUnseen(err)
+	}
 }
 
 // warnUnseen says, once, that this worker cannot see its containers' processes: why stands in
@@ -309,12 +318,7 @@ func (s *Sandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, e
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err)
 	}
 	// The files the container holds with no name count too, once its first process is known.
-	follow := func(pid int) {
-		if err := watcher.Follow(pid); err != nil {
-			s.warnUnseen(err)
-		}
-	}
-	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr, follow)
+	res, runErr := s.runContainer(killCtx, cfg, host, spec.Stdout, spec.Stderr, func(pid int) { s.follow(watcher, pid) })
 	if runErr == nil && res.ExitCode > 0 && res.ExitCode < 128 && reachedFileSize(spec.Dir, fileSizeLimit(lim)) {
 		// The engine may start containers with SIGXFSZ ignored (dockerd inherits it from how it
 		// was started, and runc keeps an ignored signal ignored), so a write past RLIMIT_FSIZE

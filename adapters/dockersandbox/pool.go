@@ -422,10 +422,7 @@ func (p *Pool) runWarm(ctx context.Context, w *warm, program string, spec sandbo
 		return sandbox.Result{}, fmt.Errorf("%w: %v", sandbox.ErrSetup, err), false
 	}
 	if w.host.pid > 0 {
-		// The files the container holds with no name count too.
-		if err := watcher.Follow(w.host.pid); err != nil {
-			w.s.warnUnseen(err)
-		}
+		w.s.follow(watcher, w.host.pid)
 	}
 	stderr := sandbox.NewTailWriter(sandbox.StderrTailBytes)
 	w.ends.Set(spec.Stdout, sandbox.StderrWriter(stderr, spec.Stderr))
